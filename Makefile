@@ -1,0 +1,39 @@
+# The two commands a newcomer needs are `make demo` and `make test`; everything
+# else here supports them.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: venv test unit integration lint demo bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m 'not integration' $(PYTEST_ARGS)
+
+integration: $(STAMP)
+	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check tf_operator cmd test hack examples
+	$(BIN)/ruff format --check tf_operator cmd test hack examples
+
+demo: $(STAMP)
+	$(BIN)/python hack/demo.py $(ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python hack/bench.py $(ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

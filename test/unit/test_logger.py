@@ -1,0 +1,67 @@
+import io
+import json
+import logging
+
+import pytest
+
+from tf_operator import logger
+
+
+@pytest.fixture
+def captured():
+    stream = io.StringIO()
+    logger.configure_logging(json_format=True)
+    handler = logging.getLogger().handlers[0]
+    handler.setStream(stream)
+    yield stream
+    logging.getLogger().handlers.clear()
+
+
+def _last_json(stream: io.StringIO) -> dict:
+    return json.loads(stream.getvalue().strip().splitlines()[-1])
+
+
+def test_job_logger_emits_logrus_keys(captured):
+    job = {"metadata": {"namespace": "ns", "name": "mnist", "uid": "u-1"}}
+    logger.logger_for_job(job).info("reconciling %s", "now")
+    line = _last_json(captured)
+    assert line["msg"] == "reconciling now"
+    assert line["level"] == "info"
+    assert line["job"] == "ns.mnist"
+    assert line["uid"] == "u-1"
+    assert line["filename"].endswith("test_logger.py:" + line["filename"].rsplit(":", 1)[1])
+    assert "levelname" not in line and "fields" not in line
+
+
+def test_pod_logger_names_owner_only_for_matching_kind(captured):
+    pod = {
+        "metadata": {
+            "namespace": "ns",
+            "name": "mnist-worker-0",
+            "uid": "p-1",
+            "ownerReferences": [{"controller": True, "kind": "TFJob", "name": "mnist"}],
+        }
+    }
+    logger.logger_for_pod(pod, "TFJob").warning("x")
+    assert _last_json(captured)["job"] == "ns.mnist"
+    logger.logger_for_pod(pod, "PyTorchJob").warning("y")
+    line = _last_json(captured)
+    assert line["job"] == "" and line["pod"] == "ns.mnist-worker-0" and line["uid"] == "p-1"
+
+
+def test_replica_and_key_loggers(captured):
+    job = {"metadata": {"namespace": "a", "name": "b", "uid": "u"}}
+    logger.logger_for_replica(job, "worker").error("boom")
+    assert _last_json(captured)["replica-type"] == "worker"
+    logger.logger_for_key("a/b").info("k")
+    assert _last_json(captured)["job"] == "a.b"
+
+
+def test_text_format():
+    stream = io.StringIO()
+    logger.configure_logging(json_format=False)
+    logging.getLogger().handlers[0].setStream(stream)
+    logger.logger_for_key("ns/j").info("hello")
+    logging.getLogger().handlers.clear()
+    out = stream.getvalue()
+    assert 'level=info msg="hello" job=ns.j' in out

@@ -1,0 +1,151 @@
+"""Logging for the operator: JSON or text lines, with v0.5.3's per-job context fields.
+
+v0.5.3 used logrus with a JSON formatter (keys ``level``, ``msg``, ``time`` plus fields, and a
+``filename`` hook naming ``<dir>/<file>:<line>`` of the call site). We keep the same keys through
+python-json-logger so log pipelines built for the Go operator keep working, and express the
+context helpers (``LoggerForJob`` and friends) as :class:`logging.LoggerAdapter` factories.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from pythonjsonlogger.json import JsonFormatter
+
+ROOT_LOGGER_NAME = "tf_operator"
+_log = logging.getLogger(ROOT_LOGGER_NAME)
+
+_LEVEL_NAMES = {
+    logging.DEBUG: "debug",
+    logging.INFO: "info",
+    logging.WARNING: "warning",
+    logging.ERROR: "error",
+    logging.CRITICAL: "fatal",
+}
+
+
+def _caller_filename(record: logging.LogRecord) -> str:
+    parent = os.path.basename(os.path.dirname(record.pathname))
+    return f"{parent}/{record.filename}:{record.lineno}"
+
+
+class _JobJsonFormatter(JsonFormatter):
+    """One JSON object per line with logrus's key names."""
+
+    def add_fields(
+        self, log_record: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
+    ) -> None:
+        super().add_fields(log_record, record, message_dict)
+        log_record["level"] = _LEVEL_NAMES.get(record.levelno, record.levelname.lower())
+        log_record["time"] = self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z")
+        log_record["filename"] = _caller_filename(record)
+        for internal in ("message", "levelname", "fields"):
+            log_record.pop(internal, None)
+
+
+class _TextFormatter(logging.Formatter):
+    """logrus's text layout: ``time="…" level=info msg="…" key=value``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z")
+        level = _LEVEL_NAMES.get(record.levelno, record.levelname.lower())
+        parts = [f'time="{stamp}"', f"level={level}", f'msg="{record.getMessage()}"']
+        for key, value in sorted(getattr(record, "fields", {}).items()):
+            parts.append(f"{key}={value}")
+        parts.append(f"filename={_caller_filename(record)}")
+        line = " ".join(parts)
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def configure_logging(json_format: bool = True, level: int | str = logging.INFO) -> None:
+    """Route the project's loggers to stderr in JSON (default, as v0.5.3) or text form."""
+    handler = logging.StreamHandler(sys.stderr)
+    if json_format:
+        handler.setFormatter(_JobJsonFormatter("%(message)s", rename_fields={"message": "msg"}))
+    else:
+        handler.setFormatter(_TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
+class _FieldsAdapter(logging.LoggerAdapter):
+    """Attaches context fields both as top-level JSON keys and as ``record.fields``."""
+
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        fields = dict(self.extra or {})
+        extra = dict(kwargs.get("extra") or {})
+        fields.update(extra.pop("fields", {}))
+        extra.update(fields)
+        extra["fields"] = fields
+        kwargs["extra"] = extra
+        return msg, kwargs
+
+
+def _with_fields(**fields: Any) -> logging.LoggerAdapter:
+    return _FieldsAdapter(_log, fields)
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _dotted(namespace: str | None, name: str | None) -> str:
+    return f"{namespace or ''}.{name or ''}"
+
+
+def logger_for_job(job: Mapping[str, Any]) -> logging.LoggerAdapter:
+    """Fields ``job`` (``<ns>.<name>``) and ``uid`` of the job."""
+    meta = _meta(job)
+    return _with_fields(
+        job=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", "")
+    )
+
+
+def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdapter:
+    """Job fields plus ``replica-type`` (lower case, as the controller passes it)."""
+    meta = _meta(job)
+    return _with_fields(
+        **{
+            "job": _dotted(meta.get("namespace"), meta.get("name")),
+            "uid": meta.get("uid", ""),
+            "replica-type": rtype,
+        }
+    )
+
+
+def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for ref in _meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
+    """``job`` from the controller ref when it is of ``kind``, ``pod`` and the pod's ``uid``."""
+    meta = _meta(pod)
+    ref = _controller_ref(pod)
+    job = _dotted(meta.get("namespace"), ref.get("name")) if ref and ref.get("kind") == kind else ""
+    return _with_fields(
+        job=job, pod=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", "")
+    )
+
+
+def logger_for_key(key: str) -> logging.LoggerAdapter:
+    """``job`` is the workqueue key with ``/`` replaced by ``.``."""
+    return _with_fields(job=key.replace("/", "."))
+
+
+def logger_for_unstructured(obj: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
+    """``job`` when the object is of ``kind``, and its ``uid``."""
+    meta = _meta(obj)
+    job = _dotted(meta.get("namespace"), meta.get("name")) if obj.get("kind") == kind else ""
+    return _with_fields(job=job, uid=meta.get("uid", ""))

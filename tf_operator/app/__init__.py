@@ -1,0 +1,1 @@
+"""The operator process: flags (`options`), CLI (`main`), startup (`server`), `monitoring`."""

@@ -1,0 +1,267 @@
+"""Startup and shutdown of the operator process, following v0.5.3's ``app/server.go``.
+
+`run` is the whole life of the process after flag parsing: configure logging, start the
+monitoring endpoint, build the API client, refuse to start when the TFJob CRD is missing, wire
+informers, event recorder and `TFController`, start the informers (followers keep warm caches,
+as upstream), then either run the controller under leader election or directly. A first
+SIGTERM/SIGINT sets the stop event: the controller drains its workers, the elector releases the
+lock and `run` returns 0; a second signal exits at once with 1. Losing leadership while not
+stopping is fatal (exit 1), as ``log.Fatalf("leader election lost")`` was upstream.
+The collaborators are created by small factory functions so tests can substitute fakes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import Gauge
+
+from tf_operator import version
+from tf_operator.app.monitoring import MonitoringServer
+from tf_operator.app.options import (
+    DEFAULT_LOCK_NAMESPACE,
+    ENV_KUBEFLOW_NAMESPACE,
+    ServerOption,
+)
+from tf_operator.logger import configure_logging
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+COMPONENT = "tf-operator"
+# v0.5.3 resynced the TFJob informer every 30 s regardless of --resyc-period.
+TFJOB_RESYNC_PERIOD = 30.0
+# How long shutdown waits for the controller to drain after the elector returned.
+DRAIN_TIMEOUT = 3.0
+
+IS_LEADER = Gauge(
+    "tf_operator_is_leader", "Is this client the leader of this tf-operator client set?"
+)
+
+
+@dataclass
+class RunState:
+    """What one process run created; kept so tests can inspect it."""
+
+    stop: threading.Event
+    lock_namespace: str = DEFAULT_LOCK_NAMESPACE
+    identity: str = ""
+    monitor: MonitoringServer | None = None
+    leadership_lost: bool = False
+    controller_done: threading.Event = field(default_factory=threading.Event)
+
+
+def tfjob_resource() -> Any:
+    """The ``kubeflow.org/v1`` ``tfjobs`` resource."""
+    from tf_operator.k8s.client import Resource
+
+    return Resource("kubeflow.org", "v1", "tfjobs", "TFJob", True)
+
+
+def lock_namespace_from_env() -> str:
+    """Namespace of the leader-election lock: ``$KUBEFLOW_NAMESPACE`` or ``default``."""
+    namespace = os.environ.get(ENV_KUBEFLOW_NAMESPACE, "")
+    if not namespace:
+        log.info("EnvKubeflowNamespace not set, use default namespace")
+        return DEFAULT_LOCK_NAMESPACE
+    return namespace
+
+
+def new_identity() -> str:
+    """Hostname plus a random suffix, so two processes on one host never share an identity."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def install_signal_handlers(stop: threading.Event) -> None:
+    """First SIGTERM/SIGINT requests a graceful stop; a second one exits immediately."""
+
+    def handle(signum: int, _frame: object) -> None:
+        if stop.is_set():
+            os._exit(EXIT_FAILURE)
+        log.info("Received signal %s, shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+
+
+def start_monitoring(opt: ServerOption) -> MonitoringServer | None:
+    """Start the metrics/probe endpoint; a failure is logged and startup continues."""
+    try:
+        monitor = MonitoringServer(opt.monitoring_port, opt.monitoring_address)
+    except OSError as err:
+        log.error("Monitoring endpoint setup failure. (%s)", err)
+        return None
+    monitor.set_ready_check(lambda: False)
+    monitor.start()
+    log.info("Setting up client for monitoring on port: %d", monitor.port)
+    return monitor
+
+
+def crd_exists(kube_client: Any, namespace: str) -> bool:
+    """List TFJobs once; only a 404 means the CRD is missing (other errors are logged)."""
+    from tf_operator.k8s.client import ApiError, is_not_found
+
+    try:
+        kube_client.resource(tfjob_resource()).list(namespace=namespace or None, limit=1)
+    except ApiError as err:
+        log.error("listing TFJobs failed: %s", err)
+        return not is_not_found(err)
+    return True
+
+
+def build_kube_client(opt: ServerOption) -> Any:
+    """Client from --master/--kubeconfig/KUBECONFIG, else in-cluster configuration."""
+    from tf_operator.k8s.client import load_kube_client
+
+    return load_kube_client(kubeconfig=opt.kubeconfig or None, master=opt.master or None)
+
+
+def build_controller(opt: ServerOption, kube_client: Any) -> tuple[Any, list[Any], Any, Any]:
+    """Create informer factories, event recorder and the controller.
+
+    Returns (controller, factories to start, TFJob informer, event broadcaster).
+    """
+    from tf_operator.controller.v1.tensorflow import TFController
+    from tf_operator.k8s.informers import SharedInformerFactory
+    from tf_operator.k8s.record import EventBroadcaster
+
+    namespace = opt.namespace or None
+    kube_factory = SharedInformerFactory(kube_client, opt.resync_period, namespace=namespace)
+    tfjob_factory = SharedInformerFactory(kube_client, TFJOB_RESYNC_PERIOD, namespace=namespace)
+    tfjob_informer = tfjob_factory.for_resource(tfjob_resource())
+    broadcaster = EventBroadcaster(kube_client)
+    recorder = broadcaster.new_recorder(COMPONENT)
+    controller = TFController(kube_client, kube_factory, tfjob_informer, recorder, opt)
+    return controller, [kube_factory, tfjob_factory], tfjob_informer, broadcaster
+
+
+def new_leader_elector(opt: ServerOption, kube_client: Any, state: RunState, callbacks: Any):
+    """A `LeaderElector` on the configured lock kind, in the lock namespace."""
+    from tf_operator.k8s.leaderelection import LeaderElector, resourcelock
+
+    lock_class = resourcelock.LeaseLock if opt.lock_type == "leases" else resourcelock.EndpointsLock
+    lock = lock_class(kube_client, state.lock_namespace, opt.lock_name, state.identity)
+    return LeaderElector(
+        lock,
+        callbacks,
+        lease_duration=opt.lease_duration,
+        renew_deadline=opt.renew_deadline,
+        retry_period=opt.retry_period,
+        release_on_cancel=True,
+    )
+
+
+def run(
+    opt: ServerOption,
+    stop: threading.Event | None = None,
+    kube_client: Any = None,
+    handle_signals: bool = True,
+) -> int:
+    """Run the operator until stopped; return the process exit code."""
+    configure_logging(
+        opt.json_log_format, logging.DEBUG if opt.log_verbosity >= 4 else logging.INFO
+    )
+    state = RunState(stop=stop or threading.Event())
+    state.monitor = start_monitoring(opt)
+    try:
+        return _run(opt, state, kube_client, handle_signals)
+    finally:
+        IS_LEADER.set(0)
+        if state.monitor is not None:
+            state.monitor.stop()
+
+
+def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: bool) -> int:
+    state.lock_namespace = lock_namespace_from_env()
+    if opt.namespace:
+        log.info("Scoping operator to namespace %s", opt.namespace)
+    else:
+        log.info("Using cluster scoped operator")
+    log.info(
+        "Version: %s (API %s, upstream %s)", version.__version__, "v1", version.UPSTREAM_VERSION
+    )
+    if handle_signals:
+        install_signal_handlers(state.stop)
+
+    if kube_client is None:
+        try:
+            kube_client = build_kube_client(opt)
+        except Exception as err:
+            log.critical("Error building kubeconfig: %s", err)
+            return EXIT_FAILURE
+    if not crd_exists(kube_client, opt.namespace):
+        log.critical(
+            "CRD doesn't exist. Exiting (install tfjobs.kubeflow.org, e.g. "
+            "kubectl apply -f manifests/base/crd.yaml)"
+        )
+        return EXIT_FAILURE
+
+    controller, factories, tfjob_informer, broadcaster = build_controller(opt, kube_client)
+    for factory in factories:
+        factory.start(state.stop)
+    if state.monitor is not None:
+        state.monitor.set_ready_check(tfjob_informer.has_synced)
+    try:
+        if opt.leader_elect:
+            return _run_elected(opt, kube_client, controller, state)
+        _run_controller(opt, controller, state, state.stop)
+        return EXIT_OK
+    finally:
+        broadcaster.shutdown()
+        log.info("tf-operator stopped")
+
+
+def _run_controller(
+    opt: ServerOption, controller: Any, state: RunState, stop: threading.Event
+) -> None:
+    try:
+        controller.run(opt.threadiness, stop)
+    except Exception:
+        log.exception("Failed to run the controller")
+    finally:
+        state.controller_done.set()
+
+
+def _run_elected(opt: ServerOption, kube_client: Any, controller: Any, state: RunState) -> int:
+    from tf_operator.k8s.leaderelection import LeaderCallbacks
+
+    state.identity = new_identity()
+    started = threading.Event()
+
+    def on_started_leading(lead_stop: threading.Event) -> None:
+        started.set()
+        IS_LEADER.set(1)
+        log.info("became leader as %s", state.identity)
+        _run_controller(opt, controller, state, lead_stop)
+
+    def on_stopped_leading() -> None:
+        IS_LEADER.set(0)
+        if not state.stop.is_set():
+            state.leadership_lost = True
+            log.critical("leader election lost")
+            state.stop.set()
+
+    def on_new_leader(identity: str) -> None:
+        if identity != state.identity:
+            log.info("new leader elected: %s", identity)
+
+    callbacks = LeaderCallbacks(
+        on_started_leading=on_started_leading,
+        on_stopped_leading=on_stopped_leading,
+        on_new_leader=on_new_leader,
+    )
+    elector = new_leader_elector(opt, kube_client, state, callbacks)
+    log.info("attempting to acquire leader lease %s/%s", state.lock_namespace, opt.lock_name)
+    elector.run(state.stop)
+    if started.is_set() and not state.controller_done.wait(DRAIN_TIMEOUT):
+        log.warning("controller did not drain within %.0fs", DRAIN_TIMEOUT)
+    return EXIT_FAILURE if state.leadership_lost else EXIT_OK

@@ -1,0 +1,123 @@
+"""Tests for the delaying queue, driven by a fake clock."""
+
+import threading
+import time
+
+import pytest
+
+from tf_operator.k8s.clock import FakeClock
+from tf_operator.k8s.workqueue import DelayingQueue
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        pause.wait(0.002)
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def q(clock):
+    queue = DelayingQueue("", clock=clock)
+    yield queue
+    queue.shut_down()
+
+
+def test_item_appears_only_after_its_delay(q, clock):
+    q.add_after("a", 1.0)
+    assert len(q) == 0 and q.pending_count() == 1
+    clock.step(0.999)
+    assert len(q) == 0  # cannot be ready: virtual time has not reached 1 s
+    clock.step(0.001)
+    wait_for(lambda: len(q) == 1)
+    assert q.pending_count() == 0
+    assert q.get() == ("a", False)
+
+
+def test_non_positive_delay_adds_at_once(q):
+    q.add_after("a", 0)
+    q.add_after("b", -1)
+    assert len(q) == 2
+
+
+def test_items_become_ready_in_deadline_order(q, clock):
+    q.add_after("late", 3)
+    q.add_after("early", 1)
+    q.add_after("middle", 2)
+    clock.step(3)
+    wait_for(lambda: len(q) == 3)
+    assert [q.get()[0] for _ in range(3)] == ["early", "middle", "late"]
+
+
+def test_stepwise_release(q, clock):
+    for i, delay in enumerate((5, 1, 3)):
+        q.add_after(i, delay)
+    clock.step(1)
+    wait_for(lambda: len(q) == 1)
+    assert q.get()[0] == 1
+    clock.step(2)
+    wait_for(lambda: len(q) == 1)
+    assert q.get()[0] == 2
+    clock.step(2)
+    wait_for(lambda: len(q) == 1)
+    assert q.get()[0] == 0
+
+
+def test_re_add_with_earlier_time_moves_item_forward_once(q, clock):
+    q.add_after("a", 10)
+    q.add_after("a", 1)
+    assert q.pending_count() == 1
+    clock.step(1)
+    wait_for(lambda: len(q) == 1)
+    item, _ = q.get()
+    q.done(item)
+    clock.step(9)  # the replaced 10 s entry must not fire
+    q.add_after("probe", 0.5)
+    clock.step(0.5)
+    wait_for(lambda: len(q) == 1)
+    assert q.get()[0] == "probe"
+    assert len(q) == 0
+
+
+def test_re_add_with_later_time_is_ignored(q, clock):
+    q.add_after("a", 1)
+    q.add_after("a", 10)
+    clock.step(1)
+    wait_for(lambda: len(q) == 1)
+    assert q.pending_count() == 0
+
+
+def test_delayed_item_dedups_with_waiting_copy(q, clock):
+    q.add("a")
+    q.add_after("a", 1)
+    clock.step(1)
+    wait_for(lambda: q.pending_count() == 0)
+    assert len(q) == 1
+
+
+def test_add_after_shutdown_is_ignored_and_thread_exits(clock):
+    q = DelayingQueue(clock=clock)
+    q.add_after("a", 1)
+    thread = q._thread
+    q.shut_down()
+    thread.join(5)
+    assert not thread.is_alive()
+    q.add_after("b", 1)
+    assert q.pending_count() == 1  # only the entry from before shutdown
+    assert q.get() == (None, True)
+
+
+def test_real_clock_delay():
+    q = DelayingQueue()
+    start = time.monotonic()
+    q.add_after("a", 0.05)
+    assert q.get() == ("a", False)
+    assert time.monotonic() - start >= 0.05
+    q.shut_down()

@@ -1,0 +1,137 @@
+"""Injectable time source, so timing logic can be tested without sleeping.
+
+`Clock` is the real clock: wall time (`now`, an aware UTC datetime) for timestamps that
+go into API objects, and a monotonic reading (`monotonic`, seconds) for measuring
+intervals. Every blocking wait goes through `sleep` or `wait(event, timeout)`.
+
+`FakeClock` replaces both readings with a virtual time that only moves when a test calls
+`step` (or `set_monotonic`). Threads blocked in `wait`/`sleep` on a fake clock wake when
+virtual time passes their deadline, or when the event they wait on is set. Tests use
+`block_until_waiters(n)` to make sure the code under test has reached its wait before
+stepping time, which keeps them deterministic.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+# How often a fake-clock waiter re-checks its event. `threading.Event` offers no hook to
+# be told when it is set, so a waiter polls it at this (real-time) period.
+_EVENT_POLL_SECONDS = 0.005
+
+
+class Clock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        """Current wall time as an aware UTC datetime."""
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary origin; never goes backwards."""
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        """Block for `seconds` (no-op when not positive)."""
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        """Block until `event` is set or `timeout` seconds pass; return whether it is set."""
+        if timeout is not None and timeout <= 0:
+            return event.is_set()
+        return event.wait(timeout)
+
+    def wait_until(self, event: threading.Event, deadline: float) -> bool:
+        """Like `wait`, with an absolute `monotonic()` deadline.
+
+        Loops that compute a deadline and then wait should use this: time that passes
+        between the computation and the wait is not added on top.
+        """
+        return self.wait(event, deadline - self.monotonic())
+
+
+REAL_CLOCK = Clock()
+
+
+class FakeClock(Clock):
+    """A clock whose time moves only when the test says so.
+
+    Thread-safe: any thread may step time; every waiter whose deadline has passed wakes.
+    """
+
+    def __init__(self, start: datetime | None = None, monotonic_start: float = 1000.0) -> None:
+        self._cond = threading.Condition()
+        self._wall_origin = start or datetime(2026, 1, 1, tzinfo=UTC)
+        self._mono_origin = monotonic_start
+        self._elapsed = 0.0
+        self._waiters = 0
+
+    def now(self) -> datetime:
+        with self._cond:
+            return self._wall_origin + timedelta(seconds=self._elapsed)
+
+    def monotonic(self) -> float:
+        with self._cond:
+            return self._mono_origin + self._elapsed
+
+    def step(self, seconds: float) -> None:
+        """Advance virtual time by `seconds` and wake every waiter that is now due."""
+        if seconds < 0:
+            raise ValueError("a fake clock cannot go backwards")
+        with self._cond:
+            self._elapsed += seconds
+            self._cond.notify_all()
+
+    def set_monotonic(self, value: float) -> None:
+        """Move virtual time forward so that `monotonic()` returns `value`."""
+        with self._cond:
+            self.step(value - (self._mono_origin + self._elapsed))
+
+    def sleep(self, seconds: float) -> None:
+        self.wait(threading.Event(), seconds)
+
+    def wait(self, event: threading.Event, timeout: float | None) -> bool:
+        with self._cond:
+            deadline = None if timeout is None else self._mono_origin + self._elapsed + timeout
+            return self._wait(event, deadline)
+
+    def wait_until(self, event: threading.Event, deadline: float) -> bool:
+        with self._cond:
+            return self._wait(event, deadline)
+
+    def _wait(self, event: threading.Event, deadline: float | None) -> bool:
+        with self._cond:
+            self._waiters += 1
+            self._cond.notify_all()  # lets block_until_waiters see us
+            try:
+                while not event.is_set():
+                    if deadline is not None and self._mono_origin + self._elapsed >= deadline:
+                        return False
+                    self._cond.wait(_EVENT_POLL_SECONDS)
+                return True
+            finally:
+                self._waiters -= 1
+
+    def has_waiters(self) -> bool:
+        """True when at least one thread is blocked in `wait` or `sleep`."""
+        with self._cond:
+            return self._waiters > 0
+
+    def waiters(self) -> int:
+        """How many threads are blocked in `wait` or `sleep` right now."""
+        with self._cond:
+            return self._waiters
+
+    def block_until_waiters(self, count: int = 1, timeout: float = 5.0) -> bool:
+        """Block (in real time) until at least `count` threads wait on this clock."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._waiters < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(min(remaining, _EVENT_POLL_SECONDS))
+            return True

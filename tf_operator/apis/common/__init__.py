@@ -1,0 +1,1 @@
+"""Framework-independent job API (shared by TFJob and future job kinds)."""

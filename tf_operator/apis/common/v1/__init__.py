@@ -1,0 +1,1 @@
+"""Shared job API types (``kubeflow.org`` common/v1); see :mod:`.types`."""

@@ -1,0 +1,303 @@
+"""Framework-independent job API types (``pkg/apis/common/v1`` of v0.5.3).
+
+Each type is a dataclass that decodes from and encodes to the exact JSON of the Go structs.
+Keys we do not model are kept in ``extra`` and written back unchanged, so a round trip never
+loses fields added by newer API versions or by users. Pod templates stay plain dicts: the
+operator only reads and copies them, and a typed model would drop unknown pod fields.
+
+Decoding is strict about the types of the fields we model and raises :class:`DecodeError`
+naming the JSON path, so the controller can report a malformed object instead of crashing.
+Times are aware UTC datetimes truncated to seconds, the precision of ``metav1.Time``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+# Condition types.
+JOB_CREATED = "Created"
+JOB_RUNNING = "Running"
+JOB_RESTARTING = "Restarting"
+JOB_SUCCEEDED = "Succeeded"
+JOB_FAILED = "Failed"
+
+CONDITION_TRUE = "True"
+CONDITION_FALSE = "False"
+CONDITION_UNKNOWN = "Unknown"
+
+# Clean pod policies ("" is the undefined value that defaulting replaces).
+CLEAN_POD_POLICY_UNDEFINED = ""
+CLEAN_POD_POLICY_ALL = "All"
+CLEAN_POD_POLICY_RUNNING = "Running"
+CLEAN_POD_POLICY_NONE = "None"
+
+# Restart policies.
+RESTART_POLICY_ALWAYS = "Always"
+RESTART_POLICY_ON_FAILURE = "OnFailure"
+RESTART_POLICY_NEVER = "Never"
+RESTART_POLICY_EXIT_CODE = "ExitCode"
+
+
+class DecodeError(ValueError):
+    """A JSON document does not have the shape of the API type."""
+
+
+# ---- field helpers -------------------------------------------------------------------------
+
+
+def _expect_dict(value: Any, path: str, allow_none: bool = True) -> dict | None:
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, dict):
+        raise DecodeError(f"{path}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _opt_int(data: dict, key: str, path: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        # JSON numbers such as 2.0 are accepted as integers, like Go's decoder does.
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise DecodeError(f"{path}.{key}: expected an integer, got {value!r}")
+    return value
+
+
+def _opt_str(data: dict, key: str, path: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise DecodeError(f"{path}.{key}: expected a string, got {value!r}")
+    return value
+
+
+def _rest(data: dict, known: tuple[str, ...]) -> dict:
+    return {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
+
+
+def parse_time(value: Any, path: str) -> datetime | None:
+    """Parse an RFC3339 ``metav1.Time`` (``null`` / absent / ``""`` mean unset)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise DecodeError(f"{path}: expected an RFC3339 time string, got {value!r}")
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError as err:
+        raise DecodeError(f"{path}: invalid RFC3339 time {value!r}") from err
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).replace(microsecond=0)
+
+
+def format_time(value: datetime | None) -> str | None:
+    """RFC3339 in UTC with second precision (``2019-07-01T12:00:00Z``), as Go writes it."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def truncate_time(value: datetime) -> datetime:
+    """Drop sub-second precision, so in-memory times equal what a round trip gives back."""
+    return value.astimezone(UTC).replace(microsecond=0)
+
+
+# ---- types ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplicaStatus:
+    """Pod counts of one replica type. Zero fields are omitted in JSON (Go ``omitempty``)."""
+
+    active: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = ("active", "succeeded", "failed")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> ReplicaStatus:
+        data = _expect_dict(data, path) or {}
+        return cls(
+            active=_opt_int(data, "active", path) or 0,
+            succeeded=_opt_int(data, "succeeded", path) or 0,
+            failed=_opt_int(data, "failed", path) or 0,
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        for key in self._KEYS:
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+
+@dataclass
+class JobCondition:
+    """One entry of ``status.conditions``."""
+
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_update_time: datetime | None = None
+    last_transition_time: datetime | None = None
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = ("type", "status", "reason", "message", "lastUpdateTime", "lastTransitionTime")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> JobCondition:
+        data = _expect_dict(data, path, allow_none=False)
+        assert data is not None
+        return cls(
+            type=_opt_str(data, "type", path) or "",
+            status=_opt_str(data, "status", path) or "",
+            reason=_opt_str(data, "reason", path) or "",
+            message=_opt_str(data, "message", path) or "",
+            last_update_time=parse_time(data.get("lastUpdateTime"), f"{path}.lastUpdateTime"),
+            last_transition_time=parse_time(
+                data.get("lastTransitionTime"), f"{path}.lastTransitionTime"
+            ),
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"type": self.type, "status": self.status}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.message:
+            out["message"] = self.message
+        # metav1.Time marshals a zero time as null even with omitempty.
+        out["lastUpdateTime"] = format_time(self.last_update_time)
+        out["lastTransitionTime"] = format_time(self.last_transition_time)
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+
+@dataclass
+class JobStatus:
+    """``status`` of a job. ``conditions`` and ``replicaStatuses`` serialise as ``null``."""
+
+    conditions: list[JobCondition] | None = None
+    replica_statuses: dict[str, ReplicaStatus] | None = None
+    start_time: datetime | None = None
+    completion_time: datetime | None = None
+    last_reconcile_time: datetime | None = None
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = (
+        "conditions",
+        "replicaStatuses",
+        "startTime",
+        "completionTime",
+        "lastReconcileTime",
+    )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "status") -> JobStatus:
+        data = _expect_dict(data, path) or {}
+        raw_conditions = data.get("conditions")
+        conditions = None
+        if raw_conditions is not None:
+            if not isinstance(raw_conditions, list):
+                raise DecodeError(f"{path}.conditions: expected a list")
+            conditions = [
+                JobCondition.from_dict(c, f"{path}.conditions[{i}]")
+                for i, c in enumerate(raw_conditions)
+            ]
+        raw_statuses = _expect_dict(data.get("replicaStatuses"), f"{path}.replicaStatuses")
+        statuses = None
+        if raw_statuses is not None:
+            statuses = {
+                str(k): ReplicaStatus.from_dict(v, f"{path}.replicaStatuses.{k}")
+                for k, v in raw_statuses.items()
+            }
+        return cls(
+            conditions=conditions,
+            replica_statuses=statuses,
+            start_time=parse_time(data.get("startTime"), f"{path}.startTime"),
+            completion_time=parse_time(data.get("completionTime"), f"{path}.completionTime"),
+            last_reconcile_time=parse_time(
+                data.get("lastReconcileTime"), f"{path}.lastReconcileTime"
+            ),
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {
+            "conditions": None
+            if self.conditions is None
+            else [c.to_dict() for c in self.conditions],
+            "replicaStatuses": None
+            if self.replica_statuses is None
+            else {k: v.to_dict() for k, v in self.replica_statuses.items()},
+        }
+        for key, value in (
+            ("startTime", self.start_time),
+            ("completionTime", self.completion_time),
+            ("lastReconcileTime", self.last_reconcile_time),
+        ):
+            if value is not None:
+                out[key] = format_time(value)
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+    def deep_copy(self) -> JobStatus:
+        return copy.deepcopy(self)
+
+
+@dataclass
+class ReplicaSpec:
+    """One entry of ``spec.tfReplicaSpecs``: how many pods, from which template, restarted how."""
+
+    replicas: int | None = None
+    template: dict = field(default_factory=dict)
+    restart_policy: str = ""
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = ("replicas", "template", "restartPolicy")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> ReplicaSpec:
+        data = _expect_dict(data, path, allow_none=False)
+        assert data is not None
+        template = _expect_dict(data.get("template"), f"{path}.template") or {}
+        return cls(
+            replicas=_opt_int(data, "replicas", path),
+            template=copy.deepcopy(template),
+            restart_policy=_opt_str(data, "restartPolicy", path) or "",
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        if self.replicas is not None:
+            out["replicas"] = self.replicas
+        out["template"] = copy.deepcopy(self.template)
+        if self.restart_policy:
+            out["restartPolicy"] = self.restart_policy
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+    # -- template accessors (the template is a plain PodTemplateSpec dict) --
+
+    def pod_spec(self) -> dict:
+        """The template's pod spec (created empty if absent)."""
+        return self.template.setdefault("spec", {})
+
+    def containers(self) -> list[dict]:
+        """The template's containers; an empty list when the template has none."""
+        spec = self.template.get("spec") or {}
+        containers = spec.get("containers") or []
+        return [c for c in containers if isinstance(c, dict)]

@@ -1,0 +1,1 @@
+"""TFJob API: ``kubeflow.org/v1`` types, defaulting and validation."""

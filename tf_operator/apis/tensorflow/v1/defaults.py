@@ -1,0 +1,80 @@
+"""Defaulting of a TFJob, as v0.5.3's ``SetDefaults_TFJob`` (spec §2.2).
+
+Order: ``cleanPodPolicy`` → ``Running``; replica-type keys normalised to their CamelCase
+names (``ps`` → ``PS``, ``WORKER`` → ``Worker``); then per replica spec ``replicas`` → 1,
+``restartPolicy`` → ``Never`` and a ``tfjob-port: 2222`` port on the ``tensorflow`` container
+(container 0 when none has that name). Defaults are applied in memory only.
+
+Difference from v0.5.3: keys are scanned in sorted order rather than Go's random map order.
+Validation rejects two keys that normalise to the same type before defaulting ever runs, so
+normalisation never drops a spec here (spec §10 #6).
+"""
+
+from __future__ import annotations
+
+from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_RUNNING, ReplicaSpec
+from tf_operator.apis.tensorflow.v1.constants import (
+    DEFAULT_CONTAINER_NAME,
+    DEFAULT_PORT,
+    DEFAULT_PORT_NAME,
+    DEFAULT_RESTART_POLICY,
+    REPLICA_TYPE_ORDER,
+)
+from tf_operator.apis.tensorflow.v1.types import TFJob
+
+
+def canonical_replica_type(key: str) -> str | None:
+    """The CamelCase replica type that ``key`` spells in any case, or None if unknown."""
+    for canonical in REPLICA_TYPE_ORDER:
+        if key.lower() == canonical.lower():
+            return canonical
+    return None
+
+
+def set_type_names_to_camel_case(job: TFJob) -> None:
+    specs = job.spec.tf_replica_specs
+    if not specs:
+        return
+    for canonical in REPLICA_TYPE_ORDER:
+        for key in sorted(specs):
+            if key != canonical and key.lower() == canonical.lower():
+                specs[canonical] = specs.pop(key)
+                break
+
+
+def set_default_port(template: dict) -> None:
+    """Append the ``tfjob-port`` port to the ``tensorflow`` container if it lacks one."""
+    containers = (template.get("spec") or {}).get("containers") or []
+    if not containers:
+        return
+    index = 0
+    for i, container in enumerate(containers):
+        if isinstance(container, dict) and container.get("name") == DEFAULT_CONTAINER_NAME:
+            index = i
+            break
+    container = containers[index]
+    if not isinstance(container, dict):
+        return
+    ports = container.get("ports") or []
+    if any(isinstance(p, dict) and p.get("name") == DEFAULT_PORT_NAME for p in ports):
+        return
+    container["ports"] = [*ports, {"name": DEFAULT_PORT_NAME, "containerPort": DEFAULT_PORT}]
+
+
+def set_default_replicas(spec: ReplicaSpec) -> None:
+    if spec.replicas is None:
+        spec.replicas = 1
+    if not spec.restart_policy:
+        spec.restart_policy = DEFAULT_RESTART_POLICY
+
+
+def set_defaults_tfjob(job: TFJob) -> None:
+    """Apply v0.5.3's defaults to ``job`` in place."""
+    if job.spec.clean_pod_policy is None:
+        job.spec.clean_pod_policy = CLEAN_POD_POLICY_RUNNING
+    set_type_names_to_camel_case(job)
+    for spec in (job.spec.tf_replica_specs or {}).values():
+        if spec is None:
+            continue
+        set_default_replicas(spec)
+        set_default_port(spec.template)

@@ -1,0 +1,202 @@
+"""The TFJob resource (``kubeflow.org/v1``) as dataclasses that round-trip its JSON.
+
+``TFJob.from_dict`` decodes an object as the API server returns it; ``to_dict`` gives it back
+with every field we did not model (in metadata, spec, status or at the top level) untouched.
+``metadata`` stays a plain dict: the controller only reads name, namespace, uid and friends.
+Malformed input raises :class:`DecodeError` with the JSON path of the offending field.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from tf_operator.apis.common.v1.types import (
+    DecodeError,
+    JobStatus,
+    ReplicaSpec,
+    _expect_dict,
+    _opt_int,
+    _opt_str,
+    _rest,
+)
+from tf_operator.apis.tensorflow.v1.constants import (
+    API_VERSION,
+    KIND,
+    REPLICA_TYPE_CHIEF,
+    REPLICA_TYPE_EVAL,
+    REPLICA_TYPE_MASTER,
+    REPLICA_TYPE_ORDER,
+    REPLICA_TYPE_WORKER,
+)
+
+
+@dataclass
+class TFJobSpec:
+    """``spec`` of a TFJob. ``tf_replica_specs`` is ``None`` when the key is absent or null."""
+
+    tf_replica_specs: dict[str, ReplicaSpec | None] | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    clean_pod_policy: str | None = None
+    ttl_seconds_after_finished: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = (
+        "activeDeadlineSeconds",
+        "backoffLimit",
+        "cleanPodPolicy",
+        "ttlSecondsAfterFinished",
+        "tfReplicaSpecs",
+    )
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "spec") -> TFJobSpec:
+        data = _expect_dict(data, path) or {}
+        raw_specs = _expect_dict(data.get("tfReplicaSpecs"), f"{path}.tfReplicaSpecs")
+        specs: dict[str, ReplicaSpec | None] | None = None
+        if raw_specs is not None:
+            specs = {}
+            for rtype, raw in raw_specs.items():
+                sub = f"{path}.tfReplicaSpecs.{rtype}"
+                specs[str(rtype)] = None if raw is None else ReplicaSpec.from_dict(raw, sub)
+        return cls(
+            tf_replica_specs=specs,
+            active_deadline_seconds=_opt_int(data, "activeDeadlineSeconds", path),
+            backoff_limit=_opt_int(data, "backoffLimit", path),
+            clean_pod_policy=_opt_str(data, "cleanPodPolicy", path),
+            ttl_seconds_after_finished=_opt_int(data, "ttlSecondsAfterFinished", path),
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        for key, value in (
+            ("activeDeadlineSeconds", self.active_deadline_seconds),
+            ("backoffLimit", self.backoff_limit),
+            ("cleanPodPolicy", self.clean_pod_policy),
+            ("ttlSecondsAfterFinished", self.ttl_seconds_after_finished),
+        ):
+            if value is not None:
+                out[key] = value
+        # No omitempty in Go: an absent map is written as null.
+        out["tfReplicaSpecs"] = (
+            None
+            if self.tf_replica_specs is None
+            else {k: (None if v is None else v.to_dict()) for k, v in self.tf_replica_specs.items()}
+        )
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+
+@dataclass
+class TFJob:
+    """A TFJob: metadata (dict), spec and status, plus any unknown top-level keys."""
+
+    metadata: dict = field(default_factory=dict)
+    spec: TFJobSpec = field(default_factory=TFJobSpec)
+    status: JobStatus = field(default_factory=JobStatus)
+    api_version: str = API_VERSION
+    kind: str = KIND
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = ("apiVersion", "kind", "metadata", "spec", "status")
+
+    @classmethod
+    def from_dict(cls, data: Any) -> TFJob:
+        """Decode a TFJob; raises :class:`DecodeError` if a modelled field has the wrong type."""
+        data = _expect_dict(data, "TFJob", allow_none=False)
+        assert data is not None
+        metadata = _expect_dict(data.get("metadata"), "metadata") or {}
+        return cls(
+            metadata=copy.deepcopy(metadata),
+            spec=TFJobSpec.from_dict(data.get("spec")),
+            status=JobStatus.from_dict(data.get("status")),
+            api_version=_opt_str(data, "apiVersion", "TFJob") or API_VERSION,
+            kind=_opt_str(data, "kind", "TFJob") or KIND,
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "metadata": copy.deepcopy(self.metadata),
+            "spec": self.spec.to_dict(),
+            "status": self.status.to_dict(),
+        }
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+    def deep_copy(self) -> TFJob:
+        return copy.deepcopy(self)
+
+    # -- metadata accessors --
+
+    @property
+    def name(self) -> str:
+        return self.metadata.get("name") or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.get("namespace") or ""
+
+    @property
+    def uid(self) -> str:
+        return self.metadata.get("uid") or ""
+
+    @property
+    def deletion_timestamp(self) -> str | None:
+        return self.metadata.get("deletionTimestamp")
+
+    def object_ref(self) -> dict:
+        """A small object naming this job, for events (what an event's involvedObject needs)."""
+        meta = {
+            k: self.metadata[k]
+            for k in ("name", "namespace", "uid", "resourceVersion")
+            if k in self.metadata
+        }
+        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": meta}
+
+    # -- replica-type helpers --
+
+    def replica_types(self) -> list[str]:
+        """The keys of ``tfReplicaSpecs`` in the port's fixed order (see REPLICA_TYPE_ORDER)."""
+        return ordered_replica_types(self.spec.tf_replica_specs or {})
+
+
+def ordered_replica_types(specs: dict[str, Any]) -> list[str]:
+    """Known types in REPLICA_TYPE_ORDER, then any others sorted."""
+    known = [t for t in REPLICA_TYPE_ORDER if t in specs]
+    others = sorted(t for t in specs if t not in REPLICA_TYPE_ORDER)
+    return known + others
+
+
+def is_chief_or_master(rtype: str) -> bool:
+    return rtype in (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER)
+
+
+def is_worker(rtype: str) -> bool:
+    return rtype == REPLICA_TYPE_WORKER
+
+
+def is_evaluator(rtype: str) -> bool:
+    return rtype == REPLICA_TYPE_EVAL
+
+
+def contains_chief_or_master_spec(job: TFJob) -> bool:
+    specs = job.spec.tf_replica_specs or {}
+    return REPLICA_TYPE_CHIEF in specs or REPLICA_TYPE_MASTER in specs
+
+
+__all__ = [
+    "DecodeError",
+    "TFJob",
+    "TFJobSpec",
+    "contains_chief_or_master_spec",
+    "is_chief_or_master",
+    "is_evaluator",
+    "is_worker",
+    "ordered_replica_types",
+]

@@ -1,0 +1,1 @@
+"""TFJob spec validation; see :mod:`.validation`."""

@@ -1,0 +1,277 @@
+"""Event recording against FakeKubeClient: creation, aggregation by patch, non-blocking."""
+
+import logging
+import threading
+import time
+
+import pytest
+
+from tf_operator.k8s.client import EVENTS, FakeKubeClient, TransportError, new_not_found
+from tf_operator.k8s.client.errors import new_internal_error
+from tf_operator.k8s.clock import FakeClock
+from tf_operator.k8s.record import (
+    EventBroadcaster,
+    FakeRecorder,
+    KubeEventSink,
+    object_reference,
+)
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        pause.wait(0.002)
+
+
+def tfjob(name="job1", ns="ns1"):
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "7"},
+    }
+
+
+@pytest.fixture
+def kube():
+    return FakeKubeClient()
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def broadcaster(kube, clock):
+    b = EventBroadcaster(kube, clock=clock, sleep_duration=1.0)
+    yield b
+    b.shutdown()
+
+
+def events_in(kube, ns="ns1"):
+    return kube.resource(EVENTS).list(namespace=ns)["items"]
+
+
+def writes(kube):
+    return [a for a in kube.filter_actions("*", "events") if a.verb in ("create", "patch")]
+
+
+def test_event_is_created_with_reference_source_and_name(kube, broadcaster, clock):
+    rec = broadcaster.new_recorder("tf-operator", host="node-a")
+    rec.eventf(tfjob(), "Normal", "SuccessfulCreatePod", "Created pod: %s", "job1-worker-0")
+    wait_for(lambda: len(events_in(kube)) == 1)
+    ev = events_in(kube)[0]
+    assert ev["metadata"]["name"].startswith("job1.")
+    int(ev["metadata"]["name"].split(".", 1)[1], 16)  # hex suffix
+    assert ev["involvedObject"] == {
+        "kind": "TFJob",
+        "namespace": "ns1",
+        "name": "job1",
+        "uid": "uid-job1",
+        "apiVersion": "kubeflow.org/v1",
+        "resourceVersion": "7",
+    }
+    assert ev["source"] == {"component": "tf-operator", "host": "node-a"}
+    assert ev["reason"] == "SuccessfulCreatePod"
+    assert ev["message"] == "Created pod: job1-worker-0"
+    assert ev["type"] == "Normal" and ev["count"] == 1
+    assert ev["firstTimestamp"] == ev["lastTimestamp"] == "2026-01-01T00:00:00Z"
+
+
+def test_repeated_event_becomes_a_patch_with_increasing_count(kube, broadcaster, clock):
+    rec = broadcaster.new_recorder("tf-operator")
+    rec.event(tfjob(), "Warning", "Failed", "boom")
+    wait_for(lambda: len(writes(kube)) == 1)
+    clock.step(30)
+    rec.event(tfjob(), "Warning", "Failed", "boom")
+    wait_for(lambda: len(writes(kube)) == 2)
+    clock.step(30)
+    rec.event(tfjob(), "Warning", "Failed", "boom")
+    wait_for(lambda: len(writes(kube)) == 3)
+    verbs = [a.verb for a in writes(kube)]
+    assert verbs == ["create", "patch", "patch"]
+    patch = writes(kube)[1]
+    assert patch.options["patch_type"] == "strategic"
+    assert patch.body == {"count": 2, "lastTimestamp": "2026-01-01T00:00:30Z", "message": "boom"}
+    (ev,) = events_in(kube)
+    assert ev["count"] == 3
+    assert ev["firstTimestamp"] == "2026-01-01T00:00:00Z"
+    assert ev["lastTimestamp"] == "2026-01-01T00:01:00Z"
+
+
+def test_different_message_or_object_creates_a_new_event(kube, broadcaster):
+    rec = broadcaster.new_recorder("tf-operator")
+    rec.event(tfjob(), "Normal", "R", "one")
+    rec.event(tfjob(), "Normal", "R", "two")
+    rec.event(tfjob("job2"), "Normal", "R", "one")
+    wait_for(lambda: len(writes(kube)) == 3)
+    assert [a.verb for a in writes(kube)] == ["create"] * 3
+    assert len({e["metadata"]["name"] for e in events_in(kube)}) == 3
+
+
+def test_patch_of_deleted_event_falls_back_to_create(kube, broadcaster):
+    rec = broadcaster.new_recorder("c")
+    rec.event(tfjob(), "Normal", "R", "m")
+    wait_for(lambda: len(events_in(kube)) == 1)
+    name = events_in(kube)[0]["metadata"]["name"]
+    kube.resource(EVENTS).delete(name, namespace="ns1")
+    rec.event(tfjob(), "Normal", "R", "m")
+    wait_for(lambda: len(events_in(kube)) == 1)
+    verbs = [a.verb for a in writes(kube)]
+    assert verbs == ["create", "patch", "create"]
+    assert events_in(kube)[0]["count"] == 2
+
+
+def test_similar_events_aggregate_after_ten_messages(kube, broadcaster):
+    rec = broadcaster.new_recorder("c")
+    for i in range(12):
+        rec.event(tfjob(), "Normal", "Reason", f"message {i}")
+    wait_for(lambda: len(writes(kube)) == 12)
+    messages = sorted(e["message"] for e in events_in(kube))
+    combined = [m for m in messages if m.startswith("(combined from similar events): ")]
+    assert len(events_in(kube)) == 10  # 9 distinct + 1 combined, patched on repeat
+    assert combined == ["(combined from similar events): message 11"]
+
+
+def test_spam_filter_allows_a_burst_of_25_per_object(kube, broadcaster):
+    rec = broadcaster.new_recorder("c")
+    for i in range(30):
+        rec.event(tfjob(), "Normal", f"Reason{i}", "m")
+    rec.event(tfjob("other"), "Normal", "Marker", "m")  # delivered after the 30, in order
+    wait_for(lambda: any(e["reason"] == "Marker" for e in events_in(kube)))
+    assert len([e for e in events_in(kube) if e["involvedObject"]["name"] == "job1"]) == 25
+
+
+def test_recording_does_not_block_and_drops_when_queue_full(kube, clock, caplog):
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_create(action):
+        entered.set()
+        release.wait(10)
+        return False, None
+
+    kube.prepend_reactor("create", "events", slow_create)
+    b = EventBroadcaster(clock=clock, max_queued_events=50)
+    b.start_recording_to_sink(KubeEventSink(kube))
+    rec = b.new_recorder("c")
+    rec.event(tfjob("first"), "Normal", "R", "m")
+    assert entered.wait(5)
+    start = time.monotonic()
+    with caplog.at_level(logging.ERROR, logger="tf_operator.k8s.record.event"):
+        for i in range(200):
+            rec.event(tfjob(f"job{i}"), "Normal", "R", "m")
+    assert time.monotonic() - start < 2.0, "event() must not wait for the API"
+    assert "event queue full" in caplog.text
+    release.set()
+    wait_for(lambda: len(events_in(kube)) == 51)
+    b.shutdown()
+    assert len(events_in(kube)) == 51  # the in-flight one + 50 queued; 150 dropped
+
+
+def test_transport_errors_are_retried_server_errors_are_not(kube, clock):
+    failures = {"transport": 2}
+
+    def flaky(action):
+        if action.body["reason"] == "Flaky" and failures["transport"] > 0:
+            failures["transport"] -= 1
+            return True, TransportError("connection refused")
+        if action.body["reason"] == "Rejected":
+            return True, new_internal_error("nope")
+        return False, None
+
+    kube.prepend_reactor("create", "events", flaky)
+    b = EventBroadcaster(kube, clock=clock, sleep_duration=10.0)
+    rec = b.new_recorder("c")
+    rec.event(tfjob(), "Normal", "Rejected", "m")
+    rec.event(tfjob(), "Normal", "Flaky", "m")
+    wait_for(lambda: clock.has_waiters())  # first retry pause (randomised, <= 10 s)
+    clock.step(10)
+    wait_for(lambda: len(kube.filter_actions("create", "events")) >= 3)
+    wait_for(lambda: clock.has_waiters())
+    clock.step(10)
+    wait_for(lambda: len(events_in(kube)) == 1)
+    assert events_in(kube)[0]["reason"] == "Flaky"
+    assert len(kube.filter_actions("create", "events")) == 4  # 1 rejected + 3 flaky tries
+    b.shutdown()
+
+
+def test_shutdown_interrupts_retry_pause(kube, clock):
+    kube.prepend_reactor("create", "events", lambda a: (True, TransportError("down")))
+    b = EventBroadcaster(kube, clock=clock, sleep_duration=10.0)
+    b.new_recorder("c").event(tfjob(), "Normal", "R", "m")
+    wait_for(lambda: clock.has_waiters())
+    start = time.monotonic()
+    b.shutdown(timeout=5)
+    assert time.monotonic() - start < 2
+
+
+def test_start_logging_and_event_watcher(clock):
+    b = EventBroadcaster(clock=clock)
+    lines, seen = [], []
+    b.start_logging(lambda fmt, *args: lines.append(fmt % args))
+    b.start_event_watcher(seen.append)
+    b.new_recorder("c").event(tfjob(), "Warning", "Bad", "it broke")
+    wait_for(lambda: lines and seen)
+    assert "type: 'Warning' reason: 'Bad' it broke" in lines[0]
+    assert seen[0]["reason"] == "Bad"
+    b.shutdown()
+
+
+def test_invalid_type_or_unnamed_object_is_not_recorded(clock):
+    b = EventBroadcaster(clock=clock)
+    seen = []
+    b.start_event_watcher(seen.append)
+    rec = b.new_recorder("c")
+    rec.event(tfjob(), "Bogus", "R", "m")
+    rec.event({"metadata": {}}, "Normal", "R", "m")
+    rec.event(tfjob(), "Normal", "Good", "m")
+    wait_for(lambda: seen)
+    b.shutdown()
+    assert [e["reason"] for e in seen] == ["Good"]
+
+
+def test_event_names_are_unique_at_same_instant(clock):
+    b = EventBroadcaster(clock=clock)
+    seen = []
+    b.start_event_watcher(seen.append)
+    rec = b.new_recorder("c")
+    for _ in range(5):
+        rec.event(tfjob(), "Normal", "R", "m")
+    wait_for(lambda: len(seen) == 5)
+    b.shutdown()
+    assert len({e["metadata"]["name"] for e in seen}) == 5
+
+
+def test_object_reference_from_reference_and_defaults_namespace(clock):
+    assert object_reference({"kind": "Pod", "name": "p", "namespace": "x"}) == {
+        "kind": "Pod",
+        "name": "p",
+        "namespace": "x",
+    }
+    b = EventBroadcaster(clock=clock)
+    seen = []
+    b.start_event_watcher(seen.append)
+    b.new_recorder("c").event({"kind": "Node", "metadata": {"name": "n1"}}, "Normal", "R", "m")
+    wait_for(lambda: seen)
+    b.shutdown()
+    assert seen[0]["metadata"]["namespace"] == "default"
+
+
+def test_not_found_helper_is_an_api_error():
+    assert new_not_found("events", "x").status == 404
+
+
+def test_fake_recorder_collects_strings():
+    rec = FakeRecorder()
+    rec.event(tfjob(), "Normal", "SuccessfulCreatePod", "Created pod: x")
+    rec.eventf(tfjob(), "Warning", "Failed", "pod %s failed with %d", "p", 3)
+    rec.annotated_eventf(tfjob(), {"a": "b"}, "Normal", "A", "m")
+    rec.past_eventf(tfjob(), None, "Normal", "Ignored", "m")
+    assert rec.events == [
+        "Normal SuccessfulCreatePod Created pod: x",
+        "Warning Failed pod p failed with 3",
+        "Normal A m",
+    ]

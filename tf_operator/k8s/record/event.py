@@ -1,0 +1,413 @@
+"""Recording core/v1 Events without blocking the caller (client-go `tools/record`).
+
+An `EventRecorder` (one per component) builds the Event dict and offers it to every
+watcher of its `EventBroadcaster`. Each watcher owns a bounded queue (`MAX_QUEUED_EVENTS`)
+and one daemon thread that feeds its handler; when a queue is full the event is dropped
+with a log line, so `event()` never waits on the API server.
+
+The recording watcher (`start_recording_to_sink`) passes each event through an
+`EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam
+filter) and writes it to an `EventSink`. A PATCH answered 404 falls back to a create. An
+error answer from the server (any HTTP status) is final: the event is abandoned, as
+retrying would fail the same way. A transport failure is retried up to
+`MAX_TRIES_PER_EVENT` times, `sleep_duration` apart (the first pause randomised so that
+many clients do not retry in step), unless the broadcaster is shutting down.
+
+Event names are `<involved object name>.<hex nanoseconds>`; the nanoseconds are made
+strictly increasing within the process so that two events never share a name.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import random
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+from tf_operator.k8s.client import EVENTS, ApiError, is_already_exists, is_not_found
+from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.record.events_cache import EventCorrelator
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+
+MAX_TRIES_PER_EVENT = 12
+DEFAULT_SLEEP_DURATION = 10.0
+MAX_QUEUED_EVENTS = 1000
+
+_watcher_ids = itertools.count()
+
+
+def format_time(t: datetime) -> str:
+    """metav1.Time: RFC 3339 in UTC, whole seconds."""
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _NameSuffix:
+    """Strictly increasing nanosecond readings, in hex, for unique event names."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def next(self, t: datetime) -> str:
+        nanos = int(t.timestamp()) * 1_000_000_000 + t.microsecond * 1000
+        with self._lock:
+            nanos = max(nanos, self._last + 1)
+            self._last = nanos
+        return f"{nanos:x}"
+
+
+_suffix = _NameSuffix()
+
+
+def object_reference(obj: dict) -> dict:
+    """The ObjectReference of an object dict (or of a reference dict passed as is).
+
+    Fields left empty are omitted, as Go's `omitempty` does.
+    """
+    if "metadata" in obj:
+        meta = obj.get("metadata") or {}
+        ref = {
+            "kind": obj.get("kind", ""),
+            "namespace": meta.get("namespace", ""),
+            "name": meta.get("name", ""),
+            "uid": meta.get("uid", ""),
+            "apiVersion": obj.get("apiVersion", ""),
+            "resourceVersion": meta.get("resourceVersion", ""),
+        }
+    else:  # already an ObjectReference
+        keys = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+        ref = {k: obj.get(k, "") for k in keys}
+    return {k: v for k, v in ref.items() if v}
+
+
+class EventSink(Protocol):
+    """Where events are written; must respect the event's namespace."""
+
+    def create(self, event: dict) -> dict: ...
+    def update(self, event: dict) -> dict: ...
+    def patch(self, event: dict, patch: dict) -> dict: ...
+
+
+class KubeEventSink:
+    """Writes events through a KubeClient (or FakeKubeClient): POST, PUT, strategic PATCH."""
+
+    def __init__(self, kube_client: Any) -> None:
+        self._events = kube_client.resource(EVENTS)
+
+    def create(self, event: dict) -> dict:
+        return self._events.create(event, namespace=event["metadata"]["namespace"])
+
+    def update(self, event: dict) -> dict:
+        return self._events.update(event, namespace=event["metadata"]["namespace"])
+
+    def patch(self, event: dict, patch: dict) -> dict:
+        meta = event["metadata"]
+        return self._events.patch(
+            meta["name"], patch, namespace=meta["namespace"], patch_type="strategic"
+        )
+
+
+class EventWatcher:
+    """A bounded queue of events and the daemon thread that hands them to a handler."""
+
+    def __init__(self, handler: Callable[[dict], None], max_queued: int, name: str) -> None:
+        self._handler = handler
+        self._max_queued = max_queued
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[dict] = deque()
+        self._stopped = False
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._thread.start()
+
+    def offer(self, event: dict) -> bool:
+        """Queue `event` unless the queue is full or stopped; never blocks."""
+        with self._cond:
+            if self._stopped:
+                return False
+            if len(self._queue) >= self._max_queued:
+                self.dropped += 1
+                full = True
+            else:
+                self._queue.append(event)
+                self._cond.notify()
+                full = False
+        if full:
+            log.error(
+                "event queue full (%d): dropping event %s %s on %s",
+                self._max_queued,
+                event.get("type"),
+                event.get("reason"),
+                (event.get("involvedObject") or {}).get("name"),
+            )
+        return not full
+
+    def stop(self) -> None:
+        """Accept no more events; the thread delivers what is queued, then ends."""
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def _next(self) -> dict | None:
+        with self._cond:
+            while not self._queue:
+                if self._stopped:
+                    return None
+                self._cond.wait()
+            return self._queue.popleft()
+
+    def _loop(self) -> None:
+        while True:
+            event = self._next()
+            if event is None:
+                return
+            try:
+                self._handler(event)
+            except Exception:
+                log.exception("event handler failed")
+
+
+class EventBroadcaster:
+    """Fans events from its recorders out to watchers: the API sink, logs, tests.
+
+    With a `kube_client`, it starts like tf-operator's job controller does: logging each
+    event and recording it to the API.
+    """
+
+    def __init__(
+        self,
+        kube_client: Any = None,
+        *,
+        clock: Clock | None = None,
+        max_queued_events: int = MAX_QUEUED_EVENTS,
+        sleep_duration: float = DEFAULT_SLEEP_DURATION,
+    ) -> None:
+        self._clock = clock or REAL_CLOCK
+        self._max_queued = max_queued_events
+        self._sleep_duration = sleep_duration
+        self._lock = threading.Lock()
+        self._watchers: list[EventWatcher] = []
+        self._shutting_down = threading.Event()
+        self._random = random.Random()
+        if kube_client is not None:
+            self.start_logging()
+            self.start_recording_to_sink(KubeEventSink(kube_client))
+
+    def start_event_watcher(self, handler: Callable[[dict], None]) -> EventWatcher:
+        """Call `handler(event)` for every event, from a dedicated thread."""
+        watcher = EventWatcher(handler, self._max_queued, f"event-watcher-{next(_watcher_ids)}")
+        with self._lock:
+            self._watchers.append(watcher)
+        return watcher
+
+    def start_recording_to_sink(self, sink: EventSink) -> EventWatcher:
+        """Write every event to `sink`, correlated (aggregated, counted, spam-filtered)."""
+        correlator = EventCorrelator(self._clock, self._aggregate_name)
+        return self.start_event_watcher(lambda event: self._record_to_sink(sink, event, correlator))
+
+    def start_logging(
+        self, logf: Callable[..., None] | None = None, level: int = logging.INFO
+    ) -> EventWatcher:
+        """Log every event (with `logf(fmt, *args)`, or this module's logger at `level`)."""
+
+        def emit(fmt: str, *args: Any) -> None:
+            if logf is not None:
+                logf(fmt, *args)
+            else:
+                log.log(level, fmt, *args)
+
+        return self.start_event_watcher(
+            lambda e: emit(
+                "Event(%s): type: '%s' reason: '%s' %s",
+                e.get("involvedObject"),
+                e.get("type"),
+                e.get("reason"),
+                e.get("message"),
+            )
+        )
+
+    def new_recorder(self, component: str, host: str = "") -> EventRecorder:
+        source = {"component": component}
+        if host:
+            source["host"] = host
+        return EventRecorder(self, source, self._clock)
+
+    def shutdown(self, timeout: float | None = 5.0) -> None:
+        """Stop accepting events, deliver those queued (no more retry pauses), end threads."""
+        self._shutting_down.set()
+        with self._lock:
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.stop()
+        for watcher in watchers:
+            if not watcher.join(timeout):
+                log.warning("event watcher still busy after shutdown timeout")
+
+    def action(self, event: dict) -> None:
+        """Offer `event` to every watcher; never blocks."""
+        with self._lock:
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.offer(event)
+
+    def _aggregate_name(self, object_name: str) -> str:
+        return f"{object_name}.{_suffix.next(self._clock.now())}"
+
+    def _record_to_sink(self, sink: EventSink, event: dict, correlator: EventCorrelator) -> None:
+        result = correlator.correlate(copy.deepcopy(event))
+        if result.skip or result.event is None:
+            log.debug("event %s skipped by the spam filter", result)
+            return
+        event = result.event
+        tries = 0
+        while not self._record_event(sink, event, result.patch, correlator):
+            tries += 1
+            if tries >= MAX_TRIES_PER_EVENT:
+                log.error("unable to write event %s (retry limit exceeded)", _describe(event))
+                return
+            pause = self._sleep_duration
+            if tries == 1:
+                pause *= self._random.random()
+            if self._clock.wait(self._shutting_down, pause):
+                log.error("unable to write event %s (shutting down)", _describe(event))
+                return
+
+    def _record_event(
+        self, sink: EventSink, event: dict, patch: dict | None, correlator: EventCorrelator
+    ) -> bool:
+        """Write the event; True when written or abandoned, False to retry."""
+        update_existing = int(event.get("count") or 1) > 1 and patch is not None
+        written = None
+        err: BaseException | None = None
+        if update_existing:
+            try:
+                written = sink.patch(event, patch)
+            except Exception as exc:
+                err = exc
+        if not update_existing or is_not_found(err):
+            event["metadata"].pop("resourceVersion", None)
+            try:
+                written = sink.create(event)
+                err = None
+            except Exception as exc:
+                err = exc
+        if err is None:
+            correlator.update_state(written if isinstance(written, dict) else event)
+            return True
+        if isinstance(err, ApiError) and err.status:
+            level = logging.DEBUG if is_already_exists(err) else logging.ERROR
+            log.log(level, "server rejected event %s: %s (will not retry)", _describe(event), err)
+            return True
+        log.error("unable to write event %s: %s (may retry after sleeping)", _describe(event), err)
+        return False
+
+
+def _describe(event: dict) -> str:
+    meta = event.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')} {event.get('reason')!r}"
+
+
+class EventRecorder:
+    """Records events about objects on behalf of one source component."""
+
+    def __init__(self, broadcaster: EventBroadcaster, source: dict, clock: Clock) -> None:
+        self._broadcaster = broadcaster
+        self._source = source
+        self._clock = clock
+
+    def event(self, obj: dict, event_type: str, reason: str, message: str) -> None:
+        """Record an event about `obj` (an object dict or an ObjectReference dict)."""
+        self._generate(obj, None, self._clock.now(), event_type, reason, message)
+
+    def eventf(self, obj: dict, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        """`event` with `fmt % args` as the message."""
+        self.event(obj, event_type, reason, fmt % args if args else fmt)
+
+    def past_eventf(
+        self, obj: dict, timestamp: datetime, event_type: str, reason: str, fmt: str, *args: Any
+    ) -> None:
+        """`eventf` with an explicit timestamp."""
+        self._generate(obj, None, timestamp, event_type, reason, fmt % args if args else fmt)
+
+    def annotated_eventf(
+        self,
+        obj: dict,
+        annotations: dict[str, str],
+        event_type: str,
+        reason: str,
+        fmt: str,
+        *args: Any,
+    ) -> None:
+        """`eventf` with annotations on the Event object."""
+        message = fmt % args if args else fmt
+        self._generate(obj, annotations, self._clock.now(), event_type, reason, message)
+
+    def _generate(
+        self,
+        obj: dict,
+        annotations: dict[str, str] | None,
+        timestamp: datetime,
+        event_type: str,
+        reason: str,
+        message: str,
+    ) -> None:
+        if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
+            log.error("unsupported event type: %r", event_type)
+            return
+        ref = object_reference(obj)
+        if not ref.get("name"):
+            log.error("cannot reference object %r: will not report event %s", obj, reason)
+            return
+        self._broadcaster.action(
+            self._make_event(ref, annotations, timestamp, event_type, reason, message)
+        )
+
+    def _make_event(
+        self,
+        ref: dict,
+        annotations: dict[str, str] | None,
+        timestamp: datetime,
+        event_type: str,
+        reason: str,
+        message: str,
+    ) -> dict:
+        stamp = format_time(timestamp)
+        meta: dict[str, Any] = {
+            "name": f"{ref['name']}.{_suffix.next(timestamp)}",
+            "namespace": ref.get("namespace") or "default",
+        }
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": meta,
+            "involvedObject": ref,
+            "reason": reason,
+            "message": message,
+            "source": dict(self._source),
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": event_type,
+            "eventTime": None,
+            "reportingComponent": "",
+            "reportingInstance": "",
+        }

@@ -1,0 +1,145 @@
+"""CRD lifecycle in the registry: serving, status, schema defaulting and validation, deletion."""
+
+from __future__ import annotations
+
+import pytest
+
+from tf_operator.localcluster.apiserver import Registry, StatusError
+
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+WIDGETS = ("example.com", "v1", "widgets")
+
+
+def widget_crd(scope: str = "Namespaced", status: bool = True) -> dict:
+    version = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {
+            "openAPIV3Schema": {
+                "type": "object",
+                "properties": {
+                    "spec": {
+                        "type": "object",
+                        "required": ["size"],
+                        "properties": {
+                            "size": {"type": "integer", "minimum": 1},
+                            "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+                            "extra": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                        },
+                    },
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            }
+        },
+        "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}],
+    }
+    if status:
+        version["subresources"] = {"status": {}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": scope,
+            "names": {
+                "plural": "widgets",
+                "singular": "widget",
+                "kind": "Widget",
+                "shortNames": ["wd"],
+            },
+            "versions": [version],
+        },
+    }
+
+
+@pytest.fixture
+def reg():
+    r = Registry()
+    yield r
+    r.stop()
+
+
+def test_crd_is_established_and_served_at_once(reg):
+    with pytest.raises(StatusError) as e:
+        reg.list(WIDGETS)
+    assert e.value.code == 404
+    crd = reg.create(CRDS, None, widget_crd())
+    conds = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conds == {"NamesAccepted": "True", "Established": "True"}
+    assert crd["status"]["acceptedNames"]["listKind"] == "WidgetList"
+    assert crd["status"]["storedVersions"] == ["v1"] and crd["metadata"]["generation"] == 1
+    assert reg.list(WIDGETS)[0] == []
+
+
+def test_crd_name_must_match(reg):
+    body = widget_crd()
+    body["metadata"]["name"] = "wrong"
+    with pytest.raises(StatusError) as e:
+        reg.create(CRDS, None, body)
+    assert e.value.code == 422
+
+
+def test_custom_resource_defaulting_validation_and_status(reg):
+    reg.create(CRDS, None, widget_crd())
+    w = reg.create(
+        WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 2}, "status": {"x": 1}}
+    )
+    assert w["spec"]["color"] == "red" and "status" not in w and w["metadata"]["generation"] == 1
+    assert w["apiVersion"] == "example.com/v1" and w["kind"] == "Widget"
+    for bad in ({"size": "big"}, {"color": "red"}, {"size": 0}, {"size": 1, "color": "green"}):
+        with pytest.raises(StatusError) as e:
+            reg.create(WIDGETS, "default", {"metadata": {"name": "bad"}, "spec": bad})
+        assert e.value.code == 422, bad
+        assert e.value.status["details"]["causes"][0]["field"].startswith("spec.")
+    w = reg.patch(
+        WIDGETS, "default", "w", {"status": {"phase": "Ok"}}, "merge", subresource="status"
+    )
+    assert w["status"] == {"phase": "Ok"} and w["metadata"]["generation"] == 1
+    w = reg.patch(
+        WIDGETS, "default", "w", {"spec": {"size": 3}, "status": {"phase": "Ignored"}}, "merge"
+    )
+    assert (
+        w["spec"]["size"] == 3
+        and w["status"] == {"phase": "Ok"}
+        and w["metadata"]["generation"] == 2
+    )
+    with pytest.raises(StatusError) as e:
+        reg.patch(WIDGETS, "default", "w", {"spec": {"size": 4}}, "strategic")
+    assert e.value.code == 415
+    w = reg.patch(WIDGETS, "default", "w", {"spec": {"size": 5}}, "apply", field_manager="t")
+    assert w["spec"]["size"] == 5
+
+
+def test_crd_without_status_subresource_stores_status(reg):
+    reg.create(CRDS, None, widget_crd(status=False))
+    w = reg.create(
+        WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 1}, "status": {"a": 1}}
+    )
+    assert w["status"] == {"a": 1}
+    with pytest.raises(StatusError):
+        reg.patch(WIDGETS, "default", "w", {"status": {}}, "merge", subresource="status")
+
+
+def test_cluster_scoped_crd(reg):
+    reg.create(CRDS, None, widget_crd(scope="Cluster"))
+    w = reg.create(WIDGETS, None, {"metadata": {"name": "w"}, "spec": {"size": 1}})
+    assert "namespace" not in w["metadata"]
+
+
+def test_deleting_crd_removes_resources_and_endpoint(reg):
+    reg.create(CRDS, None, widget_crd())
+    reg.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 1}})
+    w = reg.watch(WIDGETS, resource_version=str(reg.resource_version))
+    reg.delete(CRDS, None, "widgets.example.com")
+    assert w.get(1)[0] == "DELETED"
+    assert w.get(1) is None and w.closed
+    with pytest.raises(StatusError) as e:
+        reg.list(WIDGETS)
+    assert e.value.code == 404
+    reg.create(CRDS, None, widget_crd())
+    assert reg.list(WIDGETS)[0] == []

@@ -1,0 +1,213 @@
+"""Garbage collection by ownerReferences, namespace cleanup, in a background thread.
+
+The registry calls ``observe`` for every committed event (with its lock held); ``observe`` only
+decides, in O(1), whether the event needs work and queues it. The worker thread then acts like the
+real garbage collector: dependents whose owners are all gone are deleted in the background;
+owners carrying ``foregroundDeletion`` wait until dependents with ``blockOwnerDeletion`` are gone;
+owners carrying ``orphan`` have their reference removed from every dependent first. Terminating
+namespaces are emptied and then removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .errors import StatusError
+from .objects import clone, meta
+
+if TYPE_CHECKING:
+    from .registry import Registry
+    from .resources import ResourceType
+    from .watch import Event
+
+log = logging.getLogger(__name__)
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+
+class GarbageCollector:
+    """Background worker; ``wait_idle`` lets tests wait until queued work is done."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._busy = 0
+        self._idle = threading.Condition()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def enqueue(self, item: tuple[Any, ...]) -> None:
+        with self._idle:
+            self._busy += 1
+        self._queue.put(item)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+
+    # -- called by the registry with its lock held ---------------------------------------------
+    def observe(self, rt: ResourceType, ev: Event) -> None:
+        reg = self._registry
+        m = meta(ev.obj)
+        uid = m.get("uid", "")
+        if ev.type == "DELETED":
+            if uid and reg._dependents.get(uid):
+                self.enqueue(("owner_gone", uid))
+            for ref in m.get("ownerReferences") or []:
+                found = reg.lookup_uid(ref.get("uid", "")) if isinstance(ref, dict) else None
+                if found and FOREGROUND in (meta(found[1]).get("finalizers") or []):
+                    self.enqueue(("foreground", ref["uid"]))
+            ns = ev.namespace
+            if ns and rt.namespaced:
+                owner = reg._store[("", "namespaces")].get(("", ns))
+                if owner is not None and meta(owner).get("deletionTimestamp"):
+                    self.enqueue(("namespace", ns))
+            return
+        if m.get("deletionTimestamp"):
+            finalizers = m.get("finalizers") or []
+            if FOREGROUND in finalizers:
+                self.enqueue(("foreground", uid))
+            if ORPHAN in finalizers:
+                self.enqueue(("orphan", uid))
+        for ref in m.get("ownerReferences") or []:
+            if isinstance(ref, dict) and ref.get("uid") and not reg.uid_exists(ref["uid"]):
+                self.enqueue(("owner_gone", ref["uid"]))
+
+    # -- worker ---------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            try:
+                getattr(self, "_" + item[0])(*item[1:])
+            except Exception:  # the collector must survive anything one object does
+                log.exception("garbage collector failed on %s", item)
+            finally:
+                with self._idle:
+                    self._busy -= 1
+                    if self._busy == 0:
+                        self._idle.notify_all()
+
+    def _owner_gone(self, uid: str) -> None:
+        reg = self._registry
+        if reg.uid_exists(uid):
+            return
+        for rt, obj in reg.dependents_of(uid):
+            refs = meta(obj).get("ownerReferences") or []
+            alive = [r for r in refs if reg.uid_exists(r.get("uid", "")) and r.get("uid") != uid]
+            m = meta(obj)
+            try:
+                if alive:
+                    self._set_owner_refs(rt, obj, alive)
+                elif not m.get("deletionTimestamp"):
+                    log.debug(
+                        "gc: deleting %s %s/%s (owner %s gone)",
+                        rt.kind,
+                        m.get("namespace"),
+                        m.get("name"),
+                        uid,
+                    )
+                    reg._delete(reg.gvr_of(rt), m.get("namespace"), m["name"], None, "Background")
+            except StatusError as e:
+                if e.code not in (404, 409):
+                    raise
+
+    def _foreground(self, uid: str) -> None:
+        reg = self._registry
+        found = reg.lookup_uid(uid)
+        if found is None:
+            return
+        rt, owner = found
+        if FOREGROUND not in (meta(owner).get("finalizers") or []):
+            return
+        for dep_rt, dep in reg.dependents_of(uid):
+            m = meta(dep)
+            if m.get("deletionTimestamp"):
+                continue
+            policy = "Foreground" if reg._dependents.get(m.get("uid", "")) else "Background"
+            try:
+                reg._delete(reg.gvr_of(dep_rt), m.get("namespace"), m["name"], None, policy)
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        if not any(_blocks(d, uid) for _, d in reg.dependents_of(uid)):
+            self._drop_finalizer(rt, uid, FOREGROUND)
+
+    def _orphan(self, uid: str) -> None:
+        reg = self._registry
+        found = reg.lookup_uid(uid)
+        if found is None:
+            return
+        rt, _ = found
+        for dep_rt, dep in reg.dependents_of(uid):
+            refs = [r for r in meta(dep).get("ownerReferences") or [] if r.get("uid") != uid]
+            try:
+                self._set_owner_refs(dep_rt, dep, refs)
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        self._drop_finalizer(rt, uid, ORPHAN)
+
+    def _namespace(self, name: str) -> None:
+        reg = self._registry
+        if reg.finish_namespace(name):
+            return
+        for rt, obj in reg.objects_in_namespace(name):
+            m = meta(obj)
+            if m.get("deletionTimestamp"):
+                continue
+            try:
+                reg._delete(reg.gvr_of(rt), name, m["name"], None, "Background")
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        reg.finish_namespace(name)
+
+    def _set_owner_refs(self, rt: ResourceType, obj: dict, refs: list) -> None:
+        reg = self._registry
+        m = meta(obj)
+        with reg._lock:
+            current = reg._store[rt.storage_key].get((m.get("namespace", ""), m["name"]))
+            if current is None or meta(current).get("uid") != m.get("uid"):
+                return
+            body = clone(current)
+            if refs:
+                body["metadata"]["ownerReferences"] = refs
+            else:
+                body["metadata"].pop("ownerReferences", None)
+            reg._update(reg.gvr_of(rt), m.get("namespace"), m["name"], body)
+
+    def _drop_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
+        reg = self._registry
+        with reg._lock:
+            found = reg.lookup_uid(uid)
+            if found is None:
+                return
+            _, current = found
+            m = meta(current)
+            body = clone(current)
+            body["metadata"]["finalizers"] = [
+                f for f in m.get("finalizers") or [] if f != finalizer
+            ]
+            reg._update(reg.gvr_of(rt), m.get("namespace"), m["name"], body)
+
+
+def _blocks(dependent: dict, owner_uid: str) -> bool:
+    return any(
+        r.get("uid") == owner_uid and r.get("blockOwnerDeletion")
+        for r in meta(dependent).get("ownerReferences") or []
+    )

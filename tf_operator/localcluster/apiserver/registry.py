@@ -1,0 +1,1062 @@
+"""The in-process storage behind the API server: objects, resourceVersions, history and watches.
+
+Design: one re-entrant lock guards everything; every write takes the next value of one global
+resourceVersion counter, stores a fresh immutable dict, appends an ``Event`` to a bounded history
+ring and offers it to the watches of that resource (never blocking; see ``watch``). Stored
+objects are never mutated, so readers inside the package may serialise them without copying; the
+public methods hand out copies. Indexes by uid and by owner uid let the garbage collector
+(``gc``) find dependents in O(dependents). Semantics follow the real kube-apiserver: optimistic
+concurrency, no-op writes that change nothing, status subresource isolation, generation bumps on
+spec changes, finalizers and deletionTimestamp, graceful pod deletion, 410 for compacted history.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from . import crds, errors, patches, schema, validation
+from .errors import StatusError
+from .gc import GarbageCollector
+from .objects import clone, format_time, meta, normalise_micro_time, strip_nulls
+from .resources import GVR, ResourceType, builtin_types
+from .selectors import combine, parse_field_selector, parse_label_selector
+from .watch import Event, Watch
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WATCH_CAPACITY = 20000  # queued events before a lagging watch is dropped
+_SEEDED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_POD = ("", "pods")
+_NODE = ("", "nodes")
+_NAMESPACE = ("", "namespaces")
+_SERVICE = ("", "services")
+_CRD = ("apiextensions.k8s.io", "customresourcedefinitions")
+_MICRO_TIME_FIELDS = {
+    ("coordination.k8s.io", "leases"): ("spec", ("acquireTime", "renewTime")),
+    ("", "events"): (None, ("eventTime",)),
+    ("events.k8s.io", "events"): (None, ("eventTime",)),
+}
+_EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list."
+)
+
+Key = tuple[str, str]  # (namespace or "", name)
+Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
+
+
+def _random_suffix(n: int = 5) -> str:
+    return "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=n))
+
+
+def _without_rv(obj: dict) -> dict:
+    out = dict(obj)
+    out["metadata"] = {
+        k: v for k, v in meta(obj).items() if k not in ("resourceVersion", "managedFields")
+    }
+    return out
+
+
+def _spec_part(obj: dict, with_status: bool) -> dict:
+    skip = {"metadata", "apiVersion", "kind"} | ({"status"} if with_status else set())
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+class Registry:
+    """Thread-safe storage with the semantics of the Kubernetes API (see module docstring)."""
+
+    def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
+        self._lock = threading.RLock()
+        self._clock = clock
+        self._rv = 0
+        self._types: dict[tuple[str, str], ResourceType] = {}
+        self._by_gvr: dict[GVR, ResourceType] = {}
+        self._store: dict[tuple[str, str], dict[Key, dict]] = {}
+        self._history: deque[Event] = deque(maxlen=max(1, watch_history))
+        self._compacted_rv = 0
+        self._watchers: dict[tuple[str, str], set[Watch]] = {}
+        self._by_uid: dict[str, Ref] = {}
+        self._dependents: dict[str, set[Ref]] = {}
+        self._next_ip = 10
+        self.watch_capacity = DEFAULT_WATCH_CAPACITY
+        self.changed = threading.Condition(self._lock)  # notified when the set of types changes
+        self.types_generation = 0
+        for rt in builtin_types():
+            self._register(rt)
+        self.gc = GarbageCollector(self)
+        for ns in _SEEDED_NAMESPACES:
+            self.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
+        self.gc.start()
+
+    # ------------------------------------------------------------------ types and lookup
+    def _register(self, rt: ResourceType) -> None:
+        with self._lock:
+            old = self._types.get(rt.storage_key)
+            if old is not None:
+                for v in old.versions:
+                    self._by_gvr.pop((old.group, v, old.plural), None)
+            self._types[rt.storage_key] = rt
+            for v in rt.versions:
+                self._by_gvr[(rt.group, v, rt.plural)] = rt
+            self._store.setdefault(rt.storage_key, {})
+            self.types_generation += 1
+
+    def _unregister(self, storage_key: tuple[str, str]) -> None:
+        rt = self._types.pop(storage_key, None)
+        if rt is None:
+            return
+        for v in rt.versions:
+            self._by_gvr.pop((rt.group, v, rt.plural), None)
+        self.types_generation += 1
+        for w in list(self._watchers.pop(storage_key, ())):
+            w.close("resource type removed")
+
+    def resource_types(self) -> list[ResourceType]:
+        with self._lock:
+            return list(self._types.values())
+
+    def resolve(self, gvr: GVR) -> ResourceType:
+        """The resource type served at ``gvr``; 404 when there is none."""
+        rt = self._by_gvr.get(tuple(gvr))  # type: ignore[arg-type]
+        if rt is None:
+            raise errors.resource_not_found()
+        return rt
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def _present(self, rt: ResourceType, version: str, obj: dict) -> dict:
+        """``obj`` as served at ``version`` (rewrites apiVersion; shares everything else)."""
+        api_version = rt.api_version(version)
+        if obj.get("apiVersion") == api_version:
+            return obj
+        out = dict(obj)
+        out["apiVersion"] = api_version
+        return out
+
+    def _ns_key(self, rt: ResourceType, namespace: str | None, name: str) -> Key:
+        if rt.namespaced:
+            if not namespace:
+                raise errors.bad_request("a namespace is required for namespaced resources")
+            return (namespace, name)
+        return ("", name)
+
+    def _now(self) -> str:
+        return format_time(self._clock())
+
+    # ------------------------------------------------------------------ read
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        return clone(self._get(gvr, namespace, name))
+
+    def _get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        rt = self.resolve(gvr)
+        with self._lock:
+            obj = self._store[rt.storage_key].get(self._ns_key(rt, namespace, name))
+        if obj is None:
+            raise errors.not_found(rt.group, rt.plural, name)
+        return self._present(rt, gvr[1], obj)
+
+    def list(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict], str]:
+        items, rv, _, _ = self._list(gvr, namespace, label_selector, field_selector)
+        return [clone(i) for i in items], rv
+
+    def _list(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> tuple[list[dict], str, str | None, int | None]:
+        """(items, list RV, continue token or None, remaining count or None)."""
+        rt = self.resolve(gvr)
+        pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        start: Key | None = None
+        if continue_token:
+            start = self._decode_continue(continue_token)
+        with self._lock:
+            rv = self._rv
+            store = self._store[rt.storage_key]
+            keys = sorted(store)
+            out: list[dict] = []
+            token = None
+            remaining = None
+            for i, key in enumerate(keys):
+                if start is not None and key <= start:
+                    continue
+                if namespace and rt.namespaced and key[0] != namespace:
+                    continue
+                obj = store[key]
+                if pred is not None and not pred(obj):
+                    continue
+                if limit and len(out) >= limit:
+                    token = self._encode_continue(rv, out[-1])
+                    remaining = sum(
+                        1
+                        for k in keys[i:]
+                        if (not namespace or k[0] == namespace) and (pred is None or pred(store[k]))
+                    )
+                    break
+                out.append(obj)
+        version = gvr[1]
+        return [self._present(rt, version, o) for o in out], str(rv), token, remaining
+
+    def _encode_continue(self, rv: int, last: dict) -> str:
+        m = meta(last)
+        raw = json.dumps({"rv": rv, "start": [m.get("namespace", ""), m.get("name", "")]})
+        return base64.urlsafe_b64encode(raw.encode()).decode()
+
+    def _decode_continue(self, token: str) -> Key:
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token.encode()))
+            rv, start = int(data["rv"]), data["start"]
+        except (ValueError, KeyError, TypeError, binascii.Error) as e:
+            raise errors.bad_request(f"continue key is not valid: {e}") from e
+        if rv < self._compacted_rv:
+            raise errors.gone(_EXPIRED_CONTINUE)
+        return (start[0], start[1])
+
+    # ------------------------------------------------------------------ watch
+    def watch(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Watch:
+        """Start a watch: replay from ``resource_version`` (or synthetic ADDED events when it is
+        empty or "0"), then live events. 410 Expired when that RV has left the history."""
+        rt = self.resolve(gvr)
+        pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        version = gvr[1]
+        ns = namespace if rt.namespaced else None
+        with self._lock:
+            w = Watch(
+                ns,
+                pred,
+                lambda o: self._present(rt, version, o),
+                self.watch_capacity,
+                self._remove_watch,
+            )
+            w.storage_key = rt.storage_key  # type: ignore[attr-defined]
+            initial: list[tuple[str, Event]] = []
+            if resource_version in (None, "", "0"):
+                for key in sorted(self._store[rt.storage_key]):
+                    obj = self._store[rt.storage_key][key]
+                    if ns and key[0] != ns:
+                        continue
+                    if pred is None or pred(obj):
+                        rv = int(meta(obj).get("resourceVersion") or 0)
+                        initial.append(("ADDED", Event(rv, "ADDED", rt.storage_key, key[0], obj)))
+                w.preload(initial)
+            else:
+                try:
+                    start = int(resource_version)
+                except ValueError as e:
+                    raise errors.bad_request(f"invalid resource version: {resource_version}") from e
+                if start < self._compacted_rv:
+                    raise errors.gone(
+                        f"too old resource version: {start} ({self._compacted_rv + 1})"
+                    )
+                if start < self._rv:
+                    for ev in self._history:
+                        if ev.rv > start and ev.storage_key == rt.storage_key:
+                            w.offer(ev)
+            w.progress_rv = self._rv
+            self._watchers.setdefault(rt.storage_key, set()).add(w)
+        return w
+
+    def _remove_watch(self, w: Watch) -> None:
+        with self._lock:
+            watchers = self._watchers.get(w.storage_key)  # type: ignore[attr-defined]
+            if watchers is not None:
+                watchers.discard(w)
+
+    def bookmark_rv(self, w: Watch) -> int | None:
+        """The RV a bookmark may carry for ``w`` now: None while it still has queued events."""
+        with self._lock:
+            if w.pending():
+                return None
+            return w.progress_rv
+
+    def drop_watches(self, reason: str = "dropped by fault injection") -> int:
+        with self._lock:
+            all_watches = [w for ws in self._watchers.values() for w in ws]
+            self._watchers = {}
+        for w in all_watches:
+            w.close(reason)
+        return len(all_watches)
+
+    def compact(self) -> None:
+        """Forget all history: a watch or continue from any earlier RV now gets 410."""
+        with self._lock:
+            self._history.clear()
+            self._compacted_rv = self._rv
+
+    def watch_count(self) -> int:
+        with self._lock:
+            return sum(len(ws) for ws in self._watchers.values())
+
+    # ------------------------------------------------------------------ commit
+    def _commit(self, rt: ResourceType, key: Key, obj: dict, etype: str, old: dict | None) -> dict:
+        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        store = self._store[rt.storage_key]
+        ref: Ref = (rt.storage_key, key[0], key[1])
+        if old is not None:
+            self._unindex(ref, old)
+        if etype == "DELETED":
+            store.pop(key, None)
+        else:
+            store[key] = obj
+            self._index(ref, obj)
+        ev = Event(self._rv, etype, rt.storage_key, key[0], obj, old)
+        if len(self._history) == self._history.maxlen:
+            self._compacted_rv = self._history[0].rv
+        self._history.append(ev)
+        for w in list(self._watchers.get(rt.storage_key, ())):
+            w.offer(ev)
+            if w.closed:
+                self._watchers[rt.storage_key].discard(w)
+                log.info("dropped watch on %s: %s", rt.plural, w.close_reason)
+        self.gc.observe(rt, ev)
+        return obj
+
+    def _index(self, ref: Ref, obj: dict) -> None:
+        m = meta(obj)
+        if m.get("uid"):
+            self._by_uid[m["uid"]] = ref
+        for r in m.get("ownerReferences") or []:
+            if isinstance(r, dict) and r.get("uid"):
+                self._dependents.setdefault(r["uid"], set()).add(ref)
+
+    def _unindex(self, ref: Ref, obj: dict) -> None:
+        m = meta(obj)
+        if m.get("uid") and self._by_uid.get(m["uid"]) == ref:
+            del self._by_uid[m["uid"]]
+        for r in m.get("ownerReferences") or []:
+            deps = self._dependents.get(r.get("uid", "")) if isinstance(r, dict) else None
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self._dependents[r["uid"]]
+
+    # helpers for the garbage collector -------------------------------------------------
+    def uid_exists(self, uid: str) -> bool:
+        return uid in self._by_uid
+
+    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None:
+        with self._lock:
+            ref = self._by_uid.get(uid)
+            if ref is None:
+                return None
+            rt = self._types.get(ref[0])
+            obj = self._store.get(ref[0], {}).get((ref[1], ref[2]))
+            return (rt, obj) if rt is not None and obj is not None else None
+
+    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]:
+        with self._lock:
+            out = []
+            for sk, ns, name in self._dependents.get(uid, ()):
+                rt = self._types.get(sk)
+                obj = self._store.get(sk, {}).get((ns, name))
+                if rt is not None and obj is not None:
+                    out.append((rt, obj))
+            return out
+
+    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]:
+        with self._lock:
+            return [
+                (rt, obj)
+                for rt in self._types.values()
+                if rt.namespaced
+                for key, obj in self._store[rt.storage_key].items()
+                if key[0] == namespace
+            ]
+
+    def gvr_of(self, rt: ResourceType) -> GVR:
+        return (rt.group, rt.versions[0], rt.plural)
+
+    # ------------------------------------------------------------------ create
+    def create(self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False) -> dict:
+        return clone(self._create(gvr, namespace, obj, dry_run))
+
+    def _create(self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False) -> dict:
+        rt = self.resolve(gvr)
+        obj = self._check_body(rt, gvr[1], obj)
+        m = obj["metadata"]
+        namespace = self._body_namespace(rt, namespace, m)
+        if not m.get("name"):
+            if m.get("generateName"):
+                m["name"] = m["generateName"] + _random_suffix()
+            else:
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    rt.plural,
+                    "",
+                    [
+                        errors.field_cause(
+                            "metadata.name",
+                            "Required value: name or generateName is required",
+                            "FieldValueRequired",
+                        )
+                    ],
+                )
+        with self._lock:
+            if rt.namespaced:
+                self._check_namespace(rt, namespace, m["name"])
+            key = self._ns_key(rt, namespace, m["name"])
+            if key in self._store[rt.storage_key]:
+                raise errors.already_exists(rt.group, rt.plural, m["name"])
+            for k in (
+                "resourceVersion",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "selfLink",
+            ):
+                m.pop(k, None)
+            m["uid"] = str(uuid.uuid4())
+            m["creationTimestamp"] = self._now()
+            if rt.generation:
+                m["generation"] = 1
+            if rt.has_status and rt.storage_key != _NODE:
+                obj.pop("status", None)
+            self._defaults(rt, gvr[1], obj, None)
+            self._validate(rt, gvr[1], obj, None)
+            if dry_run:
+                m["resourceVersion"] = ""
+                return self._present(rt, gvr[1], obj)
+            if rt.storage_key == _CRD:
+                self._register(crds.resource_type_for(obj))
+            stored = self._commit(rt, key, obj, "ADDED", None)
+            return self._present(rt, gvr[1], stored)
+
+    def _check_body(self, rt: ResourceType, version: str, obj: Any) -> dict:
+        if not isinstance(obj, dict):
+            raise errors.bad_request(
+                f"the body of the request must be a JSON object describing a {rt.kind}"
+            )
+        obj = clone(strip_nulls(obj))
+        kind, api_version = obj.get("kind"), obj.get("apiVersion")
+        if kind and kind != rt.kind:
+            raise errors.bad_request(
+                f"the kind in the body ({kind}) does not match the kind of the resource ({rt.kind})"
+            )
+        if api_version:
+            group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+            if group != rt.group or api_version.rsplit("/", 1)[-1] not in rt.versions:
+                raise errors.bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version(version)})"
+                )
+        obj = {"apiVersion": rt.api_version(rt.versions[0]), "kind": rt.kind, **obj}
+        obj["kind"] = rt.kind
+        obj["apiVersion"] = rt.api_version(rt.versions[0])
+        if not isinstance(obj.get("metadata"), dict):
+            if obj.get("metadata") is not None:
+                raise errors.bad_request("metadata must be an object")
+            obj["metadata"] = {}
+        return obj
+
+    def _body_namespace(self, rt: ResourceType, namespace: str | None, m: dict) -> str | None:
+        if not rt.namespaced:
+            m.pop("namespace", None)
+            return None
+        body_ns = m.get("namespace")
+        if namespace and body_ns and body_ns != namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        namespace = namespace or body_ns
+        if not namespace:
+            raise errors.bad_request("a namespace is required for namespaced resources")
+        m["namespace"] = namespace
+        return namespace
+
+    def _check_namespace(self, rt: ResourceType, namespace: str, name: str) -> None:
+        ns = self._store[_NAMESPACE].get(("", namespace))
+        if ns is None:
+            raise errors.not_found("", "namespaces", namespace)
+        if meta(ns).get("deletionTimestamp"):
+            raise errors.forbidden(
+                rt.group,
+                rt.plural,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+
+    # ------------------------------------------------------------------ defaults and validation
+    def _defaults(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
+        sk = rt.storage_key
+        if sk == _POD:
+            self._pod_defaults(obj, old)
+        elif sk == _SERVICE:
+            self._service_defaults(obj, old)
+        elif sk == _NAMESPACE:
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            st = obj.setdefault("status", {})
+            st.setdefault("phase", "Active")
+            obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj[
+                "metadata"
+            ]["name"]
+        elif sk == _CRD:
+            errs = validation.validate_crd(obj)
+            if errs:
+                raise errors.invalid(
+                    rt.kind, rt.group, rt.plural, obj["metadata"].get("name", ""), errs
+                )
+            obj["status"] = crds.crd_status(obj, (old or {}).get("status"), self._now())
+        elif sk in _MICRO_TIME_FIELDS:
+            section, fields = _MICRO_TIME_FIELDS[sk]
+            target = obj.get(section) if section else obj
+            if isinstance(target, dict):
+                for f in fields:
+                    if target.get(f) is not None:
+                        target[f] = normalise_micro_time(target[f])
+        if rt.is_custom:
+            sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
+            if sch:
+                schema.apply_defaults(obj, sch)
+
+    def _pod_defaults(self, pod: dict, old: dict | None) -> None:
+        spec = pod.get("spec")
+        if not isinstance(spec, dict):
+            return
+        spec.setdefault("restartPolicy", "Always")
+        spec.setdefault("terminationGracePeriodSeconds", 30)
+        spec.setdefault("dnsPolicy", "ClusterFirst")
+        spec.setdefault("schedulerName", "default-scheduler")
+        spec.setdefault("securityContext", {})
+        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+            if isinstance(c, dict):
+                image = str(c.get("image") or "")
+                tagged = ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest")
+                c.setdefault(
+                    "imagePullPolicy", "IfNotPresent" if tagged or "@" in image else "Always"
+                )
+                c.setdefault("terminationMessagePath", "/dev/termination-log")
+                c.setdefault("terminationMessagePolicy", "File")
+                c.setdefault("resources", {})
+        if old is None:
+            pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+    def _service_defaults(self, svc: dict, old: dict | None) -> None:
+        spec = svc.setdefault("spec", {})
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        old_spec = (old or {}).get("spec") or {}
+        if not spec.get("clusterIP") and old_spec.get("clusterIP"):
+            spec["clusterIP"] = old_spec["clusterIP"]
+        if not spec.get("clusterIP"):
+            n = self._next_ip
+            self._next_ip += 1
+            spec["clusterIP"] = f"10.96.{n // 250}.{n % 250 + 1}"
+        spec["clusterIPs"] = [spec["clusterIP"]]
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+        for p in spec.get("ports") or []:
+            if isinstance(p, dict):
+                p.setdefault("protocol", "TCP")
+                if not p.get("targetPort"):
+                    p["targetPort"] = p.get("port")
+        if old is None:
+            svc["status"] = {"loadBalancer": {}}
+
+    def _validate(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
+        name = obj["metadata"]["name"]
+        causes = validation.validate_name(
+            name, "subdomain" if rt.name_rule == "crd" else rt.name_rule
+        )
+        if rt.storage_key == _POD:
+            causes += validation.validate_pod(obj)
+        if rt.is_custom:
+            sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
+            if sch:
+                body = {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")}
+                sub = {
+                    k: v
+                    for k, v in (sch.get("properties") or {}).items()
+                    if k not in ("metadata", "apiVersion", "kind")
+                }
+                causes += schema.validate(body, {**sch, "properties": sub})
+        if causes:
+            raise errors.invalid(rt.kind, rt.group, rt.plural, name, causes)
+
+    # ------------------------------------------------------------------ update
+    def update(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        obj: dict,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict:
+        return clone(self._update(gvr, namespace, name, obj, subresource, dry_run))
+
+    def _update(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        obj: dict,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict:
+        rt = self.resolve(gvr)
+        body = self._check_body(rt, gvr[1], obj)
+        m = body["metadata"]
+        if m.get("name") and m["name"] != name:
+            raise errors.bad_request(
+                f"the name of the object ({m['name']}) does not match the name on the URL ({name})"
+            )
+        m["name"] = name
+        namespace = self._body_namespace(rt, namespace, m)
+        with self._lock:
+            key = self._ns_key(rt, namespace, name)
+            old = self._store[rt.storage_key].get(key)
+            if old is None:
+                raise errors.not_found(rt.group, rt.plural, name)
+            rv = m.get("resourceVersion")
+            if rv and rv != meta(old).get("resourceVersion"):
+                raise errors.conflict(rt.group, rt.plural, name)
+            return self._write(rt, gvr[1], key, old, body, subresource, dry_run)
+
+    def _write(
+        self,
+        rt: ResourceType,
+        version: str,
+        key: Key,
+        old: dict,
+        body: dict,
+        subresource: str | None,
+        dry_run: bool,
+    ) -> dict:
+        """Turn ``body`` into the next stored state of ``old``, and commit it unless unchanged."""
+        if subresource == "status":
+            if not rt.has_status:
+                raise errors.resource_not_found()
+            new = clone(old)
+            if "status" in body:
+                new["status"] = body["status"]
+            else:
+                new.pop("status", None)
+        else:
+            new = body
+            if rt.has_status and rt.storage_key != _CRD:
+                if "status" in old:
+                    new["status"] = clone(old["status"])
+                else:
+                    new.pop("status", None)
+            self._merge_meta(rt, old, new)
+            self._defaults(rt, version, new, old)
+            self._validate(rt, version, new, old)
+        new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
+        nm, om = new["metadata"], meta(old)
+        if rt.generation and _spec_part(new, rt.has_status) != _spec_part(old, rt.has_status):
+            nm["generation"] = int(om.get("generation") or 1) + 1
+        if _without_rv(new) == _without_rv(old):
+            return self._present(rt, version, old)
+        if dry_run:
+            return self._present(rt, version, new)
+        if (
+            om.get("deletionTimestamp")
+            and rt.storage_key != _NAMESPACE
+            and not nm.get("finalizers")
+            and not nm.get("deletionGracePeriodSeconds")
+        ):
+            return self._present(rt, version, self._remove(rt, key, new, old))
+        if rt.storage_key == _CRD:
+            self._register(crds.resource_type_for(new))
+        return self._present(rt, version, self._commit(rt, key, new, "MODIFIED", old))
+
+    def _merge_meta(self, rt: ResourceType, old: dict, new: dict) -> None:
+        om, nm = meta(old), new["metadata"]
+        for k in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "namespace",
+        ):
+            if k in om:
+                nm[k] = om[k]
+            else:
+                nm.pop(k, None)
+        nm.pop("selfLink", None)
+        if om.get("deletionTimestamp"):
+            added = set(nm.get("finalizers") or []) - set(om.get("finalizers") or [])
+            if added:
+                raise errors.invalid(
+                    rt.kind,
+                    rt.group,
+                    rt.plural,
+                    nm["name"],
+                    [
+                        errors.field_cause(
+                            "metadata.finalizers",
+                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)}",
+                            "FieldValueForbidden",
+                        )
+                    ],
+                )
+
+    # ------------------------------------------------------------------ patch
+    def patch(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> dict:
+        """Patch types: "merge", "json", "strategic", "apply" (apply creates a missing object)."""
+        obj, _ = self._patch(
+            gvr, namespace, name, patch, patch_type, subresource, dry_run, field_manager, force
+        )
+        return clone(obj)
+
+    def _patch(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> tuple[dict, bool]:
+        rt = self.resolve(gvr)
+        if patch_type == "strategic" and rt.is_custom:
+            raise errors.unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: "
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+            )
+        if patch_type not in ("merge", "json", "strategic", "apply"):
+            raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
+        if patch_type == "apply" and not field_manager:
+            raise errors.bad_request(
+                "PATCH, application/apply-patch+yaml requires fieldManager to be set"
+            )
+        if patch_type != "json" and not isinstance(patch, dict):
+            raise errors.bad_request("the patch body must be a JSON object")
+        with self._lock:
+            key = self._ns_key(rt, namespace if rt.namespaced else None, name)
+            old = self._store[rt.storage_key].get(key)
+            if old is None:
+                if patch_type == "apply" and subresource is None:
+                    body = dict(patch)
+                    body.setdefault("metadata", {})
+                    if body["metadata"].get("name", name) != name:
+                        raise errors.bad_request(
+                            "the name of the object does not match the name on the URL"
+                        )
+                    body["metadata"] = {**body["metadata"], "name": name}
+                    return self._create(gvr, namespace, body, dry_run), True
+                raise errors.not_found(rt.group, rt.plural, name)
+            current = self._present(rt, gvr[1], old)
+            if patch_type == "merge":
+                result = patches.merge_patch(current, patch)
+            elif patch_type == "json":
+                result = patches.json_patch(clone(current), patch)
+            elif rt.is_custom:  # apply on a custom resource
+                result = patches.merge_patch(current, patch)
+            else:
+                result = patches.strategic_merge(current, patch, rt.kind)
+            if not isinstance(result, dict):
+                raise errors.bad_request("the patch produced something other than an object")
+            want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None
+            if want_rv and want_rv != meta(old).get("resourceVersion"):
+                raise errors.conflict(rt.group, rt.plural, name)
+            body = self._check_body(rt, gvr[1], result)
+            if body["metadata"].get("name") != name:
+                raise errors.bad_request("metadata.name cannot be changed by a patch")
+            if rt.namespaced and body["metadata"].get("namespace") != key[0]:
+                raise errors.bad_request("metadata.namespace cannot be changed by a patch")
+            return self._write(rt, gvr[1], key, old, body, subresource, dry_run), False
+
+    # ------------------------------------------------------------------ delete
+    def delete(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: dict | None = None,
+        dry_run: bool = False,
+    ) -> dict:
+        return clone(
+            self._delete(
+                gvr,
+                namespace,
+                name,
+                grace_period_seconds,
+                propagation_policy,
+                preconditions,
+                dry_run,
+            )
+        )
+
+    def _delete(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: dict | None = None,
+        dry_run: bool = False,
+    ) -> dict:
+        rt = self.resolve(gvr)
+        if propagation_policy not in (None, "", "Background", "Foreground", "Orphan"):
+            raise errors.invalid(
+                "DeleteOptions",
+                "",
+                "",
+                "",
+                [
+                    errors.field_cause(
+                        "propagationPolicy",
+                        f'Unsupported value: "{propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+                        "FieldValueNotSupported",
+                    )
+                ],
+            )
+        with self._lock:
+            key = self._ns_key(rt, namespace if rt.namespaced else None, name)
+            old = self._store[rt.storage_key].get(key)
+            if old is None:
+                raise errors.not_found(rt.group, rt.plural, name)
+            om = meta(old)
+            pre = preconditions or {}
+            if (pre.get("uid") and pre["uid"] != om.get("uid")) or (
+                pre.get("resourceVersion") and pre["resourceVersion"] != om.get("resourceVersion")
+            ):
+                why = (
+                    f"the UID in the precondition ({pre.get('uid')}) does not match the UID in record ({om.get('uid')}). The object might have been deleted and then recreated"
+                    if pre.get("uid") and pre["uid"] != om.get("uid")
+                    else f"the ResourceVersion in the precondition ({pre.get('resourceVersion')}) does not match the ResourceVersion in record ({om.get('resourceVersion')}). The object might have been modified"
+                )
+                raise errors.conflict(rt.group, rt.plural, name, why)
+            version = gvr[1]
+            if rt.storage_key == _NAMESPACE:
+                return self._present(rt, version, self._delete_namespace(rt, key, old, dry_run))
+            if rt.storage_key == _POD and self._graceful(old, grace_period_seconds):
+                return self._present(
+                    rt,
+                    version,
+                    self._delete_gracefully(rt, key, old, grace_period_seconds, dry_run),
+                )
+            finalizers = list(om.get("finalizers") or [])
+            has_deps = bool(self._dependents.get(om.get("uid", "")))
+            if propagation_policy == "Orphan" and has_deps and "orphan" not in finalizers:
+                finalizers.append("orphan")
+            if (
+                propagation_policy == "Foreground"
+                and has_deps
+                and "foregroundDeletion" not in finalizers
+            ):
+                finalizers.append("foregroundDeletion")
+            if finalizers:
+                shorten = grace_period_seconds == 0 and om.get("deletionGracePeriodSeconds")
+                if (
+                    om.get("deletionTimestamp")
+                    and finalizers == list(om.get("finalizers") or [])
+                    and not shorten
+                ):
+                    return self._present(rt, version, old)
+                new = clone(old)
+                nm = new["metadata"]
+                nm.setdefault("deletionTimestamp", self._now())
+                nm["deletionGracePeriodSeconds"] = (
+                    0 if shorten else nm.get("deletionGracePeriodSeconds", 0)
+                )
+                nm["finalizers"] = finalizers
+                if dry_run:
+                    return self._present(rt, version, new)
+                return self._present(rt, version, self._commit(rt, key, new, "MODIFIED", old))
+            if dry_run:
+                return self._present(rt, version, old)
+            return self._present(rt, version, self._remove(rt, key, clone(old), old))
+
+    def _remove(self, rt: ResourceType, key: Key, last: dict, old: dict) -> dict:
+        """Really delete: commit a DELETED event carrying ``last`` (lock held)."""
+        if rt.storage_key == _CRD:
+            self._drop_custom_resources(last)
+        return self._commit(rt, key, last, "DELETED", old)
+
+    def _drop_custom_resources(self, crd: dict) -> None:
+        spec = crd.get("spec") or {}
+        sk = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+        rt = self._types.get(sk)
+        if rt is None or not rt.is_custom:
+            return
+        for key, obj in sorted(self._store.get(sk, {}).items()):
+            self._commit(rt, key, clone(obj), "DELETED", obj)
+        self._unregister(sk)
+        self._store.pop(sk, None)
+
+    def _graceful(self, pod: dict, grace: int | None) -> bool:
+        node = ((pod.get("spec") or {}).get("nodeName")) or ""
+        if not node or ("", node) not in self._store[_NODE]:
+            return False
+        if grace is None:
+            grace = meta(pod).get("deletionGracePeriodSeconds")
+            if grace is None:
+                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+            grace = 30 if grace is None else grace
+        return int(grace) > 0
+
+    def _delete_gracefully(
+        self, rt: ResourceType, key: Key, old: dict, grace: int | None, dry_run: bool
+    ) -> dict:
+        om = meta(old)
+        if grace is None:
+            grace = om.get("deletionGracePeriodSeconds")
+            if grace is None:
+                grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds")
+            grace = 30 if grace is None else int(grace)
+        if om.get("deletionTimestamp") and int(om.get("deletionGracePeriodSeconds") or 0) <= grace:
+            return old
+        new = clone(old)
+        new["metadata"]["deletionTimestamp"] = format_time(self._clock() + grace)
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        if dry_run:
+            return new
+        return self._commit(rt, key, new, "MODIFIED", old)
+
+    def _delete_namespace(self, rt: ResourceType, key: Key, old: dict, dry_run: bool) -> dict:
+        if meta(old).get("deletionTimestamp"):
+            return old
+        new = clone(old)
+        new["metadata"]["deletionTimestamp"] = self._now()
+        new["metadata"]["deletionGracePeriodSeconds"] = 0
+        new.setdefault("status", {})["phase"] = "Terminating"
+        if dry_run:
+            return new
+        stored = self._commit(rt, key, new, "MODIFIED", old)
+        self.gc.enqueue(("namespace", key[1]))
+        return stored
+
+    def finish_namespace(self, name: str) -> bool:
+        """Remove a terminating namespace once it is empty; True when it is gone."""
+        with self._lock:
+            rt = self._types[_NAMESPACE]
+            old = self._store[_NAMESPACE].get(("", name))
+            if old is None:
+                return True
+            if not meta(old).get("deletionTimestamp"):
+                return False
+            if any(
+                key[0] == name
+                for t in self._types.values()
+                if t.namespaced
+                for key in self._store[t.storage_key]
+            ):
+                return False
+            last = clone(old)
+            last.setdefault("spec", {})["finalizers"] = []
+            self._remove(rt, ("", name), last, old)
+            return True
+
+    def delete_collection(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        dry_run: bool = False,
+    ) -> list[dict]:
+        items, _, _, _ = self._list(gvr, namespace, label_selector, field_selector)
+        out = []
+        for item in items:
+            m = meta(item)
+            try:
+                out.append(
+                    self._delete(
+                        gvr,
+                        m.get("namespace"),
+                        m["name"],
+                        grace_period_seconds,
+                        propagation_policy,
+                        None,
+                        dry_run,
+                    )
+                )
+            except StatusError as e:
+                if e.code != 404:
+                    raise
+        return out
+
+    # ------------------------------------------------------------------ pods
+    def bind_pod(self, namespace: str, name: str, node_name: str) -> dict:
+        """What POST pods/{name}/binding does: set spec.nodeName and PodScheduled=True."""
+        return clone(self._bind_pod(namespace, name, node_name))
+
+    def _bind_pod(self, namespace: str, name: str, node_name: str) -> dict:
+        rt = self._types[_POD]
+        with self._lock:
+            old = self._store[_POD].get((namespace, name))
+            if old is None:
+                raise errors.not_found("", "pods", name)
+            current = (old.get("spec") or {}).get("nodeName")
+            if current:
+                raise errors.conflict(
+                    "", "pods", name, f'pod {name} is already assigned to node "{current}"'
+                )
+            if meta(old).get("deletionTimestamp"):
+                raise errors.conflict(
+                    "", "pods", name, f"pod {name} is being deleted, cannot be assigned to a host"
+                )
+            new = clone(old)
+            new.setdefault("spec", {})["nodeName"] = node_name
+            status = new.setdefault("status", {})
+            conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conds.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": self._now(),
+                }
+            )
+            status["conditions"] = conds
+            return self._commit(rt, (namespace, name), new, "MODIFIED", old)
+
+    def stop(self) -> None:
+        self.gc.stop()
+        self.drop_watches("server stopping")

@@ -1,0 +1,167 @@
+"""Resource types the emulator serves: the built-in table and the ``ResourceType`` record.
+
+A ``ResourceType`` is one REST collection (group, plural) with the versions it is served at.
+Objects are stored once per ``storage_key`` (group, plural); every served version reads the same
+JSON with ``apiVersion`` rewritten. CRDs add ``ResourceType`` records at run time (see ``crds``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+GVR = tuple[str, str, str]
+
+
+@dataclass
+class ResourceType:
+    group: str
+    versions: list[str]
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    short_names: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    subresources: tuple[str, ...] = ()
+    generation: bool = False  # whether metadata.generation is maintained
+    name_rule: str = "subdomain"  # "subdomain" | "label" | "path"
+    crd: dict[str, Any] | None = None  # the CRD object for custom resources
+    verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
+
+    @property
+    def storage_key(self) -> tuple[str, str]:
+        return (self.group, self.plural)
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def is_custom(self) -> bool:
+        return self.crd is not None
+
+    def api_version(self, version: str | None = None) -> str:
+        v = version or self.versions[0]
+        return f"{self.group}/{v}" if self.group else v
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+
+def _rt(
+    group: str, versions: list[str], plural: str, kind: str, namespaced: bool = True, **kw: Any
+) -> ResourceType:
+    return ResourceType(
+        group, versions, plural, kw.pop("singular", kind.lower()), kind, namespaced, **kw
+    )
+
+
+def builtin_types() -> list[ResourceType]:
+    """The built-in kinds, in discovery order."""
+    status = ("status",)
+    return [
+        _rt(
+            "",
+            ["v1"],
+            "namespaces",
+            "Namespace",
+            False,
+            short_names=["ns"],
+            subresources=status,
+            name_rule="label",
+        ),
+        _rt(
+            "",
+            ["v1"],
+            "pods",
+            "Pod",
+            short_names=["po"],
+            categories=["all"],
+            subresources=("status", "log", "binding"),
+        ),
+        _rt(
+            "",
+            ["v1"],
+            "services",
+            "Service",
+            short_names=["svc"],
+            categories=["all"],
+            subresources=status,
+            name_rule="label",
+        ),
+        _rt("", ["v1"], "endpoints", "Endpoints", short_names=["ep"], singular="endpoints"),
+        _rt("", ["v1"], "events", "Event", short_names=["ev"]),
+        _rt("", ["v1"], "configmaps", "ConfigMap", short_names=["cm"]),
+        _rt("", ["v1"], "secrets", "Secret"),
+        _rt("", ["v1"], "serviceaccounts", "ServiceAccount", short_names=["sa"]),
+        _rt(
+            "",
+            ["v1"],
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            short_names=["pvc"],
+            subresources=status,
+        ),
+        _rt("", ["v1"], "nodes", "Node", False, short_names=["no"], subresources=status),
+        _rt("coordination.k8s.io", ["v1"], "leases", "Lease"),
+        _rt("events.k8s.io", ["v1"], "events", "Event", short_names=["ev"]),
+        _rt(
+            "apps",
+            ["v1"],
+            "deployments",
+            "Deployment",
+            short_names=["deploy"],
+            categories=["all"],
+            subresources=status,
+            generation=True,
+        ),
+        _rt(
+            "apps",
+            ["v1"],
+            "replicasets",
+            "ReplicaSet",
+            short_names=["rs"],
+            categories=["all"],
+            subresources=status,
+            generation=True,
+        ),
+        _rt(
+            "apps",
+            ["v1"],
+            "statefulsets",
+            "StatefulSet",
+            short_names=["sts"],
+            categories=["all"],
+            subresources=status,
+            generation=True,
+        ),
+        _rt(
+            "policy",
+            ["v1", "v1beta1"],
+            "poddisruptionbudgets",
+            "PodDisruptionBudget",
+            short_names=["pdb"],
+            subresources=status,
+            generation=True,
+        ),
+        _rt(
+            "apiextensions.k8s.io",
+            ["v1"],
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            False,
+            short_names=["crd", "crds"],
+            subresources=status,
+            generation=True,
+            name_rule="crd",
+        ),
+    ]
+
+
+def gvr_str(gvr: GVR) -> str:
+    group, version, plural = gvr
+    return f"{group}/{version}, Resource={plural}" if group else f"/{version}, Resource={plural}"

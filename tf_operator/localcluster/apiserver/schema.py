@@ -1,0 +1,171 @@
+"""Structural-schema defaulting and validation for custom resources (OpenAPI v3 subset).
+
+``apply_defaults`` fills ``default`` values for absent properties, recursively, like the real
+server does on create/update. ``validate`` checks ``type``, ``required``, ``enum``, numeric and
+length bounds, ``pattern`` and array items, and returns ``field_cause`` dicts. Unknown fields are
+kept (no pruning) whether or not ``x-kubernetes-preserve-unknown-fields`` is set.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from .errors import field_cause
+
+
+def apply_defaults(value: Any, schema: dict | None) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            if name not in value and isinstance(sub, dict) and "default" in sub:
+                value[name] = copy.deepcopy(sub["default"])
+            if name in value:
+                value[name] = apply_defaults(value[name], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for name in value:
+                if name not in props:
+                    value[name] = apply_defaults(value[name], extra)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [apply_defaults(v, schema["items"]) for v in value]
+    return value
+
+
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
+def validate(value: Any, schema: dict | None, path: str = "") -> list[dict]:
+    if not isinstance(schema, dict) or value is None:
+        return []
+    causes: list[dict] = []
+    if schema.get("x-kubernetes-int-or-string"):
+        if not isinstance(value, (int, str)) or isinstance(value, bool):
+            causes.append(
+                field_cause(
+                    path,
+                    f"Invalid value: {_show(value)}: must be an integer or a string",
+                    "FieldValueTypeInvalid",
+                )
+            )
+        return causes
+    typ = schema.get("type")
+    if typ in _TYPES and not _TYPES[typ](value):
+        got = _json_type(value)
+        causes.append(
+            field_cause(
+                path,
+                f'Invalid value: "{got}": {path or "<root>"} in body must be of type {typ}: "{got}"',
+                "FieldValueTypeInvalid",
+            )
+        )
+        return causes
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(_show(v) for v in schema["enum"])
+        causes.append(
+            field_cause(
+                path,
+                f"Unsupported value: {_show(value)}: supported values: {allowed}",
+                "FieldValueNotSupported",
+            )
+        )
+    causes += _bounds(value, schema, path)
+    if isinstance(value, dict):
+        for req in schema.get("required") or []:
+            if req not in value:
+                causes.append(field_cause(_join(path, req), "Required value", "FieldValueRequired"))
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for name, sub in value.items():
+            if name in props:
+                causes += validate(sub, props[name], _join(path, name))
+            elif isinstance(extra, dict):
+                causes += validate(sub, extra, _join(path, name))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            causes += validate(item, schema["items"], f"{path}[{i}]")
+    return causes
+
+
+def _bounds(value: Any, schema: dict, path: str) -> list[dict]:
+    out = []
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append(
+                field_cause(
+                    path,
+                    f"Invalid value: {value}: {path} in body should be greater than or equal to {schema['minimum']}",
+                )
+            )
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append(
+                field_cause(
+                    path,
+                    f"Invalid value: {value}: {path} in body should be less than or equal to {schema['maximum']}",
+                )
+            )
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            out.append(
+                field_cause(
+                    path,
+                    f"Too long: may not be longer than {schema['maxLength']}",
+                    "FieldValueTooLong",
+                )
+            )
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            out.append(
+                field_cause(
+                    path,
+                    f'Invalid value: "{value}": {path} in body should be at least {schema["minLength"]} chars long',
+                )
+            )
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            out.append(
+                field_cause(
+                    path,
+                    f"Invalid value: \"{value}\": {path} in body should match '{schema['pattern']}'",
+                )
+            )
+    if isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            out.append(
+                field_cause(
+                    path,
+                    f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
+                    "FieldValueTooMany",
+                )
+            )
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            out.append(
+                field_cause(
+                    path,
+                    f"Invalid value: {len(value)}: {path} in body should have at least {schema['minItems']} items",
+                )
+            )
+    return out
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _json_type(v: Any) -> str:
+    for name in ("boolean", "integer", "number", "string", "array", "object"):
+        if _TYPES[name](v):
+            return name
+    return "null"
+
+
+def _show(v: Any) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(v)

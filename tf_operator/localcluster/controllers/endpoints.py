@@ -1,0 +1,208 @@
+"""Endpoints controller: one Endpoints object per Service with a selector.
+
+Like kube-controller-manager's endpoints controller: pods matching the
+service's selector in its namespace are listed under ``addresses`` when they
+have an IP, are Ready and are not being deleted, and under
+``notReadyAddresses`` when they have an IP but are not ready (or everything
+under ``addresses`` with ``publishNotReadyAddresses``). Ports come from the
+service, with named target ports resolved per pod. Endpoints of services
+without a selector (and leader-election Endpoints) are never touched.
+Informer handlers only enqueue service keys; one worker syncs them.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+
+from tf_operator.localcluster.controllers.informer import (
+    ENDPOINTS,
+    PODS,
+    SERVICES,
+    RegistryInformer,
+    object_key,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def selector_matches(selector: dict, labels: dict) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def pod_ready(pod: dict) -> bool:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def _target_port(port: dict, pod: dict) -> int | None:
+    target = port.get("targetPort")
+    if isinstance(target, str) and not target.isdigit():
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for cport in container.get("ports") or []:
+                if cport.get("name") == target:
+                    return cport.get("containerPort")
+        return None
+    return int(target) if target else port.get("port")
+
+
+def _address(pod: dict, service_name: str) -> dict:
+    meta = pod["metadata"]
+    spec = pod.get("spec") or {}
+    address = {
+        "ip": pod["status"]["podIP"],
+        "targetRef": {
+            "kind": "Pod",
+            "namespace": meta.get("namespace"),
+            "name": meta.get("name"),
+            "uid": meta.get("uid"),
+        },
+    }
+    if spec.get("nodeName"):
+        address["nodeName"] = spec["nodeName"]
+    if spec.get("hostname") and spec.get("subdomain") == service_name:
+        address["hostname"] = spec["hostname"]
+    return address
+
+
+def build_subsets(service: dict, pods: list[dict]) -> list[dict]:
+    """Subsets grouped by identical port lists, addresses sorted by IP."""
+    spec = service.get("spec") or {}
+    publish_all = bool(spec.get("publishNotReadyAddresses"))
+    groups: dict[tuple, dict] = {}
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        status = pod.get("status") or {}
+        if not status.get("podIP") or pod["metadata"].get("deletionTimestamp"):
+            continue
+        if status.get("phase") in ("Succeeded", "Failed"):
+            continue
+        ports = []
+        for port in spec.get("ports") or []:
+            number = _target_port(port, pod)
+            if number is None:
+                continue
+            entry = {"port": number, "protocol": port.get("protocol", "TCP")}
+            if port.get("name"):
+                entry["name"] = port["name"]
+            ports.append(entry)
+        key = tuple(sorted((p.get("name", ""), p["port"], p["protocol"]) for p in ports))
+        group = groups.setdefault(key, {"ports": ports})
+        field = "addresses" if publish_all or pod_ready(pod) else "notReadyAddresses"
+        group.setdefault(field, []).append(_address(pod, service["metadata"]["name"]))
+    subsets = []
+    for _, group in sorted(groups.items()):
+        for field in ("addresses", "notReadyAddresses"):
+            if field in group:
+                group[field].sort(key=lambda a: tuple(int(x) for x in a["ip"].split(".")))
+        if not group["ports"]:
+            del group["ports"]
+        subsets.append(group)
+    return subsets
+
+
+class EndpointsController:
+    """Keeps Endpoints in step with Services and their pods."""
+
+    def __init__(self, registry) -> None:
+        self._registry = registry
+        self._cond = threading.Condition()
+        self._queue: set[str] = set()
+        self._managed: set[str] = set()  # endpoints keys created or updated for a selector service
+        self._services = RegistryInformer(registry, SERVICES, self._on_service)
+        self._pods = RegistryInformer(registry, PODS, self._on_pod)
+        self._endpoints = RegistryInformer(registry, ENDPOINTS, self._on_endpoints)
+
+    def start(self, stop_event: threading.Event) -> list[threading.Thread]:
+        threads = [
+            self._services.start(stop_event),
+            self._pods.start(stop_event),
+            self._endpoints.start(stop_event),
+        ]
+        worker = threading.Thread(
+            target=self._run, args=(stop_event,), name="endpoints", daemon=True
+        )
+        worker.start()
+        return [*threads, worker]
+
+    def _enqueue(self, key: str) -> None:
+        with self._cond:
+            self._queue.add(key)
+            self._cond.notify()
+
+    def _on_service(self, _event: str, service: dict, _old: dict | None) -> None:
+        self._enqueue(object_key(service))
+
+    def _on_endpoints(self, event: str, endpoints: dict, _old: dict | None) -> None:
+        # someone else changed or removed an Endpoints we own: resync its service
+        if self._services.get(object_key(endpoints)) is not None:
+            self._enqueue(object_key(endpoints))
+
+    def _on_pod(self, _event: str, pod: dict, old: dict | None) -> None:
+        namespace = pod["metadata"].get("namespace")
+        label_sets = [pod["metadata"].get("labels") or {}]
+        if old is not None:
+            label_sets.append(old["metadata"].get("labels") or {})
+        for service in self._services.items():
+            if service["metadata"].get("namespace") != namespace:
+                continue
+            selector = (service.get("spec") or {}).get("selector")
+            if selector and any(selector_matches(selector, labels) for labels in label_sets):
+                self._enqueue(object_key(service))
+
+    def _run(self, stop_event: threading.Event) -> None:
+        self._services.wait_for_sync()
+        self._pods.wait_for_sync()
+        self._endpoints.wait_for_sync()
+        while not stop_event.is_set():
+            with self._cond:
+                if not self._queue:
+                    self._cond.wait(0.5)
+                    continue
+                key = self._queue.pop()
+            try:
+                self.sync(key)
+            except Exception:  # noqa: BLE001 - retry on the next change
+                logger.exception("endpoints sync of %s failed", key)
+                stop_event.wait(0.2)
+                self._enqueue(key)
+
+    def sync(self, key: str) -> None:
+        namespace, name = key.split("/", 1)
+        service = self._services.get(key)
+        existing = self._endpoints.get(key)
+        selector = (service.get("spec") or {}).get("selector") if service else None
+        if not selector:
+            if existing is not None and key in self._managed:
+                self._managed.discard(key)
+                self._registry.delete(ENDPOINTS, namespace, name)
+            return
+        self._managed.add(key)
+        pods = [
+            p
+            for p in self._pods.items()
+            if p["metadata"].get("namespace") == namespace
+            and selector_matches(selector, p["metadata"].get("labels") or {})
+        ]
+        subsets = build_subsets(service, pods)
+        labels = dict(service["metadata"].get("labels") or {})
+        if existing is not None:
+            if (existing.get("subsets") or []) == subsets and (
+                existing["metadata"].get("labels") or {}
+            ) == labels:
+                return
+            updated = copy.deepcopy(existing)
+            updated["subsets"] = subsets
+            updated["metadata"]["labels"] = labels
+            self._registry.update(ENDPOINTS, namespace, name, updated)
+            return
+        body = {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
+            "subsets": subsets,
+        }
+        # AlreadyExists (our informer lags) raises: the worker retries shortly
+        self._registry.create(ENDPOINTS, namespace, body)

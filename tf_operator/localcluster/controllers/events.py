@@ -1,0 +1,53 @@
+"""Best-effort core/v1 Events from local-cluster components (scheduler, kubelet).
+
+Events are only for humans (``kubectl describe``), so failures are logged and dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+
+logger = logging.getLogger(__name__)
+
+EVENTS = ("", "v1", "events")
+
+
+def now_rfc3339() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def record_event(
+    registry, obj: dict, event_type: str, reason: str, message: str, component: str, host: str = ""
+) -> None:
+    """Create an Event about ``obj`` (a pod or node); never raises."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    stamp = now_rfc3339()
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta.get('name')}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": obj.get("apiVersion", "v1"),
+            "kind": obj.get("kind", "Pod"),
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+        },
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": component, **({"host": host} if host else {})},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "reportingComponent": component,
+        "reportingInstance": host,
+    }
+    try:
+        registry.create(EVENTS, namespace, event)
+    except Exception as err:  # noqa: BLE001 - events are advisory
+        logger.debug("dropping event %s for %s: %s", reason, meta.get("name"), err)

@@ -1,0 +1,159 @@
+"""A tiny in-process informer over ``Registry``: list, then watch, relist on trouble.
+
+Every local-cluster component (scheduler, kubelets, endpoints controller, DNS)
+uses this instead of the operator's client-go port, which the local cluster must
+not import. It keeps a store keyed by ``namespace/name`` and calls one handler
+with ``(event_type, new_or_last_obj, old_obj_or_None)`` from its own thread, so a
+handler never runs concurrently with itself. After a relist it emits the
+difference (ADDED/MODIFIED/DELETED) so handlers need no special resync path.
+Objects handed to handlers are shared with the store: handlers must not mutate them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+logger = logging.getLogger(__name__)
+
+GVR = tuple[str, str, str]
+Handler = Callable[[str, dict, dict | None], None]
+
+PODS: GVR = ("", "v1", "pods")
+NODES: GVR = ("", "v1", "nodes")
+SERVICES: GVR = ("", "v1", "services")
+ENDPOINTS: GVR = ("", "v1", "endpoints")
+NAMESPACES: GVR = ("", "v1", "namespaces")
+LEASES: GVR = ("coordination.k8s.io", "v1", "leases")
+
+_POLL_SECONDS = 0.2
+_RELIST_BACKOFF_SECONDS = 0.5
+
+
+def object_key(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+class RegistryInformer:
+    """Mirror of one resource (optionally filtered) that calls ``handler`` on each change."""
+
+    def __init__(
+        self,
+        registry,
+        gvr: GVR,
+        handler: Handler,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> None:
+        self._registry = registry
+        self._gvr = gvr
+        self._handler = handler
+        self._namespace = namespace
+        self._label_selector = label_selector
+        self._field_selector = field_selector
+        self._lock = threading.Lock()
+        self._store: dict[str, dict] = {}
+        self._synced = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            return self._store.get(key)
+
+    def items(self) -> list[dict]:
+        with self._lock:
+            return list(self._store.values())
+
+    def start(self, stop_event: threading.Event) -> threading.Thread:
+        name = f"informer-{self._gvr[2]}"
+        self._thread = threading.Thread(target=self.run, args=(stop_event,), name=name, daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def run(self, stop_event: threading.Event) -> None:
+        while not stop_event.is_set():
+            try:
+                self._list_and_watch(stop_event)
+            except Exception:  # noqa: BLE001 - any failure means relist, as a reflector would
+                if stop_event.is_set():
+                    return
+                logger.exception("informer for %s failed; relisting", self._gvr[2])
+                stop_event.wait(_RELIST_BACKOFF_SECONDS)
+
+    def _list_and_watch(self, stop_event: threading.Event) -> None:
+        items, resource_version = self._registry.list(
+            self._gvr,
+            namespace=self._namespace,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+        )
+        self._replace(items)
+        self._synced.set()
+        watch = self._registry.watch(
+            self._gvr,
+            namespace=self._namespace,
+            resource_version=resource_version,
+            label_selector=self._label_selector,
+            field_selector=self._field_selector,
+        )
+        try:
+            while not stop_event.is_set():
+                event = watch.get(_POLL_SECONDS)
+                if event is None:
+                    if getattr(watch, "closed", False):
+                        logger.info("watch of %s closed; relisting", self._gvr[2])
+                        return
+                    continue
+                event_type, obj = event
+                if event_type not in ("ADDED", "MODIFIED", "DELETED"):
+                    logger.info("watch of %s ended with %s; relisting", self._gvr[2], event_type)
+                    return
+                self._apply(event_type, obj)
+        finally:
+            watch.stop()
+
+    def _apply(self, event_type: str, obj: dict) -> None:
+        key = object_key(obj)
+        with self._lock:
+            old = self._store.get(key)
+            if event_type == "DELETED":
+                self._store.pop(key, None)
+            else:
+                self._store[key] = obj
+        if event_type != "DELETED":
+            event_type = "ADDED" if old is None else "MODIFIED"
+        self._dispatch(event_type, obj, old)
+
+    def _replace(self, items: list[dict]) -> None:
+        fresh = {object_key(o): o for o in items}
+        with self._lock:
+            previous, self._store = self._store, dict(fresh)
+        for key, old in previous.items():
+            if key not in fresh:
+                self._dispatch("DELETED", old, old)
+        for key, obj in fresh.items():
+            old = previous.get(key)
+            if old is None:
+                self._dispatch("ADDED", obj, None)
+            elif _rv(old) != _rv(obj):
+                self._dispatch("MODIFIED", obj, old)
+
+    def _dispatch(self, event_type: str, obj: dict, old: dict | None) -> None:
+        try:
+            self._handler(event_type, obj, old)
+        except Exception:  # noqa: BLE001 - a handler bug must not stop the informer
+            logger.exception("handler for %s %s failed", self._gvr[2], object_key(obj))
+
+
+def _rv(obj: dict) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion")

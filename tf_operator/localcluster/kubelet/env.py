@@ -1,0 +1,132 @@
+"""Container environment and command line as the kubelet computes them.
+
+Handles ``env`` (literal values with ``$(VAR)`` expansion, ``valueFrom``
+fieldRef / resourceFieldRef / configMapKeyRef / secretKeyRef) and ``envFrom``,
+plus ``$(VAR)`` expansion in ``command`` and ``args``. Lookups of ConfigMaps
+and Secrets go to the registry. ``ContainerConfigError`` carries the message
+the kubelet reports as ``CreateContainerConfigError``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from tf_operator.localcluster.kubelet.podstatus import PodRecord
+
+CONFIGMAPS = ("", "v1", "configmaps")
+SECRETS = ("", "v1", "secrets")
+_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+class ContainerConfigError(Exception):
+    """The container's configuration cannot be resolved (missing ConfigMap key...)."""
+
+
+def expand(text: str, env: dict[str, str]) -> str:
+    """Kubernetes ``$(VAR)`` expansion: unknown references stay, ``$$`` escapes."""
+
+    def replace(match: re.Match) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1)
+        return env.get(name, match.group(0))
+
+    return _REFERENCE.sub(replace, text)
+
+
+def _field_value(record: PodRecord, path: str) -> str:
+    meta = record.pod.get("metadata") or {}
+    spec = record.pod.get("spec") or {}
+    simple = {
+        "metadata.name": record.name,
+        "metadata.namespace": record.namespace,
+        "metadata.uid": record.uid,
+        "spec.nodeName": spec.get("nodeName", ""),
+        "spec.serviceAccountName": spec.get("serviceAccountName", "default"),
+        "status.podIP": record.pod_ip,
+        "status.podIPs": record.pod_ip,
+        "status.hostIP": record.host_ip,
+        "status.hostIPs": record.host_ip,
+    }
+    if path in simple:
+        return simple[path]
+    match = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
+    if match:
+        return (meta.get(match.group(1)) or {}).get(match.group(2), "")
+    raise ContainerConfigError(f"unsupported fieldRef {path!r}")
+
+
+def _object_data(registry, gvr, namespace: str, name: str, optional: bool) -> dict[str, str] | None:
+    try:
+        obj = registry.get(gvr, namespace, name)
+    except Exception as err:  # noqa: BLE001
+        if optional:
+            return None
+        raise ContainerConfigError(f'{gvr[2][:-1]} "{name}" not found') from err
+    if gvr == SECRETS:
+        data = {k: base64.b64decode(v).decode() for k, v in (obj.get("data") or {}).items()}
+        data.update(obj.get("stringData") or {})
+        return data
+    return dict(obj.get("data") or {})
+
+
+def _key_ref(registry, gvr, namespace: str, ref: dict) -> str | None:
+    data = _object_data(registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
+    if data is None:
+        return None
+    if ref.get("key") not in data:
+        if ref.get("optional"):
+            return None
+        raise ContainerConfigError(
+            f"couldn't find key {ref.get('key')} in {gvr[2][:-1]} {ref.get('name')}"
+        )
+    return data[ref["key"]]
+
+
+def _resource_value(spec: dict, ref: dict) -> str:
+    resources = spec.get("resources") or {}
+    kind, _, name = (ref.get("resource") or "").partition(".")
+    return str((resources.get(kind) or {}).get(name, "0"))
+
+
+def container_env(registry, record: PodRecord, spec: dict, base: dict[str, str]) -> dict[str, str]:
+    """The full environment of one container, ``base`` first (lowest precedence)."""
+    env = dict(base)
+    for source in spec.get("envFrom") or []:
+        prefix = source.get("prefix", "")
+        for gvr, ref_key in ((CONFIGMAPS, "configMapRef"), (SECRETS, "secretRef")):
+            ref = source.get(ref_key)
+            if ref:
+                data = _object_data(
+                    registry, gvr, record.namespace, ref.get("name", ""), bool(ref.get("optional"))
+                )
+                env.update({prefix + k: v for k, v in (data or {}).items()})
+    for item in spec.get("env") or []:
+        name = item["name"]
+        if "valueFrom" not in item:
+            env[name] = expand(str(item.get("value", "")), env)
+            continue
+        source = item["valueFrom"] or {}
+        value: str | None
+        if "fieldRef" in source:
+            value = _field_value(record, source["fieldRef"].get("fieldPath", ""))
+        elif "resourceFieldRef" in source:
+            value = _resource_value(spec, source["resourceFieldRef"])
+        elif "configMapKeyRef" in source:
+            value = _key_ref(registry, CONFIGMAPS, record.namespace, source["configMapKeyRef"])
+        elif "secretKeyRef" in source:
+            value = _key_ref(registry, SECRETS, record.namespace, source["secretKeyRef"])
+        else:
+            raise ContainerConfigError(f"unsupported valueFrom for {name}")
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def container_argv(spec: dict, env: dict[str, str]) -> list[str]:
+    """command + args with ``$(VAR)`` expanded; empty when the container has no command."""
+    command = spec.get("command") or []
+    if not command:
+        return []
+    return [expand(str(part), env) for part in [*command, *(spec.get("args") or [])]]

@@ -1,0 +1,307 @@
+"""One emulated kubelet: registers its Node, runs the pods bound to it, reports status.
+
+Flow: an informer on pods with ``spec.nodeName=<node>`` feeds ``on_pod``. A new
+pod gets a loopback IP and a ``PodRecord``; each container is handed to the
+runtime, which reports starts and exits back (``container_started`` /
+``container_exited``). The kubelet decides restarts (``podstatus.apply_exit``)
+and schedules them on the shared ``TimerQueue``. A pod whose deletionTimestamp
+appears is stopped with its grace period and then removed with
+``gracePeriodSeconds=0``, as the real kubelet finishes graceful deletion.
+
+All state sits behind one lock; API writes happen only in the status worker
+thread (a dirty set drained by ``sync_dirty``), so writes for one pod are never
+reordered and no registry call is made while the lock is held.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from collections.abc import Iterator
+
+from tf_operator.localcluster.controllers.informer import PODS, RegistryInformer
+from tf_operator.localcluster.kubelet.ipam import IPAllocator
+from tf_operator.localcluster.kubelet.node import NodeConfig, register_node, renew_lease
+from tf_operator.localcluster.kubelet.podstatus import (
+    RUNNING,
+    ContainerRecord,
+    PodRecord,
+    apply_exit,
+    build_status,
+    mark_running,
+    rfc3339,
+)
+from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from tf_operator.localcluster.kubelet.timers import TimerQueue
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RESTART_DELAY = 0.5
+LEASE_RENEW_SECONDS = 10.0
+
+
+class Kubelet:
+    """Runs the pods the scheduler binds to ``node.name`` with ``runtime``."""
+
+    def __init__(
+        self,
+        registry,
+        node: NodeConfig,
+        runtime: ContainerRuntime,
+        ips: IPAllocator,
+        timers: TimerQueue,
+        restart_delay: float = DEFAULT_RESTART_DELAY,
+    ) -> None:
+        self.registry = registry
+        self.node = node
+        self.runtime = runtime
+        self.timers = timers
+        self._ips = ips
+        self._restart_delay = restart_delay
+        self._lock = threading.RLock()
+        self._records: dict[str, PodRecord] = {}
+        self._dirty: set[str] = set()
+        self._to_delete: dict[str, str] = {}  # pod key -> uid to finish deleting
+        self._written: dict[str, dict] = {}
+        self._wake = threading.Condition(self._lock)
+        self._stopping = False
+        self._node_obj: dict = {}
+        self._informer = RegistryInformer(
+            registry, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
+        )
+        runtime.attach(self)
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def start(self, stop_event: threading.Event) -> list[threading.Thread]:
+        self._node_obj = register_node(self.registry, self.node)
+        threads = [
+            self.timers.start(stop_event, name=f"kubelet-timers-{self.node.name}"),
+            self._informer.start(stop_event),
+        ]
+        worker = threading.Thread(
+            target=self._status_loop,
+            args=(stop_event,),
+            name=f"kubelet-{self.node.name}",
+            daemon=True,
+        )
+        worker.start()
+        threads.append(worker)
+        self._schedule_lease()
+        return threads
+
+    def _schedule_lease(self) -> None:
+        if self._stopping:
+            return
+        renew_lease(self.registry, self._node_obj)
+        self.timers.call_later(LEASE_RENEW_SECONDS, self._schedule_lease)
+
+    def shutdown(self) -> None:
+        """Kill every container; pods keep their last reported status."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+        self.runtime.close()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._informer.wait_for_sync(timeout)
+
+    # -- pod events (informer thread) --------------------------------------------
+
+    def on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        with self._lock:
+            record = self._records.get(key)
+            if record is not None and record.uid != meta.get("uid"):
+                self._forget(record)  # same name, new pod
+                record = None
+            if event_type == "DELETED":
+                if record is not None:
+                    self._forget(record)
+                return
+            if record is None:
+                if meta.get("deletionTimestamp"):
+                    self._request_delete(key, meta.get("uid"))
+                elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                    self._admit(key, pod)
+                return
+            record.pod = pod
+            if meta.get("deletionTimestamp") and not record.terminating:
+                self._terminate(record, float(meta.get("deletionGracePeriodSeconds") or 0))
+
+    def _admit(self, key: str, pod: dict) -> None:
+        meta = pod["metadata"]
+        now = self.timers.clock.wall()
+        record = PodRecord(
+            namespace=meta["namespace"],
+            name=meta["name"],
+            uid=meta.get("uid", ""),
+            pod=pod,
+            pod_ip=self._ips.allocate(),
+            host_ip=self.node.address,
+            start_time=rfc3339(now),
+        )
+        for spec in (pod.get("spec") or {}).get("containers") or []:
+            record.containers[spec["name"]] = ContainerRecord(
+                name=spec["name"], image=spec.get("image", "")
+            )
+        self._records[key] = record
+        self._mark_dirty(key)
+        for spec in (pod.get("spec") or {}).get("containers") or []:
+            self.runtime.start_container(record, spec, 0)
+        logger.debug("kubelet %s admitted %s with IP %s", self.node.name, key, record.pod_ip)
+
+    def _terminate(self, record: PodRecord, grace: float) -> None:
+        record.terminating = True
+        for container in record.containers.values():
+            container.restart_pending = False
+        self.runtime.stop_pod(record, grace)  # also cancels starts still pending
+        self._finish_if_stopped(record)
+
+    def _finish_if_stopped(self, record: PodRecord) -> None:
+        if record.terminating and not record.running():
+            self._request_delete(record.key, record.uid)
+
+    def _forget(self, record: PodRecord) -> None:
+        self._records.pop(record.key, None)
+        self._dirty.discard(record.key)
+        self._written.pop(record.key, None)
+        self.runtime.remove_pod(record)
+        self._ips.release(record.pod_ip)
+
+    # -- runtime callbacks (timer / reaper threads) ---------------------------
+
+    def container_started(self, pod_key: str, container: str, container_id: str) -> None:
+        with self._lock:
+            record = self._records.get(pod_key)
+            if record is None or container not in record.containers or record.terminating:
+                return
+            mark_running(record.containers[container], self.timers.clock.wall(), container_id)
+            self._mark_dirty(pod_key)
+
+    def container_exited(
+        self,
+        pod_key: str,
+        container: str,
+        container_id: str,
+        exit_code: int,
+        reason: str | None = None,
+        message: str = "",
+    ) -> None:
+        with self._lock:
+            record = self._records.get(pod_key)
+            if record is None or container not in record.containers:
+                return
+            state = record.containers[container]
+            if state.state == RUNNING and state.container_id != container_id:
+                return  # report about an older attempt
+            now = self.timers.clock.wall()
+            if state.container_id != container_id:
+                state.container_id = container_id  # failed before it ever ran
+            if apply_exit(record, state, exit_code, now, reason, message):
+                self.timers.call_later(
+                    self._restart_delay, lambda: self._restart(record, container)
+                )
+            self._mark_dirty(pod_key)
+            self._finish_if_stopped(record)
+
+    def _restart(self, record: PodRecord, container: str) -> None:
+        with self._lock:
+            state = record.containers.get(container)
+            if self._records.get(record.key) is not record or state is None:
+                return
+            if record.terminating or not state.restart_pending:
+                return
+            state.restart_count += 1
+            state.restart_pending = False
+            spec = next(c for c in record.pod["spec"]["containers"] if c["name"] == container)
+            self.runtime.start_container(record, spec, state.restart_count)
+            self._mark_dirty(record.key)
+
+    # -- status manager ---------------------------------------------------------
+
+    def _mark_dirty(self, key: str) -> None:
+        self._dirty.add(key)
+        self._wake.notify_all()
+
+    def _request_delete(self, key: str, uid: str | None) -> None:
+        self._to_delete[key] = uid or ""
+        self._wake.notify_all()
+
+    def _status_loop(self, stop_event: threading.Event) -> None:
+        while not stop_event.is_set():
+            with self._lock:
+                if not self._dirty and not self._to_delete and not self._stopping:
+                    self._wake.wait(0.5)
+                if self._stopping:
+                    return
+            self.sync_dirty()
+
+    def sync_dirty(self) -> int:
+        """Write every pending status and finish pending deletions; returns the write count."""
+        with self._lock:
+            statuses = []
+            for key in sorted(self._dirty):
+                record = self._records.get(key)
+                if record is None or key in self._to_delete:
+                    continue
+                status = build_status(record, self.timers.clock.wall())
+                if self._written.get(key) != status:
+                    statuses.append((record, status))
+            self._dirty.clear()
+            deletions, self._to_delete = self._to_delete, {}
+        for record, status in statuses:
+            self._write_status(record, status)
+        for key, uid in deletions.items():
+            self._finish_deletion(key, uid)
+        return len(statuses) + len(deletions)
+
+    def _write_status(self, record: PodRecord, status: dict) -> None:
+        body = copy.deepcopy(record.pod)
+        body["status"] = status
+        body["metadata"].pop("resourceVersion", None)
+        try:
+            self.registry.update(PODS, record.namespace, record.name, body, subresource="status")
+        except Exception as err:  # noqa: BLE001 - pod gone: the DELETED event cleans up
+            logger.debug("status update of %s failed: %s", record.key, err)
+            return
+        with self._lock:
+            if self._records.get(record.key) is record:
+                self._written[record.key] = status
+
+    def _finish_deletion(self, key: str, uid: str) -> None:
+        namespace, name = key.split("/", 1)
+        try:
+            self.registry.delete(
+                PODS,
+                namespace,
+                name,
+                grace_period_seconds=0,
+                preconditions={"uid": uid} if uid else None,
+            )
+        except Exception as err:  # noqa: BLE001 - already gone
+            logger.debug("finishing deletion of %s: %s", key, err)
+
+    # -- introspection -----------------------------------------------------------
+
+    def record(self, key: str) -> PodRecord | None:
+        with self._lock:
+            return self._records.get(key)
+
+    def pod_count(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def logs(
+        self, namespace: str, name: str, container: str | None, request: LogRequest
+    ) -> Iterator[bytes] | None:
+        """Log bytes of a container of a pod this kubelet runs; None if it does not run it."""
+        with self._lock:
+            record = self._records.get(f"{namespace}/{name}")
+        if record is None:
+            return None
+        if container is None:
+            container = next(iter(record.containers), "")
+        return self.runtime.logs(record, container, request)

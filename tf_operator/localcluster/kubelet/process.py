@@ -1,0 +1,320 @@
+"""Process container runtime: each container's command runs as a local process.
+
+The image is ignored; ``command`` + ``args`` run with the container's env and
+``workingDir`` (default: a per-pod sandbox directory), in a new session so the
+whole process tree can be signalled as one group. stdout and stderr go to one
+log file per attempt (``<state>/pods/<ns>_<pod>_<uid>/<container>/<attempt>.log``)
+served by ``logs`` (tail, limit, previous attempt, and follow until the attempt
+ends). One reaper thread polls all children; an exit by signal N reports 128+N.
+``stop_pod`` sends SIGTERM to every group and SIGKILL after the grace period.
+Cluster DNS comes from ``dns.ClusterHosts`` through a mount namespace or the
+Python resolver hook, depending on the mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tf_operator.localcluster.kubelet.dns import (
+    HOSTS_ENV,
+    SITECUSTOMIZE,
+    ClusterHosts,
+    mount_prefix,
+)
+from tf_operator.localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
+from tf_operator.localcluster.kubelet.podstatus import PodRecord
+from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from tf_operator.localcluster.kubelet.timers import TimerQueue
+
+logger = logging.getLogger(__name__)
+
+REAP_INTERVAL = 0.05
+FOLLOW_INTERVAL = 0.1
+_INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "SHELL")
+
+
+@dataclass
+class _Proc:
+    pod_key: str
+    container: str
+    container_id: str
+    attempt: int
+    log_path: str
+    popen: subprocess.Popen | None = None
+    exit_code: int | None = None
+
+
+class ProcessRuntime(ContainerRuntime):
+    """Runs containers as process groups on this machine."""
+
+    name = "process"
+
+    def __init__(
+        self,
+        registry,
+        state_dir: str,
+        timers: TimerQueue,
+        hosts: ClusterHosts | None = None,
+        dns_mode: str = "none",
+        cluster_domain: str = "cluster.local",
+    ) -> None:
+        self._registry = registry
+        self._state_dir = state_dir
+        self._timers = timers
+        self._hosts = hosts
+        self._dns_mode = dns_mode if hosts is not None else "none"
+        self._domain = cluster_domain
+        self._lock = threading.Condition()
+        self._procs: dict[tuple[str, str], _Proc] = {}  # latest attempt per container
+        self._hosts_files: dict[str, str] = {}
+        self._closed = False
+        self._hook_dir = os.path.join(state_dir, "resolver-hook")
+        self._reaper = threading.Thread(target=self._reap_loop, name="process-reaper", daemon=True)
+        self._reaper.start()
+        if self._dns_mode == "python":
+            os.makedirs(self._hook_dir, exist_ok=True)
+            with open(os.path.join(self._hook_dir, "sitecustomize.py"), "w") as handle:
+                handle.write(SITECUSTOMIZE)
+
+    # -- starting ------------------------------------------------------------
+
+    def _pod_dir(self, record: PodRecord) -> str:
+        return os.path.join(
+            self._state_dir, "pods", f"{record.namespace}_{record.name}_{record.uid}"
+        )
+
+    def _hostname(self, record: PodRecord) -> tuple[str, str]:
+        """(hostname, names for the pod's own hosts line)."""
+        spec = record.pod.get("spec") or {}
+        hostname = spec.get("hostname") or record.name
+        names = [hostname]
+        if spec.get("subdomain"):
+            fqdn = f"{hostname}.{spec['subdomain']}.{record.namespace}.svc.{self._domain}"
+            names.insert(0, fqdn)
+        return hostname, " ".join(dict.fromkeys(names))
+
+    def _base_env(self, record: PodRecord) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+        env["HOSTNAME"] = self._hostname(record)[0]
+        return env
+
+    def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
+        name = spec["name"]
+        container_id = f"process://{record.uid[:8]}-{name}-{attempt}"
+        log_dir = os.path.join(self._pod_dir(record), name)
+        os.makedirs(log_dir, exist_ok=True)
+        proc = _Proc(
+            record.key, name, container_id, attempt, os.path.join(log_dir, f"{attempt}.log")
+        )
+        with self._lock:
+            self._procs[(record.key, name)] = proc
+        try:
+            argv, env, cwd = self._prepare(record, spec)
+            popen = self._spawn(argv, env, cwd, proc.log_path)
+        except ContainerConfigError as err:
+            self._fail(proc, 1, "CreateContainerConfigError", str(err))
+            return
+        except _CannotRun as err:
+            self._fail(proc, 127, "ContainerCannotRun", str(err))
+            return
+        with self._lock:
+            proc.popen = popen
+            self._lock.notify_all()
+        logger.debug("started %s/%s pid %d: %s", record.key, name, popen.pid, argv)
+        self.callbacks.container_started(record.key, name, container_id)
+
+    def _fail(self, proc: _Proc, code: int, reason: str, message: str) -> None:
+        with open(proc.log_path, "ab") as handle:
+            handle.write(f"localcluster: {reason}: {message}\n".encode())
+        proc.exit_code = code
+        self.callbacks.container_exited(
+            proc.pod_key, proc.container, proc.container_id, code, reason, message
+        )
+
+    def _prepare(self, record: PodRecord, spec: dict) -> tuple[list[str], dict[str, str], str]:
+        env = container_env(self._registry, record, spec, self._base_env(record))
+        argv = container_argv(spec, env)
+        if not argv:
+            raise _CannotRun(
+                "the process kubelet runs only containers with a command; "
+                f"container {spec['name']!r} has none (images are not run)"
+            )
+        cwd = spec.get("workingDir") or os.path.join(self._pod_dir(record), "sandbox")
+        if not spec.get("workingDir"):
+            os.makedirs(cwd, exist_ok=True)
+        if not os.path.isdir(cwd):
+            raise _CannotRun(f"workingDir {cwd} does not exist")
+        executable = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+        if not executable or not os.access(os.path.join(cwd, executable), os.X_OK):
+            raise _CannotRun(f'exec: "{argv[0]}": executable file not found in $PATH')
+        if self._hosts is not None and self._dns_mode != "none":
+            hosts_file = self._hosts_file(record)
+            if self._dns_mode == "mount":
+                argv = [*mount_prefix(hosts_file, self._hostname(record)[0]), *argv]
+            else:
+                env[HOSTS_ENV] = hosts_file
+                env["PYTHONPATH"] = os.pathsep.join(
+                    p for p in (self._hook_dir, env.get("PYTHONPATH")) if p
+                )
+        return argv, env, cwd
+
+    def _hosts_file(self, record: PodRecord) -> str:
+        with self._lock:
+            path = self._hosts_files.get(record.key)
+        if path is None:
+            path = self._hosts.add_pod(
+                record.key, record.namespace, record.pod_ip, self._hostname(record)[1]
+            )
+            with self._lock:
+                self._hosts_files[record.key] = path
+        return path
+
+    def _spawn(
+        self, argv: list[str], env: dict[str, str], cwd: str, log_path: str
+    ) -> subprocess.Popen:
+        with open(log_path, "ab") as log:
+            try:
+                return subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            except OSError as err:
+                raise _CannotRun(str(err)) from err
+
+    # -- reaping and stopping ------------------------------------------------
+
+    def _reap_loop(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed:
+                    return
+                live = [
+                    p for p in self._procs.values() if p.popen is not None and p.exit_code is None
+                ]
+                if not live:
+                    self._lock.wait(0.5)
+                    continue
+            for proc in live:
+                code = proc.popen.poll()
+                if code is None:
+                    continue
+                code = 128 - code if code < 0 else code
+                with self._lock:
+                    proc.exit_code = code
+                    self._lock.notify_all()
+                self.callbacks.container_exited(
+                    proc.pod_key, proc.container, proc.container_id, code
+                )
+            time.sleep(REAP_INTERVAL)
+
+    def _signal(self, proc: _Proc, sig: int) -> None:
+        if proc.popen is None or proc.exit_code is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.popen.pid, sig)
+
+    def stop_pod(self, record: PodRecord, grace_seconds: float) -> None:
+        with self._lock:
+            procs = [p for (key, _), p in self._procs.items() if key == record.key]
+        for proc in procs:
+            self._signal(proc, signal.SIGTERM if grace_seconds > 0 else signal.SIGKILL)
+        if grace_seconds > 0:
+            self._timers.call_later(
+                grace_seconds, lambda: [self._signal(p, signal.SIGKILL) for p in procs]
+            )
+
+    def remove_pod(self, record: PodRecord) -> None:
+        self.stop_pod(record, 0)
+        with self._lock:
+            for key in [k for k in self._procs if k[0] == record.key]:
+                del self._procs[key]
+            path = self._hosts_files.pop(record.key, None)
+        if path and self._hosts is not None:
+            self._hosts.remove_pod(record.key)
+        shutil.rmtree(self._pod_dir(record), ignore_errors=True)
+
+    def close(self) -> None:
+        """SIGKILL every process group and wait for the leaders."""
+        with self._lock:
+            procs = list(self._procs.values())
+            self._closed = True
+            self._lock.notify_all()
+        for proc in procs:
+            self._signal(proc, signal.SIGKILL)
+        for proc in procs:
+            if proc.popen is not None:
+                try:
+                    proc.popen.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    logger.warning("process %d did not die", proc.popen.pid)
+
+    def running_pids(self) -> list[int]:
+        with self._lock:
+            return [
+                p.popen.pid
+                for p in self._procs.values()
+                if p.popen is not None and p.exit_code is None
+            ]
+
+    # -- logs ------------------------------------------------------------------
+
+    def logs(self, record: PodRecord, container: str, request: LogRequest) -> Iterator[bytes]:
+        with self._lock:
+            proc = self._procs.get((record.key, container))
+        if proc is None:
+            return iter(())
+        attempt = proc.attempt - 1 if request.previous else proc.attempt
+        if attempt < 0:
+            return iter(())
+        path = os.path.join(self._pod_dir(record), container, f"{attempt}.log")
+        follow = request.follow and not request.previous
+        return self._read_log(path, proc if follow else None, request)
+
+    def _read_log(self, path: str, follow: _Proc | None, request: LogRequest) -> Iterator[bytes]:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed in the generator's finally
+        except OSError:
+            return
+        budget = request.limit_bytes
+        try:
+            data = handle.read()
+            if request.tail_lines is not None:
+                lines = data.splitlines(keepends=True)
+                data = b"".join(lines[-request.tail_lines :]) if request.tail_lines > 0 else b""
+            while True:
+                if data:
+                    if budget is not None:
+                        data = data[:budget]
+                        budget -= len(data)
+                    yield data
+                    if budget is not None and budget <= 0:
+                        return
+                if follow is None or request.stop_event.is_set():
+                    return
+                ended = follow.exit_code is not None or self._closed
+                data = handle.read()
+                if not data:
+                    if ended:
+                        return
+                    request.stop_event.wait(FOLLOW_INTERVAL)
+        finally:
+            handle.close()
+
+
+class _CannotRun(Exception):
+    """The container's process cannot be started."""

@@ -1,0 +1,77 @@
+"""The contract between a kubelet and its container runtime.
+
+A runtime starts one container attempt at a time and reports back through the
+``RuntimeCallbacks`` it was attached to: ``container_started`` once the
+container runs and ``container_exited`` once it ends, each tagged with the
+attempt's container ID so late reports about an older attempt are ignored.
+``stop_pod`` must eventually report an exit for every running container of
+the pod. The kubelet owns restart decisions and status; runtimes own only
+timing (simulated) or processes (process).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Protocol
+
+from tf_operator.localcluster.kubelet.podstatus import PodRecord
+
+
+class RuntimeCallbacks(Protocol):
+    def container_started(self, pod_key: str, container: str, container_id: str) -> None: ...
+
+    def container_exited(
+        self,
+        pod_key: str,
+        container: str,
+        container_id: str,
+        exit_code: int,
+        reason: str | None = None,
+        message: str = "",
+    ) -> None: ...
+
+
+class LogRequest:
+    """The parameters of GET pods/{name}/log that a runtime has to honour."""
+
+    def __init__(
+        self,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        limit_bytes: int | None = None,
+        previous: bool = False,
+        stop_event: threading.Event | None = None,
+    ) -> None:
+        self.follow = follow
+        self.tail_lines = tail_lines
+        self.limit_bytes = limit_bytes
+        self.previous = previous
+        self.stop_event = stop_event or threading.Event()
+
+
+class ContainerRuntime:
+    """Base class: the operations a kubelet calls; all must be non-blocking."""
+
+    name = "base"
+
+    def attach(self, callbacks: RuntimeCallbacks) -> None:
+        self.callbacks = callbacks
+
+    def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
+        raise NotImplementedError
+
+    def stop_pod(self, record: PodRecord, grace_seconds: float) -> None:
+        raise NotImplementedError
+
+    def remove_pod(self, record: PodRecord) -> None:
+        """Forget a pod whose object is gone (free logs, cancel timers)."""
+
+    def logs(self, record: PodRecord, container: str, request: LogRequest) -> Iterator[bytes]:
+        return iter(())
+
+    def close(self) -> None:
+        """Stop everything at once (cluster shutdown)."""
+
+    def container_env_extra(self, record: PodRecord) -> dict[str, str]:
+        return {}

@@ -1,0 +1,217 @@
+"""Filtering and scoring rules of the default scheduler, as pure functions.
+
+Each predicate looks at one pod and one ``NodeInfo`` (a node plus what is
+already bound to it) and returns the reasons the pod does not fit, worded as the
+real scheduler words them, so ``unschedulable_message`` can aggregate them into
+"0/2 nodes are available: 2 Insufficient nvidia.com/gpu.". Nothing here talks to
+the API server; the scheduler loop feeds these functions from its caches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from tf_operator.localcluster.scheduler.quantity import parse_quantity
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+REASON_NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
+REASON_TOO_MANY_PODS = "Too many pods"
+
+
+def _sum_into(total: dict[str, Fraction], resources: dict | None) -> None:
+    for name, value in (resources or {}).items():
+        total[name] = total.get(name, Fraction(0)) + parse_quantity(value)
+
+
+def container_requests(container: dict) -> dict[str, Fraction]:
+    """Requests of one container; limits stand in for missing requests (API defaulting)."""
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
+    out: dict[str, Fraction] = {}
+    _sum_into(out, merged)
+    return out
+
+
+def pod_requests(pod: dict) -> dict[str, Fraction]:
+    """Effective requests: sum over containers, at least the largest init container."""
+    spec = pod.get("spec") or {}
+    total: dict[str, Fraction] = {}
+    for container in spec.get("containers") or []:
+        for name, value in container_requests(container).items():
+            total[name] = total.get(name, Fraction(0)) + value
+    for container in spec.get("initContainers") or []:
+        for name, value in container_requests(container).items():
+            total[name] = max(total.get(name, Fraction(0)), value)
+    return total
+
+
+def is_active(pod: dict) -> bool:
+    """A bound pod still holds its node's resources until it reaches a terminal phase."""
+    return (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES
+
+
+@dataclass
+class NodeInfo:
+    """A node and the sum of the requests of the active pods bound to it."""
+
+    node: dict
+    requested: dict[str, Fraction] = field(default_factory=dict)
+    pod_count: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node["metadata"]["name"]
+
+    def allocatable(self) -> dict[str, Fraction]:
+        status = self.node.get("status") or {}
+        source = status.get("allocatable") or status.get("capacity") or {}
+        out: dict[str, Fraction] = {}
+        _sum_into(out, source)
+        return out
+
+    def add_pod(self, pod: dict) -> None:
+        for name, value in pod_requests(pod).items():
+            self.requested[name] = self.requested.get(name, Fraction(0)) + value
+        self.pod_count += 1
+
+    def remove_pod(self, pod: dict) -> None:
+        for name, value in pod_requests(pod).items():
+            self.requested[name] = self.requested.get(name, Fraction(0)) - value
+        self.pod_count -= 1
+
+
+def resource_reasons(pod: dict, info: NodeInfo) -> list[str]:
+    """ "Insufficient <resource>" per resource the node cannot supply, plus pod count."""
+    allocatable = info.allocatable()
+    reasons = []
+    if "pods" in allocatable and info.pod_count + 1 > allocatable["pods"]:
+        reasons.append(REASON_TOO_MANY_PODS)
+    for name, wanted in sorted(pod_requests(pod).items()):
+        if wanted <= 0 or name == "pods":
+            continue
+        free = allocatable.get(name, Fraction(0)) - info.requested.get(name, Fraction(0))
+        if wanted > free:
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def _node_field(node: dict, key: str) -> str | None:
+    if key == "metadata.name":
+        return node["metadata"]["name"]
+    return None
+
+
+def match_expression(expr: dict, value: str | None) -> bool:
+    """One NodeSelectorRequirement against a label (or field) value; None means absent."""
+    operator = expr.get("operator")
+    values = expr.get("values") or []
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt"):
+        try:
+            left, right = int(value), int(values[0])  # type: ignore[arg-type]
+        except (TypeError, ValueError, IndexError):
+            return False
+        return left > right if operator == "Gt" else left < right
+    return False
+
+
+def match_node_selector_term(term: dict, node: dict) -> bool:
+    """All expressions of a term must hold; an empty term matches nothing (as upstream)."""
+    expressions = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not expressions and not fields:
+        return False
+    labels = node["metadata"].get("labels") or {}
+    if not all(match_expression(e, labels.get(e.get("key"))) for e in expressions):
+        return False
+    return all(match_expression(f, _node_field(node, f.get("key", ""))) for f in fields)
+
+
+def matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
+    """nodeSelector (exact labels) and requiredDuringSchedulingIgnoredDuringExecution terms (ORed)."""
+    spec = pod.get("spec") or {}
+    labels = node["metadata"].get("labels") or {}
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = required.get("nodeSelectorTerms")
+    if terms is None:
+        return True
+    return any(match_node_selector_term(term, node) for term in terms)
+
+
+def node_condition_reasons(node: dict) -> list[str]:
+    """Cordoned or not-Ready nodes take no new pods."""
+    if (node.get("spec") or {}).get("unschedulable"):
+        return [REASON_UNSCHEDULABLE]
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready" and condition.get("status") != "True":
+            return [REASON_NOT_READY]
+    return []
+
+
+def fit_reasons(pod: dict, info: NodeInfo) -> list[str]:
+    """Every reason this node rejects the pod; empty when it fits."""
+    reasons = node_condition_reasons(info.node)
+    if reasons:
+        return reasons
+    if not matches_node_selector_and_affinity(pod, info.node):
+        return [REASON_AFFINITY]
+    return resource_reasons(pod, info)
+
+
+def unschedulable_message(node_count: int, reasons_per_node: Iterable[list[str]]) -> str:
+    """The scheduler's FitError text, e.g. "0/3 nodes are available: 1 Insufficient cpu, 2 ..."."""
+    if node_count == 0:
+        return "no nodes available to schedule pods"
+    counts: Counter[str] = Counter()
+    for reasons in reasons_per_node:
+        counts.update(reasons)
+    parts = sorted(f"{count} {reason}" for reason, count in counts.items())
+    return f"0/{node_count} nodes are available: {', '.join(parts)}."
+
+
+def score(pod: dict, info: NodeInfo) -> Fraction:
+    """Least-allocated score: the mean free share of cpu and memory once the pod is placed."""
+    allocatable = info.allocatable()
+    requests = pod_requests(pod)
+    shares = []
+    for name in ("cpu", "memory"):
+        capacity = allocatable.get(name, Fraction(0))
+        if capacity <= 0:
+            continue
+        used = info.requested.get(name, Fraction(0)) + requests.get(name, Fraction(0))
+        shares.append(max(Fraction(0), capacity - used) / capacity)
+    return sum(shares, Fraction(0)) / len(shares) if shares else Fraction(0)
+
+
+def select_node(pod: dict, infos: list[NodeInfo]) -> tuple[NodeInfo | None, str]:
+    """The best feasible node, or None with the Unschedulable message."""
+    feasible: list[NodeInfo] = []
+    rejections: list[list[str]] = []
+    for info in infos:
+        reasons = fit_reasons(pod, info)
+        if reasons:
+            rejections.append(reasons)
+        else:
+            feasible.append(info)
+    if not feasible:
+        return None, unschedulable_message(len(infos), rejections)
+    best = max(feasible, key=lambda i: (score(pod, i), -i.pod_count, [-ord(c) for c in i.name]))
+    return best, ""

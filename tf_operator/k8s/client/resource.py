@@ -1,0 +1,69 @@
+"""Which API resource a client talks to, and the URL paths that name it.
+
+A :class:`Resource` is the group/version/plural triple (client-go's
+``GroupVersionResource``) plus the kind and whether objects live in a namespace.
+Core resources live under ``/api/v1``, every named group (CRDs included) under
+``/apis/<group>/<version>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        """The ``apiVersion`` of this resource's objects, e.g. ``kubeflow.org/v1``."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    def path(
+        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
+        """The URL path of the collection, or of one object (and its subresource).
+
+        For a namespaced resource with no namespace the path spans all namespaces.
+        """
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [prefix]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{quote(namespace, safe='')}")
+        parts.append(self.plural)
+        if name is not None:
+            parts.append(quote(name, safe=""))
+            if subresource:
+                parts.append(subresource)
+        return "/".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.version}.{self.group}" if self.group else f"{self.plural}.v1"
+
+
+PODS = Resource("", "v1", "pods", "Pod")
+SERVICES = Resource("", "v1", "services", "Service")
+ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints")
+EVENTS = Resource("", "v1", "events", "Event")
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+SECRETS = Resource("", "v1", "secrets", "Secret")
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    namespaced=False,
+)

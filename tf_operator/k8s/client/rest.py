@@ -1,0 +1,270 @@
+"""REST access to one API resource, with objects as plain JSON dicts.
+
+:class:`RestTransport` sends requests through the connection pool of the
+official ``kubernetes`` client's ``ApiClient`` (so kubeconfig, TLS, tokens and
+proxies work as configured there) but skips its model classes: bodies are
+decoded with ``json.loads`` straight from the raw response, which is many
+times faster for lists of thousands of objects. :class:`ResourceClient` is the
+typed-resource surface (list, watch, get, create, update, update_status, patch,
+delete) that controllers, informers and the fake client share.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+import urllib3
+
+from tf_operator.k8s.client.errors import TransportError, from_response
+from tf_operator.k8s.client.resource import Resource
+from tf_operator.k8s.client.watch import WatchStream
+
+log = logging.getLogger(__name__)
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+# Slack added to a watch's server-side timeout before the client gives up
+# reading a silent connection.
+_WATCH_READ_SLACK = 30.0
+
+
+class RestTransport:
+    """Raw JSON requests over a ``kubernetes.client.ApiClient``'s connection pool."""
+
+    def __init__(self, api_client: Any, request_timeout: float | None = 60.0) -> None:
+        self.api_client = api_client
+        self.request_timeout = request_timeout
+
+    @property
+    def host(self) -> str:
+        return self.api_client.configuration.host.rstrip("/")
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = dict(self.api_client.default_headers)
+        headers["Accept"] = "application/json"
+        if content_type:
+            headers["Content-Type"] = content_type
+        settings = self.api_client.configuration.auth_settings()
+        for setting in settings.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: Any = None,
+        retries: Any = None,
+    ) -> Any:
+        """Send a request and return the unread urllib3 response (2xx only)."""
+        url = self.host + path
+        if query:
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        payload = None
+        if body is not None:
+            payload = json.dumps(body, separators=(",", ":")).encode()
+            content_type = content_type or "application/json"
+        kwargs: dict[str, Any] = {}
+        if retries is not None:
+            kwargs["retries"] = retries
+        try:
+            response = self.api_client.rest_client.pool_manager.request(
+                method,
+                url,
+                body=payload,
+                headers=self._headers(content_type),
+                timeout=timeout if timeout is not None else self._timeout(),
+                preload_content=False,
+                **kwargs,
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            raise TransportError(f"{method} {url}: {exc}") from exc
+        if response.status >= 300:
+            try:
+                data = response.data
+            except urllib3.exceptions.HTTPError:
+                data = b""
+            finally:
+                response.release_conn()
+            raise from_response(response.status, data, response.headers)
+        return response
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict:
+        """Send a request and return the decoded JSON body ({} when empty)."""
+        response = self.open(method, path, **kwargs)
+        try:
+            data = response.data
+        except urllib3.exceptions.HTTPError as exc:
+            raise TransportError(f"{method} {path}: reading body: {exc}") from exc
+        finally:
+            response.release_conn()
+        return json.loads(data) if data else {}
+
+    def _timeout(self) -> Any:
+        if self.request_timeout is None:
+            return urllib3.Timeout(connect=30.0, read=None)
+        return urllib3.Timeout(connect=min(30.0, self.request_timeout), read=self.request_timeout)
+
+
+def _namespace_of(body: dict, namespace: str | None) -> str | None:
+    return namespace if namespace is not None else (body.get("metadata") or {}).get("namespace")
+
+
+def _name_of(body: dict) -> str:
+    name = (body.get("metadata") or {}).get("name")
+    if not name:
+        raise ValueError("object has no metadata.name")
+    return name
+
+
+def delete_options(
+    propagation_policy: str | None = None,
+    grace_period_seconds: int | None = None,
+    preconditions_uid: str | None = None,
+) -> dict:
+    """A ``DeleteOptions`` body."""
+    opts: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if propagation_policy is not None:
+        opts["propagationPolicy"] = propagation_policy
+    if grace_period_seconds is not None:
+        opts["gracePeriodSeconds"] = grace_period_seconds
+    if preconditions_uid is not None:
+        opts["preconditions"] = {"uid": preconditions_uid}
+    return opts
+
+
+def list_query(
+    label_selector: Any = None,
+    field_selector: Any = None,
+    resource_version: str | None = None,
+    limit: int | None = None,
+    continue_token: str | None = None,
+) -> dict[str, Any]:
+    query: dict[str, Any] = {}
+    if label_selector is not None and str(label_selector):
+        query["labelSelector"] = str(label_selector)
+    if field_selector is not None and str(field_selector):
+        query["fieldSelector"] = str(field_selector)
+    if resource_version is not None:
+        query["resourceVersion"] = resource_version
+    if limit:
+        query["limit"] = int(limit)
+    if continue_token:
+        query["continue"] = continue_token
+    return query
+
+
+class ResourceClient:
+    """CRUD, list and watch for one resource; objects in and out are dicts."""
+
+    def __init__(self, transport: RestTransport, resource: Resource) -> None:
+        self.transport = transport
+        self.resource = resource
+
+    def _path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
+        if name is not None and self.resource.namespaced and not namespace:
+            raise ValueError(f"{self.resource.plural} {name!r}: a namespace is required")
+        return self.resource.path(namespace, name, sub)
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: Any = None,
+        field_selector: Any = None,
+        resource_version: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> dict:
+        """One List object (one page when ``limit`` is given; see ``metadata.continue``)."""
+        query = list_query(label_selector, field_selector, resource_version, limit, continue_token)
+        return self.transport.request("GET", self._path(namespace), query=query)
+
+    def watch(
+        self,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: int | None = None,
+        label_selector: Any = None,
+        field_selector: Any = None,
+        allow_bookmarks: bool = False,
+    ) -> WatchStream:
+        """Open a watch; iterate the result for ``(event_type, object)``."""
+        query = list_query(label_selector, field_selector, resource_version)
+        query["watch"] = "true"
+        if timeout_seconds is not None:
+            query["timeoutSeconds"] = int(timeout_seconds)
+        if allow_bookmarks:
+            query["allowWatchBookmarks"] = "true"
+        read = None if timeout_seconds is None else float(timeout_seconds) + _WATCH_READ_SLACK
+        response = self.transport.open(
+            "GET",
+            self._path(namespace),
+            query=query,
+            timeout=urllib3.Timeout(connect=30.0, read=read),
+            retries=False,
+        )
+        return WatchStream(response)
+
+    def get(self, name: str, namespace: str | None = None) -> dict:
+        return self.transport.request("GET", self._path(namespace, name))
+
+    def create(
+        self,
+        body: dict,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        name: str | None = None,
+    ) -> dict:
+        """POST the object; with ``subresource`` (e.g. binding), POST to ``name``'s subresource."""
+        ns = _namespace_of(body, namespace)
+        if subresource:
+            path = self._path(ns, name or _name_of(body), subresource)
+        else:
+            path = self._path(ns)
+        return self.transport.request("POST", path, body=body)
+
+    def update(self, body: dict, namespace: str | None = None) -> dict:
+        ns = _namespace_of(body, namespace)
+        return self.transport.request("PUT", self._path(ns, _name_of(body)), body=body)
+
+    def update_status(self, body: dict, namespace: str | None = None) -> dict:
+        ns = _namespace_of(body, namespace)
+        return self.transport.request("PUT", self._path(ns, _name_of(body), "status"), body=body)
+
+    def patch(
+        self,
+        name: str,
+        body: Any,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> dict:
+        try:
+            content_type = PATCH_CONTENT_TYPES[patch_type]
+        except KeyError:
+            raise ValueError(f"unknown patch type {patch_type!r}") from None
+        path = self._path(namespace, name, subresource)
+        return self.transport.request("PATCH", path, body=body, content_type=content_type)
+
+    def delete(
+        self,
+        name: str,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions_uid: str | None = None,
+    ) -> dict:
+        """DELETE; returns what the server returned (the object or a Status)."""
+        opts = delete_options(propagation_policy, grace_period_seconds, preconditions_uid)
+        return self.transport.request("DELETE", self._path(namespace, name), body=opts)

@@ -98,7 +98,7 @@ def version_lines() -> list[str]:
     return [
         f"API Version: {API_VERSION}",
         f"Version: {version.__version__}",
-        f"Git SHA: {getattr(version, 'GIT_SHA', 'Not provided.')}",
+        f"Git SHA: {os.environ.get('TF_OPERATOR_GIT_SHA') or 'Not provided.'}",
         f"Python Version: {platform.python_version()}",
         f"Python OS/Arch: {sys.platform}/{platform.machine()}",
     ]

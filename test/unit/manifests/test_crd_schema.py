@@ -1,0 +1,210 @@
+"""The TFJob CRD's schema is structural, accepts the examples and rejects bad specs.
+
+`validate` is a small OpenAPI v3 (structural subset) validator in the spirit of the API
+server's: types, enums, bounds, required, nullable, and unknown fields reported as errors the
+way ``fieldValidation=Strict`` (kubectl's default) reports them.
+"""
+
+import copy
+from datetime import datetime
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD = ROOT / "manifests/base/crd.yaml"
+EXAMPLES = sorted((ROOT / "examples/v1").rglob("*.yaml"))
+_TYPES = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+}
+
+
+def validate(value, schema, path="") -> list[str]:
+    if value is None:
+        return [] if schema.get("nullable") else [f"{path}: must not be null"]
+    kind = schema.get("type")
+    if kind and (
+        not isinstance(value, _TYPES[kind]) or (kind in ("integer", "number") and value is True)
+    ):
+        return [f"{path}: must be of type {kind}"]
+    errors = []
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: unsupported value {value!r}")
+    if "minimum" in schema and value < schema["minimum"]:
+        errors.append(f"{path}: must be >= {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        errors.append(f"{path}: must be <= {schema['maximum']}")
+    if schema.get("format") == "date-time":
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            errors.append(f"{path}: not a date-time")
+    if kind == "object":
+        errors += [
+            f"{path}.{key}: Required value"
+            for key in schema.get("required", [])
+            if key not in value
+        ]
+        props = schema.get("properties")
+        for key, item in value.items():
+            if props is not None and key in props:
+                errors += validate(item, props[key], f"{path}.{key}")
+            elif "additionalProperties" in schema:
+                errors += validate(item, schema["additionalProperties"], f"{path}.{key}")
+            elif not schema.get("x-kubernetes-preserve-unknown-fields") and path != ".metadata":
+                errors.append(f"{path}: unknown field {key!r}")
+    if kind == "array" and "items" in schema:
+        for i, item in enumerate(value):
+            errors += validate(item, schema["items"], f"{path}[{i}]")
+    return errors
+
+
+def structural_problems(schema, path="", under_preserve=False) -> list[str]:
+    problems = []
+    preserve = under_preserve or schema.get("x-kubernetes-preserve-unknown-fields", False)
+    if "type" not in schema and not preserve and "x-kubernetes-int-or-string" not in schema:
+        problems.append(f"{path}: no type")
+    if "properties" in schema and "additionalProperties" in schema:
+        problems.append(f"{path}: properties and additionalProperties together")
+    for key, sub in (schema.get("properties") or {}).items():
+        problems += structural_problems(sub, f"{path}.{key}", preserve)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            problems += structural_problems(schema[key], f"{path}[{key}]", preserve)
+    return problems
+
+
+def preserved_paths(schema, path="") -> list[str]:
+    found = [path] if schema.get("x-kubernetes-preserve-unknown-fields") else []
+    for key, sub in (schema.get("properties") or {}).items():
+        found += preserved_paths(sub, f"{path}.{key}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def crd():
+    return yaml.safe_load(CRD.read_text())
+
+
+@pytest.fixture(scope="module")
+def schema(crd):
+    (version,) = crd["spec"]["versions"]
+    return version["schema"]["openAPIV3Schema"]
+
+
+def tfjob_examples():
+    for path in EXAMPLES:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") == "TFJob":
+                yield pytest.param(doc, id=str(path.relative_to(ROOT)))
+
+
+def other_examples():
+    for path in EXAMPLES:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") != "TFJob":
+                yield pytest.param(doc, id=str(path.relative_to(ROOT)))
+
+
+def test_crd_identity(crd):
+    kubernetes_validate.validate(crd, "1.32.0", strict=True)
+    spec = crd["spec"]
+    assert crd["metadata"]["name"] == "tfjobs.kubeflow.org"
+    assert spec["scope"] == "Namespaced"
+    assert spec["names"]["kind"] == "TFJob" and spec["names"]["plural"] == "tfjobs"
+    assert spec["names"]["singular"] == "tfjob"
+    (version,) = spec["versions"]
+    assert version["name"] == "v1" and version["served"] and version["storage"]
+    assert version["subresources"] == {"status": {}}
+    columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
+    assert columns["State"] == ".status.conditions[-1:].type"
+
+
+def test_schema_is_structural_and_preserves_only_pod_templates(schema):
+    assert structural_problems(schema) == []
+    preserved = preserved_paths(schema)
+    assert preserved and all(p.endswith(".template") for p in preserved)
+    replica_types = schema["properties"]["spec"]["properties"]["tfReplicaSpecs"]["properties"]
+    assert set(replica_types) == {"PS", "Worker", "Chief", "Master", "Evaluator"}
+
+
+@pytest.mark.parametrize("job", list(tfjob_examples()))
+def test_examples_are_accepted(schema, job):
+    assert validate(job, schema) == []
+
+
+@pytest.mark.parametrize("obj", list(other_examples()))
+def test_other_example_objects_validate(obj):
+    kubernetes_validate.validate(obj, "1.32.0", strict=True)
+
+
+def _job():
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "x"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 2,
+                    "restartPolicy": "ExitCode",
+                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}},
+                }
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("mutate", "error"),
+    [
+        (
+            lambda s: s["tfReplicaSpecs"]["Worker"].update(restartPolicy="Sometimes"),
+            "unsupported value",
+        ),
+        (lambda s: s.update(cleanPodPolicy="Some"), "unsupported value"),
+        (lambda s: s["tfReplicaSpecs"].update(Chief={"replicas": 2}), "must be <= 1"),
+        (lambda s: s["tfReplicaSpecs"].update(PS={"replicas": 0}), "must be >= 1"),
+        (lambda s: s["tfReplicaSpecs"]["Worker"].update(replicas="2"), "type integer"),
+        (lambda s: s["tfReplicaSpecs"].update(worker={}), "unknown field 'worker'"),
+        (lambda s: s.pop("tfReplicaSpecs"), "Required value"),
+        (lambda s: s.update(backoffLimit=1.5), "type integer"),
+    ],
+)
+def test_bad_specs_are_rejected(schema, mutate, error):
+    job = _job()
+    mutate(job["spec"])
+    errors = validate(job, schema)
+    assert any(error in e for e in errors), errors
+
+
+def test_status_as_the_operator_writes_it(schema):
+    job = _job()
+    job["status"] = {"conditions": None, "replicaStatuses": None}
+    assert validate(job, schema) == []
+    job["status"] = {
+        "conditions": [
+            {
+                "type": "Succeeded",
+                "status": "True",
+                "reason": "TFJobSucceeded",
+                "message": "TFJob x successfully completed.",
+                "lastUpdateTime": "2019-07-01T12:00:00Z",
+                "lastTransitionTime": "2019-07-01T12:00:00Z",
+            }
+        ],
+        "replicaStatuses": {"Worker": {"succeeded": 2}, "PS": {}},
+        "startTime": "2019-07-01T11:59:00Z",
+        "completionTime": "2019-07-01T12:00:00Z",
+    }
+    assert validate(job, schema) == []
+    bad = copy.deepcopy(job)
+    bad["status"]["conditions"][0]["type"] = "Done"
+    assert validate(bad, schema)

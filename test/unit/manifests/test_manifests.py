@@ -1,0 +1,162 @@
+"""The kustomize overlays render, and every rendered object is a valid Kubernetes object."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+MANIFESTS = ROOT / "manifests"
+OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano"]
+K8S_VERSION = "1.32.0"
+
+pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+
+
+def render(target: Path, tmp_path_factory) -> list[dict]:
+    home = tmp_path_factory.mktemp("home")
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(target)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(home)},
+    )
+    return [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> dict[str, list[dict]]:
+    return {name: render(MANIFESTS / "overlays" / name, tmp_path_factory) for name in OVERLAYS}
+
+
+def by_kind(objs: list[dict], kind: str) -> list[dict]:
+    return [o for o in objs if o["kind"] == kind]
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_object_validates(rendered, overlay):
+    objs = rendered[overlay]
+    assert objs
+    for obj in objs:
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_standalone_contents(rendered):
+    objs = rendered["standalone"]
+    kinds = sorted(o["kind"] for o in objs)
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "Deployment",
+        "Namespace",
+        "Service",
+        "ServiceAccount",
+    ]
+    for obj in objs:
+        cluster_scoped = (
+            "Namespace",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "CustomResourceDefinition",
+        )
+        if obj["kind"] not in cluster_scoped:
+            assert obj["metadata"]["namespace"] == "kubeflow"
+
+
+def test_deployment_runs_operator_with_probes_and_env(rendered):
+    (deploy,) = by_kind(rendered["standalone"], "Deployment")
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "tf-job-operator"
+    (container,) = pod["containers"]
+    assert container["command"] == ["tf-operator"]
+    assert "--monitoring-port=8443" in container["args"]
+    assert not any("gang" in a for a in container["args"])
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert container["livenessProbe"]["httpGet"]["port"] in ports
+    env = {e["name"]: e for e in container["env"]}
+    assert env["KUBEFLOW_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    assert container["resources"]["requests"] and container["resources"]["limits"]
+    assert container["image"] == "kubeflow/tf-operator-py:v0.5.3.post1"
+
+
+def test_deployment_args_parse_with_the_real_cli(rendered):
+    from tf_operator.app import main as app_main
+
+    (deploy,) = by_kind(rendered["gang-volcano"], "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    ctx = app_main.cli.make_context("tf-operator", app_main.normalize_go_args(args))
+    opt = app_main.options_from_params(ctx.params)
+    assert opt.enable_gang_scheduling and opt.gang_scheduler_name == "volcano"
+    assert opt.monitoring_port == 8443
+
+
+def test_metrics_service_is_scrapable(rendered):
+    (svc,) = by_kind(rendered["standalone"], "Service")
+    ann = svc["metadata"]["annotations"]
+    assert ann["prometheus.io/scrape"] == "true"
+    assert ann["prometheus.io/path"] == "/metrics"
+    assert ann["prometheus.io/port"] == str(svc["spec"]["ports"][0]["port"])
+    (deploy,) = by_kind(rendered["standalone"], "Deployment")
+    assert (
+        svc["spec"]["selector"].items() <= deploy["spec"]["template"]["metadata"]["labels"].items()
+    )
+
+
+def _rules(objs):
+    (role,) = by_kind(objs, "ClusterRole")
+    grants = set()
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for res in rule["resources"]:
+                for verb in rule["verbs"]:
+                    grants.add((group, res, verb))
+    return grants
+
+
+def test_cluster_role_grants_what_the_operator_uses(rendered):
+    grants = _rules(rendered["standalone"])
+    needed = {
+        ("kubeflow.org", "tfjobs", v) for v in ("get", "list", "watch", "update", "delete")
+    } | {("kubeflow.org", "tfjobs/status", "update")}
+    for res in ("pods", "services"):
+        needed |= {("", res, v) for v in ("get", "list", "watch", "create", "delete", "patch")}
+    needed |= {("", "events", "create"), ("", "events", "patch")}
+    needed |= {("", "endpoints", v) for v in ("get", "create", "update")}
+    needed |= {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}
+    assert needed <= grants
+    assert not any(g[1] == "podgroups" for g in grants)
+    assert not any("*" in g for g in grants)
+    (binding,) = by_kind(rendered["standalone"], "ClusterRoleBinding")
+    assert binding["subjects"][0] == {
+        "kind": "ServiceAccount",
+        "name": "tf-job-operator",
+        "namespace": "kubeflow",
+    }
+
+
+@pytest.mark.parametrize(
+    ("overlay", "group", "scheduler"),
+    [
+        ("gang-kube-batch", "scheduling.incubator.k8s.io", "kube-batch"),
+        ("gang-volcano", "scheduling.volcano.sh", "volcano"),
+    ],
+)
+def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
+    objs = rendered[overlay]
+    crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
+    assert crds == {"tfjobs.kubeflow.org", f"podgroups.{group}"}
+    grants = _rules(objs)
+    assert {(group, "podgroups", v) for v in ("get", "create", "delete")} <= grants
+    (deploy,) = by_kind(objs, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--enable-gang-scheduling=true" in args
+    assert f"--gang-scheduler-name={scheduler}" in args

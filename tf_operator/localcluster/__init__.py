@@ -1,1 +1,9 @@
-""""""
+"""A local Kubernetes cluster for tests and demos: API server emulator, nodes, kubelets.
+
+``LocalCluster`` assembles everything in-process; ``tf-operator-localcluster``
+(``cli``) serves one from the command line.
+"""
+
+from tf_operator.localcluster.cluster import LocalCluster, NodeSpec, SimulatedTiming
+
+__all__ = ["LocalCluster", "NodeSpec", "SimulatedTiming"]

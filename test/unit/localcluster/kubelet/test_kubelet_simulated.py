@@ -1,0 +1,213 @@
+"""Kubelet + simulated runtime state machine, driven by a manual clock (no threads, no sleeps).
+
+The real in-process ``Registry`` stores the pods; events are handed to the
+kubelet by hand (``deliver``) instead of through its informer thread.
+"""
+
+import threading
+
+import pytest
+
+from tf_operator.localcluster.apiserver import Registry, StatusError
+from tf_operator.localcluster.kubelet import (
+    EXIT_CODE,
+    RUN_SECONDS,
+    IPAllocator,
+    Kubelet,
+    ManualClock,
+    NodeConfig,
+    SimulatedRuntime,
+    TimerQueue,
+)
+from tf_operator.localcluster.kubelet.node import register_node
+
+PODS = ("", "v1", "pods")
+START, RESTART = 1.0, 2.0
+
+
+class Harness:
+    def __init__(self):
+        self.registry = Registry()
+        self.clock = ManualClock()
+        self.timers = TimerQueue(self.clock)
+        self.node = NodeConfig(name="node-a")
+        register_node(self.registry, self.node)
+        self.ips = IPAllocator()
+        runtime = SimulatedRuntime(self.timers, start_delay=START)
+        self.kubelet = Kubelet(
+            self.registry, self.node, runtime, self.ips, self.timers, restart_delay=RESTART
+        )
+
+    def create(self, name, annotations=None, restart_policy="Never", containers=("main",)):
+        pod = {
+            "metadata": {"name": name, "annotations": annotations or {}},
+            "spec": {
+                "nodeName": self.node.name,
+                "restartPolicy": restart_policy,
+                "containers": [{"name": c, "image": "busybox"} for c in containers],
+            },
+        }
+        self.registry.create(PODS, "default", pod)
+        self.deliver(name)
+
+    def deliver(self, name, event="MODIFIED"):
+        try:
+            pod = self.registry.get(PODS, "default", name)
+        except StatusError:
+            return
+        self.kubelet.on_pod(event, pod, None)
+        self.kubelet.sync_dirty()
+
+    def advance(self, seconds, step=0.5):
+        """Move time forward in small steps so chained timers fire when they would."""
+        remaining = seconds
+        while remaining > 1e-9:
+            self.clock.advance(min(step, remaining))
+            remaining -= step
+            self.timers.run_due()
+        self.kubelet.sync_dirty()
+
+    def status(self, name):
+        return self.registry.get(PODS, "default", name)["status"]
+
+    def container(self, name, index=0):
+        return self.status(name)["containerStatuses"][index]
+
+
+@pytest.fixture
+def h():
+    harness = Harness()
+    yield harness
+    harness.registry.stop()
+
+
+def conditions(status):
+    return {c["type"]: c for c in status["conditions"]}
+
+
+def test_pod_runs_after_start_delay_then_succeeds(h):
+    h.create("ok", {RUN_SECONDS: "5"})
+    status = h.status("ok")
+    assert status["phase"] == "Pending"
+    assert h.container("ok")["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert status["podIP"].startswith("127.") and status["podIP"] != "127.0.0.1"
+    assert conditions(status)["Ready"]["status"] == "False"
+
+    h.advance(START)
+    status = h.status("ok")
+    assert status["phase"] == "Running"
+    assert "running" in h.container("ok")["state"]
+    assert {k: v["status"] for k, v in conditions(status).items()} == {
+        "Initialized": "True",
+        "Ready": "True",
+        "ContainersReady": "True",
+        "PodScheduled": "True",
+    }
+
+    h.advance(5)
+    status = h.status("ok")
+    assert status["phase"] == "Succeeded"
+    terminated = h.container("ok")["state"]["terminated"]
+    assert terminated["exitCode"] == 0 and terminated["reason"] == "Completed"
+    assert terminated["startedAt"] and terminated["finishedAt"]
+    assert conditions(status)["Ready"]["reason"] == "PodCompleted"
+
+
+def test_never_policy_fails_on_nonzero_exit(h):
+    h.create("bad", {RUN_SECONDS: "1", EXIT_CODE: "3"})
+    h.advance(START + 1)
+    assert h.status("bad")["phase"] == "Failed"
+    terminated = h.container("bad")["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (3, "Error")
+    assert h.container("bad")["restartCount"] == 0
+
+
+def test_on_failure_restarts_in_place_until_success(h):
+    h.create("retry", {RUN_SECONDS: "1", EXIT_CODE: "1,0"}, restart_policy="OnFailure")
+    h.advance(START + 1)
+    status = h.status("retry")
+    assert status["phase"] == "Running"
+    cs = h.container("retry")
+    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["lastState"]["terminated"]["exitCode"] == 1
+    assert cs["restartCount"] == 0
+
+    h.advance(RESTART)  # restart: new attempt is created
+    assert h.container("retry")["restartCount"] == 1
+    h.advance(START)
+    cs = h.container("retry")
+    assert "running" in cs["state"] and cs["restartCount"] == 1
+    assert cs["lastState"]["terminated"]["exitCode"] == 1
+
+    h.advance(1)
+    assert h.status("retry")["phase"] == "Succeeded"
+    assert h.container("retry")["state"]["terminated"]["exitCode"] == 0
+
+
+def test_always_restarts_even_after_success(h):
+    h.create("loop", {RUN_SECONDS: "1"}, restart_policy="Always")
+    for attempt in range(3):
+        h.advance(START + 1)
+        assert h.status("loop")["phase"] == "Running"
+        h.advance(RESTART)
+        assert h.container("loop")["restartCount"] == attempt + 1
+
+
+def test_per_container_annotations(h):
+    h.create(
+        "two",
+        {RUN_SECONDS: "10", f"{RUN_SECONDS}.fast": "1", f"{EXIT_CODE}.fast": "0"},
+        containers=("fast", "slow"),
+    )
+    h.advance(START + 1)
+    status = h.status("two")
+    assert status["phase"] == "Running"
+    fast, slow = status["containerStatuses"]
+    assert fast["state"]["terminated"]["exitCode"] == 0 and "running" in slow["state"]
+    assert conditions(status)["Ready"]["message"] == "containers with unready status: [fast]"
+    h.advance(10)
+    assert h.status("two")["phase"] == "Succeeded"
+
+
+def test_graceful_deletion_is_finished_by_the_kubelet(h):
+    h.create("victim")
+    h.advance(START)
+    deleted = h.registry.delete(PODS, "default", "victim")
+    assert deleted["metadata"]["deletionTimestamp"]  # graceful: still there
+    ip = h.status("victim")["podIP"]
+    h.deliver("victim")
+    with pytest.raises(StatusError) as err:
+        h.registry.get(PODS, "default", "victim")
+    assert err.value.code == 404
+    h.kubelet.on_pod("DELETED", deleted, None)
+    assert h.ips.in_use() == 0 and h.kubelet.record("default/victim") is None
+    assert ip != h.ips.allocate() or True
+
+
+def test_deleting_during_start_delay_never_starts_the_container(h):
+    h.create("early")
+    h.registry.delete(PODS, "default", "early")
+    h.deliver("early")
+    h.advance(START * 2)
+    with pytest.raises(StatusError):
+        h.registry.get(PODS, "default", "early")
+
+
+def test_pod_ips_are_unique(h):
+    for i in range(20):
+        h.create(f"p{i}")
+    ips = {h.status(f"p{i}")["podIP"] for i in range(20)}
+    assert len(ips) == 20 and "127.0.0.1" not in ips
+
+
+def test_thousands_of_pods_share_one_timer_heap(h):
+    threads_before = threading.active_count()
+    count = 1000
+    for i in range(count):
+        h.create(f"bulk-{i}", {RUN_SECONDS: "3"})
+    assert len(h.timers) == count
+    h.advance(START)
+    h.advance(3)
+    items, _ = h.registry.list(PODS, "default")
+    assert {p["status"]["phase"] for p in items} == {"Succeeded"}
+    assert threading.active_count() == threads_before

@@ -1,0 +1,162 @@
+"""Scheduler predicates: requests, node selector/affinity, messages, node choice."""
+
+from fractions import Fraction
+
+import pytest
+
+from tf_operator.localcluster.scheduler.predicates import (
+    REASON_AFFINITY,
+    NodeInfo,
+    fit_reasons,
+    match_expression,
+    pod_requests,
+    select_node,
+    unschedulable_message,
+)
+from tf_operator.localcluster.scheduler.quantity import parse_quantity
+
+
+def node(name, cpu="4", memory="8Gi", gpus=0, pods=110, labels=None, ready=True, cordoned=False):
+    allocatable = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    if gpus:
+        allocatable["nvidia.com/gpu"] = str(gpus)
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"unschedulable": True} if cordoned else {},
+        "status": {
+            "allocatable": allocatable,
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+def pod(requests=None, limits=None, selector=None, affinity_terms=None, init=None):
+    container = {"name": "c", "resources": {}}
+    if requests:
+        container["resources"]["requests"] = requests
+    if limits:
+        container["resources"]["limits"] = limits
+    spec = {"containers": [container, {"name": "side"}]}
+    if selector:
+        spec["nodeSelector"] = selector
+    if affinity_terms is not None:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": affinity_terms
+                }
+            }
+        }
+    if init:
+        spec["initContainers"] = [{"name": "init", "resources": {"requests": init}}]
+    return {"metadata": {"name": "p", "namespace": "default"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("500m", Fraction(1, 2)),
+        ("2", Fraction(2)),
+        ("1Gi", Fraction(2**30)),
+        ("128M", Fraction(128 * 10**6)),
+        ("1e3", Fraction(1000)),
+        ("0.5", Fraction(1, 2)),
+    ],
+)
+def test_parse_quantity(text, expected):
+    assert parse_quantity(text) == expected
+
+
+def test_parse_quantity_rejects_garbage():
+    with pytest.raises(ValueError):
+        parse_quantity("lots")
+
+
+def test_limits_stand_in_for_requests_and_init_containers_take_the_max():
+    p = pod(limits={"nvidia.com/gpu": "1", "cpu": "1"}, requests={"cpu": "500m"}, init={"cpu": "2"})
+    assert pod_requests(p) == {"cpu": Fraction(2), "nvidia.com/gpu": Fraction(1)}
+
+
+def test_insufficient_resources_count_bound_pods():
+    info = NodeInfo(node("n1", cpu="2", gpus=1))
+    info.add_pod(pod(requests={"cpu": "1500m"}))
+    assert fit_reasons(pod(requests={"cpu": "500m"}), info) == []
+    assert fit_reasons(pod(requests={"cpu": "501m"}), info) == ["Insufficient cpu"]
+    assert fit_reasons(pod(limits={"nvidia.com/gpu": "2"}), info) == ["Insufficient nvidia.com/gpu"]
+    info.remove_pod(pod(requests={"cpu": "1500m"}))
+    assert fit_reasons(pod(requests={"cpu": "2"}), info) == []
+
+
+def test_pod_count_limit():
+    info = NodeInfo(node("n1", pods=1))
+    info.add_pod(pod())
+    assert fit_reasons(pod(), info) == ["Too many pods"]
+
+
+def test_node_selector_and_unready_or_cordoned_nodes():
+    gpu_node = NodeInfo(node("n1", labels={"accel": "v100"}))
+    assert fit_reasons(pod(selector={"accel": "v100"}), gpu_node) == []
+    assert fit_reasons(pod(selector={"accel": "k80"}), gpu_node) == [REASON_AFFINITY]
+    assert fit_reasons(pod(), NodeInfo(node("n2", cordoned=True))) == ["node(s) were unschedulable"]
+    assert fit_reasons(pod(), NodeInfo(node("n3", ready=False)))[0].startswith(
+        "node(s) had untolerated taint"
+    )
+
+
+@pytest.mark.parametrize(
+    "operator,values,value,expected",
+    [
+        ("In", ["a", "b"], "a", True),
+        ("In", ["a"], None, False),
+        ("NotIn", ["a"], "b", True),
+        ("NotIn", ["a"], None, True),
+        ("NotIn", ["a"], "a", False),
+        ("Exists", [], "x", True),
+        ("Exists", [], None, False),
+        ("DoesNotExist", [], None, True),
+        ("DoesNotExist", [], "x", False),
+        ("Gt", ["3"], "4", True),
+        ("Gt", ["3"], "3", False),
+        ("Lt", ["3"], "2", True),
+        ("Lt", ["3"], "x", False),
+    ],
+)
+def test_match_expression(operator, values, value, expected):
+    assert match_expression({"key": "k", "operator": operator, "values": values}, value) is expected
+
+
+def test_required_node_affinity_terms_are_ored_and_expressions_anded():
+    n = NodeInfo(node("n1", labels={"zone": "a", "gen": "5"}))
+    both = [
+        {"key": "zone", "operator": "In", "values": ["a"]},
+        {"key": "gen", "operator": "Gt", "values": ["4"]},
+    ]
+    assert fit_reasons(pod(affinity_terms=[{"matchExpressions": both}]), n) == []
+    wrong = [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}]
+    assert fit_reasons(pod(affinity_terms=wrong), n) == [REASON_AFFINITY]
+    by_field = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+    assert fit_reasons(pod(affinity_terms=[wrong[0], by_field]), n) == []
+    assert fit_reasons(pod(affinity_terms=[{}]), n) == [REASON_AFFINITY]
+
+
+def test_unschedulable_message_matches_the_real_wording():
+    assert (
+        unschedulable_message(2, [["Insufficient nvidia.com/gpu"], ["Insufficient nvidia.com/gpu"]])
+        == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    )
+    assert unschedulable_message(
+        3, [["Insufficient cpu"], [REASON_AFFINITY], [REASON_AFFINITY]]
+    ) == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector."
+    )
+    assert unschedulable_message(0, []) == "no nodes available to schedule pods"
+
+
+def test_select_node_prefers_least_allocated_and_reports_failures():
+    busy, idle = NodeInfo(node("a")), NodeInfo(node("b"))
+    busy.add_pod(pod(requests={"cpu": "3"}))
+    chosen, message = select_node(pod(requests={"cpu": "1"}), [busy, idle])
+    assert chosen is idle and message == ""
+    chosen, message = select_node(pod(limits={"nvidia.com/gpu": "1"}), [busy, idle])
+    assert chosen is None
+    assert message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."

@@ -1,0 +1,154 @@
+"""``tf-operator-localcluster``: serve a LocalCluster until SIGTERM/SIGINT.
+
+Prints exactly one line, ``ready <url> <kubeconfig>``, on stdout once the API
+server answers and the nodes are registered; all logs go to stderr. On
+SIGTERM or SIGINT every pod process is killed, the server stops and the
+command exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+import click
+
+from tf_operator.localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
+from tf_operator.localcluster.kubelet.dns import DNS_MODES
+
+logger = logging.getLogger(__name__)
+
+
+def parse_labels(text: str) -> dict[str, str]:
+    """``k=v,k2=v2`` -> dict; raises click.BadParameter on malformed input."""
+    labels: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected key=value, got {item!r}")
+        labels[key] = value
+    return labels
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=0, show_default=True, help="Port; 0 picks a free one.")
+@click.option(
+    "--kubeconfig",
+    "kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a kubeconfig for the cluster here (default: in the state dir).",
+)
+@click.option(
+    "--kubelet",
+    type=click.Choice(KUBELET_MODES),
+    default="process",
+    show_default=True,
+    help="none: no nodes; simulated: timer pods; process: real local processes.",
+)
+@click.option("--nodes", default=1, show_default=True, help="Number of nodes.")
+@click.option("--node-cpu", default="8", show_default=True, help="CPU capacity per node.")
+@click.option("--node-memory", default="32Gi", show_default=True, help="Memory per node.")
+@click.option("--node-gpus", default=0, show_default=True, help="nvidia.com/gpu per node.")
+@click.option("--node-pods", default=110, show_default=True, help="Max pods per node.")
+@click.option("--node-labels", default="", help="Extra node labels, k=v,k2=v2.")
+@click.option(
+    "--watch-history",
+    default=10000,
+    show_default=True,
+    help="Events kept for watch resumption (older RVs get 410).",
+)
+@click.option("--tls", is_flag=True, help="Serve HTTPS with a self-signed certificate.")
+@click.option("--token", default=None, help="Bearer token for the kubeconfig user.")
+@click.option(
+    "--sim-start-delay",
+    default=0.5,
+    show_default=True,
+    help="Simulated kubelet: seconds from binding to Running.",
+)
+@click.option(
+    "--sim-restart-delay",
+    default=0.5,
+    show_default=True,
+    help="Seconds before a container is restarted (both kubelets).",
+)
+@click.option(
+    "--sim-run-seconds",
+    default=None,
+    type=float,
+    help="Simulated kubelet: default run time; unset means run until deleted.",
+)
+@click.option(
+    "--dns",
+    type=click.Choice(DNS_MODES),
+    default="auto",
+    show_default=True,
+    help="Process kubelet: how pods resolve service names.",
+)
+@click.option(
+    "--cluster-domain",
+    "cluster_domains",
+    multiple=True,
+    default=("cluster.local",),
+    show_default=True,
+    help="DNS domain(s) after <svc>.<ns>.svc; repeatable.",
+)
+@click.option(
+    "--state-dir",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Where logs and hosts files go (default: a temporary directory).",
+)
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+)
+def main(**options) -> None:
+    """Run a local Kubernetes cluster (API server emulator, nodes, scheduler, kubelets)."""
+    logging.basicConfig(
+        level=options["log_level"].upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    cluster = LocalCluster(
+        kubelet=options["kubelet"],
+        nodes=options["nodes"],
+        host=options["host"],
+        port=options["port"],
+        kubeconfig=options["kubeconfig"],
+        watch_history=options["watch_history"],
+        tls=options["tls"],
+        token=options["token"],
+        node=NodeSpec(
+            cpu=options["node_cpu"],
+            memory=options["node_memory"],
+            gpus=options["node_gpus"],
+            pods=options["node_pods"],
+            labels=parse_labels(options["node_labels"]),
+        ),
+        simulated=SimulatedTiming(
+            start_delay=options["sim_start_delay"],
+            restart_delay=options["sim_restart_delay"],
+            default_run_seconds=options["sim_run_seconds"],
+        ),
+        dns=options["dns"],
+        cluster_domains=tuple(options["cluster_domains"]),
+        state_dir=options["state_dir"],
+    )
+    cluster.start()
+    try:
+        sys.stdout.write(f"ready {cluster.url} {cluster.kubeconfig}\n")
+        sys.stdout.flush()
+        while not stop.wait(1.0):
+            pass
+        logger.info("stopping local cluster")
+    finally:
+        cluster.stop()

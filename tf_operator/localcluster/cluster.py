@@ -1,0 +1,298 @@
+"""``LocalCluster``: an API server plus nodes, scheduler, kubelets and endpoints, in one process.
+
+The pieces talk to each other only through ``server.registry`` (watch and
+write, like real components over HTTP). ``kubelet`` picks the runtime:
+
+- ``"none"``: no nodes, no scheduler; pods stay Pending unless a client writes
+  their status (envtest style).
+- ``"simulated"``: pods run on timers driven by annotations (see
+  ``kubelet.simulated``); cheap enough for thousands of pods.
+- ``"process"``: containers' commands run as local processes, with per-pod
+  loopback IPs, logs through ``kubectl logs`` and service DNS (``kubelet.dns``).
+
+Use it as a context manager; ``kubeconfig`` is the path of a kubeconfig that
+kubectl and the Python client accept unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import yaml
+
+from tf_operator.localcluster.controllers.endpoints import EndpointsController
+from tf_operator.localcluster.kubelet.dns import ClusterHosts, resolve_mode
+from tf_operator.localcluster.kubelet.ipam import IPAllocator
+from tf_operator.localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
+from tf_operator.localcluster.kubelet.node import NodeConfig
+from tf_operator.localcluster.kubelet.process import ProcessRuntime
+from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from tf_operator.localcluster.kubelet.simulated import SimulatedRuntime
+from tf_operator.localcluster.kubelet.timers import TimerQueue
+from tf_operator.localcluster.scheduler import Scheduler
+
+logger = logging.getLogger(__name__)
+
+KUBELET_MODES = ("none", "simulated", "process")
+DEFAULT_TOKEN = "localcluster-admin-token"
+CONTEXT_NAME = "localcluster"
+
+
+@dataclass
+class NodeSpec:
+    """Capacity and labels given to every node of the cluster."""
+
+    cpu: str = "8"
+    memory: str = "32Gi"
+    gpus: int = 0
+    pods: int = 110
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SimulatedTiming:
+    """Timing of the simulated kubelet (seconds)."""
+
+    start_delay: float = 0.5
+    restart_delay: float = DEFAULT_RESTART_DELAY
+    default_run_seconds: float | None = None
+
+
+def kubeconfig_document(url: str, token: str, tls: bool, namespace: str = "default") -> dict:
+    cluster: dict = {"server": url}
+    if tls:
+        cluster["insecure-skip-tls-verify"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
+        "users": [{"name": f"{CONTEXT_NAME}-admin", "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": CONTEXT_NAME,
+                "context": {
+                    "cluster": CONTEXT_NAME,
+                    "user": f"{CONTEXT_NAME}-admin",
+                    "namespace": namespace,
+                },
+            }
+        ],
+        "current-context": CONTEXT_NAME,
+    }
+
+
+def write_kubeconfig(path: str, url: str, token: str, tls: bool) -> str:
+    """Write a kubeconfig (mode 0600) for the cluster at ``url``; returns the absolute path."""
+    path = os.path.abspath(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        yaml.safe_dump(kubeconfig_document(url, token, tls), handle, sort_keys=False)
+    return path
+
+
+class LocalCluster:
+    """A whole local Kubernetes cluster in this process (see module docstring)."""
+
+    def __init__(
+        self,
+        kubelet: str = "process",
+        nodes: int = 1,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        kubeconfig: str | None = None,
+        watch_history: int = 10000,
+        tls: bool = False,
+        token: str | None = None,
+        node: NodeSpec | None = None,
+        simulated: SimulatedTiming | None = None,
+        dns: str = "auto",
+        cluster_domains: tuple[str, ...] = ("cluster.local",),
+        state_dir: str | None = None,
+        scheduler: bool | None = None,
+        endpoints: bool = True,
+    ) -> None:
+        if kubelet not in KUBELET_MODES:
+            raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
+        self.kubelet_mode = kubelet
+        self.node_count = 0 if kubelet == "none" else nodes
+        self.node_spec = node or NodeSpec()
+        self.timing = simulated or SimulatedTiming()
+        self.dns_mode = "none"
+        self._host, self._port, self._tls, self._token = host, port, tls, token
+        self._watch_history = watch_history
+        self._dns_request = dns
+        self._domains = tuple(cluster_domains)
+        self._own_state_dir = state_dir is None
+        self.state_dir = state_dir or tempfile.mkdtemp(prefix="localcluster-")
+        self._kubeconfig_path = kubeconfig or os.path.join(self.state_dir, "kubeconfig")
+        self._run_scheduler = (kubelet != "none") if scheduler is None else scheduler
+        self._run_endpoints = endpoints
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.server = None
+        self.kubelets: list[Kubelet] = []
+        self.scheduler: Scheduler | None = None
+        self.hosts: ClusterHosts | None = None
+        self.ips = IPAllocator()
+        self.kubeconfig = ""
+
+    # -- properties ----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def registry(self):
+        return self.server.registry
+
+    @property
+    def node_names(self) -> list[str]:
+        return [k.node.name for k in self.kubelets]
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def start(self) -> LocalCluster:
+        from tf_operator.localcluster.apiserver import APIServer
+
+        self.server = APIServer(
+            host=self._host,
+            port=self._port,
+            watch_history=self._watch_history,
+            tls=self._tls,
+            token=self._token,
+        )
+        self.server.start()
+        try:
+            self._start_components()
+        except BaseException:
+            self.stop()
+            raise
+        self.kubeconfig = write_kubeconfig(
+            self._kubeconfig_path, self.url, self._token or DEFAULT_TOKEN, self._tls
+        )
+        logger.info(
+            "local cluster at %s: %d node(s), kubelet=%s, dns=%s",
+            self.url,
+            self.node_count,
+            self.kubelet_mode,
+            self.dns_mode,
+        )
+        return self
+
+    def _start_components(self) -> None:
+        registry = self.server.registry
+        if self._run_endpoints:
+            self._threads += EndpointsController(registry).start(self._stop)
+        if self.kubelet_mode == "process":
+            self.dns_mode = resolve_mode(self._dns_request)
+            if self.dns_mode != "none":
+                self.hosts = ClusterHosts(
+                    registry, os.path.join(self.state_dir, "hosts"), self._domains
+                )
+                self._threads += self.hosts.start(self._stop)
+        for index in range(self.node_count):
+            kubelet = self._new_kubelet(registry, index)
+            self._threads += kubelet.start(self._stop)
+            self.kubelets.append(kubelet)
+        for kubelet in self.kubelets:
+            kubelet.wait_for_sync(30)
+        if self._run_scheduler:
+            self.scheduler = Scheduler(registry)
+            self.scheduler.start(self._stop)
+        self.server.register_log_provider(self._logs)
+
+    def _new_kubelet(self, registry, index: int) -> Kubelet:
+        spec = self.node_spec
+        config = NodeConfig(
+            name=f"localcluster-node-{index}",
+            cpu=spec.cpu,
+            memory=spec.memory,
+            gpus=spec.gpus,
+            pods=spec.pods,
+            labels=dict(spec.labels),
+            runtime=self.kubelet_mode,
+        )
+        timers = TimerQueue()
+        runtime: ContainerRuntime
+        if self.kubelet_mode == "simulated":
+            runtime = SimulatedRuntime(
+                timers, self.timing.start_delay, self.timing.default_run_seconds
+            )
+        else:
+            runtime = ProcessRuntime(
+                registry,
+                os.path.join(self.state_dir, config.name),
+                timers,
+                hosts=self.hosts,
+                dns_mode=self.dns_mode,
+                cluster_domain=self._domains[0] if self._domains else "cluster.local",
+            )
+        return Kubelet(
+            registry, config, runtime, self.ips, timers, restart_delay=self.timing.restart_delay
+        )
+
+    def stop(self) -> None:
+        """Kill every pod process, stop all components and the server. Idempotent."""
+        self._stop.set()
+        for kubelet in self.kubelets:
+            try:
+                kubelet.shutdown()
+            except Exception:  # noqa: BLE001 - keep stopping the rest
+                logger.exception("stopping kubelet %s failed", kubelet.node.name)
+        if self.scheduler is not None:
+            self.scheduler.join(2)
+        if self.server is not None:
+            self.server.stop()
+        for thread in self._threads:
+            thread.join(2)
+        self._threads = []
+        if self._own_state_dir:
+            keep = os.path.dirname(os.path.abspath(self._kubeconfig_path)) == self.state_dir
+            if not keep:
+                shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    # -- logs ---------------------------------------------------------------------
+
+    def _logs(
+        self,
+        namespace: str,
+        pod: str,
+        container: str | None,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        limit_bytes: int | None = None,
+        timestamps: bool = False,
+        previous: bool = False,
+        stop_event: threading.Event | None = None,
+    ) -> Iterator[bytes]:
+        request = LogRequest(follow, tail_lines, limit_bytes, previous, stop_event)
+        for kubelet in self.kubelets:
+            stream = kubelet.logs(namespace, pod, container, request)
+            if stream is not None:
+                return stream
+        return iter(())
+
+    def process_pids(self) -> list[int]:
+        """PIDs of every live container process (process kubelet only)."""
+        pids: list[int] = []
+        for kubelet in self.kubelets:
+            if isinstance(kubelet.runtime, ProcessRuntime):
+                pids += kubelet.runtime.running_pids()
+        return pids

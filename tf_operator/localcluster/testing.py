@@ -1,0 +1,100 @@
+"""Helpers for tests that need a local cluster.
+
+- ``local_cluster(**kwargs)``: context manager around ``LocalCluster``.
+- ``cluster_fixture(scope="module", **kwargs)``: build a pytest fixture, e.g.
+  ``cluster = cluster_fixture(kubelet="simulated")`` at module level.
+- ``wait_for(fn, timeout)``: poll until ``fn()`` returns something truthy.
+- ``wait_for_pod(registry, namespace, name, predicate, timeout)``.
+- ``kubectl(cluster, *args)``: run the real kubectl against the cluster with a
+  private HOME (kubectl caches discovery and the server version there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tf_operator.localcluster.cluster import LocalCluster
+
+PODS = ("", "v1", "pods")
+
+
+@contextlib.contextmanager
+def local_cluster(**kwargs: Any) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(**kwargs)
+    with cluster:
+        yield cluster
+
+
+def cluster_fixture(scope: str = "module", **kwargs: Any):
+    """A pytest fixture yielding a started ``LocalCluster`` built with ``kwargs``."""
+    import pytest
+
+    @pytest.fixture(scope=scope)
+    def _cluster() -> Iterator[LocalCluster]:
+        with local_cluster(**kwargs) as cluster:
+            yield cluster
+
+    return _cluster
+
+
+def wait_for(
+    fn: Callable[[], Any], timeout: float = 30.0, interval: float = 0.05, what: str = ""
+) -> Any:
+    """Return the first truthy ``fn()``; raise TimeoutError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = fn()
+        except Exception as err:  # noqa: BLE001 - not there yet
+            last = err
+        else:
+            if last:
+                return last
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out waiting for {what or fn}: last result {last!r}")
+        time.sleep(interval)
+
+
+def wait_for_pod(
+    registry, namespace: str, name: str, predicate: Callable[[dict], bool], timeout: float = 30.0
+) -> dict:
+    """The pod once ``predicate(pod)`` holds."""
+
+    def check() -> dict | None:
+        pod = registry.get(PODS, namespace, name)
+        return pod if predicate(pod) else None
+
+    return wait_for(check, timeout, what=f"pod {namespace}/{name}")
+
+
+def pod_phase_is(*phases: str) -> Callable[[dict], bool]:
+    return lambda pod: (pod.get("status") or {}).get("phase") in phases
+
+
+def kubectl(
+    cluster: LocalCluster, *args: str, timeout: float = 60.0, home: str | None = None
+) -> subprocess.CompletedProcess:
+    """Run kubectl with the cluster's kubeconfig and a temporary HOME; text output."""
+    with contextlib.ExitStack() as stack:
+        if home is None:
+            home = stack.enter_context(tempfile.TemporaryDirectory(prefix="kubectl-home-"))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": home,
+            "KUBECONFIG": cluster.kubeconfig,
+        }
+        return subprocess.run(
+            ["kubectl", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )

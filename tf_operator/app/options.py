@@ -23,6 +23,8 @@ DEFAULT_LOCK_NAME = "tf-operator"
 # during a migration. "leases" is the modern choice and is accepted too.
 DEFAULT_LOCK_TYPE = "endpoints"
 LOCK_TYPES = ("endpoints", "leases")
+# The elector jitters retries by up to this factor, so renewals must fit in the deadline.
+LEADER_ELECTION_JITTER = 1.2
 GANG_SCHEDULERS = ("kube-batch", "volcano")
 DEFAULT_GANG_SCHEDULER = "kube-batch"
 
@@ -72,8 +74,11 @@ class ServerOption:
         if self.leader_elect:
             if not self.lease_duration > self.renew_deadline > 0:
                 problems.append("leader election needs lease duration > renew deadline > 0")
-            if not 0 < self.retry_period < self.renew_deadline:
-                problems.append("leader election needs 0 < retry period < renew deadline")
+            if not 0 < self.retry_period * LEADER_ELECTION_JITTER < self.renew_deadline:
+                problems.append(
+                    "leader election needs 0 < retry period x "
+                    f"{LEADER_ELECTION_JITTER} < renew deadline"
+                )
         return problems
 
 

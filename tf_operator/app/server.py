@@ -125,11 +125,19 @@ def build_kube_client(opt: ServerOption) -> Any:
     return load_kube_client(kubeconfig=opt.kubeconfig or None, master=opt.master or None)
 
 
-def build_controller(opt: ServerOption, kube_client: Any) -> tuple[Any, list[Any], Any, Any]:
-    """Create informer factories, event recorder and the controller.
+@dataclass
+class Wiring:
+    """The objects `build_controller` creates for one run."""
 
-    Returns (controller, factories to start, TFJob informer, event broadcaster).
-    """
+    controller: Any
+    factories: list[Any]
+    tfjob_informer: Any
+    broadcaster: Any
+    recorder: Any
+
+
+def build_controller(opt: ServerOption, kube_client: Any) -> Wiring:
+    """Create informer factories, event broadcaster/recorder and the controller."""
     from tf_operator.controller.v1.tensorflow import TFController
     from tf_operator.k8s.informers import SharedInformerFactory
     from tf_operator.k8s.record import EventBroadcaster
@@ -141,15 +149,17 @@ def build_controller(opt: ServerOption, kube_client: Any) -> tuple[Any, list[Any
     broadcaster = EventBroadcaster(kube_client)
     recorder = broadcaster.new_recorder(COMPONENT)
     controller = TFController(kube_client, kube_factory, tfjob_informer, recorder, opt)
-    return controller, [kube_factory, tfjob_factory], tfjob_informer, broadcaster
+    return Wiring(controller, [kube_factory, tfjob_factory], tfjob_informer, broadcaster, recorder)
 
 
-def new_leader_elector(opt: ServerOption, kube_client: Any, state: RunState, callbacks: Any):
+def new_leader_elector(
+    opt: ServerOption, kube_client: Any, state: RunState, callbacks: Any, recorder: Any = None
+):
     """A `LeaderElector` on the configured lock kind, in the lock namespace."""
     from tf_operator.k8s.leaderelection import LeaderElector, resourcelock
 
     lock_class = resourcelock.LeaseLock if opt.lock_type == "leases" else resourcelock.EndpointsLock
-    lock = lock_class(kube_client, state.lock_namespace, opt.lock_name, state.identity)
+    lock = lock_class(kube_client, state.lock_namespace, opt.lock_name, state.identity, recorder)
     return LeaderElector(
         lock,
         callbacks,
@@ -205,18 +215,18 @@ def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: b
         )
         return EXIT_FAILURE
 
-    controller, factories, tfjob_informer, broadcaster = build_controller(opt, kube_client)
-    for factory in factories:
+    wiring = build_controller(opt, kube_client)
+    for factory in wiring.factories:
         factory.start(state.stop)
     if state.monitor is not None:
-        state.monitor.set_ready_check(tfjob_informer.has_synced)
+        state.monitor.set_ready_check(wiring.tfjob_informer.has_synced)
     try:
         if opt.leader_elect:
-            return _run_elected(opt, kube_client, controller, state)
-        _run_controller(opt, controller, state, state.stop)
+            return _run_elected(opt, kube_client, wiring, state)
+        _run_controller(opt, wiring.controller, state, state.stop)
         return EXIT_OK
     finally:
-        broadcaster.shutdown()
+        wiring.broadcaster.shutdown()
         log.info("tf-operator stopped")
 
 
@@ -231,7 +241,7 @@ def _run_controller(
         state.controller_done.set()
 
 
-def _run_elected(opt: ServerOption, kube_client: Any, controller: Any, state: RunState) -> int:
+def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: RunState) -> int:
     from tf_operator.k8s.leaderelection import LeaderCallbacks
 
     state.identity = new_identity()
@@ -241,7 +251,7 @@ def _run_elected(opt: ServerOption, kube_client: Any, controller: Any, state: Ru
         started.set()
         IS_LEADER.set(1)
         log.info("became leader as %s", state.identity)
-        _run_controller(opt, controller, state, lead_stop)
+        _run_controller(opt, wiring.controller, state, lead_stop)
 
     def on_stopped_leading() -> None:
         IS_LEADER.set(0)
@@ -259,7 +269,7 @@ def _run_elected(opt: ServerOption, kube_client: Any, controller: Any, state: Ru
         on_stopped_leading=on_stopped_leading,
         on_new_leader=on_new_leader,
     )
-    elector = new_leader_elector(opt, kube_client, state, callbacks)
+    elector = new_leader_elector(opt, kube_client, state, callbacks, wiring.recorder)
     log.info("attempting to acquire leader lease %s/%s", state.lock_namespace, opt.lock_name)
     elector.run(state.stop)
     if started.is_set() and not state.controller_done.wait(DRAIN_TIMEOUT):

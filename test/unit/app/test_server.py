@@ -1,0 +1,153 @@
+"""Startup and shutdown of the operator process against the fake API (no HTTP server)."""
+
+import json
+import threading
+
+import pytest
+
+from tf_operator.app import server
+from tf_operator.app.options import ServerOption
+from tf_operator.k8s.client import ENDPOINTS, LEASES, FakeKubeClient, new_not_found
+from tf_operator.k8s.leaderelection import LEADER_ANNOTATION
+
+
+class FakeController:
+    def __init__(self):
+        self.running = threading.Event()
+        self.stopped = threading.Event()
+        self.calls = []
+
+    def run(self, threadiness, stop):
+        self.calls.append(threadiness)
+        self.running.set()
+        stop.wait()
+        self.stopped.set()
+
+
+class FakeFactory:
+    def __init__(self):
+        self.started = False
+
+    def start(self, stop):
+        self.started = True
+
+
+class FakeInformer:
+    def has_synced(self):
+        return True
+
+
+class FakeBroadcaster:
+    def __init__(self):
+        self.shut = False
+
+    def shutdown(self):
+        self.shut = True
+
+
+@pytest.fixture
+def wiring(monkeypatch):
+    w = server.Wiring(
+        controller=FakeController(),
+        factories=[FakeFactory(), FakeFactory()],
+        tfjob_informer=FakeInformer(),
+        broadcaster=FakeBroadcaster(),
+        recorder=None,
+    )
+    monkeypatch.setattr(server, "build_controller", lambda opt, client: w)
+    monkeypatch.setattr(server, "configure_logging", lambda *a, **k: None)
+    monkeypatch.delenv("KUBEFLOW_NAMESPACE", raising=False)
+    return w
+
+
+def options(**kw):
+    base = dict(monitoring_port=0, monitoring_address="127.0.0.1", threadiness=3)
+    base.update(kw)
+    return ServerOption(**base)
+
+
+def run_in_thread(opt, client, stop):
+    result = {}
+
+    def target():
+        result["code"] = server.run(opt, stop=stop, kube_client=client, handle_signals=False)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_missing_crd_exits_1(wiring, caplog):
+    client = FakeKubeClient()
+
+    def not_found(action):
+        return True, new_not_found("tfjobs", "", "kubeflow.org")
+
+    client.prepend_reactor("list", "tfjobs", not_found)
+    code = server.run(options(), stop=threading.Event(), kube_client=client, handle_signals=False)
+    assert code == 1
+    assert "CRD doesn't exist" in caplog.text
+    assert not wiring.controller.calls
+
+
+def test_other_list_errors_do_not_stop_startup(wiring):
+    from tf_operator.k8s.client import new_internal_error
+
+    client = FakeKubeClient()
+    client.prepend_reactor("list", "tfjobs", lambda a: (True, new_internal_error("boom")))
+    assert server.crd_exists(client, "") is True
+
+
+def test_without_leader_election_runs_controller_until_stopped(wiring):
+    stop = threading.Event()
+    thread, result = run_in_thread(options(leader_elect=False), FakeKubeClient(), stop)
+    assert wiring.controller.running.wait(5)
+    assert wiring.controller.calls == [3]
+    assert all(f.started for f in wiring.factories)
+    stop.set()
+    thread.join(5)
+    assert result["code"] == 0
+    assert wiring.controller.stopped.is_set()
+    assert wiring.broadcaster.shut
+
+
+@pytest.mark.parametrize(("lock_type", "resource"), [("endpoints", ENDPOINTS), ("leases", LEASES)])
+def test_leader_runs_controller_and_releases_lock_on_stop(wiring, monkeypatch, lock_type, resource):
+    monkeypatch.setenv("KUBEFLOW_NAMESPACE", "kubeflow")
+    client = FakeKubeClient()
+    stop = threading.Event()
+    opt = options(lock_type=lock_type, lease_duration=2, renew_deadline=1.5, retry_period=0.2)
+    thread, result = run_in_thread(opt, client, stop)
+    assert wiring.controller.running.wait(5)
+    assert server.IS_LEADER._value.get() == 1
+    lock = client.resource(resource).get("tf-operator", namespace="kubeflow")
+    holder = _holder(lock, lock_type)
+    assert holder.endswith(tuple("0123456789abcdef")) and "_" in holder
+    stop.set()
+    thread.join(5)
+    assert result["code"] == 0
+    assert wiring.controller.stopped.is_set()
+    assert (
+        _holder(client.resource(resource).get("tf-operator", namespace="kubeflow"), lock_type) == ""
+    )
+    assert server.IS_LEADER._value.get() == 0
+
+
+def test_lost_leadership_is_fatal(wiring):
+    client = FakeKubeClient()
+    stop = threading.Event()
+    opt = options(lease_duration=2, renew_deadline=1.0, retry_period=0.2)
+    thread, result = run_in_thread(opt, client, stop)
+    assert wiring.controller.running.wait(5)
+    # Every renewal fails from now on: the elector must give up after the renew deadline.
+    client.prepend_reactor("update", "endpoints", lambda a: (True, RuntimeError("api down")))
+    thread.join(10)
+    assert not thread.is_alive()
+    assert result["code"] == 1
+    assert wiring.controller.stopped.is_set()
+
+
+def _holder(obj, lock_type):
+    if lock_type == "leases":
+        return obj["spec"].get("holderIdentity", "")
+    return json.loads(obj["metadata"]["annotations"][LEADER_ANNOTATION]).get("holderIdentity", "")

@@ -8,7 +8,7 @@ intervals. Every blocking wait goes through `sleep` or `wait(event, timeout)`.
 `step` (or `set_monotonic`). Threads blocked in `wait`/`sleep` on a fake clock wake when
 virtual time passes their deadline, or when the event they wait on is set. Tests use
 `block_until_waiters(n)` to make sure the code under test has reached its wait before
-stepping time, which keeps them deterministic.
+stepping time, and again after stepping to let it react, which keeps them deterministic.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class FakeClock(Clock):
         self._wall_origin = start or datetime(2026, 1, 1, tzinfo=UTC)
         self._mono_origin = monotonic_start
         self._elapsed = 0.0
-        self._waiters = 0
+        self._waiters: dict[object, float | None] = {}  # token -> deadline
 
     def now(self) -> datetime:
         with self._cond:
@@ -104,7 +104,8 @@ class FakeClock(Clock):
 
     def _wait(self, event: threading.Event, deadline: float | None) -> bool:
         with self._cond:
-            self._waiters += 1
+            token = object()
+            self._waiters[token] = deadline
             self._cond.notify_all()  # lets block_until_waiters see us
             try:
                 while not event.is_set():
@@ -113,23 +114,34 @@ class FakeClock(Clock):
                     self._cond.wait(_EVENT_POLL_SECONDS)
                 return True
             finally:
-                self._waiters -= 1
+                del self._waiters[token]
+                self._cond.notify_all()
+
+    def _blocked(self) -> int:
+        # Waiters whose deadline has passed are about to wake and do not count.
+        now = self._mono_origin + self._elapsed
+        return sum(1 for d in self._waiters.values() if d is None or d > now)
 
     def has_waiters(self) -> bool:
-        """True when at least one thread is blocked in `wait` or `sleep`."""
+        """True when a thread is blocked in `wait`/`sleep` with a deadline still ahead."""
         with self._cond:
-            return self._waiters > 0
+            return self._blocked() > 0
 
     def waiters(self) -> int:
-        """How many threads are blocked in `wait` or `sleep` right now."""
+        """How many threads are blocked in `wait`/`sleep` with a deadline still ahead."""
         with self._cond:
-            return self._waiters
+            return self._blocked()
 
     def block_until_waiters(self, count: int = 1, timeout: float = 5.0) -> bool:
-        """Block (in real time) until at least `count` threads wait on this clock."""
+        """Block (in real time) until at least `count` threads wait for a future time.
+
+        Right after `step`, the threads it woke are not counted until they wait again, so
+        `step(dt); block_until_waiters(n)` returns once all n threads have reacted to the
+        step and gone back to waiting.
+        """
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._waiters < count:
+            while self._blocked() < count:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False

@@ -1,0 +1,212 @@
+"""Resource locks: where the leader election record is stored.
+
+A lock reads and writes one `LeaderElectionRecord` in one API object:
+- `EndpointsLock` (what tf-operator v0.5.3 uses) and `ConfigMapLock` keep it as JSON in
+  the annotation `control-plane.alpha.kubernetes.io/leader` of an Endpoints / ConfigMap;
+- `LeaseLock` keeps it in the spec of a `coordination.k8s.io/v1` Lease.
+
+`get` raises the client's `ApiError` (404 when the object does not exist yet) and
+remembers the object it read; `update` writes that object back with the new record, so
+the server rejects it with 409 Conflict if someone else wrote in between. The server
+never judges expiry: the electors do, from the record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from tf_operator.k8s.client import CONFIGMAPS, ENDPOINTS, LEASES, Resource
+
+log = logging.getLogger(__name__)
+
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
+ENDPOINTS_RESOURCE_LOCK = "endpoints"
+CONFIGMAPS_RESOURCE_LOCK = "configmaps"
+LEASES_RESOURCE_LOCK = "leases"
+
+
+def format_time(t: datetime | None) -> str | None:
+    """metav1.Time: RFC 3339, UTC, whole seconds."""
+    return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(t: datetime | None) -> str | None:
+    """metav1.MicroTime: RFC 3339, UTC, microseconds."""
+    return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+@dataclass
+class LeaderElectionRecord:
+    """Who holds the lock, since when, for how long; compared by value."""
+
+    holder_identity: str = ""
+    lease_duration_seconds: int = 0
+    acquire_time: datetime | None = None
+    renew_time: datetime | None = None
+    leader_transitions: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "holderIdentity": self.holder_identity,
+                "leaseDurationSeconds": self.lease_duration_seconds,
+                "acquireTime": format_time(self.acquire_time),
+                "renewTime": format_time(self.renew_time),
+                "leaderTransitions": self.leader_transitions,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> LeaderElectionRecord:
+        data = json.loads(text)
+        return cls(
+            holder_identity=data.get("holderIdentity") or "",
+            lease_duration_seconds=int(data.get("leaseDurationSeconds") or 0),
+            acquire_time=parse_time(data.get("acquireTime")),
+            renew_time=parse_time(data.get("renewTime")),
+            leader_transitions=int(data.get("leaderTransitions") or 0),
+        )
+
+
+class ResourceLock:
+    """Common behaviour; subclasses say how the record maps onto their object."""
+
+    resource: Resource
+    kind: str
+
+    def __init__(
+        self, kube_client: Any, namespace: str, name: str, identity: str, recorder: Any = None
+    ) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity
+        self.recorder = recorder
+        self._client = kube_client.resource(self.resource)
+        self._obj: dict | None = None
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get(self) -> LeaderElectionRecord:
+        """Read the record (an empty one if the object carries none)."""
+        self._obj = self._client.get(self.name, namespace=self.namespace)
+        return self._read(self._obj)
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        body = {
+            "apiVersion": self._api_version(),
+            "kind": self.kind,
+            "metadata": {"name": self.name, "namespace": self.namespace},
+        }
+        self._write(body, record)
+        self._obj = self._client.create(body, namespace=self.namespace)
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        """Write the record into the object last read (409 if it changed since)."""
+        if self._obj is None:
+            raise RuntimeError(f"{self.kind} lock not initialised: call get or create first")
+        self._write(self._obj, record)
+        self._obj = self._client.update(self._obj, namespace=self.namespace)
+
+    def record_event(self, message: str) -> None:
+        """Record "<identity> <message>" as an event on the lock object, if we can."""
+        if self.recorder is None:
+            return
+        meta = dict((self._obj or {}).get("metadata") or {})
+        meta.setdefault("name", self.name)
+        meta.setdefault("namespace", self.namespace)
+        subject = {"apiVersion": self._api_version(), "kind": self.kind, "metadata": meta}
+        self.recorder.eventf(subject, "Normal", "LeaderElection", "%s %s", self.identity, message)
+
+    def _api_version(self) -> str:
+        r = self.resource
+        return f"{r.group}/{r.version}" if r.group else r.version
+
+    def _read(self, obj: dict) -> LeaderElectionRecord:
+        raise NotImplementedError
+
+    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+        raise NotImplementedError
+
+
+class _AnnotationLock(ResourceLock):
+    def _read(self, obj: dict) -> LeaderElectionRecord:
+        text = ((obj.get("metadata") or {}).get("annotations") or {}).get(LEADER_ANNOTATION)
+        return LeaderElectionRecord.from_json(text) if text else LeaderElectionRecord()
+
+    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+        meta = obj.setdefault("metadata", {})
+        annotations = meta.get("annotations") or {}
+        annotations[LEADER_ANNOTATION] = record.to_json()
+        meta["annotations"] = annotations
+
+
+class EndpointsLock(_AnnotationLock):
+    """The record in an annotation of an Endpoints object (no subsets)."""
+
+    resource = ENDPOINTS
+    kind = "Endpoints"
+
+
+class ConfigMapLock(_AnnotationLock):
+    """The record in an annotation of a ConfigMap."""
+
+    resource = CONFIGMAPS
+    kind = "ConfigMap"
+
+
+class LeaseLock(ResourceLock):
+    """The record in the spec of a coordination.k8s.io/v1 Lease."""
+
+    resource = LEASES
+    kind = "Lease"
+
+    def _read(self, obj: dict) -> LeaderElectionRecord:
+        spec = obj.get("spec") or {}
+        return LeaderElectionRecord(
+            holder_identity=spec.get("holderIdentity") or "",
+            lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
+            acquire_time=parse_time(spec.get("acquireTime")),
+            renew_time=parse_time(spec.get("renewTime")),
+            leader_transitions=int(spec.get("leaseTransitions") or 0),
+        )
+
+    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+        obj["spec"] = {
+            "holderIdentity": record.holder_identity,
+            "leaseDurationSeconds": record.lease_duration_seconds,
+            "acquireTime": format_micro_time(record.acquire_time),
+            "renewTime": format_micro_time(record.renew_time),
+            "leaseTransitions": record.leader_transitions,
+        }
+
+
+def new_lock(
+    lock_type: str,
+    kube_client: Any,
+    namespace: str,
+    name: str,
+    identity: str,
+    recorder: Any = None,
+) -> ResourceLock:
+    """A lock by type name: "endpoints", "configmaps" or "leases"."""
+    classes = {
+        ENDPOINTS_RESOURCE_LOCK: EndpointsLock,
+        CONFIGMAPS_RESOURCE_LOCK: ConfigMapLock,
+        LEASES_RESOURCE_LOCK: LeaseLock,
+    }
+    if lock_type not in classes:
+        raise ValueError(f"invalid lock type {lock_type!r}")
+    return classes[lock_type](kube_client, namespace, name, identity, recorder)

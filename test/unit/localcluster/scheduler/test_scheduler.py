@@ -1,0 +1,101 @@
+"""The scheduler loop against the in-process Registry (threads, no HTTP, no processes)."""
+
+import threading
+
+import pytest
+
+from tf_operator.localcluster.apiserver import Registry
+from tf_operator.localcluster.kubelet.node import NodeConfig, register_node
+from tf_operator.localcluster.scheduler import Scheduler
+from tf_operator.localcluster.testing import wait_for_pod
+
+PODS = ("", "v1", "pods")
+
+
+@pytest.fixture
+def cluster():
+    registry = Registry()
+    stop = threading.Event()
+    scheduler = Scheduler(registry, retry_seconds=30)
+    scheduler.start(stop)
+    yield registry
+    stop.set()
+    scheduler.join(2)
+    registry.stop()
+
+
+def make_pod(registry, name, cpu=None, gpus=None, scheduler_name=None, selector=None):
+    resources = {}
+    if cpu:
+        resources.setdefault("requests", {})["cpu"] = cpu
+    if gpus:
+        resources.setdefault("limits", {})["nvidia.com/gpu"] = gpus
+    spec = {"containers": [{"name": "c", "image": "x", "resources": resources}]}
+    if scheduler_name:
+        spec["schedulerName"] = scheduler_name
+    if selector:
+        spec["nodeSelector"] = selector
+    registry.create(PODS, "default", {"metadata": {"name": name}, "spec": spec})
+
+
+def node_of(pod):
+    return pod["spec"].get("nodeName")
+
+
+def scheduled_condition(pod):
+    for condition in pod["status"].get("conditions") or []:
+        if condition["type"] == "PodScheduled":
+            return condition
+    return None
+
+
+def test_unschedulable_gpu_pod_waits_for_a_gpu_node(cluster):
+    register_node(cluster, NodeConfig("cpu-0"))
+    register_node(cluster, NodeConfig("cpu-1"))
+    make_pod(cluster, "gpu-pod", gpus="1")
+    pod = wait_for_pod(cluster, "default", "gpu-pod", lambda p: scheduled_condition(p) is not None)
+    condition = scheduled_condition(pod)
+    assert (condition["status"], condition["reason"]) == ("False", "Unschedulable")
+    assert condition["message"] == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+    assert pod["status"]["phase"] == "Pending"
+
+    register_node(cluster, NodeConfig("gpu-0", gpus=2))
+    pod = wait_for_pod(cluster, "default", "gpu-pod", node_of)
+    assert node_of(pod) == "gpu-0"
+    assert scheduled_condition(pod)["status"] == "True"
+
+
+def test_resources_are_freed_when_pods_finish(cluster):
+    register_node(cluster, NodeConfig("small", cpu="2"))
+    for name in ("a", "b", "c"):
+        make_pod(cluster, name, cpu="1")
+    wait_for_pod(cluster, "default", "a", node_of)
+    wait_for_pod(cluster, "default", "b", node_of)
+    pending = wait_for_pod(cluster, "default", "c", lambda p: scheduled_condition(p) is not None)
+    assert "1 Insufficient cpu" in scheduled_condition(pending)["message"]
+
+    done = cluster.get(PODS, "default", "a")
+    done["status"]["phase"] = "Succeeded"
+    cluster.update(PODS, "default", "a", done, subresource="status")
+    assert node_of(wait_for_pod(cluster, "default", "c", node_of)) == "small"
+
+
+def test_node_selector_and_foreign_schedulers(cluster):
+    register_node(cluster, NodeConfig("plain"))
+    register_node(cluster, NodeConfig("special", labels={"pool": "special"}))
+    make_pod(cluster, "picky", selector={"pool": "special"})
+    make_pod(cluster, "batch", scheduler_name="kube-batch")
+    assert node_of(wait_for_pod(cluster, "default", "picky", node_of)) == "special"
+    make_pod(cluster, "marker")
+    wait_for_pod(cluster, "default", "marker", node_of)
+    batch = cluster.get(PODS, "default", "batch")
+    assert node_of(batch) is None and scheduled_condition(batch) is None
+
+
+def test_spreads_pods_over_nodes(cluster):
+    register_node(cluster, NodeConfig("n0", cpu="4"))
+    register_node(cluster, NodeConfig("n1", cpu="4"))
+    for i in range(4):
+        make_pod(cluster, f"p{i}", cpu="1")
+    nodes = [node_of(wait_for_pod(cluster, "default", f"p{i}", node_of)) for i in range(4)]
+    assert sorted(nodes) == ["n0", "n0", "n1", "n1"]

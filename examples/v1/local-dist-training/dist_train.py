@@ -355,6 +355,7 @@ class Settings:
     batch_size: int = 16
     learning_rate: float = 0.1
     eval_interval: float = 0.5
+    step_delay: float = 0.0
     connect_timeout: float = 120.0
     timeout: float = 300.0
     crash_once_marker: str = ""
@@ -373,6 +374,8 @@ def train(task: Task, settings: Settings, out: Callable[[str], None]) -> None:
         maybe_crash(task, settings, step, out)
         params, _ = client.pull()
         client.push(gradient(params, rng.sample(data, settings.batch_size)))
+        if settings.step_delay:
+            time.sleep(settings.step_delay)  # stands in for real compute time per step
     client.call_first({"op": "done", "worker": task.index})
     out(f"worker {task.index} finished")
 
@@ -462,6 +465,7 @@ def parse_args(argv: list[str] | None) -> Settings:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--learning-rate", type=float, default=0.1)
     parser.add_argument("--eval-interval", type=float, default=0.5)
+    parser.add_argument("--step-delay", type=float, default=0.0, help="seconds of fake compute")
     parser.add_argument("--connect-timeout", type=float, default=120.0)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--crash-once-marker", default="")

@@ -1,0 +1,389 @@
+"""``make demo``: a distributed training job run by the real operator on a local cluster.
+
+Steps: start ``tf-operator-localcluster`` with the process kubelet (containers run as local
+processes with their own loopback IPs and service DNS), install the TFJob CRD from
+``manifests/``, start ``tf-operator`` against the cluster's kubeconfig, submit
+``examples/v1/local-dist-training/tfjob.yaml`` (or ``--tfjob FILE``), show the replicas and the
+chief's latest loss while it runs, then print the final TFJob status and the chief's log tail.
+Everything started here is torn down on exit, also on Ctrl-C. Exit code 0 only if the job
+Succeeded.
+
+The example's YAML is written for a real cluster (code shipped in a ConfigMap mounted at
+``/opt/train``); for the local cluster it is "localised": each container runs this
+interpreter on the example's directory and the ConfigMap volume is dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_DIR = ROOT / "examples/v1/local-dist-training"
+EXAMPLES = {False: EXAMPLE_DIR / "tfjob.yaml", True: EXAMPLE_DIR / "tfjob-exitcode.yaml"}
+CRD_FILE = ROOT / "manifests/base/crd.yaml"
+BIN = Path(sys.executable).parent
+CONTAINER_CODE_DIR = "/opt/train"
+NAMESPACE = "default"
+TERMINAL = ("Succeeded", "Failed")
+
+
+class DemoError(Exception):
+    """A step failed; the message says which and why."""
+
+
+# ------------------------------------------------------------------ processes
+
+
+class Background:
+    """A child process whose output goes to a log file; stopped with SIGTERM, then SIGKILL."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, stdout_pipe: bool = False):
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE if stdout_pipe else self._log,
+            stderr=self._log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches us only; we stop children in order
+        )
+
+    def read_line(self, timeout: float) -> str:
+        """The next stdout line (for processes started with ``stdout_pipe``)."""
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            raise DemoError(f"{self.name} printed nothing for {timeout:.0f}s (see {self.log_path})")
+        return self.proc.stdout.readline().decode().strip()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, grace: float) -> None:
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+# ------------------------------------------------------------------ cluster steps
+
+
+def preflight() -> None:
+    missing = []
+    for module, what in (
+        ("tf_operator.localcluster.cli", "the local cluster"),
+        ("tf_operator.controller.v1.tensorflow.controller", "the TFJob controller"),
+        ("tf_operator.k8s.informers", "the informers"),
+    ):
+        try:
+            __import__(module)
+        except ImportError as err:
+            missing.append(f"{what} ({module}: {err})")
+    for script in ("tf-operator", "tf-operator-localcluster"):
+        if not (BIN / script).exists():
+            missing.append(f"the {script} console script (run `make venv`)")
+    if missing:
+        raise DemoError("cannot run the demo yet, missing: " + "; ".join(missing))
+
+
+def start_cluster(workdir: Path) -> tuple[Background, str]:
+    kubeconfig = workdir / "kubeconfig"
+    cluster = Background(
+        "local cluster",
+        [
+            str(BIN / "tf-operator-localcluster"),
+            "--kubelet=process",
+            "--port=0",
+            f"--kubeconfig={kubeconfig}",
+            f"--state-dir={workdir / 'cluster-state'}",
+        ],
+        workdir / "cluster.log",
+        stdout_pipe=True,
+    )
+    line = cluster.read_line(timeout=60)
+    if not line.startswith("ready "):
+        raise DemoError(f"local cluster did not start: {line!r}\n{cluster.tail()}")
+    _, url, path = line.split()
+    print(f"local cluster ready at {url} (kubelet: process)")
+    return cluster, path
+
+
+def install_crd(kube: Any) -> None:
+    from tf_operator.k8s.client import CUSTOM_RESOURCE_DEFINITIONS, is_already_exists
+
+    crd = yaml.safe_load(CRD_FILE.read_text())
+    try:
+        kube.resource(CUSTOM_RESOURCE_DEFINITIONS).create(crd)
+    except Exception as err:
+        if not is_already_exists(err):
+            raise DemoError(f"installing the CRD failed: {err}") from err
+    tfjobs = kube.resource(tfjob_resource())
+    wait_until(lambda: tfjobs.list(namespace=NAMESPACE) is not None, 30, "the TFJob CRD to serve")
+    print(f"installed CRD {crd['metadata']['name']} from {CRD_FILE.relative_to(ROOT)}")
+
+
+def start_operator(workdir: Path, kubeconfig: str) -> Background:
+    operator = Background(
+        "tf-operator",
+        [
+            str(BIN / "tf-operator"),
+            f"--kubeconfig={kubeconfig}",
+            "--monitoring-port=0",
+            "--monitoring-address=127.0.0.1",
+            "--json-log-format=false",
+            "--threadiness=2",
+        ],
+        workdir / "operator.log",
+    )
+    print(f"started tf-operator (pid {operator.proc.pid}, log {operator.log_path})")
+    return operator
+
+
+def tfjob_resource() -> Any:
+    from tf_operator.k8s.client import Resource
+
+    return Resource("kubeflow.org", "v1", "tfjobs", "TFJob", True)
+
+
+def wait_until(fn, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            result = fn()
+            if result:
+                return result
+        except Exception as err:  # noqa: BLE001 - not ready yet
+            last = err
+        pause.wait(0.2)
+    raise DemoError(f"timed out waiting for {what} ({last})")
+
+
+# ------------------------------------------------------------------ the job
+
+
+def localise(job: dict, workdir: Path) -> dict:
+    """Run the example's containers as local processes of this interpreter."""
+    job = copy.deepcopy(job)
+    for spec in job["spec"]["tfReplicaSpecs"].values():
+        pod = spec["template"]["spec"]
+        volumes = {v["name"] for v in pod.get("volumes", []) if "configMap" in v or "hostPath" in v}
+        pod["volumes"] = [v for v in pod.get("volumes", []) if v["name"] not in volumes]
+        if not pod["volumes"]:
+            del pod["volumes"]
+        for container in pod["containers"]:
+            if container.get("workingDir") == CONTAINER_CODE_DIR:
+                container["workingDir"] = str(EXAMPLE_DIR)
+            if container.get("command", [""])[0] in ("python", "python3"):
+                container["command"] = [sys.executable, "-u", *container["command"][1:]]
+            container["args"] = [
+                f"--crash-once-marker={workdir / 'crash-once-marker'}"
+                if a.startswith("--crash-once-marker=")
+                else a
+                for a in container.get("args", [])
+            ]
+            mounts = [m for m in container.get("volumeMounts", []) if m["name"] not in volumes]
+            container["volumeMounts"] = mounts
+            if not mounts:
+                del container["volumeMounts"]
+    return job
+
+
+def chief_pod_name(job: dict) -> str:
+    name = job["metadata"]["name"]
+    specs = job["spec"]["tfReplicaSpecs"]
+    for rtype in ("Chief", "Master"):
+        if rtype in specs:
+            return f"{name}-{rtype.lower()}-0"
+    return f"{name}-worker-0"
+
+
+def pod_log(kube: Any, name: str, tail: int) -> str:
+    from kubernetes.client import CoreV1Api
+
+    try:
+        resp = CoreV1Api(kube.api_client).read_namespaced_pod_log(
+            name, NAMESPACE, tail_lines=tail, _preload_content=False, _request_timeout=5
+        )
+        return resp.data.decode(errors="replace")
+    except Exception:  # noqa: BLE001 - the pod may not exist yet
+        return ""
+
+
+def latest_loss(log: str) -> str:
+    for line in reversed(log.splitlines()):
+        if " loss " in line:
+            return line.strip()
+    return ""
+
+
+def job_state(job: dict) -> str:
+    conditions = (job.get("status") or {}).get("conditions") or []
+    current = [c for c in conditions if c.get("status") == "True"]
+    return current[-1]["type"] if current else "Pending"
+
+
+def replica_summary(pods: list[dict]) -> str:
+    parts = []
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        labels = pod["metadata"].get("labels", {})
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        if pod["metadata"].get("deletionTimestamp"):
+            phase = "Terminating"
+        parts.append(
+            f"{labels.get('tf-replica-type', '?')}-{labels.get('tf-replica-index', '?')}:{phase}"
+        )
+    return " ".join(parts) or "no pods yet"
+
+
+def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dict:
+    from tf_operator.k8s.client import PODS
+
+    name = job["metadata"]["name"]
+    tfjobs = kube.resource(tfjob_resource())
+    pods = kube.resource(PODS)
+    chief = chief_pod_name(job)
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    tty = sys.stdout.isatty()
+    last_line = ""
+    while True:
+        current = tfjobs.get(name, namespace=NAMESPACE)
+        state = job_state(current)
+        items = pods.list(namespace=NAMESPACE, label_selector=f"tf-job-name={name}")["items"]
+        loss = latest_loss(pod_log(kube, chief, 20))
+        line = f"[{state}] {replica_summary(items)}" + (f" | chief: {loss}" if loss else "")
+        if line != last_line:
+            if tty:
+                print(
+                    "\r\033[K" + line[: shutil.get_terminal_size().columns - 1], end="", flush=True
+                )
+            else:
+                print(line, flush=True)
+            last_line = line
+        if state in TERMINAL:
+            if tty:
+                print()
+            return current
+        if not operator.alive():
+            raise DemoError(
+                f"tf-operator exited with {operator.proc.returncode}:\n{operator.tail()}"
+            )
+        if time.monotonic() > deadline:
+            raise DemoError(f"job not finished after {timeout:.0f}s (state {state})")
+        pause.wait(0.5)
+
+
+def print_result(kube: Any, job: dict, final: dict) -> None:
+    status = final.get("status") or {}
+    print("\nFinal TFJob status:")
+    for cond in status.get("conditions") or []:
+        print(
+            f"  {cond['type']:<11} {cond['status']:<6} {cond.get('reason', '')}: {cond.get('message', '')}"
+        )
+    for rtype, counts in sorted((status.get("replicaStatuses") or {}).items()):
+        print(f"  {rtype:<11} " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    print(f"  startTime {status.get('startTime')}  completionTime {status.get('completionTime')}")
+    chief = chief_pod_name(job)
+    print(f"\nLast lines of {chief}:")
+    print("  " + "\n  ".join(pod_log(kube, chief, 8).splitlines() or ["(no log)"]))
+
+
+# ------------------------------------------------------------------ main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tfjob", type=Path, help="submit this TFJob YAML instead of the example")
+    parser.add_argument(
+        "--exitcode", action="store_true", help="run the variant whose worker crashes once (137)"
+    )
+    parser.add_argument("--timeout", type=float, default=150, help="seconds to wait for the job")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> int:
+    preflight()
+    from tf_operator.k8s.client import load_kube_client
+
+    cluster, kubeconfig = start_cluster(workdir)
+    started.append(cluster)
+    kube = load_kube_client(kubeconfig=kubeconfig)
+    install_crd(kube)
+    operator = start_operator(workdir, kubeconfig)
+    started.append(operator)
+
+    if args.tfjob:
+        job = yaml.safe_load(args.tfjob.read_text())
+    else:
+        job = localise(yaml.safe_load(EXAMPLES[args.exitcode].read_text()), workdir)
+    job["metadata"].pop("namespace", None)
+    kube.resource(tfjob_resource()).create(job, namespace=NAMESPACE)
+    print(f"submitted TFJob {job['metadata']['name']} in namespace {NAMESPACE}")
+    final = watch_job(kube, job, operator, args.timeout)
+    print_result(kube, job, final)
+    return 0 if job_state(final) == "Succeeded" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    begin = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))
+    started: list[Background] = []
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    code = 1
+    try:
+        code = run(args, workdir, started)
+    except DemoError as err:
+        print(f"\ndemo failed: {err}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    finally:
+        for proc in reversed(started):  # operator first, then the cluster
+            proc.stop(grace=10)
+        if code != 0 and started:
+            print(f"\nlogs kept in {workdir}", file=sys.stderr)
+        elif not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    elapsed = time.monotonic() - begin
+    if code == 0:
+        print(f"\njob Succeeded; demo took {elapsed:.1f}s")
+    else:
+        print(f"\ndemo exits with {code} after {elapsed:.1f}s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

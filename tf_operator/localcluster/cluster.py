@@ -64,9 +64,14 @@ class SimulatedTiming:
     default_run_seconds: float | None = None
 
 
-def kubeconfig_document(url: str, token: str, tls: bool, namespace: str = "default") -> dict:
+def kubeconfig_document(
+    url: str, token: str, ca_file: str | None = None, namespace: str = "default"
+) -> dict:
+    """A kubeconfig with one cluster, a token user and a current context."""
     cluster: dict = {"server": url}
-    if tls:
+    if ca_file:
+        cluster["certificate-authority"] = ca_file
+    elif url.startswith("https:"):
         cluster["insecure-skip-tls-verify"] = True
     return {
         "apiVersion": "v1",
@@ -88,13 +93,13 @@ def kubeconfig_document(url: str, token: str, tls: bool, namespace: str = "defau
     }
 
 
-def write_kubeconfig(path: str, url: str, token: str, tls: bool) -> str:
+def write_kubeconfig(path: str, url: str, token: str, ca_file: str | None = None) -> str:
     """Write a kubeconfig (mode 0600) for the cluster at ``url``; returns the absolute path."""
     path = os.path.abspath(path)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
-        yaml.safe_dump(kubeconfig_document(url, token, tls), handle, sort_keys=False)
+        yaml.safe_dump(kubeconfig_document(url, token, ca_file), handle, sort_keys=False)
     return path
 
 
@@ -185,7 +190,10 @@ class LocalCluster:
             self.stop()
             raise
         self.kubeconfig = write_kubeconfig(
-            self._kubeconfig_path, self.url, self._token or DEFAULT_TOKEN, self._tls
+            self._kubeconfig_path,
+            self.url,
+            self.server.token or DEFAULT_TOKEN,
+            getattr(self.server, "cert_file", None),
         )
         logger.info(
             "local cluster at %s: %d node(s), kubelet=%s, dns=%s",

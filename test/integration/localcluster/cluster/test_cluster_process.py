@@ -1,0 +1,197 @@
+"""LocalCluster with the process kubelet: real processes, kubectl logs, DNS, deletion."""
+
+import json
+import sys
+import time
+
+import psutil
+import pytest
+
+from tf_operator.localcluster import LocalCluster
+from tf_operator.localcluster.testing import kubectl, pod_phase_is, wait_for, wait_for_pod
+
+pytestmark = pytest.mark.integration
+
+PODS = ("", "v1", "pods")
+SERVICES = ("", "v1", "services")
+PY = sys.executable
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(kubelet="process", nodes=1) as c:
+        yield c
+
+
+def run_pod(cluster, name, script, restart_policy="Never", labels=None, env=None, grace=None):
+    spec = {
+        "restartPolicy": restart_policy,
+        "containers": [
+            {
+                "name": "main",
+                "image": "python:3.11",
+                "command": [PY, "-u", "-c", script],
+                "env": env or [],
+            }
+        ],
+    }
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    body = {"metadata": {"name": name, "labels": labels or {}}, "spec": spec}
+    return cluster.registry.create(PODS, "default", body)
+
+
+def alive(pid):
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_kubectl_logs_and_follow(cluster):
+    script = "import time\nfor i in range(4):\n    print('tick', i)\n    time.sleep(0.3)\n"
+    run_pod(cluster, "logger", script)
+    wait_for_pod(cluster.registry, "default", "logger", pod_phase_is("Running"))
+    follow = kubectl(cluster, "logs", "-f", "logger")  # returns only when the container ends
+    assert follow.returncode == 0, follow.stderr
+    assert follow.stdout == "".join(f"tick {i}\n" for i in range(4))
+    pod = wait_for_pod(cluster.registry, "default", "logger", pod_phase_is("Succeeded"))
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+    assert kubectl(cluster, "logs", "logger", "--tail=1").stdout == "tick 3\n"
+
+
+def test_env_tf_config_and_field_refs(cluster):
+    tf_config = json.dumps({"cluster": {"worker": ["w-0.default.svc:2222"]}, "task": {"index": 0}})
+    env = [
+        {"name": "TF_CONFIG", "value": tf_config},
+        {"name": "MY_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "MY_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+    ]
+    script = "import os\nprint(os.environ['MY_NAME'], os.environ['MY_IP'], os.environ['TF_CONFIG'])"
+    run_pod(cluster, "envpod", script, env=env)
+    pod = wait_for_pod(cluster.registry, "default", "envpod", pod_phase_is("Succeeded"))
+    logs = kubectl(cluster, "logs", "envpod").stdout
+    assert logs == f"envpod {pod['status']['podIP']} {tf_config}\n"
+
+
+def test_exit_by_signal_reports_128_plus_n_and_fails(cluster):
+    run_pod(cluster, "killed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    pod = wait_for_pod(cluster.registry, "default", "killed", pod_phase_is("Failed"))
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
+
+
+def test_on_failure_restarts_in_place(cluster):
+    # fails on the first run (no marker file in the sandbox working dir), succeeds after
+    script = (
+        "import os, sys\n"
+        "if os.path.exists('ran'):\n    print('second run'); sys.exit(0)\n"
+        "open('ran', 'w').close(); print('first run'); sys.exit(3)\n"
+    )
+    run_pod(cluster, "flaky", script, restart_policy="OnFailure")
+    pod = wait_for_pod(cluster.registry, "default", "flaky", pod_phase_is("Succeeded"))
+    status = pod["status"]["containerStatuses"][0]
+    assert status["restartCount"] == 1
+    assert status["lastState"]["terminated"]["exitCode"] == 3
+    assert kubectl(cluster, "logs", "flaky").stdout == "second run\n"
+    assert kubectl(cluster, "logs", "flaky", "--previous").stdout == "first run\n"
+
+
+def test_container_without_command_fails_clearly(cluster):
+    cluster.registry.create(
+        PODS,
+        "default",
+        {
+            "metadata": {"name": "imageonly"},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "nginx"}]},
+        },
+    )
+    pod = wait_for_pod(cluster.registry, "default", "imageonly", pod_phase_is("Failed"))
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert terminated["reason"] == "ContainerCannotRun"
+    assert "command" in terminated["message"]
+
+
+def test_pod_reaches_another_pod_by_service_dns_name(cluster):
+    cluster.registry.create(
+        SERVICES,
+        "default",
+        {
+            "metadata": {"name": "echo"},
+            "spec": {"clusterIP": "None", "selector": {"app": "echo"}, "ports": [{"port": 2222}]},
+        },
+    )
+    # the client starts first: the name resolves only once the server pod exists
+    client = (
+        "import socket, time\n"
+        "for _ in range(300):\n"
+        "    try:\n"
+        "        conn = socket.create_connection(('echo.default.svc', 2222), timeout=2)\n"
+        "        break\n"
+        "    except OSError:\n"
+        "        time.sleep(0.1)\n"
+        "print('client got:', conn.recv(100).decode())\n"
+        "long = socket.gethostbyname('echo.default.svc.cluster.local')\n"
+        "print('fqdn resolves to', long)\n"
+    )
+    run_pod(cluster, "dns-client", client)
+    server = (
+        "import os, socket\n"
+        "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        "s.bind(('0.0.0.0', 2222)); s.listen()\n"
+        "conn, _ = s.accept(); conn.sendall(b'hello from ' + os.environ['HOSTNAME'].encode())\n"
+    )
+    run_pod(cluster, "dns-server", server, labels={"app": "echo"})
+    client_pod = wait_for_pod(
+        cluster.registry, "default", "dns-client", pod_phase_is("Succeeded", "Failed"), 60
+    )
+    logs = kubectl(cluster, "logs", "dns-client").stdout
+    assert client_pod["status"]["phase"] == "Succeeded", logs
+    server_ip = cluster.registry.get(PODS, "default", "dns-server")["status"]["podIP"]
+    assert logs == f"client got: hello from dns-server\nfqdn resolves to {server_ip}\n"
+
+
+def write_pid_script(handle_term):
+    handler = (
+        "signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))"
+        if handle_term
+        else "signal.signal(signal.SIGTERM, signal.SIG_IGN)"
+    )
+    return (
+        f"import os, signal, sys, time\n{handler}\n"
+        "print(os.getpid(), flush=True)\n"
+        "while True:\n    time.sleep(0.1)\n"
+    )
+
+
+def pid_of(cluster, name):
+    return int(wait_for(lambda: kubectl(cluster, "logs", name).stdout.strip(), 20))
+
+
+def test_deleting_a_pod_kills_an_obstinate_process_after_the_grace_period(cluster):
+    run_pod(cluster, "stubborn", write_pid_script(handle_term=False), grace=1)
+    wait_for_pod(cluster.registry, "default", "stubborn", pod_phase_is("Running"))
+    pid = pid_of(cluster, "stubborn")
+    assert alive(pid)
+    started = time.monotonic()
+    deleted = cluster.registry.delete(PODS, "default", "stubborn")
+    assert deleted["metadata"]["deletionGracePeriodSeconds"] == 1
+    assert cluster.registry.get(PODS, "default", "stubborn")["metadata"]["deletionTimestamp"]
+    wait_for(lambda: not alive(pid), 10)
+    wait_for(
+        lambda: (
+            "stubborn"
+            not in {p["metadata"]["name"] for p in cluster.registry.list(PODS, "default")[0]}
+        ),
+        10,
+    )
+    assert time.monotonic() - started >= 0.9  # SIGTERM was ignored: SIGKILL came after the grace
+
+
+def test_deleting_a_pod_stops_a_cooperative_process_at_once(cluster):
+    run_pod(cluster, "polite", write_pid_script(handle_term=True), grace=30)
+    wait_for_pod(cluster.registry, "default", "polite", pod_phase_is("Running"))
+    pid = pid_of(cluster, "polite")
+    result = kubectl(cluster, "delete", "pod", "polite", "--timeout=20s")
+    assert result.returncode == 0, result.stderr
+    assert not alive(pid)

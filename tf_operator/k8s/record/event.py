@@ -3,7 +3,7 @@
 An `EventRecorder` (one per component) builds the Event dict and offers it to every
 watcher of its `EventBroadcaster`. Each watcher owns a bounded queue (`MAX_QUEUED_EVENTS`)
 and one daemon thread that feeds its handler; when a queue is full the event is dropped
-with a log line, so `event()` never waits on the API server.
+with a log line (thinned out during a flood), so `event()` never waits on the API server.
 
 The recording watcher (`start_recording_to_sink`) passes each event through an
 `EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam
@@ -116,6 +116,11 @@ class KubeEventSink:
         )
 
 
+def _should_log_drop(dropped: int) -> bool:
+    # The 1st, 10th, 100th... drop and every 1000th after: a flood stays readable.
+    return dropped % 1000 == 0 or dropped in (1, 10, 100)
+
+
 class EventWatcher:
     """A bounded queue of events and the daemon thread that hands them to a handler."""
 
@@ -141,13 +146,14 @@ class EventWatcher:
                 self._queue.append(event)
                 self._cond.notify()
                 full = False
-        if full:
+        if full and _should_log_drop(self.dropped):
             log.error(
-                "event queue full (%d): dropping event %s %s on %s",
+                "event queue full (%d): dropping event %s %s on %s (%d dropped so far)",
                 self._max_queued,
                 event.get("type"),
                 event.get("reason"),
                 (event.get("involvedObject") or {}).get("name"),
+                self.dropped,
             )
         return not full
 

@@ -155,7 +155,7 @@ def test_recording_does_not_block_and_drops_when_queue_full(kube, clock, caplog)
 
     kube.prepend_reactor("create", "events", slow_create)
     b = EventBroadcaster(clock=clock, max_queued_events=50)
-    b.start_recording_to_sink(KubeEventSink(kube))
+    watcher = b.start_recording_to_sink(KubeEventSink(kube))
     rec = b.new_recorder("c")
     rec.event(tfjob("first"), "Normal", "R", "m")
     assert entered.wait(5)
@@ -165,6 +165,8 @@ def test_recording_does_not_block_and_drops_when_queue_full(kube, clock, caplog)
             rec.event(tfjob(f"job{i}"), "Normal", "R", "m")
     assert time.monotonic() - start < 2.0, "event() must not wait for the API"
     assert "event queue full" in caplog.text
+    assert watcher.dropped == 150
+    assert watcher.pending() == 50
     release.set()
     wait_for(lambda: len(events_in(kube)) == 51)
     b.shutdown()

@@ -1,0 +1,1 @@
+"""Framework-independent controller machinery shared by every job kind."""

@@ -1,0 +1,1 @@
+"""The shared job controller; see :mod:`.jobcontroller`."""

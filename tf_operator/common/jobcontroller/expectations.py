@@ -1,0 +1,118 @@
+"""Controller expectations: what the controller has asked for and not yet seen in its caches.
+
+Before creating (deleting) an object the controller raises the creation (deletion) count of
+the object's key; the pod/service informer lowers it when the event arrives. While any count
+of a job is above zero the job's caches are known to be stale and the job is not reconciled,
+which is what stops a second pod being created for an index whose first pod the informer has
+not delivered yet.
+
+Records live in a ``cachetools.TTLCache`` with a five-minute TTL, refreshed on every raise: a
+record that has not been satisfied in that time expires and then counts as satisfied, as in
+client-go, so a lost watch event cannot wedge a job forever.
+
+Differences from v0.5.3 (spec §10): raising accumulates instead of replacing (#2), a failed
+create/delete is lowered again by the caller (#3), deletions are tracked as well (#4), and
+``delete_expectations`` drops a job's records when the job goes away (#5).
+
+All methods are thread-safe (one lock around the cache).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass
+
+from cachetools import TTLCache
+
+from tf_operator.k8s.clock import REAL_CLOCK, Clock
+
+log = logging.getLogger(__name__)
+
+# How long an unsatisfied expectation is trusted (client-go's ExpectationsTimeout).
+EXPECTATIONS_TIMEOUT_SECONDS = 5 * 60.0
+
+
+@dataclass
+class _Record:
+    add: int = 0
+    delete: int = 0
+
+    def fulfilled(self) -> bool:
+        return self.add <= 0 and self.delete <= 0
+
+
+class ControllerExpectations:
+    """Per-key pending creation/deletion counts (keys: ``<ns>/<job>/<rt>/pods|services``)."""
+
+    def __init__(
+        self, clock: Clock = REAL_CLOCK, ttl: float = EXPECTATIONS_TIMEOUT_SECONDS
+    ) -> None:
+        self._lock = threading.Lock()
+        self._cache: TTLCache[str, _Record] = TTLCache(
+            maxsize=math.inf, ttl=ttl, timer=clock.monotonic
+        )
+
+    def _raise(self, key: str, add: int, delete: int) -> None:
+        with self._lock:
+            record = self._cache.get(key) or _Record()
+            record.add += add
+            record.delete += delete
+            self._cache[key] = record  # re-inserting restarts the TTL
+
+    def _lower(self, key: str, add: int, delete: int) -> None:
+        with self._lock:
+            record = self._cache.get(key)
+            if record is None:
+                return
+            record.add -= add
+            record.delete -= delete
+            # Assigning back would restart the TTL; mutate in place instead.
+
+    def expect_creations(self, key: str, count: int = 1) -> None:
+        """Record that ``count`` more objects are about to be created for ``key``."""
+        self._raise(key, count, 0)
+
+    def expect_deletions(self, key: str, count: int = 1) -> None:
+        """Record that ``count`` more objects are about to be deleted for ``key``."""
+        self._raise(key, 0, count)
+
+    def creation_observed(self, key: str) -> None:
+        """An informer saw a creation (or a create call failed): lower the count by one."""
+        self._lower(key, 1, 0)
+
+    def deletion_observed(self, key: str) -> None:
+        """An informer saw a deletion (or a delete call failed): lower the count by one."""
+        self._lower(key, 0, 1)
+
+    def satisfied_expectations(self, key: str) -> bool:
+        """True when nothing is pending for ``key`` (or its record expired / never existed)."""
+        with self._lock:
+            record = self._cache.get(key)
+            if record is None:
+                return True
+            if record.fulfilled():
+                return True
+            log.debug("controller expectations for %s not yet met: %s", key, record)
+            return False
+
+    def get(self, key: str) -> tuple[int, int] | None:
+        """The pending (creations, deletions) of ``key``, or None when it has no record."""
+        with self._lock:
+            record = self._cache.get(key)
+            return None if record is None else (record.add, record.delete)
+
+    def delete_expectations(self, key: str) -> None:
+        with self._lock:
+            self._cache.pop(key, None)
+
+    def delete_expectations_with_prefix(self, prefix: str) -> None:
+        """Drop every record of one job (keys start with ``<ns>/<name>/``)."""
+        with self._lock:
+            for key in [k for k in self._cache if k.startswith(prefix)]:
+                self._cache.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._cache)

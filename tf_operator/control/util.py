@@ -1,0 +1,60 @@
+"""Helpers shared by the control modules: controller-ref checks, event objects, error text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf_operator.k8s.client import ApiError
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+
+
+def meta(obj: Any) -> dict:
+    """The metadata dict of a dict object or of a typed object with ``.metadata``."""
+    if isinstance(obj, dict):
+        return obj.get("metadata") or {}
+    return getattr(obj, "metadata", None) or {}
+
+
+def get_controller_of(obj: Any) -> dict | None:
+    """The owner reference with ``controller: true``, if any."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def labels_of(obj: Any) -> dict:
+    return meta(obj).get("labels") or {}
+
+
+def validate_controller_ref(controller_ref: dict | None) -> None:
+    """Refuse owner references that would not make the object a controlled dependant."""
+    if controller_ref is None:
+        raise ValueError("controllerRef is nil")
+    if not controller_ref.get("apiVersion"):
+        raise ValueError("controllerRef has empty APIVersion")
+    if not controller_ref.get("kind"):
+        raise ValueError("controllerRef has empty Kind")
+    if controller_ref.get("controller") is not True:
+        raise ValueError("controllerRef.Controller is not set to true")
+    if controller_ref.get("blockOwnerDeletion") is not True:
+        raise ValueError("controllerRef.BlockOwnerDeletion is not set")
+
+
+def event_object(obj: Any) -> dict:
+    """The dict an event recorder needs: the object itself, or a typed job's reference."""
+    if isinstance(obj, dict):
+        return obj
+    ref = getattr(obj, "object_ref", None)
+    if callable(ref):
+        return ref()
+    raise TypeError(f"cannot record an event on {type(obj).__name__}")
+
+
+def error_text(err: BaseException) -> str:
+    """The message of an API error as client-go would print it, else ``str(err)``."""
+    if isinstance(err, ApiError) and err.message:
+        return err.message
+    return str(err)

@@ -1,0 +1,108 @@
+"""TF_CONFIG: the cluster description every TensorFlow pod receives in its environment.
+
+Byte-exact with v0.5.3 (spec §4)::
+
+    {"cluster":{<rt>:[<host>:<port>,...],...},"task":{"type":<rt>,"index":<i>},"environment":"cloud"}
+
+Compact JSON; cluster keys sorted (Go encodes map keys in byte order); every replica type but
+Evaluator appears in ``cluster``; host = ``<job>-<rt>-<i>.<ns>.svc`` plus ``.<domain>`` when
+``CUSTOM_CLUSTER_DOMAIN`` is set (read at each call, i.e. at pod creation). Go's encoder
+escapes ``<``, ``>``, ``&``, U+2028 and U+2029; so do we, so any string encodes as Go would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tf_operator.apis.tensorflow.v1.constants import (
+    DEFAULT_CONTAINER_NAME,
+    DEFAULT_PORT_NAME,
+    REPLICA_TYPE_EVAL,
+)
+from tf_operator.apis.tensorflow.v1.types import TFJob
+from tf_operator.common.jobcontroller.util import gen_general_name
+
+ENV_CUSTOM_CLUSTER_DOMAIN = "CUSTOM_CLUSTER_DOMAIN"
+TF_CONFIG = "TF_CONFIG"
+
+_GO_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+class PortNotFoundError(LookupError):
+    def __init__(self) -> None:
+        super().__init__("failed to found the port")
+
+
+def get_port_from_tfjob(job: TFJob, rtype: str) -> int:
+    """``containerPort`` of the ``tfjob-port`` port of the ``tensorflow`` container of ``rtype``."""
+    spec = (job.spec.tf_replica_specs or {}).get(rtype)
+    for container in spec.containers() if spec is not None else []:
+        if container.get("name") != DEFAULT_CONTAINER_NAME:
+            continue
+        for port in container.get("ports") or []:
+            if port.get("name") == DEFAULT_PORT_NAME:
+                return int(port.get("containerPort"))
+    raise PortNotFoundError()
+
+
+def gen_cluster_spec(job: TFJob) -> dict[str, list[str]]:
+    """``{rt: [endpoint, ...]}`` for every replica type except Evaluator, keys sorted."""
+    domain = os.environ.get(ENV_CUSTOM_CLUSTER_DOMAIN, "")
+    cluster: dict[str, list[str]] = {}
+    for rtype, spec in (job.spec.tf_replica_specs or {}).items():
+        if rtype == REPLICA_TYPE_EVAL or spec is None:
+            continue
+        rt = rtype.lower()
+        port = get_port_from_tfjob(job, rtype)
+        endpoints = []
+        for i in range(spec.replicas or 0):
+            host = f"{gen_general_name(job.name, rt, i)}.{job.namespace}.svc"
+            if domain:
+                host += "." + domain
+            endpoints.append(f"{host}:{port}")
+        cluster[rt] = endpoints
+    return dict(sorted(cluster.items()))
+
+
+def go_json(value: object) -> str:
+    """Compact JSON escaped like Go's ``encoding/json`` (key order as given)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char, escape in _GO_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
+
+
+def gen_tf_config_json_str(job: TFJob, rt: str, index: str | int) -> str:
+    """The TF_CONFIG value for pod ``index`` of replica type ``rt`` (lower case)."""
+    config = {
+        "cluster": gen_cluster_spec(job),
+        "task": {"type": rt, "index": int(index)},
+        "environment": "cloud",
+    }
+    return go_json(config)
+
+
+def set_cluster_spec(template: dict, job: TFJob, rt: str, index: str | int) -> None:
+    """Put TF_CONFIG into every container of the pod template.
+
+    v0.5.3 appended a second entry when the user had already set TF_CONFIG (spec §10 #31);
+    here an existing entry is replaced in place, so the variable is defined exactly once.
+    """
+    value = gen_tf_config_json_str(job, rt, index)
+    for container in (template.get("spec") or {}).get("containers") or []:
+        entry = {"name": TF_CONFIG, "value": value}
+        env = container.get("env") or []
+        if any(e.get("name") == TF_CONFIG for e in env):
+            first = next(i for i, e in enumerate(env) if e.get("name") == TF_CONFIG)
+            env = [e for i, e in enumerate(env) if i == first or e.get("name") != TF_CONFIG]
+            env[first] = entry
+        else:
+            env = [*env, entry]
+        container["env"] = env

@@ -195,3 +195,38 @@ def test_deleting_a_pod_stops_a_cooperative_process_at_once(cluster):
     result = kubectl(cluster, "delete", "pod", "polite", "--timeout=20s")
     assert result.returncode == 0, result.stderr
     assert not alive(pid)
+
+
+@pytest.mark.parametrize("dns", ["mount", "python"])
+def test_dns_modes_resolve_custom_domains_lazily(dns):
+    from tf_operator.localcluster.kubelet.dns import probe_mount_namespace
+
+    if dns == "mount" and not probe_mount_namespace():
+        pytest.skip("mount namespaces unavailable here")
+    with LocalCluster(
+        kubelet="process", dns=dns, cluster_domains=("cluster.local", "corp.example")
+    ) as c:
+        c.registry.create(
+            SERVICES,
+            "default",
+            {
+                "metadata": {"name": "web"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 8080}]},
+            },
+        )
+        client = (
+            "import socket, time\n"
+            "for _ in range(300):\n"
+            "    try:\n"
+            "        print(socket.gethostbyname('web.default.svc.corp.example')); break\n"
+            "    except OSError:\n"
+            "        time.sleep(0.1)\n"
+        )
+        run_pod(c, "resolver", client)
+        run_pod(c, "web", "import time\ntime.sleep(600)", labels={"app": "web"})
+        web_ip = wait_for_pod(c.registry, "default", "web", pod_phase_is("Running"))["status"][
+            "podIP"
+        ]
+        wait_for_pod(c.registry, "default", "resolver", pod_phase_is("Succeeded"), 60)
+        assert kubectl(c, "logs", "resolver").stdout == f"{web_ip}\n"
+        assert c.dns_mode == dns

@@ -138,3 +138,18 @@ def test_none_kubelet_leaves_pods_pending():
         pod = c.registry.get(PODS, "default", "idle")
         assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
         c.registry.delete(PODS, "default", "idle")  # no node: removed at once
+
+
+def test_tls_cluster_works_with_kubectl_and_the_python_client():
+    import kubernetes
+
+    with LocalCluster(kubelet="simulated", tls=True) as c:
+        assert c.url.startswith("https://")
+        result = kubectl(c, "get", "nodes", "-o", "name")
+        assert result.stdout.split() == ["node/localcluster-node-0"], result.stderr
+        api = kubernetes.config.new_client_from_config(c.kubeconfig)
+        try:
+            nodes = kubernetes.client.CoreV1Api(api).list_node().items
+        finally:
+            api.close()
+        assert [n.metadata.name for n in nodes] == ["localcluster-node-0"]

@@ -17,9 +17,12 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-# How often a fake-clock waiter re-checks its event. `threading.Event` offers no hook to
-# be told when it is set, so a waiter polls it at this (real-time) period.
-_EVENT_POLL_SECONDS = 0.005
+# `threading.Event` offers no hook to be told when it is set, so a fake-clock waiter polls
+# its event: first after 1 ms, backing off to every 50 ms (real time), which keeps idle
+# waiters (e.g. a delaying queue nobody shut down) cheap. `step` wakes every waiter at once.
+_EVENT_POLL_FIRST = 0.001
+_EVENT_POLL_MAX = 0.05
+_EVENT_POLL_SECONDS = 0.005  # block_until_waiters re-check period
 
 
 class Clock:
@@ -107,11 +110,13 @@ class FakeClock(Clock):
             token = object()
             self._waiters[token] = deadline
             self._cond.notify_all()  # lets block_until_waiters see us
+            poll = _EVENT_POLL_FIRST
             try:
                 while not event.is_set():
                     if deadline is not None and self._mono_origin + self._elapsed >= deadline:
                         return False
-                    self._cond.wait(_EVENT_POLL_SECONDS)
+                    self._cond.wait(poll)
+                    poll = min(poll * 2, _EVENT_POLL_MAX)
                 return True
             finally:
                 del self._waiters[token]

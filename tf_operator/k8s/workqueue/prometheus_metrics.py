@@ -6,7 +6,8 @@ providers, or a module imported twice all share the same families. If a family o
 same name already sits in the registry (registered by someone else), it is reused rather
 than failing with a duplicate-registration error.
 
-Usage: `set_provider(PrometheusMetricsProvider())` before the queues are built.
+Usage: `enable_prometheus_metrics()` (or `set_provider(PrometheusMetricsProvider())`)
+before the queues are built.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tf_operator.k8s.workqueue.metrics import (
     GaugeMetric,
     HistogramMetric,
     MetricsProvider,
+    set_provider,
 )
 
 # 1e-8 s .. 10 s, one bucket per decade, as newer client-go versions use.
@@ -152,3 +154,12 @@ class PrometheusMetricsProvider(MetricsProvider):
         # Computed at scrape time: costs nothing on the queue's hot path.
         unfinished.labels(name=name).set_function(unfinished_seconds)
         longest.labels(name=name).set_function(longest_seconds)
+
+
+def enable_prometheus_metrics(registry: CollectorRegistry = REGISTRY) -> None:
+    """Make every named queue built from now on export `workqueue_*` metrics.
+
+    Calls `set_provider`, so only the first provider installed in a process counts.
+    (tf-operator v0.5.3 never installed one: its workqueue metrics were no-ops.)
+    """
+    set_provider(PrometheusMetricsProvider(registry))

@@ -73,3 +73,16 @@ def test_unnamed_queue_or_noop_provider_has_no_metrics_object():
     assert new_queue_metrics("", PrometheusMetricsProvider(CollectorRegistry()), None) is None
     assert new_queue_metrics("named", MetricsProvider(), None) is None
     assert Queue("named")._metrics is None  # default provider is the no-op one
+
+
+def test_enable_prometheus_metrics_installs_provider_once(monkeypatch):
+    from tf_operator.k8s.workqueue import metrics as metrics_module
+    from tf_operator.k8s.workqueue.prometheus_metrics import enable_prometheus_metrics
+
+    monkeypatch.setattr(metrics_module, "_provider", metrics_module.NOOP_PROVIDER)
+    monkeypatch.setattr(metrics_module, "_provider_set", False)
+    registry = CollectorRegistry()
+    enable_prometheus_metrics(registry)
+    enable_prometheus_metrics(CollectorRegistry())  # ignored: the first provider stays
+    Queue("global").add("a")
+    assert value(registry, "workqueue_adds_total", "global") == 1

@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_FAILURE = 1
 COMPONENT = "tf-operator"
-# v0.5.3 resynced the TFJob informer every 30 s regardless of --resyc-period.
-TFJOB_RESYNC_PERIOD = 30.0
 # How long shutdown waits for the controller to drain after the elector returned.
 DRAIN_TIMEOUT = 3.0
 
@@ -60,10 +58,10 @@ class RunState:
 
 
 def tfjob_resource() -> Any:
-    """The ``kubeflow.org/v1`` ``tfjobs`` resource."""
-    from tf_operator.k8s.client import Resource
+    """The ``kubeflow.org/v1`` ``tfjobs`` resource (as the controller defines it)."""
+    from tf_operator.controller.v1.tensorflow.informer import TFJOBS
 
-    return Resource("kubeflow.org", "v1", "tfjobs", "TFJob", True)
+    return TFJOBS
 
 
 def lock_namespace_from_env() -> str:
@@ -138,14 +136,15 @@ class Wiring:
 
 def build_controller(opt: ServerOption, kube_client: Any) -> Wiring:
     """Create informer factories, event broadcaster/recorder and the controller."""
-    from tf_operator.controller.v1.tensorflow import TFController
+    from tf_operator.controller.v1.tensorflow import TFController, new_tfjob_informer
+    from tf_operator.controller.v1.tensorflow.informer import TFJOB_RESYNC_PERIOD
     from tf_operator.k8s.informers import SharedInformerFactory
     from tf_operator.k8s.record import EventBroadcaster
 
     namespace = opt.namespace or None
     kube_factory = SharedInformerFactory(kube_client, opt.resync_period, namespace=namespace)
     tfjob_factory = SharedInformerFactory(kube_client, TFJOB_RESYNC_PERIOD, namespace=namespace)
-    tfjob_informer = tfjob_factory.for_resource(tfjob_resource())
+    tfjob_informer = new_tfjob_informer(tfjob_factory)
     broadcaster = EventBroadcaster(kube_client)
     recorder = broadcaster.new_recorder(COMPONENT)
     controller = TFController(kube_client, kube_factory, tfjob_informer, recorder, opt)

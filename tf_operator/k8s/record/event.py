@@ -377,7 +377,7 @@ class EventRecorder:
         if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
             log.error("unsupported event type: %r", event_type)
             return
-        ref = object_reference(obj)
+        ref = object_reference(obj) if isinstance(obj, dict) else {}
         if not ref.get("name"):
             log.error("cannot reference object %r: will not report event %s", obj, reason)
             return

@@ -229,6 +229,7 @@ def test_invalid_type_or_unnamed_object_is_not_recorded(clock):
     rec = b.new_recorder("c")
     rec.event(tfjob(), "Bogus", "R", "m")
     rec.event({"metadata": {}}, "Normal", "R", "m")
+    rec.event(None, "Normal", "R", "m")
     rec.event(tfjob(), "Normal", "Good", "m")
     wait_for(lambda: seen)
     b.shutdown()
@@ -277,3 +278,17 @@ def test_fake_recorder_collects_strings():
         "Warning Failed pod p failed with 3",
         "Normal A m",
     ]
+
+
+def test_past_eventf_uses_given_timestamp(clock):
+    from datetime import UTC, datetime
+
+    b = EventBroadcaster(clock=clock)
+    seen = []
+    b.start_event_watcher(seen.append)
+    when = datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC)
+    b.new_recorder("c").past_eventf(tfjob(), when, "Normal", "Old", "was %s", "then")
+    wait_for(lambda: seen)
+    b.shutdown()
+    assert seen[0]["firstTimestamp"] == seen[0]["lastTimestamp"] == "2025-05-06T07:08:09Z"
+    assert seen[0]["message"] == "was then"

@@ -121,3 +121,42 @@ def test_real_clock_delay():
     assert q.get() == ("a", False)
     assert time.monotonic() - start >= 0.05
     q.shut_down()
+
+
+def test_hammer_concurrent_delayed_adds_each_delivered_once(clock):
+    import random
+    from collections import Counter
+
+    q = DelayingQueue(clock=clock)
+    producers, per_producer = 6, 300
+    seen = Counter()
+    lock = threading.Lock()
+
+    def produce(p):
+        rnd = random.Random(p)
+        for i in range(per_producer):
+            q.add_after((p, i), rnd.uniform(0.0, 5.0))
+
+    def consume():
+        while True:
+            item, shutdown = q.get()
+            if shutdown:
+                return
+            with lock:
+                seen[item] += 1
+            q.done(item)
+
+    workers = [threading.Thread(target=consume, daemon=True) for _ in range(3)]
+    prods = [threading.Thread(target=produce, args=(p,), daemon=True) for p in range(producers)]
+    for t in workers + prods:
+        t.start()
+    for t in prods:
+        t.join(30)
+    for _ in range(6):
+        clock.step(1)
+    total = producers * per_producer
+    wait_for(lambda: sum(seen.values()) == total, timeout=20)
+    q.shut_down()
+    for t in workers:
+        t.join(10)
+    assert len(seen) == total and set(seen.values()) == {1}

@@ -169,9 +169,12 @@ def negotiate_aggregated(accept: str) -> str | None:
     """The aggregated discovery version the client asked for first (v2 or v2beta1), if any."""
     for part in accept.split(","):
         params = dict(p.strip().split("=", 1) for p in part.split(";")[1:] if "=" in p)
-        if params.get("g") == "apidiscovery.k8s.io" and params.get("as") == "APIGroupDiscoveryList":
-            if params.get("v") in ("v2", "v2beta1"):
-                return params["v"]
+        if (
+            params.get("g") == "apidiscovery.k8s.io"
+            and params.get("as") == "APIGroupDiscoveryList"
+            and params.get("v") in ("v2", "v2beta1")
+        ):
+            return params["v"]
     return None
 
 

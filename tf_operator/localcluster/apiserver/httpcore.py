@@ -9,6 +9,7 @@ happen in the connection's thread, never in the accept loop.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import select
 import socket
@@ -108,10 +109,8 @@ class Responder:
     def end_stream(self) -> None:
         if self._chunked:
             self._chunked = False
-            try:
+            with contextlib.suppress(ClientGone):
                 self._write(b"0\r\n\r\n")
-            except ClientGone:
-                pass
 
     def client_gone(self) -> bool:
         """True when the peer has closed its side (checked without blocking)."""
@@ -149,10 +148,8 @@ class _Handler(socketserver.BaseRequestHandler):
         self.rfile = sock.makefile("rb", buffering=65536)
 
     def finish(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.rfile.close()
-        except OSError:
-            pass
 
     def handle(self) -> None:
         client = f"{self.client_address[0]}:{self.client_address[1]}"
@@ -226,10 +223,8 @@ class _Handler(socketserver.BaseRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def _bad(self, code: int, message: str) -> None:
-        try:
+        with contextlib.suppress(ClientGone):
             Responder(self.sock, False).send(code, message.encode(), "text/plain")
-        except ClientGone:
-            pass
 
 
 class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):

@@ -89,9 +89,11 @@ class LeaderElector:
                 name="leader-started",
                 daemon=True,
             ).start()
-            self._renew(stop_event)
-            self._leading = False
-            leading_stop.set()
+            try:
+                self._renew(stop_event)
+            finally:
+                self._leading = False
+                leading_stop.set()
             if stop_event.is_set() and self.release_on_cancel:
                 self.release()
         finally:

@@ -66,9 +66,10 @@ class ControllerExpectations:
             record = self._cache.get(key)
             if record is None:
                 return
-            record.add -= add
-            record.delete -= delete
-            # Assigning back would restart the TTL; mutate in place instead.
+            # Never below zero: an event we did not ask for must not pre-pay a later
+            # expectation. Mutated in place, since assigning back would restart the TTL.
+            record.add = max(record.add - add, 0)
+            record.delete = max(record.delete - delete, 0)
 
     def expect_creations(self, key: str, count: int = 1) -> None:
         """Record that ``count`` more objects are about to be created for ``key``."""

@@ -22,6 +22,7 @@ from tf_operator.common.jobcontroller.util import (
     recheck_deletion_timestamp,
 )
 from tf_operator.control.controller_ref_manager import PodControllerRefManager
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
@@ -35,20 +36,11 @@ def unwrap_tombstone(obj: Any) -> dict | None:
     return inner if isinstance(inner, dict) else None
 
 
-class _Handler:
-    """A ResourceEventHandler (on_add/on_update/on_delete) over three callables."""
-
-    def __init__(self, add: Any, update: Any, delete: Any) -> None:
-        self.on_add = add
-        self.on_update = update
-        self.on_delete = delete
-
-
 class PodEventsMixin:
     """Pod handling of :class:`JobController` (uses its controller interface and state)."""
 
-    def _pod_event_handler(self) -> _Handler:
-        return _Handler(self.add_pod, self.update_pod, self.delete_pod)
+    def _pod_event_handler(self) -> ResourceEventHandlerFuncs:
+        return ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod)
 
     def _owner_key(self, obj: dict) -> str | None:
         ref = get_controller_of(obj)

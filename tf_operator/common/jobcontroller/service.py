@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tf_operator.common.jobcontroller.pod import _Handler, slice_by_index, unwrap_tombstone
+from tf_operator.common.jobcontroller.pod import slice_by_index, unwrap_tombstone
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_services_key,
     get_controller_of,
@@ -20,6 +20,7 @@ from tf_operator.common.jobcontroller.util import (
     recheck_deletion_timestamp,
 )
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,8 @@ log = logging.getLogger(__name__)
 class ServiceEventsMixin:
     """Service handling of :class:`JobController`."""
 
-    def _service_event_handler(self) -> _Handler:
-        return _Handler(self.add_service, self.update_service, self.delete_service)
+    def _service_event_handler(self) -> ResourceEventHandlerFuncs:
+        return ResourceEventHandlerFuncs(self.add_service, self.update_service, self.delete_service)
 
     def add_service(self, service: dict, is_in_initial_list: bool = False) -> None:
         if meta(service).get("deletionTimestamp"):

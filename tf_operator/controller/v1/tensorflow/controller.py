@@ -52,7 +52,6 @@ from tf_operator.common.jobcontroller.limits import (
     past_active_deadline,
     past_backoff_limit,
 )
-from tf_operator.common.jobcontroller.pod import _Handler
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_pods_key,
     gen_expectation_services_key,
@@ -82,6 +81,7 @@ from tf_operator.controller.v1.tensorflow.status import (
     is_succeeded,
     update_job_conditions,
 )
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.logger import logger_for_job, logger_for_key
 
@@ -149,7 +149,7 @@ class TFController(
         self._state_lock = threading.Lock()
         self._stopping = threading.Event()
         tfjob_informer.add_event_handler(
-            _Handler(self.add_tfjob, self.update_tfjob, self.delete_tfjob_event)
+            ResourceEventHandlerFuncs(self.add_tfjob, self.update_tfjob, self.delete_tfjob_event)
         )
 
     # ---- ControllerInterface ---------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""Controller expectations: accumulate, lower, TTL expiry, thread safety (spec §10 #2-#5)."""
+
+import threading
+
+from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.k8s.clock import FakeClock
+
+KEY = "ns/job/worker/pods"
+
+
+def test_no_record_is_satisfied():
+    assert ControllerExpectations().satisfied_expectations(KEY)
+
+
+def test_creations_accumulate_until_all_observed():
+    exp = ControllerExpectations()
+    exp.expect_creations(KEY, 1)
+    exp.expect_creations(KEY, 1)
+    exp.expect_creations(KEY, 1)
+    exp.creation_observed(KEY)
+    exp.creation_observed(KEY)
+    # v0.5.3 replaced the record on each create, so one observation satisfied it (#2).
+    assert not exp.satisfied_expectations(KEY)
+    exp.creation_observed(KEY)
+    assert exp.satisfied_expectations(KEY)
+
+
+def test_deletions_are_tracked():
+    exp = ControllerExpectations()
+    exp.expect_deletions(KEY, 2)
+    exp.deletion_observed(KEY)
+    assert not exp.satisfied_expectations(KEY)
+    exp.deletion_observed(KEY)
+    assert exp.satisfied_expectations(KEY)
+    assert exp.get(KEY) == (0, 0)
+
+
+def test_expired_record_counts_as_satisfied():
+    clock = FakeClock()
+    exp = ControllerExpectations(clock=clock)
+    exp.expect_creations(KEY, 1)
+    clock.step(299)
+    assert not exp.satisfied_expectations(KEY)
+    clock.step(2)
+    assert exp.satisfied_expectations(KEY)
+    assert exp.get(KEY) is None
+
+
+def test_raise_refreshes_ttl_but_observation_does_not():
+    clock = FakeClock()
+    exp = ControllerExpectations(clock=clock)
+    exp.expect_creations(KEY, 2)
+    clock.step(200)
+    exp.creation_observed(KEY)
+    clock.step(200)
+    assert exp.satisfied_expectations(KEY)  # expired: 400 s after the last raise
+    exp.expect_creations(KEY, 1)
+    clock.step(200)
+    assert not exp.satisfied_expectations(KEY)
+
+
+def test_delete_expectations_with_prefix_only_touches_that_job():
+    exp = ControllerExpectations()
+    exp.expect_creations("ns/a/worker/pods")
+    exp.expect_creations("ns/a/ps/services")
+    exp.expect_creations("ns/ab/worker/pods")
+    exp.delete_expectations_with_prefix("ns/a/")
+    assert exp.get("ns/a/worker/pods") is None
+    assert exp.get("ns/a/ps/services") is None
+    assert exp.get("ns/ab/worker/pods") == (1, 0)
+
+
+def test_concurrent_raises_and_observations_balance():
+    exp = ControllerExpectations()
+    n, threads = 500, 8
+    barrier = threading.Barrier(threads * 2)
+
+    def raiser():
+        barrier.wait()
+        for _ in range(n):
+            exp.expect_creations(KEY, 1)
+
+    def observer():
+        barrier.wait()
+        for _ in range(n):
+            exp.creation_observed(KEY)
+
+    exp.expect_creations(KEY, 0)
+    workers = [threading.Thread(target=raiser) for _ in range(threads)]
+    workers += [threading.Thread(target=observer) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(10)
+    add, _ = exp.get(KEY)
+    # Observations that ran before a matching raise may not lower below zero (clamped).
+    assert 0 <= add <= n * threads

@@ -19,6 +19,7 @@ injectable `Clock`; metrics from the provider set with `set_provider` (no-op by 
 
 from tf_operator.k8s.workqueue.delaying_queue import DelayingQueue
 from tf_operator.k8s.workqueue.metrics import MetricsProvider, get_provider, set_provider
+from tf_operator.k8s.workqueue.parallelizer import parallelize
 from tf_operator.k8s.workqueue.queue import Queue
 from tf_operator.k8s.workqueue.rate_limiters import (
     BucketRateLimiter,
@@ -48,5 +49,6 @@ __all__ = [
     "default_item_based_rate_limiter",
     "get_provider",
     "new_rate_limiting_queue",
+    "parallelize",
     "set_provider",
 ]

@@ -1,0 +1,296 @@
+"""Fixtures for operator integration tests: a local cluster in this process and the REAL
+``tf-operator`` binary in a subprocess pointed at it.
+
+``sim_cluster`` (simulated kubelet: pods are timers driven by annotations) and
+``proc_cluster`` (process kubelet: containers are local processes) are module-scoped and have
+the TFJob CRD installed. ``operators`` starts ``tf-operator`` processes and stops them after
+the test. ``Api`` wraps the cluster's in-process registry with TFJob helpers and waits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD_FILE = ROOT / "manifests/base/crd.yaml"
+OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+PODS = ("", "v1", "pods")
+SERVICES = ("", "v1", "services")
+EVENTS = ("", "v1", "events")
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+NS = "default"
+# Short leader-election timings so failover tests stay quick (renew > 1.2 x retry).
+FAST_ELECTION = [
+    "--leader-elect-lease-duration=3s",
+    "--leader-elect-renew-deadline=2s",
+    "--leader-elect-retry-period=500ms",
+]
+
+
+def wait_for(fn: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+    """Poll ``fn`` until it returns something truthy; fail the test after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = fn()
+        except Exception as err:  # noqa: BLE001 - not there yet
+            last = err
+        else:
+            if last:
+                return last
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what or fn}: last {last!r}")
+        time.sleep(0.05)  # polling interval of a condition wait, not synchronisation
+
+
+def install_crd(registry: Any, path: Path = CRD_FILE) -> None:
+    for doc in yaml.safe_load_all(path.read_text()):
+        if doc:
+            registry.create(CRDS, None, doc)
+
+
+class Operator:
+    """One ``tf-operator`` process; its stderr (the log) goes to a file."""
+
+    def __init__(self, kubeconfig: str, log_path: Path, args: list[str], env: dict | None = None):
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        full_env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(
+            [
+                str(OPERATOR_BIN),
+                f"--kubeconfig={kubeconfig}",
+                "--monitoring-port=0",
+                "--monitoring-address=127.0.0.1",
+                *args,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=full_env,
+        )
+        self._port: int | None = None
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def json_logs(self) -> list[dict]:
+        return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
+
+    def wait_log(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        regex = re.compile(pattern)
+
+        def found():
+            if self.proc.poll() is not None and not regex.search(self.text()):
+                pytest.fail(f"operator exited {self.proc.returncode}:\n{self.text()[-3000:]}")
+            return regex.search(self.text())
+
+        return wait_for(found, timeout, f"operator log /{pattern}/")
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            match = self.wait_log(r"monitoring on port: (\d+)")
+            self._port = int(match.group(1))
+        return self._port
+
+    def http(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def metric(self, name: str) -> float | None:
+        _, body = self.http("/metrics")
+        for line in body.splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+        return None
+
+    def is_leader(self) -> bool:
+        try:
+            return self.metric("tf_operator_is_leader") == 1.0
+        except OSError:
+            return False
+
+    def signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout: float) -> int:
+        return self.proc.wait(timeout)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+class Api:
+    """TFJob helpers over a LocalCluster's registry (tests get it as ``sim`` or ``proc``)."""
+
+    wait_for = staticmethod(wait_for)
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.registry = cluster.registry
+        self.kubeconfig = cluster.kubeconfig
+
+    @staticmethod
+    def job(name: str, replicas: dict[str, dict], **spec: Any) -> dict:
+        return tfjob(name, replicas, **spec)
+
+    @staticmethod
+    def python(code: str) -> list[str]:
+        return python(code)
+
+    def create(self, job: dict, namespace: str = NS) -> dict:
+        return self.registry.create(TFJOBS, namespace, job)
+
+    def get(self, name: str, namespace: str = NS) -> dict:
+        return self.registry.get(TFJOBS, namespace, name)
+
+    def exists(self, name: str, namespace: str = NS) -> bool:
+        items, _ = self.registry.list(TFJOBS, namespace)
+        return any(i["metadata"]["name"] == name for i in items)
+
+    def pods(self, job: str, namespace: str = NS) -> list[dict]:
+        items, _ = self.registry.list(PODS, namespace, label_selector=f"tf-job-name={job}")
+        return sorted(items, key=lambda p: p["metadata"]["name"])
+
+    def services(self, job: str, namespace: str = NS) -> list[dict]:
+        items, _ = self.registry.list(SERVICES, namespace, label_selector=f"tf-job-name={job}")
+        return items
+
+    def events(self, name: str, namespace: str = NS) -> list[dict]:
+        items, _ = self.registry.list(EVENTS, namespace)
+        return [e for e in items if e.get("involvedObject", {}).get("name") == name]
+
+    def condition(self, name: str, ctype: str, namespace: str = NS) -> dict | None:
+        for cond in (self.get(name, namespace).get("status") or {}).get("conditions") or []:
+            if cond["type"] == ctype and cond["status"] == "True":
+                return cond
+        return None
+
+    def wait_condition(self, name: str, ctype: str, timeout: float = 30.0) -> dict:
+        return wait_for(lambda: self.condition(name, ctype), timeout, f"{name} {ctype}")
+
+    def log(self, pod: str, container: str = "tensorflow", namespace: str = NS) -> str:
+        chunks = self.cluster._logs(namespace, pod, container)
+        return b"".join(chunks).decode(errors="replace")
+
+
+def tfjob(name: str, replicas: dict[str, dict], **spec: Any) -> dict:
+    """A TFJob with one ``tensorflow`` container per replica type.
+
+    ``replicas`` maps a replica type to keys: ``replicas`` (default 1), ``restartPolicy``,
+    ``command`` (list), ``annotations`` (pod template), ``container`` (extra container keys).
+    """
+    specs = {}
+    for rtype, opts in replicas.items():
+        container = {"name": "tensorflow", "image": "localcluster/none"}
+        if "command" in opts:
+            container["command"] = opts["command"]
+        container.update(opts.get("container", {}))
+        template: dict = {"spec": {"containers": [container]}}
+        if opts.get("annotations"):
+            template["metadata"] = {"annotations": opts["annotations"]}
+        specs[rtype] = {"replicas": opts.get("replicas", 1), "template": template}
+        if "restartPolicy" in opts:
+            specs[rtype]["restartPolicy"] = opts["restartPolicy"]
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {**spec, "tfReplicaSpecs": specs},
+    }
+
+
+def python(code: str) -> list[str]:
+    """A container command running ``code`` with this interpreter."""
+    return [sys.executable, "-c", code]
+
+
+@pytest.fixture(scope="module")
+def sim_cluster() -> Iterator[Any]:
+    from tf_operator.localcluster.cluster import LocalCluster, SimulatedTiming
+
+    with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
+        install_crd(c.registry)
+        yield c
+
+
+@pytest.fixture(scope="module")
+def proc_cluster() -> Iterator[Any]:
+    from tf_operator.localcluster.cluster import LocalCluster
+
+    with LocalCluster(kubelet="process") as c:
+        install_crd(c.registry)
+        yield c
+
+
+@pytest.fixture(scope="module")
+def sim(sim_cluster) -> Api:
+    return Api(sim_cluster)
+
+
+@pytest.fixture(scope="module")
+def proc(proc_cluster) -> Api:
+    return Api(proc_cluster)
+
+
+@pytest.fixture
+def operators(tmp_path) -> Iterator[Callable[..., Operator]]:
+    """Factory: ``operators(cluster, *args, env=None)`` starts a tf-operator process."""
+    started: list[Operator] = []
+
+    def start(cluster: Any, *args: str, env: dict | None = None) -> Operator:
+        """``cluster`` is a LocalCluster or an Api (anything with ``kubeconfig``)."""
+        op = Operator(
+            cluster.kubeconfig, tmp_path / f"operator-{len(started)}.log", list(args), env
+        )
+        started.append(op)
+        return op
+
+    yield start
+    for op in started:
+        op.stop()
+
+
+@pytest.fixture(scope="module")
+def module_operator(request, tmp_path_factory) -> Iterator[Callable[[Any], Operator]]:
+    """One operator per module and cluster (started on first use)."""
+    started: dict[int, Operator] = {}
+
+    def get(cluster: Any, *args: str) -> Operator:
+        """``cluster`` is a LocalCluster or an Api; ``args`` count only on first use."""
+        if id(cluster) not in started:
+            log = tmp_path_factory.mktemp("operator") / "operator.log"
+            started[id(cluster)] = Operator(cluster.kubeconfig, log, list(args))
+        return started[id(cluster)]
+
+    yield get
+    for op in started.values():
+        op.stop()

@@ -1,0 +1,49 @@
+"""--enable-gang-scheduling: PodGroup and pod decoration for kube-batch and Volcano.
+
+No batch scheduler runs here, so the pods stay Pending; only the objects are checked."""
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+BACKENDS = {
+    "kube-batch": ("scheduling.incubator.k8s.io", "v1alpha1", "gang-kube-batch"),
+    "volcano": ("scheduling.volcano.sh", "v1beta1", "gang-volcano"),
+}
+
+
+@pytest.mark.parametrize("scheduler", list(BACKENDS))
+def test_podgroup_and_pod_annotations(sim, operators, scheduler):
+    import yaml
+
+    group, version, component = BACKENDS[scheduler]
+    crd = yaml.safe_load((ROOT / f"manifests/components/{component}/podgroup-crd.yaml").read_text())
+    try:
+        sim.registry.create(("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, crd)
+    except Exception as err:  # noqa: BLE001 - installed by the other parametrisation
+        assert "exists" in str(err).lower()
+    op = operators(
+        sim,
+        "--enable-gang-scheduling=true",
+        f"--gang-scheduler-name={scheduler}",
+        "--no-leader-elect",
+    )
+    op.wait_log("Creating TFJob controller|Starting|workers", 30)
+    name = f"gang-{scheduler}"
+    sim.create(sim.job(name, {"PS": {}, "Worker": {"replicas": 3}}))
+    podgroups = (group, version, "podgroups")
+    pg = sim.wait_for(lambda: sim.registry.get(podgroups, "default", name), 30, "PodGroup")
+    assert pg["spec"]["minMember"] == 4
+    assert pg["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
+    pods = sim.wait_for(lambda: len(sim.pods(name)) == 4 and sim.pods(name), 30, "4 pods")
+    for pod in pods:
+        assert pod["spec"]["schedulerName"] == scheduler
+        annotations = pod["metadata"]["annotations"]
+        assert annotations["scheduling.k8s.io/group-name"] == name
+        rt = pod["metadata"]["labels"]["tf-replica-type"]
+        assert annotations["volcano.sh/task-spec"] == rt
+        assert pod["status"].get("phase", "Pending") == "Pending"
+        assert not pod["spec"].get("nodeName")

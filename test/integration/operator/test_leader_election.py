@@ -1,0 +1,49 @@
+"""Two operators: exactly one acts; failover after SIGKILL; fast handover on SIGTERM."""
+
+import signal
+import time
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+FAST = [
+    "--leader-elect-lease-duration=3s",
+    "--leader-elect-renew-deadline=2s",
+    "--leader-elect-retry-period=500ms",
+]
+
+
+def _leader(sim, a, b):
+    leaders = [op for op in (a, b) if op.is_leader()]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def test_one_leader_failover_on_kill_and_handover_on_term(sim, operators):
+    a = operators(sim, *FAST)
+    b = operators(sim, *FAST)
+    leader = sim.wait_for(lambda: _leader(sim, a, b), 30, "one leader")
+    follower = b if leader is a else a
+    assert follower.metric("tf_operator_is_leader") == 0
+    # Only the leader reconciles.
+    sim.create(sim.job("le-1", {"Worker": {}}))
+    sim.wait_for(lambda: sim.pods("le-1"), 30, "pods of le-1")
+    assert "le-1" not in follower.text()
+
+    # SIGKILL: no release; the follower takes over once the lease expires.
+    begin = time.monotonic()
+    leader.signal(signal.SIGKILL)
+    leader.wait_exit(5)
+    sim.wait_for(follower.is_leader, 20, "failover")
+    assert time.monotonic() - begin >= 2.0  # had to wait for the lease to run out
+    sim.create(sim.job("le-2", {"Worker": {}}))
+    sim.wait_for(lambda: sim.pods("le-2"), 30, "pods of le-2 by the new leader")
+
+    # SIGTERM: the lease is released, a fresh standby takes over within a retry period or two.
+    c = operators(sim, *FAST)
+    c.wait_log("attempting to acquire leader lease", 30)
+    begin = time.monotonic()
+    follower.signal(signal.SIGTERM)
+    assert follower.wait_exit(10) == 0
+    sim.wait_for(c.is_leader, 10, "handover")
+    assert time.monotonic() - begin < 3.0  # faster than the 3 s lease

@@ -1,0 +1,92 @@
+"""The tf-operator process itself: startup checks, probes, metrics, JSON logs, shutdown."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+V053_METRICS = (
+    "tf_operator_jobs_created",
+    "tf_operator_jobs_deleted",
+    "tf_operator_jobs_successful",
+    "tf_operator_jobs_failed",
+    "tf_operator_jobs_restarted",
+    "tf_operator_is_leader",
+)
+
+
+def test_version_flag():
+    out = subprocess.run(
+        [str(OPERATOR_BIN), "--version"], capture_output=True, text=True, timeout=30
+    )
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[0] == "API Version: v1"
+
+
+def test_exits_1_when_crd_missing(tmp_path):
+    from tf_operator.localcluster.cluster import LocalCluster
+
+    with LocalCluster(kubelet="none") as cluster:
+        out = subprocess.run(
+            [
+                str(OPERATOR_BIN),
+                f"--kubeconfig={cluster.kubeconfig}",
+                "--monitoring-port=0",
+                "--monitoring-address=127.0.0.1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert out.returncode == 1
+    assert "CRD doesn't exist" in out.stdout + out.stderr
+
+
+def test_probes_metrics_and_json_logs(sim, operators):
+    op = operators(sim)
+    assert op.http("/healthz") == (200, "ok")
+    sim.wait_for(lambda: op.http("/readyz")[0] == 200, 20, "readiness")
+    sim.wait_for(op.is_leader, 20, "leadership")
+    _, body = op.http("/metrics")
+    for name in V053_METRICS:
+        assert f"\n{name} " in body, name
+    assert "promhttp_metric_handler_requests_total" in body
+    lines = op.json_logs()
+    assert lines, op.text()
+    for entry in lines:
+        assert {"level", "msg", "time", "filename"} <= entry.keys()
+    assert any(e["msg"].startswith("Setting up client for monitoring on port") for e in lines)
+
+
+def test_text_logs_when_json_disabled(sim, operators):
+    op = operators(sim, "--json-log-format=false", "--no-leader-elect")
+    op.wait_log(r'level=info msg="Using cluster scoped operator"')
+    assert not op.json_logs()
+
+
+def test_sigterm_drains_releases_lock_and_exits_0(sim, operators):
+    op = operators(sim, "--leader-elect-resource-lock=leases")
+    sim.wait_for(op.is_leader, 20, "leadership")
+    begin = time.monotonic()
+    op.signal(signal.SIGTERM)
+    assert op.wait_exit(10) == 0
+    assert time.monotonic() - begin < 5
+    lease = sim.registry.get(("coordination.k8s.io", "v1", "leases"), "default", "tf-operator")
+    assert not lease["spec"].get("holderIdentity")
+    assert any("released" in e["msg"] for e in op.json_logs())
+
+
+def test_lock_namespace_from_kubeflow_namespace(sim, operators):
+    sim.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "kubeflow"}})
+    op = operators(sim, env={"KUBEFLOW_NAMESPACE": "kubeflow"})
+    sim.wait_for(op.is_leader, 20, "leadership")
+    ep = sim.registry.get(("", "v1", "endpoints"), "kubeflow", "tf-operator")
+    record = json.loads(ep["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"])
+    assert record["holderIdentity"]

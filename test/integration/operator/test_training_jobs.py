@@ -1,0 +1,111 @@
+"""Jobs whose replicas are real processes (process kubelet): TF_CONFIG, success, restarts."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE_DIR = ROOT / "examples/v1/local-dist-training"
+
+PRINT_TF_CONFIG = "import os; print('TF_CONFIG=' + os.environ['TF_CONFIG'])"
+# A PS that serves until it is deleted (cleanPodPolicy Running removes it).
+PS_FOREVER = PRINT_TF_CONFIG + "; import time\nwhile True: time.sleep(1)"
+
+
+@pytest.fixture(scope="module")
+def op(proc, module_operator):
+    operator = module_operator(proc, "--threadiness=2")
+    proc.wait_for(operator.is_leader, 30, "leadership")
+    return operator
+
+
+def test_ps_and_workers_get_tf_config_and_succeed(proc, op):
+    job = proc.job(
+        "tfconfig",
+        {
+            "PS": {"command": proc.python(PS_FOREVER)},
+            "Worker": {"replicas": 2, "command": proc.python(PRINT_TF_CONFIG)},
+        },
+    )
+    proc.create(job)
+    proc.wait_condition("tfconfig", "Succeeded", 60)
+    line = proc.log("tfconfig-worker-1").strip().splitlines()[0]
+    config = json.loads(line.removeprefix("TF_CONFIG="))
+    assert config["task"] == {"type": "worker", "index": 1}
+    assert config["environment"] == "cloud"
+    assert config["cluster"] == {
+        "ps": ["tfconfig-ps-0.default.svc:2222"],
+        "worker": ["tfconfig-worker-0.default.svc:2222", "tfconfig-worker-1.default.svc:2222"],
+    }
+    # cleanPodPolicy defaults to Running: the still-running PS is deleted.
+    proc.wait_for(
+        lambda: not any("ps" in p["metadata"]["name"] for p in proc.pods("tfconfig")),
+        30,
+        "PS deleted",
+    )
+    status = proc.get("tfconfig")["status"]
+    assert status["replicaStatuses"]["Worker"]["succeeded"] == 2
+    assert status["completionTime"] and status["startTime"]
+    assert {s["metadata"]["name"] for s in proc.services("tfconfig")} >= {"tfconfig-worker-0"}
+
+
+def test_exit_code_restart_then_success(proc, op, tmp_path):
+    marker = tmp_path / "crashed"
+    code = (
+        "import os, sys\n"
+        f"m = {str(marker)!r}\n"
+        "if os.environ['TF_CONFIG'].find('\"index\":1') > 0 and not os.path.exists(m):\n"
+        "    open(m, 'w').close(); sys.exit(130)\n"
+    )
+    job = proc.job(
+        "exitcode",
+        {"Worker": {"replicas": 2, "restartPolicy": "ExitCode", "command": proc.python(code)}},
+    )
+    job["spec"]["tfReplicaSpecs"]["Chief"] = proc.job(
+        "x", {"Chief": {"command": proc.python("import time; time.sleep(3)")}}
+    )["spec"]["tfReplicaSpecs"]["Chief"]
+    proc.create(job)
+    proc.wait_condition("exitcode", "Succeeded", 60)
+    assert marker.exists()
+    reasons = [e["reason"] for e in proc.events("exitcode")]
+    assert "ExitedWithCode" in reasons or "SuccessfulDeletePod" in reasons
+    assert reasons.count("SuccessfulCreatePod") >= 4  # chief, 2 workers, recreated worker 1
+
+
+def test_permanent_failure_fails_the_job(proc, op):
+    job = proc.job(
+        "permfail",
+        {
+            "Worker": {
+                "replicas": 1,
+                "restartPolicy": "ExitCode",
+                "command": proc.python("raise SystemExit(1)"),
+            }
+        },
+    )
+    proc.create(job)
+    cond = proc.wait_condition("permfail", "Failed", 60)
+    assert cond["reason"] == "TFJobFailed"
+    assert "1 Worker replica(s) failed" in cond["message"]
+
+
+def test_local_dist_training_example_succeeds(proc, op):
+    job = yaml.safe_load((EXAMPLE_DIR / "tfjob.yaml").read_text())
+    for spec in job["spec"]["tfReplicaSpecs"].values():
+        pod = spec["template"]["spec"]
+        pod.pop("volumes", None)
+        for c in pod["containers"]:
+            c.pop("volumeMounts", None)
+            c["workingDir"] = str(EXAMPLE_DIR)
+            c["command"] = [sys.executable, "-u", *c["command"][1:]]
+            c["args"] = [a.replace("--steps=300", "--steps=60") for a in c.get("args", [])]
+    proc.create(job)
+    proc.wait_condition("local-dist-training", "Succeeded", 90)
+    log = proc.log("local-dist-training-chief-0")
+    losses = [float(line.rsplit(" ", 1)[1]) for line in log.splitlines() if " loss " in line]
+    assert len(losses) >= 2 and losses[-1] < losses[0]

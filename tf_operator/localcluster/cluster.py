@@ -272,9 +272,7 @@ class LocalCluster:
             thread.join(2)
         self._threads = []
         if self._own_state_dir:
-            keep = os.path.dirname(os.path.abspath(self._kubeconfig_path)) == self.state_dir
-            if not keep:
-                shutil.rmtree(self.state_dir, ignore_errors=True)
+            shutil.rmtree(self.state_dir, ignore_errors=True)
 
     # -- logs ---------------------------------------------------------------------
 

@@ -270,10 +270,16 @@ class ClusterHosts:
                     for path, ns, ip, names in self._pods.values()
                 ]
             for path, text in pending:
-                if self._written.get(path) == text:
-                    continue
-                try:
-                    write_in_place(path, text)
-                    self._written[path] = text
-                except OSError as err:
-                    logger.warning("could not write %s: %s", path, err)
+                self._write(path, text)
+
+    def _write(self, path: str, text: str) -> None:
+        with self._lock:
+            if self._written.get(path) == text or not any(
+                entry[0] == path for entry in self._pods.values()
+            ):
+                return  # unchanged, or the pod went away meanwhile
+            try:
+                write_in_place(path, text)
+                self._written[path] = text
+            except OSError as err:
+                logger.warning("could not write %s: %s", path, err)

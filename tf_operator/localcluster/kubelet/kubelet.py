@@ -128,8 +128,10 @@ class Kubelet:
                     self._admit(key, pod)
                 return
             record.pod = pod
-            if meta.get("deletionTimestamp") and not record.terminating:
-                self._terminate(record, float(meta.get("deletionGracePeriodSeconds") or 0))
+            if meta.get("deletionTimestamp"):
+                grace = float(meta.get("deletionGracePeriodSeconds") or 0)
+                if not record.terminating or grace < record.grace_seconds:
+                    self._terminate(record, grace)  # first request, or a shorter grace period
 
     def _admit(self, key: str, pod: dict) -> None:
         meta = pod["metadata"]
@@ -155,6 +157,7 @@ class Kubelet:
 
     def _terminate(self, record: PodRecord, grace: float) -> None:
         record.terminating = True
+        record.grace_seconds = grace
         for container in record.containers.values():
             container.restart_pending = False
         self.runtime.stop_pod(record, grace)  # also cancels starts still pending

@@ -67,6 +67,7 @@ class PodRecord:
     containers: dict[str, ContainerRecord] = field(default_factory=dict)
     conditions: dict[str, dict] = field(default_factory=dict)
     terminating: bool = False
+    grace_seconds: float = 0.0
     finished: bool = False
 
     @property

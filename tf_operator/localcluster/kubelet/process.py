@@ -21,7 +21,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tf_operator.localcluster.kubelet.dns import (
@@ -38,6 +38,7 @@ from tf_operator.localcluster.kubelet.timers import TimerQueue
 logger = logging.getLogger(__name__)
 
 REAP_INTERVAL = 0.05
+PR_SET_PDEATHSIG = 1
 FOLLOW_INTERVAL = 0.1
 _INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "SHELL")
 
@@ -51,6 +52,26 @@ class _Proc:
     log_path: str
     popen: subprocess.Popen | None = None
     exit_code: int | None = None
+
+
+def _death_signal_setter() -> Callable[[], None] | None:
+    """A preexec function asking Linux to SIGKILL the child if its parent dies.
+
+    This only protects against the local cluster being killed outright; a
+    normal stop kills every process group itself. The libc function is looked
+    up here, in the parent, so the child only makes one system call.
+    """
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def set_death_signal() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return set_death_signal
 
 
 class ProcessRuntime(ContainerRuntime):
@@ -78,6 +99,7 @@ class ProcessRuntime(ContainerRuntime):
         self._hosts_files: dict[str, str] = {}
         self._closed = False
         self._hook_dir = os.path.join(state_dir, "resolver-hook")
+        self._preexec = _death_signal_setter()
         self._reaper = threading.Thread(target=self._reap_loop, name="process-reaper", daemon=True)
         self._reaper.start()
         if self._dns_mode == "python":
@@ -192,6 +214,7 @@ class ProcessRuntime(ContainerRuntime):
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                     close_fds=True,
+                    preexec_fn=self._preexec,
                 )
             except OSError as err:
                 raise _CannotRun(str(err)) from err

@@ -266,6 +266,28 @@ def replica_summary(pods: list[dict]) -> str:
     return " ".join(parts) or "no pods yet"
 
 
+# Events worth a line of their own while the job runs (creations are summarised by the table).
+QUIET_EVENTS = ("SuccessfulCreatePod", "SuccessfulCreateService")
+
+
+def new_events(kube: Any, name: str, seen: set[str]) -> list[str]:
+    """Messages of the TFJob's events not printed yet (pod restarts, failures, ...)."""
+    from tf_operator.k8s.client import EVENTS
+
+    lines = []
+    items = kube.resource(EVENTS).list(namespace=NAMESPACE)["items"]
+    for event in sorted(items, key=lambda e: e["metadata"].get("creationTimestamp") or ""):
+        uid = event["metadata"].get("uid") or event["metadata"]["name"]
+        if event.get("involvedObject", {}).get("name") != name or uid in seen:
+            continue
+        seen.add(uid)
+        if event.get("reason") not in QUIET_EVENTS:
+            lines.append(
+                f"  event {event.get('type')} {event.get('reason')}: {event.get('message')}"
+            )
+    return lines
+
+
 def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dict:
     from tf_operator.k8s.client import PODS
 
@@ -277,7 +299,11 @@ def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dic
     pause = threading.Event()
     tty = sys.stdout.isatty()
     last_line = ""
+    seen: set[str] = set()
     while True:
+        for event_line in new_events(kube, name, seen):
+            print(("\r\033[K" if tty else "") + event_line, flush=True)
+            last_line = ""
         current = tfjobs.get(name, namespace=NAMESPACE)
         state = job_state(current)
         items = pods.list(namespace=NAMESPACE, label_selector=f"tf-job-name={name}")["items"]

@@ -36,7 +36,7 @@ class FakeClock(Clock):
     def __init__(self, start: float = 1000.0) -> None:
         self._now = start
         self._cond = threading.Condition()
-        self._waiters = 0
+        self._deadlines: list[float] = []
 
     def now(self) -> float:
         with self._cond:
@@ -48,14 +48,15 @@ class FakeClock(Clock):
             self._cond.notify_all()
 
     def waiters(self) -> int:
-        """How many threads are blocked in :meth:`wait` right now."""
+        """How many threads wait in :meth:`wait` for a moment still in the future."""
         with self._cond:
-            return self._waiters
+            return sum(1 for d in self._deadlines if d > self._now)
 
     def wait_for_waiters(self, n: int, timeout: float = 5.0) -> bool:
+        """Block until ``n`` threads wait for a future moment (so a ``step`` will reach them)."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._waiters < n:
+            while sum(1 for d in self._deadlines if d > self._now) < n:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -65,7 +66,7 @@ class FakeClock(Clock):
     def wait(self, stop_event: threading.Event, seconds: float) -> bool:
         with self._cond:
             deadline = self._now + seconds
-            self._waiters += 1
+            self._deadlines.append(deadline)
             self._cond.notify_all()
             try:
                 while self._now < deadline:
@@ -73,5 +74,6 @@ class FakeClock(Clock):
                         return True
                     self._cond.wait(self._POLL)
             finally:
-                self._waiters -= 1
+                self._deadlines.remove(deadline)
+                self._cond.notify_all()
         return stop_event.is_set()

@@ -1,0 +1,288 @@
+import threading
+import time
+
+import pytest
+
+from tf_operator.k8s.cache import FakeClock, ListWatch, Reflector
+from tf_operator.k8s.client import (
+    PODS,
+    FakeKubeClient,
+    FakeWatchStream,
+    TransportError,
+    new_internal_error,
+    new_resource_expired,
+)
+
+
+def wait_until(pred, timeout=5.0):
+    """Wait for a condition that has no notification of its own."""
+    deadline = time.monotonic() + timeout
+    gate = threading.Event()
+    while not pred():
+        assert time.monotonic() < deadline, "condition not met in time"
+        gate.wait(0.005)
+
+
+def pod(name, labels=None):
+    return {"metadata": {"name": name, "namespace": "ns", "labels": labels or {}}}
+
+
+def start(reflector, stop):
+    t = threading.Thread(target=reflector.run, args=(stop,), daemon=True)
+    t.start()
+    return t
+
+
+@pytest.fixture
+def fake():
+    f = FakeKubeClient()
+    for n in ("a", "b"):
+        f.resource(PODS).create(pod(n))
+    f.clear_actions()
+    return f
+
+
+def make(fake, store, backoff, **kw):
+    return Reflector(ListWatch(fake.resource(PODS)), store, backoff=backoff, **kw)
+
+
+def test_lists_at_rv0_then_watches_from_list_rv(fake, recording_store, fast_backoff, stop_event):
+    r = make(fake, recording_store, fast_backoff, min_watch_timeout=300)
+    t = start(r, stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert recording_store.ops("replace") == [(["a", "b"], "2")]
+    wait_until(lambda: fake.watch_count() == 1)
+    fake.resource(PODS).create(pod("c"))
+    fake.resource(PODS).patch("a", {"metadata": {"labels": {"x": "1"}}}, "ns")
+    fake.resource(PODS).delete("b", "ns")
+    recording_store.wait_for(lambda s: s.ops("delete"))
+    assert [c for c in recording_store.calls if c[0] != "replace"] == [
+        ("add", "c"),
+        ("update", "a"),
+        ("delete", "b"),
+    ]
+    assert r.last_sync_resource_version() == "5"
+    lst, watch = fake.filter_actions("list"), fake.filter_actions("watch")
+    assert lst[0].options["resource_version"] == "0"
+    assert watch[0].options["resource_version"] == "2"
+    assert 300 <= watch[0].options["timeout_seconds"] < 600
+    stop_event.set()
+    t.join(5)
+    assert not t.is_alive()
+
+
+def test_watch_end_rewatches_from_last_rv_without_losing_events(
+    fake, recording_store, fast_backoff, stop_event
+):
+    r = make(fake, recording_store, fast_backoff)
+    start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    fake.resource(PODS).create(pod("c"))
+    recording_store.wait_for(lambda s: s.ops("add") == ["c"])
+    # The server ends the watch; a write lands before the client re-watches.
+    gate = threading.Event()
+    fake.prepend_reactor("watch", "pods", lambda a: (gate.wait(5) and False, None))
+    fake.end_watches()
+    fake.resource(PODS).create(pod("d"))
+    gate.set()
+    recording_store.wait_for(lambda s: s.ops("add") == ["c", "d"])
+    watches = fake.filter_actions("watch")
+    assert watches[1].options["resource_version"] == "3"
+    assert r.list_count == 1  # no relist was needed
+
+
+def test_error_410_event_during_watch_relists_consistently(
+    fake, recording_store, fast_backoff, stop_event
+):
+    r = make(fake, recording_store, fast_backoff, page_size=1)
+    start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    fake.send_watch_error(new_resource_expired().body)
+    recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
+    lists = fake.filter_actions("list")
+    # The relist is a consistent read (RV ""), paginated.
+    assert lists[1].options["resource_version"] is None and lists[1].options["limit"] == 1
+    assert lists[2].options["continue_token"]
+    assert recording_store.ops("replace")[1] == (["a", "b"], "2")
+
+
+def test_410_at_watch_start_relists(fake, recording_store, fast_backoff, stop_event):
+    calls = []
+
+    def expired_once(action):
+        calls.append(action)
+        return (True, new_resource_expired()) if len(calls) == 1 else (False, None)
+
+    fake.prepend_reactor("watch", "pods", expired_once)
+    r = make(fake, recording_store, fast_backoff)
+    start(r, stop_event)
+    recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
+    wait_until(lambda: fake.watch_count() == 1)
+    assert r.list_count == 2
+
+
+def test_compacted_history_gives_error_event_and_relist(
+    fake, recording_store, fast_backoff, stop_event
+):
+    r = make(fake, recording_store, fast_backoff)
+    start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    gate = threading.Event()
+    fake.prepend_reactor("watch", "pods", lambda a: (gate.wait(5) and False, None))
+    fake.end_watches()
+    fake.resource(PODS).delete("a", "ns")
+    fake.resource(PODS).create(pod("z"))
+    fake.compact()  # the client's resourceVersion is now too old
+    gate.set()
+    recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
+    assert recording_store.ops("replace")[1] == (["b", "z"], "4")
+
+
+def test_connection_drop_rewatches_with_backoff(fake, recording_store, fast_backoff, stop_event):
+    r = make(fake, recording_store, fast_backoff)
+    start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    fake.break_watches()
+    wait_until(lambda: len(fake.filter_actions("watch")) == 2 and fake.watch_count() == 1)
+    fake.resource(PODS).create(pod("c"))
+    recording_store.wait_for(lambda s: s.ops("add") == ["c"])
+    assert r.list_count == 1
+
+
+def test_watch_start_transport_error_retries_watch(fake, recording_store, fast_backoff, stop_event):
+    failures = []
+
+    def refuse_twice(action):
+        if len(failures) < 2:
+            failures.append(action)
+            return True, TransportError("connection refused")
+        return False, None
+
+    fake.prepend_reactor("watch", "pods", refuse_twice)
+    r = make(fake, recording_store, fast_backoff)
+    start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    assert r.list_count == 1 and len(fake.filter_actions("watch")) == 3
+
+
+def test_list_failure_backs_off_and_retries(fake, recording_store, fast_backoff, stop_event):
+    fails = []
+
+    def fail_once(action):
+        if not fails:
+            fails.append(1)
+            return True, new_internal_error("etcd unhappy")
+        return False, None
+
+    fake.prepend_reactor("list", "pods", fail_once)
+    start(make(fake, recording_store, fast_backoff), stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+
+
+def test_expired_rv0_list_falls_back_to_consistent_list(
+    fake, recording_store, fast_backoff, stop_event
+):
+    fake.prepend_reactor(
+        "list",
+        "pods",
+        lambda a: (
+            (True, new_resource_expired())
+            if a.options["resource_version"] == "0"
+            else (False, None)
+        ),
+    )
+    start(make(fake, recording_store, fast_backoff), stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert [a.options["resource_version"] for a in fake.filter_actions("list")] == ["0", None]
+
+
+def test_expired_continue_token_takes_one_full_list(
+    fake, recording_store, fast_backoff, stop_event
+):
+    fake.prepend_reactor(
+        "list",
+        "pods",
+        lambda a: (True, new_resource_expired()) if a.options["continue_token"] else (False, None),
+    )
+    r = make(fake, recording_store, fast_backoff, page_size=1)
+    r._rv_unavailable = True  # force the paginated path
+    start(r, stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert recording_store.ops("replace") == [(["a", "b"], "2")]
+
+
+class ScriptedListWatch:
+    """A ListWatch double: one list result, then the given watch streams in turn."""
+
+    def __init__(self, items, rv, streams):
+        self.items, self.rv, self.streams = items, rv, list(streams)
+        self.watch_rvs = []
+        self.cond = threading.Condition()
+
+    def list(self, resource_version=None, limit=None, continue_token=None):
+        return {"metadata": {"resourceVersion": self.rv}, "items": list(self.items)}
+
+    def watch(self, resource_version=None, timeout_seconds=None, allow_bookmarks=False):
+        with self.cond:
+            self.watch_rvs.append((resource_version, allow_bookmarks))
+            self.cond.notify_all()
+            if self.streams:
+                return self.streams.pop(0)
+        return FakeWatchStream()
+
+
+def test_bookmarks_advance_rv_only(recording_store, fast_backoff, stop_event):
+    s1 = FakeWatchStream()
+    s1.push("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "40"}})
+    s1.push("ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "41"}})
+    s1.push("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "50"}})
+    s1.end()
+    lw = ScriptedListWatch([], "10", [s1])
+    r = Reflector(lw, recording_store, backoff=fast_backoff, allow_bookmarks=True)
+    start(r, stop_event)
+    with lw.cond:
+        assert lw.cond.wait_for(lambda: len(lw.watch_rvs) == 2, 5)
+    assert lw.watch_rvs == [("10", True), ("50", True)]
+    assert recording_store.ops("add") == ["x"]
+
+
+def test_list_items_get_kind_and_api_version(recording_store, fast_backoff, stop_event):
+    lw = ScriptedListWatch([{"metadata": {"name": "a", "namespace": "ns"}}], "1", [])
+    r = Reflector(
+        lw, recording_store, backoff=fast_backoff, expected_kind="Pod", expected_api_version="v1"
+    )
+    start(r, stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert recording_store.objects["ns/a"]["kind"] == "Pod"
+    assert recording_store.objects["ns/a"]["apiVersion"] == "v1"
+
+
+def test_stop_closes_blocked_watch_promptly(fake, recording_store, fast_backoff):
+    stop = threading.Event()
+    t = start(make(fake, recording_store, fast_backoff), stop)
+    wait_until(lambda: fake.watch_count() == 1)
+    stop.set()
+    t.join(2)
+    assert not t.is_alive()
+    assert fake.watch_count() == 0
+
+
+def test_resync_loop_uses_clock_and_should_resync(recording_store, fast_backoff, stop_event):
+    clock = FakeClock()
+    answers = iter([False, True])
+    lw = ScriptedListWatch([], "1", [])
+    r = Reflector(
+        lw,
+        recording_store,
+        backoff=fast_backoff,
+        resync_period=30,
+        clock=clock,
+        should_resync=lambda: next(answers, True),
+    )
+    start(r, stop_event)
+    assert clock.wait_for_waiters(1)
+    clock.step(30)  # should_resync says no
+    assert clock.wait_for_waiters(1)
+    assert recording_store.resyncs == 0
+    clock.step(30)
+    recording_store.wait_for(lambda s: s.resyncs == 1)

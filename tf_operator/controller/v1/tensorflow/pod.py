@@ -5,9 +5,10 @@ pods-creation expectation is raised first and lowered again if the create fails 
 but a timeout, spec §10 #3). A pod under the ExitCode policy that failed with a retryable exit
 code is deleted so the next pass recreates it.
 
-Extra pods are deleted, which v0.5.3 never did (spec §10 #22): when an index has several pods
-the oldest pod not being deleted (by creationTimestamp, then name) is kept and counted, the others deleted; pods whose
-index is outside ``[0, replicas)`` (a scale-down) are deleted too.
+Extra pods are deleted, which v0.5.3 never did (spec §10 #22): when an index has several pods,
+one is kept and counted (not terminating, preferably named as the controller names it, then
+the oldest) and the others are deleted; pods whose index is outside ``[0, replicas)`` (after a
+scale-down) are deleted too.
 
 Worker 0 counts as completed when its ``tensorflow`` container terminated with exit code 0
 (v0.5.3's rule, which lets sidecars keep the pod Running) or when the pod phase is Succeeded
@@ -87,10 +88,16 @@ def _phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase", "")
 
 
-def _keep_first_key(pod: dict) -> tuple[bool, str, str]:
-    """Sort key putting the pod to keep first: not terminating, oldest, then by name."""
+def _keep_first_key(pod: dict, expected_name: str) -> tuple[bool, bool, str, str]:
+    """Sort key putting the pod to keep first: not terminating, named as the controller
+    names it, oldest, then by name."""
     m = meta(pod)
-    return (bool(m.get("deletionTimestamp")), m.get("creationTimestamp") or "", m.get("name") or "")
+    return (
+        bool(m.get("deletionTimestamp")),
+        m.get("name") != expected_name,
+        m.get("creationTimestamp") or "",
+        m.get("name") or "",
+    )
 
 
 class PodReconcilerMixin:
@@ -114,7 +121,8 @@ class PodReconcilerMixin:
         for index, pod_slice in enumerate(self.get_pod_slices(pods, replicas, logger)):
             if len(pod_slice) > 1:
                 logger.warning("We have too many pods for %s %d", rt, index)
-                pod_slice = sorted(pod_slice, key=_keep_first_key)
+                expected_name = gen_general_name(job.name, rt, index)
+                pod_slice = sorted(pod_slice, key=lambda p: _keep_first_key(p, expected_name))
                 for extra in pod_slice[1:]:
                     self._collect(ctx, self.delete_pod_expecting, job, extra)
                 pod_slice = pod_slice[:1]

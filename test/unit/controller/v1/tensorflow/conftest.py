@@ -78,7 +78,9 @@ def job_labels(job: dict) -> dict:
     return {"group-name": "kubeflow.org", "tf-job-name": job["metadata"]["name"]}
 
 
-def new_pod(job: dict, rt: str, index: int, phase: str = "Pending", name: str | None = None) -> dict:
+def new_pod(
+    job: dict, rt: str, index: int, phase: str = "Pending", name: str | None = None
+) -> dict:
     labels = {**job_labels(job), "tf-replica-type": rt, "tf-replica-index": str(index)}
     return {
         "apiVersion": "v1",

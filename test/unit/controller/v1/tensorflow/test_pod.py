@@ -1,0 +1,312 @@
+"""Ported from v0.5.3's pod_test.go (every row) plus pod-level fixes of spec §10."""
+
+import json
+
+import pytest
+
+from tf_operator.apis.common.v1.types import ReplicaSpec
+from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
+from tf_operator.apis.tensorflow.v1.types import TFJob
+from tf_operator.controller.v1.tensorflow.pod import is_retryable_exit_code, set_restart_policy
+from tf_operator.controller.v1.tensorflow.tensorflow import set_cluster_spec
+
+
+def _job(tfu, *args, namespace="default", **kwargs) -> TFJob:
+    job = TFJob.from_dict(tfu.new_tfjob(*args, namespace=namespace, **kwargs))
+    set_defaults_tfjob(job)
+    return job
+
+
+def test_add_pod_lowers_expectation_and_enqueues(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.ctr.expectations.expect_creations("default/test-tfjob/worker/pods", 1)
+    harness.ctr.add_pod(tfu.new_pod(job, "worker", 0))
+    assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+def test_add_pod_of_unknown_job_or_foreign_group_is_ignored(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pod = tfu.new_pod(job, "worker", 0)
+    pod["metadata"]["ownerReferences"][0]["apiVersion"] = "other.io/v1"  # §10 #27
+    harness.ctr.add_pod(pod)
+    pod = tfu.new_pod(job, "worker", 0)
+    pod["metadata"]["ownerReferences"][0]["uid"] = "stale"
+    harness.ctr.add_pod(pod)
+    assert len(harness.ctr.work_queue) == 0
+
+
+@pytest.mark.parametrize(
+    "worker, ps, evaluator, namespace, domain, expected",
+    [
+        (
+            1,
+            0,
+            0,
+            "ns0",
+            "",
+            '{"cluster":{"worker":["test-tfjob-worker-0.ns0.svc:2222"]},'
+            '"task":{"type":"worker","index":0},"environment":"cloud"}',
+        ),
+        (
+            1,
+            0,
+            0,
+            "ns1",
+            "tf.training.com",
+            '{"cluster":{"worker":["test-tfjob-worker-0.ns1.svc.tf.training.com:2222"]},'
+            '"task":{"type":"worker","index":0},"environment":"cloud"}',
+        ),
+        (
+            1,
+            1,
+            0,
+            "ns2",
+            "tf.training.org",
+            '{"cluster":{"ps":["test-tfjob-ps-0.ns2.svc.tf.training.org:2222"],'
+            '"worker":["test-tfjob-worker-0.ns2.svc.tf.training.org:2222"]},'
+            '"task":{"type":"worker","index":0},"environment":"cloud"}',
+        ),
+        (
+            1,
+            1,
+            1,
+            "ns3",
+            "tf.training.io",
+            '{"cluster":{"ps":["test-tfjob-ps-0.ns3.svc.tf.training.io:2222"],'
+            '"worker":["test-tfjob-worker-0.ns3.svc.tf.training.io:2222"]},'
+            '"task":{"type":"worker","index":0},"environment":"cloud"}',
+        ),
+    ],
+)
+def test_cluster_spec(tfu, monkeypatch, worker, ps, evaluator, namespace, domain, expected):
+    monkeypatch.setenv("CUSTOM_CLUSTER_DOMAIN", domain)
+    job = _job(tfu, worker, ps, evaluator=evaluator, namespace=namespace)
+    template = job.spec.tf_replica_specs["Worker"].template
+    set_cluster_spec(template, job, "worker", "0")
+    assert template["spec"]["containers"][0]["env"][0]["value"] == expected
+
+
+def test_cluster_spec_spec_example(tfu, monkeypatch):
+    monkeypatch.delenv("CUSTOM_CLUSTER_DOMAIN", raising=False)
+    job = _job(tfu, 2, 1, chief=1, name="mnist", namespace="kubeflow")
+    template = job.spec.tf_replica_specs["Worker"].template
+    set_cluster_spec(template, job, "worker", 1)
+    value = template["spec"]["containers"][0]["env"][0]["value"]
+    assert list(json.loads(value)["cluster"]) == ["chief", "ps", "worker"]
+    assert value.endswith('"task":{"type":"worker","index":1},"environment":"cloud"}')
+
+
+def test_existing_tf_config_is_replaced_not_duplicated(tfu):
+    job = _job(tfu, 1)
+    template = job.spec.tf_replica_specs["Worker"].template
+    template["spec"]["containers"][0]["env"] = [
+        {"name": "A", "value": "1"},
+        {"name": "TF_CONFIG", "value": "user"},
+    ]
+    set_cluster_spec(template, job, "worker", 0)
+    env = template["spec"]["containers"][0]["env"]
+    assert [e["name"] for e in env] == ["A", "TF_CONFIG"]
+    assert env[1]["value"] != "user"
+
+
+@pytest.mark.parametrize(
+    "policy, expected",
+    [("ExitCode", "Never"), ("Never", "Never"), ("Always", "Always"), ("OnFailure", "OnFailure")],
+)
+def test_restart_policy(policy, expected):
+    template: dict = {"spec": {}}
+    set_restart_policy(template, ReplicaSpec(restart_policy=policy))
+    assert template["spec"]["restartPolicy"] == expected
+
+
+@pytest.mark.parametrize(
+    "code, retryable",
+    [
+        (130, True),
+        (137, True),
+        (143, True),
+        (138, True),
+        (1, False),
+        (2, False),
+        (126, False),
+        (127, False),
+        (128, False),
+        (139, False),
+        (0, False),
+        (0xBEEF, False),
+        (255, False),
+    ],
+)
+def test_retryable_exit_codes(code, retryable):
+    assert is_retryable_exit_code(code) is retryable
+
+
+def _failed_pod(tfu, job, index, code):
+    pod = tfu.new_pod(job, "worker", index, "Failed")
+    pod["status"]["containerStatuses"] = [
+        {"name": "tensorflow", "state": {"terminated": {"exitCode": code}}}
+    ]
+    return pod
+
+
+def test_exit_code_retryable_deletes_pod_and_restarts(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job_dict = harness.stored_job(job)
+    job_dict["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    harness.cache_job(job_dict)
+    harness.add_pod(_failed_pod(tfu, job, 0, 130))
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert harness.deleted("pods") == ["test-tfjob-worker-0"]
+    assert ("Restarting", "True", "TFJobRestarting") in harness.conditions(job)
+    assert (
+        "Warning TFJobRestarting TFJob test-tfjob is restarting because 1 Worker replica(s) failed."
+        in harness.recorder.events
+    )
+    assert (
+        "Normal ExitedWithCode Pod: default.test-tfjob-worker-0 exited with code 130"
+        in harness.recorder.events
+    )
+    # The deletion is expected: no new pod until the informer reports it gone.
+    assert not harness.ctr.satisfied_expectations(
+        harness.ctr.get_tfjob_from_key("default/test-tfjob")
+    )
+
+
+def test_exit_code_permanent_fails_job(harness, tfu):
+    job = tfu.new_tfjob(worker=2)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    job = harness.add_job(job)
+    harness.add_pod(_failed_pod(tfu, job, 0, 137))
+    harness.add_pod(_failed_pod(tfu, job, 1, 1))
+    harness.add_services(job, "worker", 2)
+    harness.sync(job)
+    # v0.5.3 showed Restarting here: one retryable pod masked the permanent failure (#13).
+    assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+    assert harness.deleted("pods") == ["test-tfjob-worker-0"]
+
+
+def test_copy_labels_and_annotations(harness, tfu):
+    job = tfu.new_tfjob(worker=1)
+    tmeta = job["spec"]["tfReplicaSpecs"]["Worker"]["template"].setdefault("metadata", {})
+    tmeta["labels"] = {"label1": "1", "tf-replica-index": "overridden"}
+    tmeta["annotations"] = {"annotation1": "1"}
+    job = harness.add_job(job)
+    harness.sync(job)
+    pod = harness.created("pods")[0]
+    assert pod["metadata"]["labels"] == {
+        "label1": "1",
+        "group-name": "kubeflow.org",
+        "tf-job-name": "test-tfjob",
+        "tf-replica-type": "worker",
+        "tf-replica-index": "0",
+        "tf-job-role": "master",
+    }
+    assert pod["metadata"]["annotations"] == {"annotation1": "1"}
+    assert pod["spec"]["restartPolicy"] == "Never"
+    assert pod["spec"]["containers"][0]["env"][0]["name"] == "TF_CONFIG"
+
+
+def test_master_role_goes_to_chief_when_present(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=2, chief=1))
+    harness.sync(job)
+    roles = {
+        p["metadata"]["name"]: p["metadata"]["labels"].get("tf-job-role")
+        for p in harness.created("pods")
+    }
+    assert roles == {
+        "test-tfjob-worker-0": None,
+        "test-tfjob-worker-1": None,
+        "test-tfjob-chief-0": "master",
+    }
+
+
+def test_template_restart_policy_warning(harness, tfu):
+    job = tfu.new_tfjob(worker=1)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["restartPolicy"] = "Always"
+    job = harness.add_job(job)
+    harness.sync(job)
+    assert (
+        "Warning SettedPodTemplateRestartPolicy Restart policy in pod template will be "
+        "overwritten by restart policy in replica spec"
+    ) in harness.recorder.events
+    assert harness.created("pods")[0]["spec"]["restartPolicy"] == "Never"
+
+
+def test_expectations_prevent_second_pod_for_an_index(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.sync(job)
+    assert len(harness.created("pods")) == 2
+    harness.client.clear_actions()
+    # The informer has not delivered the new pods yet: the job must not be reconciled.
+    harness.sync(job)
+    harness.sync(job)
+    assert harness.actions() == []
+    # The services and one pod arrive: one pod is still outstanding, so still no sync
+    # (v0.5.3 OR-ed the keys and replaced counts, so it would sync here: §10 #1, #2).
+    from tf_operator.k8s.client import PODS, SERVICES
+
+    for svc in harness.client.resource(SERVICES).list(namespace="default")["items"]:
+        harness.ctr.service_informer.get_indexer().add(svc)
+        harness.ctr.add_service(svc)
+    pods = harness.client.resource(PODS).list(namespace="default")["items"]
+    harness.ctr.pod_informer.get_indexer().add(pods[0])
+    harness.ctr.add_pod(pods[0])
+    harness.client.clear_actions()
+    harness.sync(job)
+    assert harness.actions() == []
+    harness.ctr.pod_informer.get_indexer().add(pods[1])
+    harness.ctr.add_pod(pods[1])
+    harness.sync(job)
+    assert harness.created("pods") == []
+    # The cache still holds the job as first created, so the status write meets a 409 and is
+    # re-applied on a fresh read.
+    assert harness.actions() == [
+        ("update", "tfjobs", "test-tfjob"),
+        ("get", "tfjobs", "test-tfjob"),
+        ("update", "tfjobs", "test-tfjob"),
+    ]
+
+
+def test_failed_create_lowers_expectation(harness, tfu):
+    from tf_operator.k8s.client import new_internal_error
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.client.prepend_reactor("create", "pods", lambda a: (True, new_internal_error("boom")))
+    with pytest.raises(Exception, match="boom"):
+        harness.sync(job)
+    # Services were still created and the status written despite the pod error (#28).
+    assert len(harness.created("services")) == 1
+    assert harness.status(job)["startTime"]
+    assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
+    assert (
+        "Warning FailedCreatePod Error creating: Internal error occurred: boom"
+        in harness.recorder.events
+    )
+
+
+def test_too_many_pods_for_an_index_deletes_extras(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.add_pod(tfu.new_pod(job, "worker", 0, "Running"))
+    harness.add_pod(tfu.new_pod(job, "worker", 0, "Running", name="adopted-duplicate"))
+    harness.add_pod(tfu.new_pod(job, "worker", 3, "Running"))  # out of range
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert sorted(harness.deleted("pods")) == ["adopted-duplicate", "test-tfjob-worker-3"]
+    assert harness.status(job)["replicaStatuses"]["Worker"] == {"active": 1}
+
+
+def test_exited_with_code_event_is_recorded_once(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    pod = tfu.new_pod(job, "worker", 1, "Running")
+    pod["status"]["containerStatuses"] = [
+        {"name": "tensorflow", "state": {"terminated": {"exitCode": 3}}}
+    ]
+    harness.add_pod(pod)
+    harness.add_pod(tfu.new_pod(job, "worker", 0, "Running"))
+    harness.add_services(job, "worker", 2)
+    harness.sync(job)
+    harness.sync(job)
+    exited = [e for e in harness.recorder.events if "ExitedWithCode" in e]
+    assert exited == ["Normal ExitedWithCode Pod: default.test-tfjob-worker-1 exited with code 3"]

@@ -1,6 +1,8 @@
 """LocalCluster with the process kubelet: real processes, kubectl logs, DNS, deletion."""
 
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -48,13 +50,30 @@ def alive(pid):
         return False
 
 
-def test_kubectl_logs_and_follow(cluster):
-    script = "import time\nfor i in range(4):\n    print('tick', i)\n    time.sleep(0.3)\n"
+def test_kubectl_logs_and_follow(cluster, tmp_path):
+    gate = tmp_path / "go"
+    script = (
+        "import os, time\n"
+        "print('tick 0')\n"
+        f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\n"
+        "for i in range(1, 4):\n    print('tick', i)\n"
+    )
     run_pod(cluster, "logger", script)
     wait_for_pod(cluster.registry, "default", "logger", pod_phase_is("Running"))
-    follow = kubectl(cluster, "logs", "-f", "logger")  # returns only when the container ends
-    assert follow.returncode == 0, follow.stderr
-    assert follow.stdout == "".join(f"tick {i}\n" for i in range(4))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "KUBECONFIG": cluster.kubeconfig}
+    follower = subprocess.Popen(
+        ["kubectl", "logs", "-f", "logger"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert follower.stdout.readline() == "tick 0\n"  # streamed while the container runs
+        assert follower.poll() is None
+        gate.touch()
+        rest = follower.stdout.read()  # kubectl exits when the container ends
+        assert follower.wait(timeout=30) == 0
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert rest == "tick 1\ntick 2\ntick 3\n"
     pod = wait_for_pod(cluster.registry, "default", "logger", pod_phase_is("Succeeded"))
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
     assert kubectl(cluster, "logs", "logger", "--tail=1").stdout == "tick 3\n"

@@ -72,9 +72,11 @@ def test_exit_code_restart_then_success(proc, op, tmp_path):
     proc.create(job)
     proc.wait_condition("exitcode", "Succeeded", 60)
     assert marker.exists()
-    reasons = [e["reason"] for e in proc.events("exitcode")]
-    assert "ExitedWithCode" in reasons or "SuccessfulDeletePod" in reasons
-    assert reasons.count("SuccessfulCreatePod") >= 4  # chief, 2 workers, recreated worker 1
+    events = proc.events("exitcode")
+    exited = [e["message"] for e in events if e["reason"] == "ExitedWithCode"]
+    assert any("exitcode-worker-1 exited with code 130" in m for m in exited), exited
+    creations = sum(e.get("count", 1) for e in events if e["reason"] == "SuccessfulCreatePod")
+    assert creations == 4  # chief, 2 workers, worker 1 again (repeats are aggregated)
 
 
 def test_permanent_failure_fails_the_job(proc, op):

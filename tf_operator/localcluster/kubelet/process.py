@@ -194,7 +194,11 @@ class ProcessRuntime(ContainerRuntime):
             path = self._hosts_files.get(record.key)
         if path is None:
             path = self._hosts.add_pod(
-                record.key, record.namespace, record.pod_ip, self._hostname(record)[1]
+                record.key,
+                record.namespace,
+                record.pod_ip,
+                self._hostname(record)[1],
+                (record.pod.get("metadata") or {}).get("labels") or {},
             )
             with self._lock:
                 self._hosts_files[record.key] = path

@@ -249,3 +249,63 @@ def test_dns_modes_resolve_custom_domains_lazily(dns):
         wait_for_pod(c.registry, "default", "resolver", pod_phase_is("Succeeded"), 60)
         assert kubectl(c, "logs", "resolver").stdout == f"{web_ip}\n"
         assert c.dns_mode == dns
+
+
+PEER = """
+import json, os, socket, sys, time
+config = json.loads(os.environ["TF_CONFIG"])
+me = config["task"]["index"]
+hosts = config["cluster"]["worker"]
+host, port = hosts[me].rsplit(":", 1)
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind((host, int(port)))  # our own service name resolves to our pod IP
+server.listen()
+peer_host, peer_port = hosts[1 - me].rsplit(":", 1)
+for _ in range(300):
+    try:
+        conn = socket.create_connection((peer_host, int(peer_port)), timeout=2)
+        break
+    except OSError:
+        time.sleep(0.1)
+conn.sendall(f"hello from worker {me}".encode())
+conn.close()
+incoming, _ = server.accept()
+print(incoming.recv(100).decode())
+"""
+
+
+def test_tf_config_peers_bind_and_connect_by_service_names(cluster):
+    names = [f"pair-worker-{i}" for i in range(2)]
+    for name in names:
+        cluster.registry.create(
+            SERVICES,
+            "default",
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "clusterIP": "None",
+                    "selector": {"replica": name},
+                    "ports": [{"port": 2222}],
+                },
+            },
+        )
+    workers = [f"{n}.default.svc:2222" for n in names]
+    for index, name in enumerate(names):
+        tf_config = json.dumps(
+            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        )
+        run_pod(
+            cluster,
+            name,
+            PEER,
+            labels={"replica": name},
+            env=[{"name": "TF_CONFIG", "value": tf_config}],
+        )
+    for index, name in enumerate(names):
+        pod = wait_for_pod(
+            cluster.registry, "default", name, pod_phase_is("Succeeded", "Failed"), 60
+        )
+        logs = kubectl(cluster, "logs", name).stdout
+        assert pod["status"]["phase"] == "Succeeded", logs
+        assert logs == f"hello from worker {1 - index}\n"

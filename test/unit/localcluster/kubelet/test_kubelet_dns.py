@@ -95,3 +95,30 @@ def test_python_resolver_hook_reads_the_hosts_file(tmp_path, monkeypatch):
         assert socket.gethostbyname("localhost").startswith("127.")
     finally:
         socket.getaddrinfo, socket.gethostbyname, socket.gethostbyname_ex = saved
+
+
+def test_own_services_resolve_to_the_pod_before_endpoints_exist(tmp_path):
+    registry = Registry()
+    stop = threading.Event()
+    try:
+        hosts = ClusterHosts(registry, str(tmp_path))
+        hosts.start(stop)
+        registry.create(
+            ("", "v1", "services"),
+            "default",
+            {
+                "metadata": {"name": "job-ps-0"},
+                "spec": {"clusterIP": "None", "selector": {"replica": "ps-0"}},
+            },
+        )
+        wait_for(lambda: hosts._svc_informer.get("default/job-ps-0"), 10)
+        path = hosts.add_pod(
+            "default/job-ps-0", "default", "127.1.0.3", "job-ps-0", {"replica": "ps-0"}
+        )
+        with open(path) as handle:
+            lines = set(handle.read().splitlines())
+        assert "127.1.0.3\tjob-ps-0.default.svc" in lines
+        assert "127.1.0.3\tjob-ps-0.default.svc.cluster.local" in lines
+    finally:
+        stop.set()
+        registry.stop()

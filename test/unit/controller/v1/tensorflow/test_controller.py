@@ -130,7 +130,7 @@ def test_normal_path(harness, tfu, row):
         assert status["startTime"] == "2026-01-01T12:00:00Z"
     if cond is not None:
         assert cond in harness.conditions(job)
-    assert ("Created", "True", "TFJobCreated") == harness.conditions(job)[0]
+    assert harness.conditions(job)[0] == ("Created", "True", "TFJobCreated")
 
 
 def test_first_sync_exact_actions(harness, tfu):

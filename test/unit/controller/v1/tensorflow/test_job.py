@@ -1,0 +1,253 @@
+"""Ported from v0.5.3's job_test.go (every row) plus terminal-handling fixes of spec §10."""
+
+import pytest
+
+from tf_operator.controller.v1.tensorflow import metrics
+
+
+def _succeeded_status(tfu, completion=True):
+    t = "2026-01-01T12:00:00Z"
+    status = {
+        "conditions": [
+            {
+                "type": "Succeeded",
+                "status": "True",
+                "reason": "TFJobSucceeded",
+                "lastUpdateTime": t,
+                "lastTransitionTime": t,
+            }
+        ]
+    }
+    if completion:
+        status["completionTime"] = t
+    return status
+
+
+def _running_job(harness, tfu, worker=4, ps=2, status=None, **spec):
+    job = harness.add_job(tfu.new_tfjob(worker, ps, **spec), status=status)
+    return job
+
+
+def test_add_tfjob_enqueues(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.ctr.add_tfjob(job)
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+# description: (policy, running workers, running ps, succeeded workers, succeeded ps) → deletions
+DELETE_ROWS = {
+    "4 workers and 2 ps is running, policy is all": ("All", 4, 2, 0, 0, 6),
+    "4 workers and 2 ps is running, policy is running": ("Running", 4, 2, 0, 0, 6),
+    "4 workers and 2 ps is succeeded, policy is running": ("Running", 0, 0, 4, 2, 0),
+    "4 workers and 2 ps is succeeded, policy is None": ("None", 0, 0, 4, 2, 0),
+}
+
+
+@pytest.mark.parametrize("row", list(DELETE_ROWS.values()), ids=list(DELETE_ROWS))
+def test_delete_pods_and_services(harness, tfu, row):
+    policy, run_w, run_ps, ok_w, ok_ps, deletions = row
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), cleanPodPolicy=policy)
+    harness.add_pods(job, "worker", active=run_w, succeeded=ok_w)
+    harness.add_pods(job, "ps", active=run_ps, succeeded=ok_ps)
+    harness.add_services(job, "worker", 4)
+    harness.add_services(job, "ps", 2)
+    assert harness.sync(job) is True
+    assert len(harness.deleted("pods")) == deletions
+    assert len(harness.deleted("services")) == deletions
+
+
+def test_policy_all_deletes_services_without_pods(harness, tfu):
+    # v0.5.3 returned early when no pod was left, leaking the services (§10 #18).
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), cleanPodPolicy="All")
+    harness.add_services(job, "worker", 4)
+    harness.add_services(job, "ps", 2)
+    harness.sync(job)
+    assert len(harness.deleted("services")) == 6
+
+
+# description: ttl, seconds passed since completion → TFJob deleted
+CLEANUP_ROWS = {
+    "4 workers and 2 ps is running, TTLSecondsAfterFinished unset": (None, 0, False),
+    "4 workers and 2 ps is running, TTLSecondsAfterFinished is 0": (0, 0, True),
+    "4 workers and 2 ps is succeeded, TTLSecondsAfterFinished is 2": (2, 2, True),
+}
+
+
+@pytest.mark.parametrize("row", list(CLEANUP_ROWS.values()), ids=list(CLEANUP_ROWS))
+def test_cleanup_tfjob(harness, tfu, row):
+    ttl, wait, expect_delete = row
+    spec = {"cleanPodPolicy": "None"}
+    if ttl is not None:
+        spec["ttlSecondsAfterFinished"] = ttl
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), **spec)
+    harness.add_pods(job, "worker", active=4)
+    harness.add_pods(job, "ps", active=2)
+    harness.add_services(job, "worker", 4)
+    harness.add_services(job, "ps", 2)
+    harness.clock.step(wait)
+    assert harness.sync(job) is True
+    assert (harness.deleted("tfjobs") == ["test-tfjob"]) is expect_delete
+
+
+def test_ttl_not_expired_requeues_at_expiry(harness, tfu, monkeypatch):
+    calls = []
+    monkeypatch.setattr(harness.ctr.work_queue, "add_after", lambda k, d: calls.append((k, d)))
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), ttlSecondsAfterFinished=100)
+    harness.clock.step(40)
+    harness.sync(job)
+    # v0.5.3 used AddRateLimited here: a ~5 ms hot loop (§10 #14).
+    assert calls == [("default/test-tfjob", 60.0)]
+    assert harness.deleted("tfjobs") == []
+
+
+def test_ttl_without_completion_time_does_not_crash(harness, tfu):
+    # v0.5.3 dereferenced the nil completionTime (§10 #15).
+    job = _running_job(
+        harness, tfu, status=_succeeded_status(tfu, completion=False), ttlSecondsAfterFinished=0
+    )
+    harness.sync(job)
+    assert harness.deleted("tfjobs") == ["test-tfjob"]
+
+
+def _deadline_status(tfu):
+    return {"startTime": "2026-01-01T12:00:00Z", "conditions": None}
+
+
+@pytest.mark.parametrize(
+    "ads, deletions",
+    [(None, 0), (2, 6)],
+    ids=["ActiveDeadlineSeconds unset", "ActiveDeadlineSeconds is 2"],
+)
+def test_active_deadline_seconds(harness, tfu, ads, deletions):
+    spec = {"cleanPodPolicy": "All"}
+    if ads is not None:
+        spec["activeDeadlineSeconds"] = ads
+    job = _running_job(harness, tfu, status=_deadline_status(tfu), **spec)
+    harness.add_pods(job, "worker", active=4)
+    harness.add_pods(job, "ps", active=2)
+    harness.add_services(job, "worker", 4)
+    harness.add_services(job, "ps", 2)
+    harness.clock.step(2)
+    harness.sync(job)
+    assert len(harness.deleted("pods")) == deletions
+    assert len(harness.deleted("services")) == deletions
+    if ads is not None:
+        msg = "TFJob test-tfjob has failed because it was active longer than specified deadline"
+        assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+        assert f"Normal TFJobFailed {msg}" in harness.recorder.events
+        assert harness.status(job)["completionTime"] == "2026-01-01T12:00:02Z"
+
+
+def test_deadline_kills_active_pods_whatever_the_policy(harness, tfu):
+    # With cleanPodPolicy None v0.5.3 left pending/running pods of a failed job (§10 #17).
+    job = _running_job(
+        harness, tfu, status=_deadline_status(tfu), cleanPodPolicy="None", activeDeadlineSeconds=1
+    )
+    harness.add_pods(job, "worker", pending=1, active=2, succeeded=1)
+    harness.add_services(job, "worker", 4)
+    harness.clock.step(5)
+    harness.sync(job)
+    assert sorted(harness.deleted("pods")) == [
+        "test-tfjob-worker-0",
+        "test-tfjob-worker-1",
+        "test-tfjob-worker-2",
+    ]
+
+
+def test_backoff_for_on_failure(harness, tfu):
+    job = tfu.new_tfjob(4, 2, backoffLimit=4, cleanPodPolicy="All")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
+    job = harness.add_job(job)
+    harness.add_pods(job, "worker", active=4, restart_counts=[1, 1, 1, 1])
+    harness.add_pods(job, "ps", active=2, restart_counts=[1, 1])
+    harness.add_services(job, "worker", 4)
+    harness.add_services(job, "ps", 2)
+    assert harness.sync(job) is True
+    assert len(harness.deleted("pods")) == 6
+    assert len(harness.deleted("services")) == 6
+    msg = "TFJob test-tfjob has failed because it has reached the specified backoff limit"
+    assert f"Normal TFJobFailed {msg}" in harness.recorder.events
+
+
+def test_backoff_counts_restarts_of_finished_pods(harness, tfu):
+    # v0.5.3 only looked at Running/Pending pods (§10 #12).
+    job = tfu.new_tfjob(2, backoffLimit=2)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
+    job = harness.add_job(job)
+    pod = tfu.new_pod(job, "worker", 0, "Succeeded")
+    pod["status"]["containerStatuses"] = [{"name": "tensorflow", "restartCount": 2}]
+    harness.add_pod(pod)
+    harness.add_pod(tfu.new_pod(job, "worker", 1, "Pending"))
+    harness.sync(job)
+    assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+
+
+def test_backoff_counts_exit_code_recreations(harness, tfu):
+    job = tfu.new_tfjob(1, backoffLimit=1)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    job = harness.add_job(job)
+    pod = tfu.new_pod(job, "worker", 0, "Failed")
+    pod["status"]["containerStatuses"] = [
+        {"name": "tensorflow", "state": {"terminated": {"exitCode": 137}}}
+    ]
+    stored = harness.add_pod(pod)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert harness.deleted("pods") == ["test-tfjob-worker-0"]
+    # The informer reports the deletion; the next pass sees the budget used up (§10 #12).
+    harness.ctr.pod_informer.get_indexer().delete(stored)
+    harness.ctr.delete_pod(stored)
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+    assert harness.created("pods") == []
+
+
+def test_terminal_job_is_not_rewritten_or_reannounced(harness, tfu):
+    job = _running_job(
+        harness, tfu, status=_deadline_status(tfu), cleanPodPolicy="All", activeDeadlineSeconds=1
+    )
+    harness.clock.step(5)
+    before = metrics.JOBS_FAILED.get()
+    harness.sync(job)
+    harness.cache_job(harness.stored_job(job))
+    harness.client.clear_actions()
+    harness.clock.step(5)
+    harness.sync(job)
+    # v0.5.3 re-emitted TFJobFailed and wrote the status on every pass (§10 #16).
+    assert harness.actions("update") == []
+    assert sum("TFJobFailed" in e for e in harness.recorder.events) == 1
+    assert metrics.JOBS_FAILED.get() == before + 1
+
+
+def test_succeeded_folds_active_into_succeeded(harness, tfu):
+    job = _running_job(
+        harness,
+        tfu,
+        status={
+            **_succeeded_status(tfu),
+            "replicaStatuses": {"Worker": {"active": 1, "succeeded": 3}},
+        },
+        cleanPodPolicy="None",
+    )
+    harness.sync(job)
+    assert harness.status(job)["replicaStatuses"]["Worker"] == {"succeeded": 4}
+
+
+def test_update_handler_requeues_at_new_deadline(harness, tfu, monkeypatch):
+    calls = []
+    monkeypatch.setattr(harness.ctr.work_queue, "add_after", lambda k, d: calls.append((k, d)))
+    old = harness.add_job(tfu.new_tfjob(1), status={"startTime": "2026-01-01T12:00:00Z"})
+    new = dict(old, spec={**old["spec"], "activeDeadlineSeconds": 50})
+    harness.clock.step(20)
+    harness.ctr.update_tfjob(old, new)
+    assert calls == [("default/test-tfjob", 30.0)]
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+def test_delete_handler_accepts_tombstones(harness, tfu):
+    from tf_operator.k8s.cache import DeletedFinalStateUnknown
+
+    job = harness.add_job(tfu.new_tfjob(1))
+    harness.ctr.delete_tfjob_event(DeletedFinalStateUnknown("default/test-tfjob", job))
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

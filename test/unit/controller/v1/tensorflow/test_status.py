@@ -1,0 +1,283 @@
+"""Ported from v0.5.3's status_test.go (TestFailed, every TestStatus row) plus condition fixes."""
+
+from datetime import timedelta
+
+import pytest
+
+from tf_operator.apis.common.v1.types import JobStatus
+from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
+from tf_operator.apis.tensorflow.v1.types import TFJob
+from tf_operator.controller.v1.tensorflow.context import ReconcileContext
+from tf_operator.controller.v1.tensorflow.status import (
+    initialize_replica_statuses,
+    is_failed,
+    is_succeeded,
+    update_job_conditions,
+    update_replica_statuses,
+)
+
+
+def _job(tfu, worker, ps, chief=0):
+    job = TFJob.from_dict(tfu.new_tfjob(worker, ps, chief=chief))
+    job.metadata.update(uid="u")
+    set_defaults_tfjob(job)
+    return job
+
+
+def _set_counts(job, rtype, failed, succeeded, active):
+    for phase, count in (("Failed", failed), ("Succeeded", succeeded), ("Running", active)):
+        for _ in range(count):
+            update_replica_statuses(job, rtype, {"status": {"phase": phase}})
+
+
+def test_failed(harness, tfu):
+    job = _job(tfu, 3, 0)
+    initialize_replica_statuses(job, "Worker")
+    update_replica_statuses(job, "Worker", {"status": {"phase": "Failed"}})
+    assert job.status.replica_statuses["Worker"].failed == 1
+    ctx = ReconcileContext(now=tfu.START)
+    harness.ctr.update_status_single(ctx, job, "Worker", 3)
+    assert any(c.type == "Failed" for c in job.status.conditions)
+    assert ctx.events == [
+        ("Normal", "TFJobFailed", "TFJob test-tfjob has failed because 1 Worker replica(s) failed.")
+    ]
+
+
+# description: (worker, ps, chief?), PS (failed, succeeded, active), Worker (...), Chief (...),
+# restart, worker0Completed, expected condition type
+STATUS_ROWS = {
+    "Chief worker is succeeded": (
+        (1, 0, 1),
+        (0, 0, 0),
+        (0, 1, 0),
+        (0, 1, 0),
+        False,
+        False,
+        "Succeeded",
+    ),
+    "Chief worker is running": (
+        (1, 0, 1),
+        (0, 0, 0),
+        (0, 0, 0),
+        (0, 0, 1),
+        False,
+        False,
+        "Running",
+    ),
+    "Chief worker is failed": ((1, 0, 1), (0, 0, 0), (0, 0, 0), (1, 0, 0), False, False, "Failed"),
+    "(No chief worker) Worker is failed": (
+        (1, 0, 0),
+        (0, 0, 0),
+        (1, 0, 0),
+        (0, 0, 0),
+        False,
+        False,
+        "Failed",
+    ),
+    "(No chief worker) Worker is succeeded": (
+        (1, 0, 0),
+        (0, 0, 0),
+        (0, 1, 0),
+        (0, 0, 0),
+        False,
+        False,
+        "Succeeded",
+    ),
+    "(No chief worker) Worker is running": (
+        (1, 0, 0),
+        (0, 0, 0),
+        (0, 0, 1),
+        (0, 0, 0),
+        False,
+        False,
+        "Running",
+    ),
+    "(No chief worker) 2 workers are succeeded, 2 workers are active": (
+        (4, 2, 0),
+        (0, 0, 2),
+        (0, 2, 2),
+        (0, 0, 0),
+        False,
+        False,
+        "Running",
+    ),
+    "(No chief worker) 2 workers are running, 2 workers are failed": (
+        (4, 2, 0),
+        (0, 0, 2),
+        (2, 0, 2),
+        (0, 0, 0),
+        False,
+        False,
+        "Failed",
+    ),
+    "(No chief worker) 2 workers are succeeded, 2 workers are failed": (
+        (4, 2, 0),
+        (0, 0, 2),
+        (2, 2, 0),
+        (0, 0, 0),
+        False,
+        False,
+        "Failed",
+    ),
+    "(No chief worker) worker-0 are succeeded, 3 workers are active": (
+        (4, 2, 0),
+        (0, 0, 2),
+        (0, 1, 3),
+        (0, 0, 0),
+        False,
+        True,
+        "Succeeded",
+    ),
+    "Chief is running, workers are failed": (
+        (4, 2, 1),
+        (0, 0, 2),
+        (4, 0, 0),
+        (0, 0, 1),
+        False,
+        False,
+        "Running",
+    ),
+    "Chief is running, workers are succeeded": (
+        (4, 2, 1),
+        (0, 0, 2),
+        (0, 4, 0),
+        (0, 0, 1),
+        False,
+        False,
+        "Running",
+    ),
+    "Chief is running, a PS is failed": (
+        (4, 2, 1),
+        (1, 0, 1),
+        (0, 4, 0),
+        (0, 0, 1),
+        False,
+        False,
+        "Failed",
+    ),
+    "Chief is failed, workers are succeeded": (
+        (4, 2, 1),
+        (0, 0, 2),
+        (0, 4, 0),
+        (1, 0, 0),
+        False,
+        False,
+        "Failed",
+    ),
+    "Chief is succeeded, workers are failed": (
+        (4, 2, 1),
+        (0, 0, 2),
+        (4, 0, 0),
+        (0, 1, 0),
+        False,
+        False,
+        "Succeeded",
+    ),
+    "Chief is failed and restarting": (
+        (4, 2, 1),
+        (0, 0, 2),
+        (4, 0, 0),
+        (1, 0, 0),
+        True,
+        False,
+        "Restarting",
+    ),
+}
+
+
+@pytest.mark.parametrize("row", list(STATUS_ROWS.values()), ids=list(STATUS_ROWS))
+def test_status(harness, tfu, row):
+    (worker, ps, chief), ps_c, worker_c, chief_c, restart, worker0, expected = row
+    job = _job(tfu, worker, ps, chief)
+    for rtype, counts in (("Worker", worker_c), ("Chief", chief_c), ("PS", ps_c)):
+        initialize_replica_statuses(job, rtype)
+        _set_counts(job, rtype, *counts)
+    ctx = ReconcileContext(now=tfu.START)
+    order = ["Chief", "Worker", "PS"] if chief else ["Worker", "PS"]
+    for rtype in order:
+        spec = job.spec.tf_replica_specs.get(rtype)
+        if spec is None:
+            continue
+        failed = job.status.replica_statuses[rtype].failed
+        restarting = failed if restart else 0
+        harness.ctr.update_status_single(
+            ctx, job, rtype, spec.replicas, restarting, restarting, worker0
+        )
+    assert expected in [c.type for c in job.status.conditions]
+    # filterOutConditionTest: no Running=True next to a terminal condition.
+    if is_failed(job.status) or is_succeeded(job.status):
+        assert not any(c.type == "Running" and c.status == "True" for c in job.status.conditions)
+    # Succeeded and Failed are never both True (§10 #19).
+    assert not (is_failed(job.status) and is_succeeded(job.status))
+
+
+def _types(status):
+    return [(c.type, c.status) for c in status.conditions]
+
+
+def test_condition_algebra(tfu):
+    t0 = tfu.START
+    status = JobStatus()
+    assert update_job_conditions(status, "Created", "TFJobCreated", "m", t0)
+    assert update_job_conditions(status, "Running", "TFJobRunning", "r", t0)
+    t1 = t0 + timedelta(seconds=10)
+    # Unchanged Running keeps its times (§10 #20).
+    assert not update_job_conditions(status, "Running", "TFJobRunning", "r", t1)
+    assert status.conditions[1].last_update_time == t0
+    assert update_job_conditions(status, "Restarting", "TFJobRestarting", "x", t1)
+    assert _types(status) == [("Created", "True"), ("Restarting", "True")]
+    assert update_job_conditions(status, "Running", "TFJobRunning", "r", t1)
+    assert _types(status) == [("Created", "True"), ("Running", "True")]
+    t2 = t1 + timedelta(seconds=10)
+    assert update_job_conditions(status, "Failed", "TFJobFailed", "f", t2)
+    assert _types(status) == [("Created", "True"), ("Running", "False"), ("Failed", "True")]
+    assert status.conditions[1].last_transition_time == t2  # §10 #19: not stale
+    # Terminal conditions are exclusive and final (§10 #19).
+    assert not update_job_conditions(status, "Succeeded", "TFJobSucceeded", "s", t2)
+    assert not update_job_conditions(status, "Running", "TFJobRunning", "r", t2)
+    assert _types(status) == [("Created", "True"), ("Running", "False"), ("Failed", "True")]
+
+
+def test_restarting_turns_false_on_failure(tfu):
+    status = JobStatus()
+    update_job_conditions(status, "Restarting", "TFJobRestarting", "x", tfu.START)
+    update_job_conditions(status, "Failed", "TFJobFailed", "f", tfu.START)
+    assert _types(status) == [("Restarting", "False"), ("Failed", "True")]
+
+
+def test_status_conflict_is_retried_on_fresh_object(harness, tfu):
+    from tf_operator.k8s.client import new_conflict
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    calls = []
+
+    def conflict_once(action):
+        if action.subresource == "status" and not calls:
+            calls.append(1)
+            return True, new_conflict("tfjobs", "test-tfjob", "the object has been modified")
+        return False, None
+
+    harness.client.prepend_reactor("update", "tfjobs", conflict_once)
+    harness.sync(job)
+    verbs = [a for a in harness.actions() if a[1] == "tfjobs"]
+    assert verbs == [
+        ("update", "tfjobs", "test-tfjob"),
+        ("get", "tfjobs", "test-tfjob"),
+        ("update", "tfjobs", "test-tfjob"),
+    ]
+    assert harness.conditions(job) == [("Created", "True", "TFJobCreated")]
+
+
+def test_events_and_metrics_held_back_when_status_write_fails(harness, tfu):
+    from tf_operator.controller.v1.tensorflow import metrics
+    from tf_operator.k8s.client import new_internal_error
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.add_pods(job, "worker", succeeded=1)
+    harness.add_services(job, "worker", 1)
+    harness.client.prepend_reactor("update", "tfjobs", lambda a: (True, new_internal_error("x")))
+    before = metrics.JOBS_SUCCESSFUL.get()
+    with pytest.raises(Exception, match="x"):
+        harness.sync(job)
+    assert not any("TFJobSucceeded" in e for e in harness.recorder.events)
+    assert metrics.JOBS_SUCCESSFUL.get() == before

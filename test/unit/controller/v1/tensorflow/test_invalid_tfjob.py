@@ -1,0 +1,100 @@
+"""Invalid TFJobs are reported on the job, never crash the controller (spec §2.4, §10 #7-#10)."""
+
+import pytest
+
+from tf_operator.controller.v1.tensorflow.informer import InvalidTFJobError, decode_tfjob
+
+PREFIX = "Failed to marshal the object to TFJob; the spec is invalid: "
+
+
+def _invalid(tfu, name="bad-tfjob"):
+    job = tfu.new_tfjob(1, name=name)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] = ""
+    return job
+
+
+def test_invalid_job_beside_a_valid_one(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    good = harness.add_job(tfu.new_tfjob(1))
+    assert harness.sync(bad) is True
+    assert harness.sync(good) is True
+    message = PREFIX + "TFJobSpec is not valid: Image is undefined in the container of Worker"
+    status = harness.status(bad)
+    assert status["conditions"] == [
+        {
+            "type": "Failed",
+            "status": "True",
+            "reason": "InvalidTFJobSpec",
+            "message": message,
+            "lastUpdateTime": "2026-01-01T12:00:00Z",
+            "lastTransitionTime": "2026-01-01T12:00:00Z",
+        }
+    ]
+    assert f"Warning InvalidTFJobSpec {message}" in harness.recorder.events
+    # Nothing was created for the invalid job; the valid one got its pod and service.
+    assert [p["metadata"]["name"] for p in harness.created("pods")] == ["test-tfjob-worker-0"]
+    assert [s["metadata"]["name"] for s in harness.created("services")] == ["test-tfjob-worker-0"]
+
+
+def test_invalid_job_reported_once(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.sync(bad)
+    harness.cache_job(harness.stored_job(bad))
+    harness.client.clear_actions()
+    harness.sync(bad)
+    assert harness.actions() == []
+    assert sum("InvalidTFJobSpec" in e for e in harness.recorder.events) == 1
+
+
+def test_malformed_field_is_reported_with_its_path(harness, tfu):
+    job = tfu.new_tfjob(1, name="malformed")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = "three"
+    bad = harness.add_job(job)
+    harness.sync(bad)
+    message = harness.status(bad)["conditions"][0]["message"]
+    assert message.startswith(PREFIX + "spec.tfReplicaSpecs.Worker.replicas: expected an integer")
+
+
+def test_fixing_the_spec_clears_the_condition_and_runs_the_job(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.sync(bad)
+    fixed = harness.stored_job(bad)
+    fixed["spec"] = tfu.new_tfjob(1)["spec"]
+    harness.cache_job(fixed)
+    harness.ctr.update_tfjob(harness.stored_job(bad), fixed)  # v0.5.3 ignored this event (#8)
+    assert harness.ctr.work_queue.get() == ("default/bad-tfjob", False)
+    harness.sync(bad)
+    assert harness.conditions(bad) == [("Created", "True", "TFJobCreated")]
+    assert [p["metadata"]["name"] for p in harness.created("pods")] == ["bad-tfjob-worker-0"]
+
+
+def test_handlers_enqueue_invalid_jobs_without_raising(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.ctr.add_tfjob(bad)
+    harness.ctr.update_tfjob(bad, bad)
+    key, _ = harness.ctr.work_queue.get()
+    assert key == "default/bad-tfjob"
+
+
+def test_process_next_work_item_survives_invalid_and_failing_syncs(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.ctr.work_queue.add("default/bad-tfjob")
+    assert harness.ctr.process_next_work_item() is True
+    assert harness.status(bad)["conditions"][0]["reason"] == "InvalidTFJobSpec"
+
+    def boom(key):
+        raise RuntimeError("sync failed")
+
+    harness.ctr.sync_handler = boom
+    harness.ctr.work_queue.add("default/bad-tfjob")
+    assert harness.ctr.process_next_work_item() is True
+    assert harness.ctr.work_queue.num_requeues("default/bad-tfjob") == 1
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [[], {"spec": "x"}, {"spec": {"tfReplicaSpecs": {"Worker": 3}}}, {"status": {"conditions": 1}}],
+)
+def test_decode_rejects_garbage(raw):
+    with pytest.raises(InvalidTFJobError):
+        decode_tfjob(raw)

@@ -1,0 +1,849 @@
+"""Operator throughput and latency (issue 5): the real ``tf-operator`` against a local cluster.
+
+For each requested job count N, in a fresh cluster and operator:
+
+1. Start a ``LocalCluster`` in this process with the simulated kubelet (two nodes with room for
+   every pod, short start delay) and install the TFJob CRD from ``manifests/base/crd.yaml``.
+2. Start the real ``tf-operator`` as a subprocess (``--threadiness`` 4 by default, leader
+   election off unless ``--leader-elect``, JSON logs to a file).
+3. Create N TFJobs of 1 PS + 4 workers in one burst (through the in-process registry, so the
+   benchmark's own traffic never touches the HTTP server). Workers exit 0 after
+   ``--run-seconds``; the PS runs until the operator deletes it (CleanPodPolicy Running). With
+   no chief, a job Succeeds once worker 0 has completed (v0.5.3 rule).
+4. Watch pods, services and TFJobs through in-process registry watches, stamping the moment
+   each pod/service is seen ADDED (creationTimestamps are second-granular). Sample the
+   operator's RSS and CPU with psutil.
+
+API requests made by the operator are counted from the API server's
+``apiserver_request_total{client="tf-operator",...}`` metric when the server exposes it;
+otherwise a small counting reverse proxy in this process sits between the operator and the
+server (watch streams pass through unchanged) and the operator's kubeconfig points at it.
+
+Human-readable figures go to stdout; the last line is ``BENCH_RESULT {json}``. Every process
+and server started here is stopped on exit, including on Ctrl-C and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import http.server
+import json
+import logging
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CRD_FILE = ROOT / "manifests/base/crd.yaml"
+OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+NAMESPACE = "default"
+OPERATOR_CLIENT = "tf-operator"
+MARKER = "BENCH_RESULT "
+
+PODS = ("", "v1", "pods")
+SERVICES = ("", "v1", "services")
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+RUN_SECONDS_ANNOTATION = "localcluster.tf-operator.io/run-seconds"
+
+log = logging.getLogger("bench_operator")
+
+
+# ------------------------------------------------------------------ pure helpers
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100) of ``values``; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def tfjob_manifest(name: str, ps: int, workers: int, run_seconds: float) -> dict:
+    """A TFJob whose workers exit 0 after ``run_seconds`` and whose PS runs until deleted."""
+
+    def replica(replicas: int, annotations: dict[str, str]) -> dict:
+        return {
+            "replicas": replicas,
+            "restartPolicy": "Never",
+            "template": {
+                "metadata": {"annotations": annotations},
+                "spec": {"containers": [{"name": "tensorflow", "image": "bench/tensorflow:none"}]},
+            },
+        }
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "tfReplicaSpecs": {
+                "PS": replica(ps, {}),
+                "Worker": replica(workers, {RUN_SECONDS_ANNOTATION: f"{run_seconds:g}"}),
+            }
+        },
+    }
+
+
+def classify_request(method: str, target: str) -> tuple[str, str]:
+    """``(verb, resource)`` of a Kubernetes API request, verbs as in RBAC (``watch`` for
+    ``?watch=true``), resource with its subresource (``tfjobs/status``); ``("", "")`` for
+    non-resource paths such as discovery."""
+    parts = urlsplit(target)
+    segments = [s for s in parts.path.split("/") if s]
+    if segments[:1] == ["api"] and len(segments) >= 3:
+        rest = segments[2:]
+    elif segments[:1] == ["apis"] and len(segments) >= 4:
+        rest = segments[3:]
+    else:
+        return "", ""
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        rest = rest[2:]
+    resource, name, sub = rest[0], rest[1] if len(rest) > 1 else "", rest[2:]
+    query = parse_qs(parts.query)
+    method = method.upper()
+    if method == "GET":
+        if query.get("watch", [""])[0].lower() in ("true", "1"):
+            verb = "watch"
+        else:
+            verb = "get" if name else "list"
+    else:
+        verb = {
+            "POST": "create",
+            "PUT": "update",
+            "PATCH": "patch",
+            "DELETE": "delete" if name else "deletecollection",
+        }.get(method, method.lower())
+    if sub:
+        resource = f"{resource}/{sub[0]}"
+    return verb, resource
+
+
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_request_metric(text: str, client: str = OPERATOR_CLIENT) -> Counter | None:
+    """``Counter[(verb, resource)]`` from ``apiserver_request_total`` samples of ``client``
+    in a Prometheus text exposition; None when the metric is absent."""
+    counts: Counter = Counter()
+    found = False
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if not match or match["name"] != "apiserver_request_total":
+            continue
+        found = True
+        labels = dict(_LABEL.findall(match["labels"] or ""))
+        if labels.get("client") != client:
+            continue
+        verb = labels.get("verb", "").lower()
+        verb = {"post": "create", "put": "update"}.get(verb, verb)
+        counts[(verb, labels.get("resource", ""))] += float(match["value"])
+    return counts if found else None
+
+
+def minimum_requests_per_job(ps: int, workers: int) -> dict[str, int]:
+    """The fewest API writes a v0.5.3-faithful operator can make for one job of this shape.
+
+    One create per pod and per service; three status writes (startTime + Created with the
+    first pods, the Running condition, the Succeeded condition); after success the still
+    running PS pods are deleted with their services (CleanPodPolicy Running, the default);
+    one event per create, per delete and the TFJobSucceeded event. Reads are served from
+    informer caches, so none are needed per job.
+    """
+    replicas = ps + workers
+    return {
+        "pods create": replicas,
+        "services create": replicas,
+        "tfjobs/status update": 3,
+        "pods delete": ps,
+        "services delete": ps,
+        "events create": 2 * replicas + 2 * ps + 1,
+    }
+
+
+def diff_counts(after: Counter, before: Counter) -> Counter:
+    out = Counter(after)
+    out.subtract(before)
+    return Counter({k: v for k, v in out.items() if v})
+
+
+def by_group(counts: Counter) -> dict[str, int]:
+    """``{"<resource> <verb>": n}`` sorted by count, descending."""
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {f"{res or '(non-resource)'} {verb or '-'}".strip(): int(n) for (verb, res), n in items}
+
+
+# ------------------------------------------------------------------ counting proxy
+
+
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "host",
+    "content-length",
+}
+
+
+class CountingProxy:
+    """HTTP reverse proxy counting requests by ``(verb, resource)``; streams replies through.
+
+    One upstream connection per client connection (keep-alive on both sides). Replies with a
+    Content-Length are relayed whole; chunked ones (watches) are relayed chunk by chunk as they
+    arrive, so watch latency is unchanged apart from one extra hop.
+    """
+
+    def __init__(self, upstream: str) -> None:
+        parsed = urlsplit(upstream)
+        self._upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+        self.counts: Counter = Counter()
+        self.codes: Counter = Counter()
+        self._lock = threading.Lock()
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="counting-proxy", daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> CountingProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def snapshot(self) -> Counter:
+        with self._lock:
+            return Counter(self.counts)
+
+    def _count(self, method: str, target: str) -> None:
+        key = classify_request(method, target)
+        with self._lock:
+            self.counts[key] += 1
+
+    def _handler_class(self) -> type:
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            upstream: http.client.HTTPConnection | None = None
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _forward(self) -> None:
+                proxy._count(self.command, self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
+                if self.upstream is None:
+                    self.upstream = http.client.HTTPConnection(*proxy._upstream, timeout=3600)
+                try:
+                    self.upstream.request(self.command, self.path, body=body, headers=headers)
+                    reply = self.upstream.getresponse()
+                except (OSError, http.client.HTTPException):
+                    self.upstream.close()
+                    self.upstream = None
+                    self.send_error(502)
+                    return
+                with proxy._lock:
+                    proxy.codes[reply.status] += 1
+                self.send_response_only(reply.status, reply.reason)
+                for key, value in reply.getheaders():
+                    if key.lower() not in _HOP_BY_HOP:
+                        self.send_header(key, value)
+                if reply.chunked or reply.getheader("Content-Length") is None:
+                    self._stream(reply)
+                else:
+                    data = reply.read()
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+
+            def _stream(self, reply: http.client.HTTPResponse) -> None:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.flush()
+                try:
+                    while True:
+                        data = reply.read1(65536)
+                        if not data:
+                            break
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (OSError, http.client.HTTPException):
+                    self.close_connection = True
+                finally:
+                    if self.upstream is not None and (reply.will_close or self.close_connection):
+                        self.upstream.close()
+                        self.upstream = None
+
+            def finish(self) -> None:
+                if self.upstream is not None:
+                    self.upstream.close()
+                super().finish()
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _forward
+
+        return Handler
+
+
+# ------------------------------------------------------------------ observation
+
+
+@dataclass
+class JobTimes:
+    created: float = 0.0
+    pods: dict[str, float] = field(default_factory=dict)
+    services: dict[str, float] = field(default_factory=dict)
+    succeeded: float | None = None
+    failed: bool = False
+
+
+class Observer:
+    """Registry watches on pods, services and TFJobs, stamping when each thing is first seen."""
+
+    def __init__(self, registry: Any, replicas: int) -> None:
+        self._registry = registry
+        self._replicas = replicas
+        self.jobs: dict[str, JobTimes] = {}
+        self.pods_seen = 0
+        self.services_seen = 0
+        self.succeeded = 0
+        self.failed = 0
+        self.last_pod = 0.0
+        self.last_service = 0.0
+        self.last_success = 0.0
+        self.changed = threading.Condition()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for gvr, handler in (
+            (PODS, self._on_pod),
+            (SERVICES, self._on_service),
+            (TFJOBS, self._on_job),
+        ):
+            watch = self._registry.watch(gvr, NAMESPACE)
+            thread = threading.Thread(
+                target=self._loop, args=(watch, handler), name=f"observe-{gvr[2]}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(3)
+
+    def _loop(self, watch: Any, handler: Any) -> None:
+        try:
+            while not self._stop.is_set():
+                item = watch.get(0.2)
+                if item is None:
+                    if watch.closed:
+                        log.error("observer watch closed: %s", watch.close_reason)
+                        return
+                    continue
+                handler(item[0], item[1], time.monotonic())
+        finally:
+            watch.stop()
+
+    def _job_of(self, obj: dict) -> JobTimes | None:
+        name = ((obj.get("metadata") or {}).get("labels") or {}).get("tf-job-name")
+        return self.jobs.get(name) if name else None
+
+    def _on_pod(self, etype: str, obj: dict, now: float) -> None:
+        job = self._job_of(obj)
+        name = obj["metadata"]["name"]
+        if etype == "ADDED" and job is not None and name not in job.pods:
+            with self.changed:
+                job.pods[name] = now
+                self.pods_seen += 1
+                self.last_pod = now
+                self.changed.notify_all()
+
+    def _on_service(self, etype: str, obj: dict, now: float) -> None:
+        job = self._job_of(obj)
+        name = obj["metadata"]["name"]
+        if etype == "ADDED" and job is not None and name not in job.services:
+            with self.changed:
+                job.services[name] = now
+                self.services_seen += 1
+                self.last_service = now
+                self.changed.notify_all()
+
+    def _on_job(self, etype: str, obj: dict, now: float) -> None:
+        job = self.jobs.get(obj["metadata"]["name"])
+        if job is None or job.succeeded is not None or job.failed:
+            return
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        true = {c.get("type") for c in conditions if c.get("status") == "True"}
+        with self.changed:
+            if "Succeeded" in true:
+                job.succeeded = now
+                self.succeeded += 1
+                self.last_success = now
+            elif "Failed" in true:
+                job.failed = True
+                self.failed += 1
+            self.changed.notify_all()
+
+    def wait(self, predicate: Any, deadline: float) -> bool:
+        with self.changed:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self.changed.wait(min(remaining, 1.0))
+            return True
+
+
+# ------------------------------------------------------------------ operator process
+
+
+class OperatorProcess:
+    """The real ``tf-operator`` with its logs in a file; psutil samples RSS and CPU."""
+
+    def __init__(self, kubeconfig: str, log_path: Path, threadiness: int, leader_elect: bool):
+        import psutil
+
+        argv = [
+            str(OPERATOR_BIN),
+            f"--kubeconfig={kubeconfig}",
+            f"--threadiness={threadiness}",
+            "--monitoring-port=0",
+            "--monitoring-address=127.0.0.1",
+            "--json-log-format=true",
+            f"--leader-elect={'true' if leader_elect else 'false'}",
+        ]
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        self._ps = psutil.Process(self.proc.pid)
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, name="rss-sampler", daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.25):
+            with contextlib.suppress(Exception):
+                self.peak_rss = max(self.peak_rss, self._ps.memory_info().rss)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def usage(self) -> dict[str, float]:
+        """Current RSS (MiB), peak RSS seen so far (MiB) and CPU seconds (user + system)."""
+        try:
+            rss = self._ps.memory_info().rss
+            cpu = self._ps.cpu_times()
+        except Exception:  # noqa: BLE001 - process gone
+            return {}
+        self.peak_rss = max(self.peak_rss, rss)
+        return {
+            "rss_mib": round(rss / 2**20, 1),
+            "peak_rss_mib": round(self.peak_rss / 2**20, 1),
+            "cpu_seconds": round(cpu.user + cpu.system, 2),
+        }
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, grace: float = 10.0) -> None:
+        self._stop.set()
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+
+
+# ------------------------------------------------------------------ one run
+
+
+class RequestCounter:
+    """Operator request counts from the server's metric, or from a counting proxy."""
+
+    def __init__(self, server_url: str, mode: str) -> None:
+        self._url = server_url
+        self.proxy: CountingProxy | None = None
+        if mode in ("auto", "metrics") and self._scrape() is not None:
+            self.mode = "apiserver-metric"
+        elif mode == "metrics":
+            raise SystemExit("the API server exposes no apiserver_request_total metric")
+        else:
+            self.mode = "counting-proxy"
+            self.proxy = CountingProxy(server_url).start()
+
+    @property
+    def operator_url(self) -> str:
+        return self.proxy.url if self.proxy else self._url
+
+    def _scrape(self) -> Counter | None:
+        try:
+            with urllib.request.urlopen(self._url + "/metrics", timeout=10) as resp:
+                return parse_request_metric(resp.read().decode(errors="replace"))
+        except OSError:
+            return None
+
+    def snapshot(self) -> Counter:
+        if self.proxy is not None:
+            return self.proxy.snapshot()
+        return self._scrape() or Counter()
+
+    def stop(self) -> None:
+        if self.proxy is not None:
+            self.proxy.stop()
+
+
+def _total(counts: Counter, resources: tuple[str, ...] = ()) -> int:
+    return int(sum(n for (_, res), n in counts.items() if not resources or res in resources))
+
+
+def _wait_operator_ready(cluster: Any, operator: OperatorProcess, base: int, timeout: float):
+    """Wait until the operator watches TFJobs, pods and services (three more registry watches)."""
+    deadline = time.monotonic() + timeout
+    while cluster.registry.watch_count() < base + 3:
+        if not operator.alive():
+            raise RuntimeError(f"tf-operator exited early:\n{operator.tail()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"tf-operator did not start watching in {timeout:.0f}s")
+        time.sleep(0.05)
+
+
+def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) -> dict:
+    """One cluster + operator; ``jobs`` TFJobs; stops waiting after ``budget`` seconds."""
+    from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
+    from tf_operator.localcluster.cluster import write_kubeconfig
+
+    replicas = args.ps + args.workers
+    per_node = math.ceil(jobs * replicas / args.nodes) + 10
+    cluster = LocalCluster(
+        kubelet="simulated",
+        nodes=args.nodes,
+        node=NodeSpec(cpu="100000", memory="100000Gi", pods=per_node),
+        simulated=SimulatedTiming(start_delay=args.start_delay),
+        watch_history=max(10000, jobs * 60),
+    )
+    cleanup = contextlib.ExitStack()
+    result: dict[str, Any] = {"jobs": jobs, "pods_per_job": replicas}
+    with cleanup:
+        cluster.start()
+        cleanup.callback(cluster.stop)
+        registry = cluster.registry
+        registry.create(CRDS, None, yaml.safe_load(CRD_FILE.read_text()))
+        _wait_for(lambda: registry.list(TFJOBS, NAMESPACE) is not None, 30)
+
+        counter = RequestCounter(cluster.url, args.count)
+        cleanup.callback(counter.stop)
+        result["request_count_source"] = counter.mode
+        kubeconfig = write_kubeconfig(
+            str(workdir / f"operator-{jobs}.kubeconfig"), counter.operator_url, "bench-token"
+        )
+        observer = Observer(registry, replicas)
+        observer.start()
+        cleanup.callback(observer.stop)
+        watches_before = registry.watch_count()
+
+        t_start = time.monotonic()
+        operator = OperatorProcess(
+            kubeconfig, workdir / f"operator-{jobs}.log", args.threadiness, args.leader_elect
+        )
+        cleanup.callback(operator.stop)
+        _wait_operator_ready(cluster, operator, watches_before, 60)
+        time.sleep(0.5)  # let the informers finish their initial lists before the burst
+        result["operator_startup_s"] = round(time.monotonic() - t_start, 2)
+        idle = operator.usage()
+        before = counter.snapshot()
+        result["startup_requests"] = _total(before)
+
+        names = [f"bench-{i:05d}" for i in range(jobs)]
+        for name in names:
+            observer.jobs[name] = JobTimes()
+        t0 = time.monotonic()
+        for name in names:
+            observer.jobs[name].created = time.monotonic()
+            registry.create(
+                TFJOBS, NAMESPACE, tfjob_manifest(name, args.ps, args.workers, args.run_seconds)
+            )
+        result["create_burst_s"] = round(time.monotonic() - t0, 2)
+        deadline = t0 + budget
+
+        want = jobs * replicas
+        all_objects = observer.wait(
+            lambda: (
+                (observer.pods_seen >= want and observer.services_seen >= want)
+                or not operator.alive()
+            ),
+            deadline,
+        )
+        usage_created = operator.usage()
+        all_done = observer.wait(
+            lambda: observer.succeeded + observer.failed >= jobs or not operator.alive(), deadline
+        )
+        at_done = counter.snapshot()
+        usage_done = operator.usage()
+        quiet_s = _wait_quiescent(counter, min(deadline + 20, time.monotonic() + args.settle))
+        at_quiet = counter.snapshot()
+        usage_quiet = operator.usage()
+        if not operator.alive():
+            result["operator_exit"] = operator.proc.returncode
+            result["operator_log_tail"] = operator.tail()
+
+        result.update(
+            _figures(observer, t0, want, jobs, all_objects and all_done, operator.alive())
+        )
+        result["operator_idle"] = idle
+        result["operator_at_all_created"] = usage_created
+        result["operator_at_all_succeeded"] = usage_done
+        result["operator_at_quiescence"] = usage_quiet
+        result["quiescent_after_s"] = quiet_s
+        result.update(_request_figures(diff_counts(at_done, before), diff_counts(at_quiet, before)))
+        result["requests_per_job_min"] = sum(
+            minimum_requests_per_job(args.ps, args.workers).values()
+        )
+        result["minimum_breakdown"] = minimum_requests_per_job(args.ps, args.workers)
+        result["operator_log"] = str(operator.log_path)
+    return result
+
+
+def _wait_for(fn: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(Exception):
+            value = fn()
+            if value:
+                return value
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f}s")
+        time.sleep(0.05)
+
+
+def _wait_quiescent(counter: RequestCounter, deadline: float, quiet: float = 3.0) -> float | None:
+    """Wait until the operator makes no request for ``quiet`` seconds; time waited or None."""
+    began = last_change = time.monotonic()
+    last = _total(counter.snapshot())
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now_total = _total(counter.snapshot())
+        if now_total != last:
+            last, last_change = now_total, time.monotonic()
+        elif time.monotonic() - last_change >= quiet:
+            return round(last_change - began, 2)
+    return None
+
+
+def _figures(obs: Observer, t0: float, want: int, jobs: int, complete: bool, alive: bool) -> dict:
+    latencies = [
+        max(job.pods.values()) - job.created
+        for job in obs.jobs.values()
+        if len(job.pods) >= want // jobs
+    ]
+    to_success = [job.succeeded - job.created for job in obs.jobs.values() if job.succeeded]
+    all_pods = obs.last_pod - t0 if obs.pods_seen >= want else None
+    all_svcs = obs.last_service - t0 if obs.services_seen >= want else None
+    everything = max(all_pods, all_svcs) if all_pods and all_svcs else None
+    done = obs.last_success - t0 if obs.succeeded >= jobs else None
+    return {
+        "complete": complete and alive,
+        "pods_seen": obs.pods_seen,
+        "services_seen": obs.services_seen,
+        "jobs_succeeded": obs.succeeded,
+        "jobs_failed": obs.failed,
+        "all_pods_s": _r(all_pods),
+        "all_services_s": _r(all_svcs),
+        "all_pods_and_services_s": _r(everything),
+        "pod_creation_rate_per_s": _r(want / all_pods if all_pods else None),
+        "job_all_pods_p50_s": _r(percentile(latencies, 50)),
+        "job_all_pods_p99_s": _r(percentile(latencies, 99)),
+        "job_all_pods_max_s": _r(max(latencies) if latencies else None),
+        "job_succeeded_p50_s": _r(percentile(to_success, 50)),
+        "job_succeeded_p99_s": _r(percentile(to_success, 99)),
+        "all_succeeded_s": _r(done),
+        "job_throughput_per_s": _r(jobs / done if done else None),
+    }
+
+
+def _request_figures(at_done: Counter, at_quiet: Counter) -> dict:
+    return {
+        "requests_until_all_succeeded": _total(at_done),
+        "requests_until_quiescent": _total(at_quiet),
+        "requests_breakdown": by_group(at_quiet),
+    }
+
+
+def _r(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+# ------------------------------------------------------------------ reporting
+
+
+def report(result: dict) -> None:
+    n = result["jobs"]
+    print(f"\n== {n} TFJobs x {result['pods_per_job']} pods ==")
+    print(f"  operator started and watching in {result['operator_startup_s']} s")
+    print(f"  create burst (in-process)        {result['create_burst_s']} s")
+    if not result["complete"]:
+        print(
+            f"  INCOMPLETE: {result['pods_seen']} pods, {result['services_seen']} services, "
+            f"{result['jobs_succeeded']} jobs Succeeded ({result['jobs_failed']} Failed)"
+        )
+    print(f"  all pods + services exist after  {result['all_pods_and_services_s']} s")
+    print(f"  pod creation rate                {result['pod_creation_rate_per_s']} /s")
+    print(
+        f"  per job, create -> 5 pods seen   p50 {result['job_all_pods_p50_s']} s, "
+        f"p99 {result['job_all_pods_p99_s']} s"
+    )
+    print(
+        f"  per job, create -> Succeeded     p50 {result['job_succeeded_p50_s']} s, "
+        f"p99 {result['job_succeeded_p99_s']} s"
+    )
+    print(f"  all jobs Succeeded after         {result['all_succeeded_s']} s")
+    for label, key in (
+        ("idle", "operator_idle"),
+        ("all created", "operator_at_all_created"),
+        ("all succeeded", "operator_at_all_succeeded"),
+        ("quiescent", "operator_at_quiescence"),
+    ):
+        usage = result.get(key) or {}
+        print(
+            f"  operator {label:<14} RSS {usage.get('rss_mib')} MiB "
+            f"(peak {usage.get('peak_rss_mib')}), CPU {usage.get('cpu_seconds')} s"
+        )
+    per_job = result["requests_until_quiescent"] / n
+    print(
+        f"  operator API requests ({result['request_count_source']}): "
+        f"{result['requests_until_all_succeeded']} until all Succeeded, "
+        f"{result['requests_until_quiescent']} until quiescent "
+        f"= {per_job:.1f}/job (minimum {result['requests_per_job_min']}/job)"
+    )
+    for key, count in result["requests_breakdown"].items():
+        print(f"      {key:<28} {count:>7}  ({count / n:.2f}/job)")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--jobs",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=[200, 1000],
+        help="comma-separated job counts, each in a fresh cluster (default 200,1000)",
+    )
+    parser.add_argument("--threadiness", type=int, default=4)
+    parser.add_argument("--leader-elect", action="store_true", help="run with leader election")
+    parser.add_argument("--ps", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--run-seconds", type=float, default=1.0, help="worker run time")
+    parser.add_argument("--start-delay", type=float, default=0.1, help="bind -> Running")
+    parser.add_argument("--nodes", type=int, default=2)
+    parser.add_argument(
+        "--budget", type=float, default=330, help="seconds for all runs together (default 330)"
+    )
+    parser.add_argument("--settle", type=float, default=20, help="max wait for quiescence")
+    parser.add_argument(
+        "--count",
+        choices=("auto", "metrics", "proxy"),
+        default="auto",
+        help="request counting: server metric, counting proxy, or metric when present",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the operator logs")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    socket.setdefaulttimeout(None)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-operator-"))
+    began = time.monotonic()
+    results: list[dict] = []
+    code = 0
+    try:
+        for index, jobs in enumerate(args.jobs):
+            remaining = args.budget - (time.monotonic() - began)
+            share = jobs / sum(args.jobs[index:])
+            # teardown and startup take ~15 s per run; the rest goes to the jobs
+            budget = max(30.0, remaining * share - 15)
+            print(f"running {jobs} jobs (waiting at most {budget:.0f} s)...", flush=True)
+            result = run_once(args, jobs, budget, workdir)
+            report(result)
+            results.append(result)
+            code = code or (0 if result["complete"] else 1)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    finally:
+        if not args.keep and code == 0:
+            for path in workdir.iterdir():
+                path.unlink()
+            workdir.rmdir()
+        else:
+            print(f"operator logs kept in {workdir}", file=sys.stderr)
+    summary = {
+        "cpus": os.cpu_count(),
+        "threadiness": args.threadiness,
+        "leader_election": args.leader_elect,
+        "worker_run_seconds": args.run_seconds,
+        "sim_start_delay_s": args.start_delay,
+        "total_s": round(time.monotonic() - began, 1),
+        "runs": results,
+    }
+    print(MARKER + json.dumps(summary, sort_keys=True))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,6 +38,7 @@ class GarbageCollector:
         self._thread: threading.Thread | None = None
         self._busy = 0
         self._idle = threading.Condition()
+        self._pending: set[tuple[Any, ...]] = set()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
@@ -50,7 +51,11 @@ class GarbageCollector:
             self._thread = None
 
     def enqueue(self, item: tuple[Any, ...]) -> None:
+        """Queue work unless the same item is already waiting (keeps cascades linear)."""
         with self._idle:
+            if item in self._pending:
+                return
+            self._pending.add(item)
             self._busy += 1
         self._queue.put(item)
 
@@ -92,6 +97,8 @@ class GarbageCollector:
             item = self._queue.get()
             if item is None:
                 return
+            with self._idle:
+                self._pending.discard(item)
             try:
                 getattr(self, "_" + item[0])(*item[1:])
             except Exception:  # the collector must survive anything one object does

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 MAX_LINE = 65536
 MAX_BODY = 64 * 1024 * 1024
+STREAM_WRITE_TIMEOUT = 60.0  # a streaming peer that stops reading for this long is dropped
 
 
 class ClientGone(Exception):
@@ -93,6 +94,7 @@ class Responder:
         """Begin a chunked response; the connection closes when it ends."""
         self.keep_alive = False
         self._chunked = True
+        self._sock.settimeout(STREAM_WRITE_TIMEOUT)
         self.started = True
         self.status = code
         hdrs = [
@@ -115,8 +117,9 @@ class Responder:
     def client_gone(self) -> bool:
         """True when the peer has closed its side (checked without blocking)."""
         try:
-            readable, _, _ = select.select([self._sock], [], [], 0)
-            if not readable:
+            poller = select.poll()  # not select(): file descriptors may exceed FD_SETSIZE
+            poller.register(self._sock, select.POLLIN | select.POLLHUP)
+            if not poller.poll(0):
                 return False
             if isinstance(self._sock, ssl.SSLSocket):
                 return False  # cannot peek through TLS; broken pipes are caught on write

@@ -23,7 +23,8 @@ def run_kubectl(kubeconfig, home, *args):
     )
 
 
-def test_cli_serves_until_sigterm_and_leaves_no_children(tmp_path):
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_cli_serves_until_signalled_and_leaves_no_children(tmp_path, stop_signal):
     kubeconfig = str(tmp_path / "kc" / "config")
     proc = subprocess.Popen(
         [
@@ -78,7 +79,7 @@ def test_cli_serves_until_sigterm_and_leaves_no_children(tmp_path):
         children = psutil.Process(proc.pid).children(recursive=True)
         assert any("sleep" in " ".join(c.cmdline()) for c in children)
 
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop_signal)
         assert proc.wait(timeout=20) == 0
         assert proc.stdout.read() == ""  # exactly one line on stdout
         for child in children:

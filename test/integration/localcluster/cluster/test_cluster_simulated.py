@@ -50,6 +50,10 @@ def test_nodes_are_registered_with_capacity_and_labels(cluster):
     assert node["metadata"]["labels"]["kubernetes.io/hostname"] == node["metadata"]["name"]
     ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
     assert ready[0]["status"] == "True"
+    lease = cluster.registry.get(
+        ("coordination.k8s.io", "v1", "leases"), "kube-node-lease", node["metadata"]["name"]
+    )
+    assert lease["spec"]["holderIdentity"] == node["metadata"]["name"]
 
 
 def test_pod_runs_to_succeeded(cluster):

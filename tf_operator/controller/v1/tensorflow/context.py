@@ -28,23 +28,30 @@ class ReconcileErrors(Exception):
 @dataclass
 class ReconcileContext:
     now: datetime
-    events: list[tuple[str, str, str]] = field(default_factory=list)
-    metrics: list[Callable[[], None]] = field(default_factory=list)
+    # Each held effect may name the condition whose transition it announces; it is dropped at
+    # flush time if the status we overwrote already had that condition True (the transition
+    # was announced by an earlier pass that wrote before our cache caught up).
+    events: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    metrics: list[tuple[Callable[[], None], str | None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
 
-    def event(self, event_type: str, reason: str, message: str) -> None:
-        self.events.append((event_type, reason, message))
+    def event(
+        self, event_type: str, reason: str, message: str, condition: str | None = None
+    ) -> None:
+        self.events.append((event_type, reason, message, condition))
 
-    def count(self, increment: Callable[[], None]) -> None:
-        self.metrics.append(increment)
+    def count(self, increment: Callable[[], None], condition: str | None = None) -> None:
+        self.metrics.append((increment, condition))
 
-    def flush(self, recorder: Any, job: Any) -> None:
+    def flush(self, recorder: Any, job: Any, already_true: frozenset[str] = frozenset()) -> None:
         """Emit the held events and metrics (call after a successful status write)."""
         target = event_object(job)
-        for event_type, reason, message in self.events:
-            recorder.event(target, event_type, reason, message)
-        for increment in self.metrics:
-            increment()
+        for event_type, reason, message, condition in self.events:
+            if condition not in already_true:
+                recorder.event(target, event_type, reason, message)
+        for increment, condition in self.metrics:
+            if condition not in already_true:
+                increment()
         self.events.clear()
         self.metrics.clear()
 

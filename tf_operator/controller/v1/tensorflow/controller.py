@@ -343,7 +343,7 @@ class TFController(
         if get_condition(job.status, JOB_CREATED) is None:
             msg = f"TFJob {job.name} is created."
             if update_job_conditions(job.status, JOB_CREATED, TFJOB_CREATED_REASON, msg, ctx.now):
-                ctx.count(metrics.JOBS_CREATED.inc)
+                ctx.count(metrics.JOBS_CREATED.inc, JOB_CREATED)
 
         pods = self.get_pods_for_job(job)
         services = self.get_services_for_job(job)

@@ -33,6 +33,7 @@ from tf_operator.apis.common.v1.types import (
     JOB_RESTARTING,
     JOB_RUNNING,
     JOB_SUCCEEDED,
+    DecodeError,
     JobCondition,
     JobStatus,
     ReplicaStatus,
@@ -133,6 +134,32 @@ def update_job_conditions(
     return True
 
 
+def merge_status_onto_live(ours: JobStatus, live_raw: Any) -> JobStatus:
+    """Our computed status, keeping what the live object already established.
+
+    Used when a status write met a conflict: the live start/completion times win, and a
+    condition the live object already has with the same status keeps its transition time
+    (and its update time when reason and message are unchanged).
+    """
+    try:
+        live = JobStatus.from_dict(live_raw)
+    except DecodeError:
+        return ours
+    merged = ours.deep_copy()
+    merged.start_time = live.start_time or ours.start_time
+    merged.completion_time = live.completion_time or ours.completion_time
+    for condition in merged.conditions or []:
+        previous = get_condition(live, condition.type)
+        if previous is None or previous.status != condition.status:
+            continue
+        condition.last_transition_time = (
+            previous.last_transition_time or condition.last_transition_time
+        )
+        if (previous.reason, previous.message) == (condition.reason, condition.message):
+            condition.last_update_time = previous.last_update_time or condition.last_update_time
+    return merged
+
+
 def initialize_replica_statuses(job: TFJob, rtype: str) -> None:
     if job.status.replica_statuses is None:
         job.status.replica_statuses = {}
@@ -167,8 +194,8 @@ class StatusMixin:
         if job.status.completion_time is None and not is_finished(job.status):
             job.status.completion_time = ctx.now
         if self._set_condition(ctx, job, JOB_SUCCEEDED, TFJOB_SUCCEEDED_REASON, msg):
-            ctx.event(EVENT_TYPE_NORMAL, TFJOB_SUCCEEDED_REASON, msg)
-            ctx.count(metrics.JOBS_SUCCESSFUL.inc)
+            ctx.event(EVENT_TYPE_NORMAL, TFJOB_SUCCEEDED_REASON, msg, JOB_SUCCEEDED)
+            ctx.count(metrics.JOBS_SUCCESSFUL.inc, JOB_SUCCEEDED)
 
     def fail_job(self, ctx: ReconcileContext, job: TFJob, message: str) -> None:
         """Set Failed/TFJobFailed (once) with its event, metric and completion time."""
@@ -177,8 +204,8 @@ class StatusMixin:
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         if self._set_condition(ctx, job, JOB_FAILED, TFJOB_FAILED_REASON, message):
-            ctx.event(EVENT_TYPE_NORMAL, TFJOB_FAILED_REASON, message)
-            ctx.count(metrics.JOBS_FAILED.inc)
+            ctx.event(EVENT_TYPE_NORMAL, TFJOB_FAILED_REASON, message, JOB_FAILED)
+            ctx.count(metrics.JOBS_FAILED.inc, JOB_FAILED)
 
     def update_status_single(
         self,
@@ -241,13 +268,19 @@ class StatusMixin:
 
     # ---- status write ----------------------------------------------------------------------
 
-    def update_tfjob_status(self, job: TFJob) -> None:
-        """PUT the status subresource; on 409 re-read the job and re-apply our status."""
+    def update_tfjob_status(self, job: TFJob) -> dict | None:
+        """PUT the status subresource; on 409 re-read the job and re-apply our status.
+
+        Returns the live status that a retry overwrote (None when the first write went
+        through). Re-applying keeps the live start/completion times and the transition
+        times of conditions the live object already had, so a stale cache cannot move them.
+        """
         body = job.to_dict()
+        replaced: dict | None = None
         for attempt in range(1, STATUS_UPDATE_ATTEMPTS + 1):
             try:
                 self.tfjob_client.update_status(body, namespace=job.namespace)
-                return
+                return replaced
             except Exception as err:
                 if not is_conflict(err) or attempt == STATUS_UPDATE_ATTEMPTS:
                     raise
@@ -255,13 +288,24 @@ class StatusMixin:
                 live = self.tfjob_client.get(job.name, namespace=job.namespace)
                 if (live.get("metadata") or {}).get("uid") != job.uid:
                     raise
+                replaced = live.get("status") or {}
+                job.status = merge_status_onto_live(job.status, replaced)
                 live["status"] = job.status.to_dict()
                 body = live
+        return replaced
 
     def write_status_if_changed(
         self, ctx: ReconcileContext, job: TFJob, old_status: dict[str, Any]
     ) -> None:
         """Write the status when it differs from ``old_status``; then release held effects."""
+        replaced = None
         if job.status.to_dict() != old_status:
-            self.update_status_handler(job)
-        ctx.flush(self.recorder, job)
+            replaced = self.update_status_handler(job)
+        already_true: frozenset[str] = frozenset()
+        if isinstance(replaced, dict):
+            already_true = frozenset(
+                c.get("type")
+                for c in replaced.get("conditions") or []
+                if isinstance(c, dict) and c.get("status") == CONDITION_TRUE
+            )
+        ctx.flush(self.recorder, job, already_true)

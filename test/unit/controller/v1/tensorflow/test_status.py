@@ -39,7 +39,12 @@ def test_failed(harness, tfu):
     harness.ctr.update_status_single(ctx, job, "Worker", 3)
     assert any(c.type == "Failed" for c in job.status.conditions)
     assert ctx.events == [
-        ("Normal", "TFJobFailed", "TFJob test-tfjob has failed because 1 Worker replica(s) failed.")
+        (
+            "Normal",
+            "TFJobFailed",
+            "TFJob test-tfjob has failed because 1 Worker replica(s) failed.",
+            "Failed",
+        )
     ]
 
 
@@ -281,3 +286,25 @@ def test_events_and_metrics_held_back_when_status_write_fails(harness, tfu):
         harness.sync(job)
     assert not any("TFJobSucceeded" in e for e in harness.recorder.events)
     assert metrics.JOBS_SUCCESSFUL.get() == before
+
+
+def test_stale_cache_does_not_repeat_transitions_or_move_times(harness, tfu):
+    """A sync on a cache that missed our last status write: 409, merge, no duplicate events."""
+    from tf_operator.controller.v1.tensorflow import metrics
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.add_pods(job, "worker", succeeded=1)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    first = harness.status(job)
+    assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
+    created, succeeded = metrics.JOBS_CREATED.get(), metrics.JOBS_SUCCESSFUL.get()
+    events = list(harness.recorder.events)
+    harness.clock.step(60)
+    harness.sync(job)  # the cache still has the job without status
+    again = harness.status(job)
+    assert again["startTime"] == first["startTime"]
+    assert again["completionTime"] == first["completionTime"]
+    assert again["conditions"] == first["conditions"]
+    assert harness.recorder.events == events
+    assert (metrics.JOBS_CREATED.get(), metrics.JOBS_SUCCESSFUL.get()) == (created, succeeded)

@@ -9,7 +9,8 @@ API, and its default container name and port name. In exchange it gets:
 * pod, service and PodGroup control;
 * pod and service informer handlers that observe expectations and enqueue the owning job
   (:mod:`.pod`, :mod:`.service`);
-* claiming of pods and services through the controller-ref managers;
+* claiming of pods and services through the controller-ref managers, and deletion of pods
+  and services under deletion expectations;
 * names, labels and owner references of generated objects;
 * the backoff and deadline checks shared by all job kinds (:mod:`.limits`).
 
@@ -90,6 +91,10 @@ class ControllerInterface(ABC):
     @abstractmethod
     def get_job_from_api_client(self, namespace: str, name: str) -> Any:
         """The job read live from the API server (raises the API error)."""
+
+    @abstractmethod
+    def update_job_status(self, job: Any) -> Any:
+        """Write the job's status through the status subresource."""
 
     @abstractmethod
     def get_default_container_name(self) -> str: ...

@@ -1,4 +1,4 @@
-"""Pods of a job: informer handlers, claiming, and slicing by replica type and index.
+"""Pods of a job: informer handlers, claiming, deletion, slicing by replica type and index.
 
 Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod``):
 
@@ -100,6 +100,21 @@ class PodEventsMixin:
             return
         self.expectations.deletion_observed(gen_expectation_pods_key(key, rtype))
         self.work_queue.add(key)
+
+    def delete_pod_expecting(self, job: Any, pod: dict) -> bool:
+        """Delete a pod under a deletion expectation; True when a delete was issued."""
+        m = meta(pod)
+        rt = labels_of(pod).get(self.get_replica_type_label_key(), "")
+        exp_key = gen_expectation_pods_key(job_key(job), rt)
+        self.expectations.expect_deletions(exp_key, 1)
+        try:
+            deleted = self.pod_control.delete_pod(m.get("namespace", ""), m.get("name", ""), job)
+        except Exception:
+            self.expectations.deletion_observed(exp_key)
+            raise
+        if not deleted:
+            self.expectations.deletion_observed(exp_key)
+        return bool(deleted)
 
     # ---- claiming and slicing --------------------------------------------------------------
 

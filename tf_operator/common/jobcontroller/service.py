@@ -15,6 +15,7 @@ from tf_operator.common.jobcontroller.pod import slice_by_index, unwrap_tombston
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_services_key,
     get_controller_of,
+    job_key,
     labels_of,
     meta,
     recheck_deletion_timestamp,
@@ -73,6 +74,23 @@ class ServiceEventsMixin:
             return
         self.expectations.deletion_observed(gen_expectation_services_key(key, rtype))
         self.work_queue.add(key)
+
+    def delete_service_expecting(self, job: Any, service: dict) -> bool:
+        """Delete a service under a deletion expectation; True when a delete was issued."""
+        m = meta(service)
+        rt = labels_of(service).get(self.get_replica_type_label_key(), "")
+        exp_key = gen_expectation_services_key(job_key(job), rt)
+        self.expectations.expect_deletions(exp_key, 1)
+        try:
+            deleted = self.service_control.delete_service(
+                m.get("namespace", ""), m.get("name", ""), job
+            )
+        except Exception:
+            self.expectations.deletion_observed(exp_key)
+            raise
+        if not deleted:
+            self.expectations.deletion_observed(exp_key)
+        return bool(deleted)
 
     def get_services_for_job(self, job: Any) -> list[dict]:
         """Services of the job's namespace claimed for it (adopting/releasing as needed)."""

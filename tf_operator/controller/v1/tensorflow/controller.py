@@ -193,6 +193,9 @@ class TFController(
     def get_job_from_api_client(self, namespace: str, name: str) -> dict:
         return self.tfjob_client.get(name, namespace=namespace)
 
+    def update_job_status(self, job: TFJob) -> dict | None:
+        return self.update_tfjob_status(job)
+
     # ---- run loop --------------------------------------------------------------------------
 
     def run(self, threadiness: int, stop_event: threading.Event) -> None:

@@ -33,7 +33,6 @@ from tf_operator.common.jobcontroller.util import (
     gen_expectation_pods_key,
     gen_general_name,
     job_key,
-    labels_of,
     meta,
 )
 from tf_operator.control.podgroup_control import GROUP_NAME_ANNOTATION, TASK_SPEC_ANNOTATION
@@ -184,21 +183,6 @@ class PodReconcilerMixin:
         seen.add(marker)
         logger.info(msg)
         self.recorder.event(job.object_ref(), EVENT_TYPE_NORMAL, EXITED_WITH_CODE_REASON, msg)
-
-    def delete_pod_expecting(self, job: TFJob, pod: dict) -> bool:
-        """Delete a pod under a deletion expectation; True when a delete was issued."""
-        m = meta(pod)
-        rt = labels_of(pod).get(self.get_replica_type_label_key(), "")
-        exp_key = gen_expectation_pods_key(job_key(job), rt)
-        self.expectations.expect_deletions(exp_key, 1)
-        try:
-            deleted = self.pod_control.delete_pod(m.get("namespace", ""), m.get("name", ""), job)
-        except Exception:
-            self.expectations.deletion_observed(exp_key)
-            raise
-        if not deleted:
-            self.expectations.deletion_observed(exp_key)
-        return bool(deleted)
 
     def create_new_pod(
         self, job: TFJob, rt: str, index: str, spec: ReplicaSpec, master_role: bool

@@ -16,7 +16,6 @@ from tf_operator.common.jobcontroller.util import (
     gen_expectation_services_key,
     gen_general_name,
     job_key,
-    labels_of,
     meta,
 )
 from tf_operator.controller.v1.tensorflow.context import ReconcileContext
@@ -55,23 +54,6 @@ class ServiceReconcilerMixin:
             elif not service_slice:
                 logger.info("need to create new service: %s-%d", rt, index)
                 self._collect(ctx, self.create_new_service, job, rtype, str(index), spec)
-
-    def delete_service_expecting(self, job: TFJob, service: dict) -> bool:
-        """Delete a service under a deletion expectation; True when a delete was issued."""
-        m = meta(service)
-        rt = labels_of(service).get(self.get_replica_type_label_key(), "")
-        exp_key = gen_expectation_services_key(job_key(job), rt)
-        self.expectations.expect_deletions(exp_key, 1)
-        try:
-            deleted = self.service_control.delete_service(
-                m.get("namespace", ""), m.get("name", ""), job
-            )
-        except Exception:
-            self.expectations.deletion_observed(exp_key)
-            raise
-        if not deleted:
-            self.expectations.deletion_observed(exp_key)
-        return bool(deleted)
 
     def create_new_service(self, job: TFJob, rtype: str, index: str, spec: ReplicaSpec) -> None:
         rt = rtype.lower()

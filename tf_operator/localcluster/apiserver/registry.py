@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import logging
 import random
@@ -21,7 +22,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import crds, errors, patches, schema, validation
@@ -80,6 +81,7 @@ class Registry:
 
     def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
         self._lock = threading.RLock()
+        self._local = threading.local()  # per-request fieldValidation mode and warnings
         self._clock = clock
         self._rv = 0
         self._types: dict[tuple[str, str], ResourceType] = {}
@@ -446,6 +448,7 @@ class Registry:
             if rt.has_status and rt.storage_key != _NODE:
                 obj.pop("status", None)
             self._defaults(rt, gvr[1], obj, None)
+            obj = self._prune(rt, gvr[1], obj)
             self._validate(rt, gvr[1], obj, None)
             if dry_run:
                 m["resourceVersion"] = ""
@@ -586,6 +589,32 @@ class Registry:
         if old is None:
             svc["status"] = {"loadBalancer": {}}
 
+    @contextlib.contextmanager
+    def field_validation(self, mode: str | None) -> Iterator[list[str]]:
+        """Within this block, writes from this thread treat fields a CRD schema does not declare
+        as the ``fieldValidation`` mode says: "Strict" rejects them (400), "Warn" prunes them and
+        collects a warning in the yielded list, "Ignore" (the default) prunes them silently."""
+        self._local.mode = mode
+        self._local.warnings = []
+        try:
+            yield self._local.warnings
+        finally:
+            self._local.mode = None
+
+    def _prune(self, rt: ResourceType, version: str, obj: dict) -> dict:
+        if not rt.is_custom:
+            return obj
+        pruned, unknown = schema.prune(obj, crds.schema_for(rt.crd, version))  # type: ignore[arg-type]
+        if unknown:
+            mode = getattr(self._local, "mode", None)
+            if mode == "Strict":
+                raise errors.bad_request(
+                    "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+                )
+            if mode == "Warn":
+                self._local.warnings.extend(f'unknown field "{u}"' for u in unknown)
+        return pruned
+
     def _validate(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
         name = obj["metadata"]["name"]
         causes = validation.validate_name(
@@ -665,6 +694,7 @@ class Registry:
                 new["status"] = body["status"]
             else:
                 new.pop("status", None)
+            new = self._prune(rt, version, new)
         else:
             new = body
             if rt.has_status and rt.storage_key != _CRD:
@@ -674,6 +704,7 @@ class Registry:
                     new.pop("status", None)
             self._merge_meta(rt, old, new)
             self._defaults(rt, version, new, old)
+            new = self._prune(rt, version, new)
             self._validate(rt, version, new, old)
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         nm, om = new["metadata"], meta(old)

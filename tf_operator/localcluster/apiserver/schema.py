@@ -2,8 +2,9 @@
 
 ``apply_defaults`` fills ``default`` values for absent properties, recursively, like the real
 server does on create/update. ``validate`` checks ``type``, ``required``, ``enum``, numeric and
-length bounds, ``pattern`` and array items, and returns ``field_cause`` dicts. Unknown fields are
-kept (no pruning) whether or not ``x-kubernetes-preserve-unknown-fields`` is set.
+length bounds, ``pattern`` and array items, and returns ``field_cause`` dicts. ``prune`` drops
+undeclared fields (honouring ``x-kubernetes-preserve-unknown-fields``, ``additionalProperties``
+and embedded resources) and reports them, so ``fieldValidation=Strict`` can reject them.
 """
 
 from __future__ import annotations
@@ -169,3 +170,54 @@ def _json_type(v: Any) -> str:
 
 def _show(v: Any) -> str:
     return f'"{v}"' if isinstance(v, str) else str(v)
+
+
+_ROOT_FIELDS = ("apiVersion", "kind", "metadata")
+
+
+def prune(obj: dict, schema: dict | None) -> tuple[dict, list[str]]:
+    """Drop fields the structural schema does not declare, as the real server does.
+
+    Returns the pruned object and the dotted paths that were dropped (for ``fieldValidation``).
+    ``apiVersion``, ``kind`` and ``metadata`` at the root are always kept.
+    """
+    if not isinstance(schema, dict):
+        return obj, []
+    unknown: list[str] = []
+    props = schema.get("properties") or {}
+    out = {}
+    for key, value in obj.items():
+        if key in _ROOT_FIELDS:
+            out[key] = value
+        elif key in props:
+            out[key] = _prune(value, props[key], key, unknown)
+        elif schema.get("x-kubernetes-preserve-unknown-fields"):
+            out[key] = value
+        else:
+            unknown.append(key)
+    return out, unknown
+
+
+def _prune(value: Any, schema: Any, path: str, unknown: list[str]) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        keep_all = schema.get("x-kubernetes-preserve-unknown-fields") or extra is True
+        embedded = schema.get("x-kubernetes-embedded-resource")
+        out = {}
+        for key, sub in value.items():
+            child = _join(path, key)
+            if key in props:
+                out[key] = _prune(sub, props[key], child, unknown)
+            elif isinstance(extra, dict):
+                out[key] = _prune(sub, extra, child, unknown)
+            elif keep_all or (embedded and key in _ROOT_FIELDS):
+                out[key] = sub
+            else:
+                unknown.append(child)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_prune(v, schema["items"], f"{path}[{i}]", unknown) for i, v in enumerate(value)]
+    return value

@@ -203,9 +203,32 @@ class APIServer:
         raise errors.resource_not_found()
 
     def _json(
-        self, resp: Responder, obj: Any, code: int = 200, content_type: str = "application/json"
+        self,
+        resp: Responder,
+        obj: Any,
+        code: int = 200,
+        content_type: str = "application/json",
+        headers: list[tuple[str, str]] | None = None,
     ) -> None:
-        resp.send(code, _dumps(obj), content_type)
+        resp.send(code, _dumps(obj), content_type, headers)
+
+    def _written(
+        self, resp: Responder, write: Callable[[], Any], req: Request, code: int = 200
+    ) -> None:
+        """Run a write under the request's ``fieldValidation`` mode and reply with the object
+        (plus ``Warning`` headers). ``write`` may return ``(obj, created)``."""
+        mode = req.query.get("fieldValidation") or None
+        if mode not in (None, "Strict", "Warn", "Ignore"):
+            raise errors.bad_request(
+                f"fieldValidation must be Ignore, Warn or Strict, not {mode!r}"
+            )
+        with self.registry.field_validation(mode) as warnings:
+            result = write()
+        if isinstance(result, tuple):
+            result, created = result
+            code = 201 if created else code
+        headers = [("Warning", '299 - "' + w.replace('"', "'") + '"') for w in warnings]
+        self._json(resp, result, code, headers=headers)
 
     # ------------------------------------------------------------------ admin
     def _faults(self, req: Request, resp: Responder) -> None:
@@ -342,8 +365,10 @@ class APIServer:
             )
         if req.method == "POST":
             body = self._parse_body(req)
-            obj = self.registry._create(gvr, namespace, body, self._dry_run(req))
-            return self._json(resp, obj, 201)
+            dry = self._dry_run(req)
+            return self._written(
+                resp, lambda: self.registry._create(gvr, namespace, body, dry), req, 201
+            )
         if req.method == "DELETE":
             opts = self._delete_options(req)
             items = self.registry.delete_collection(
@@ -391,8 +416,9 @@ class APIServer:
             return self._json(resp, obj)
         if req.method == "PUT":
             body = self._parse_body(req)
-            return self._json(
-                resp, reg._update(gvr, namespace, name, body, sub, self._dry_run(req))
+            dry = self._dry_run(req)
+            return self._written(
+                resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req
             )
         if req.method == "PATCH":
             ctype = req.header("content-type").split(";")[0].strip().lower()
@@ -411,18 +437,14 @@ class APIServer:
                     "format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
                 )
             manager = req.query.get("fieldManager") or None
-            obj, created = reg._patch(
-                gvr,
-                namespace,
-                name,
-                patch,
-                patch_type,
-                sub,
-                self._dry_run(req),
-                manager,
-                _bool(req.query.get("force")),
+            dry, force = self._dry_run(req), _bool(req.query.get("force"))
+            return self._written(
+                resp,
+                lambda: reg._patch(
+                    gvr, namespace, name, patch, patch_type, sub, dry, manager, force
+                ),
+                req,
             )
-            return self._json(resp, obj, 201 if created else 200)
         if req.method == "DELETE" and sub is None:
             opts = self._delete_options(req)
             obj = reg._delete(

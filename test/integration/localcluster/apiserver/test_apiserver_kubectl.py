@@ -239,6 +239,14 @@ def test_crd_and_custom_resources(kubectl, apiserver):
         check=False,
     )
     assert invalid.returncode != 0 and "spec.replicas" in invalid.stderr
+    typo = kubectl(
+        "create",
+        "-f",
+        "-",
+        input=TFJOB.replace("mnist", "typo").replace("{replicas: 2}", "{replicas: 2}\nbogus: 1"),
+        check=False,
+    )
+    assert typo.returncode != 0 and 'unknown field "bogus"' in typo.stderr
     kubectl("label", "tfjob", "mnist", "a=b")
     assert (
         kubectl("get", "tfjobs", "-l", "a=b", "-o", "name").stdout.strip()

@@ -143,3 +143,19 @@ def test_deleting_crd_removes_resources_and_endpoint(reg):
     assert e.value.code == 404
     reg.create(CRDS, None, widget_crd())
     assert reg.list(WIDGETS)[0] == []
+
+
+def test_unknown_fields_are_pruned_or_rejected(reg):
+    reg.create(CRDS, None, widget_crd())
+    w = reg.create(
+        WIDGETS,
+        "default",
+        {"metadata": {"name": "w"}, "spec": {"size": 1, "typo": 1, "extra": {"free": 1}}},
+    )
+    assert w["spec"] == {"size": 1, "color": "red", "extra": {"free": 1}}
+    with reg.field_validation("Warn") as warnings:
+        reg.patch(WIDGETS, "default", "w", {"spec": {"other": 2}, "top": 1}, "merge")
+    assert warnings == ['unknown field "spec.other"', 'unknown field "top"']
+    with pytest.raises(StatusError) as e, reg.field_validation("Strict"):
+        reg.create(WIDGETS, "default", {"metadata": {"name": "x"}, "spec": {"size": 1, "typo": 1}})
+    assert e.value.code == 400 and 'unknown field "spec.typo"' in e.value.message

@@ -18,6 +18,7 @@ Worker 0 counts as completed when its ``tensorflow`` container terminated with e
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from tf_operator.apis.common.v1.types import RESTART_POLICY_EXIT_CODE, ReplicaSpec
@@ -99,6 +100,15 @@ def _keep_first_key(pod: dict, expected_name: str) -> tuple[bool, bool, str, str
     )
 
 
+@dataclass
+class _Tally:
+    """What one replica type's pass learned, for ``update_status_single``."""
+
+    restarting: int = 0  # failed pods being recreated under ExitCode
+    new_restarts: int = 0  # of those, deleted by this pass
+    worker0_completed: bool = False
+
+
 class PodReconcilerMixin:
     """Pod reconciliation of :class:`TFController`."""
 
@@ -110,8 +120,7 @@ class PodReconcilerMixin:
         pods = self.filter_pods_for_replica_type(pods, rt)
         replicas = spec.replicas or 0
         initialize_replica_statuses(job, rtype)
-        restarting = new_restarts = 0
-        worker0_completed = False
+        tally = _Tally()
 
         for pod in out_of_range(pods, replicas, self.get_replica_index_label_key()):
             logger.info("Deleting pod %s: its index is out of range", meta(pod).get("name"))
@@ -120,45 +129,62 @@ class PodReconcilerMixin:
         for index, pod_slice in enumerate(self.get_pod_slices(pods, replicas, logger)):
             if len(pod_slice) > 1:
                 logger.warning("We have too many pods for %s %d", rt, index)
-                expected_name = gen_general_name(job.name, rt, index)
-                pod_slice = sorted(pod_slice, key=lambda p: _keep_first_key(p, expected_name))
-                for extra in pod_slice[1:]:
-                    self._collect(ctx, self.delete_pod_expecting, job, extra)
-                pod_slice = pod_slice[:1]
-            if not pod_slice:
-                logger.info("Need to create new pod: %s-%d", rt, index)
-                if contains_chief_or_master_spec(job):
-                    master_role = is_chief_or_master(rtype)
-                else:
-                    master_role = is_worker(rtype) and index == 0
-                self._collect(ctx, self.create_new_pod, job, rt, str(index), spec, master_role)
+                pod_slice = self._delete_duplicates(ctx, job, rt, index, pod_slice)
+            if pod_slice:
+                self._reconcile_existing_pod(ctx, job, pod_slice[0], rtype, index, spec, tally)
                 continue
-            pod = pod_slice[0]
-            exit_code = tensorflow_exit_code(pod)
-            if exit_code != NO_EXIT_CODE:
-                self.report_exit_code(job, pod, exit_code, logger)
-            if (
-                spec.restart_policy == RESTART_POLICY_EXIT_CODE
-                and _phase(pod) == "Failed"
-                and is_retryable_exit_code(exit_code)
-            ):
-                restarting += 1
-                if not meta(pod).get("deletionTimestamp"):
-                    logger.info(
-                        "Need to restart the pod: %s.%s",
-                        meta(pod).get("namespace"),
-                        meta(pod).get("name"),
-                    )
-                    if self._collect(ctx, self.delete_pod_expecting, job, pod):
-                        new_restarts += 1
-                        self.record_recreation(job)
-            if is_worker(rtype) and index == 0 and (exit_code == 0 or _phase(pod) == "Succeeded"):
-                worker0_completed = True
-            update_replica_statuses(job, rtype, pod)
+            logger.info("Need to create new pod: %s-%d", rt, index)
+            if contains_chief_or_master_spec(job):
+                master_role = is_chief_or_master(rtype)
+            else:
+                master_role = is_worker(rtype) and index == 0
+            self._collect(ctx, self.create_new_pod, job, rt, str(index), spec, master_role)
 
         self.update_status_single(
-            ctx, job, rtype, replicas, restarting, new_restarts, worker0_completed
+            ctx, job, rtype, replicas, tally.restarting, tally.new_restarts, tally.worker0_completed
         )
+
+    def _delete_duplicates(
+        self, ctx: ReconcileContext, job: TFJob, rt: str, index: int, pod_slice: list[dict]
+    ) -> list[dict]:
+        """Keep one pod of an index (see the module docstring), delete the others."""
+        expected_name = gen_general_name(job.name, rt, index)
+        ordered = sorted(pod_slice, key=lambda p: _keep_first_key(p, expected_name))
+        for extra in ordered[1:]:
+            self._collect(ctx, self.delete_pod_expecting, job, extra)
+        return ordered[:1]
+
+    def _reconcile_existing_pod(
+        self,
+        ctx: ReconcileContext,
+        job: TFJob,
+        pod: dict,
+        rtype: str,
+        index: int,
+        spec: ReplicaSpec,
+        tally: _Tally,
+    ) -> None:
+        """Exit code, ExitCode-policy restart, worker-0 completion and counting of one pod."""
+        logger = logger_for_replica({"metadata": job.metadata}, rtype.lower())
+        exit_code = tensorflow_exit_code(pod)
+        if exit_code != NO_EXIT_CODE:
+            self.report_exit_code(job, pod, exit_code, logger)
+        if (
+            spec.restart_policy == RESTART_POLICY_EXIT_CODE
+            and _phase(pod) == "Failed"
+            and is_retryable_exit_code(exit_code)
+        ):
+            tally.restarting += 1
+            # A pod already terminating was restarted by an earlier pass.
+            if not meta(pod).get("deletionTimestamp"):
+                m = meta(pod)
+                logger.info("Need to restart the pod: %s.%s", m.get("namespace"), m.get("name"))
+                if self._collect(ctx, self.delete_pod_expecting, job, pod):
+                    tally.new_restarts += 1
+                    self.record_recreation(job)
+        if is_worker(rtype) and index == 0 and (exit_code == 0 or _phase(pod) == "Succeeded"):
+            tally.worker0_completed = True
+        update_replica_statuses(job, rtype, pod)
 
     @staticmethod
     def _collect(ctx: ReconcileContext, step: Any, *args: Any) -> Any:

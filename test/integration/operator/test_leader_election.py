@@ -25,10 +25,12 @@ def test_one_leader_failover_on_kill_and_handover_on_term(sim, operators):
     leader = sim.wait_for(lambda: _leader(sim, a, b), 30, "one leader")
     follower = b if leader is a else a
     assert follower.metric("tf_operator_is_leader") == 0
-    # Only the leader reconciles.
+    # Both watch (warm caches), only the leader runs workers and syncs.
     sim.create(sim.job("le-1", {"Worker": {}}))
     sim.wait_for(lambda: sim.pods("le-1"), 30, "pods of le-1")
-    assert "le-1" not in follower.text()
+    leader.wait_log(r'Finished syncing tfjob \\"default/le-1', 10)
+    assert "Starting TFJob controller" not in follower.text()
+    assert "Finished syncing tfjob" not in follower.text()
 
     # SIGKILL: no release; the follower takes over once the lease expires.
     begin = time.monotonic()
@@ -38,6 +40,7 @@ def test_one_leader_failover_on_kill_and_handover_on_term(sim, operators):
     assert time.monotonic() - begin >= 2.0  # had to wait for the lease to run out
     sim.create(sim.job("le-2", {"Worker": {}}))
     sim.wait_for(lambda: sim.pods("le-2"), 30, "pods of le-2 by the new leader")
+    follower.wait_log(r'Finished syncing tfjob \\"default/le-2', 10)
 
     # SIGTERM: the lease is released, a fresh standby takes over within a retry period or two.
     c = operators(sim, *FAST)

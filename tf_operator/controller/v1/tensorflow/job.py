@@ -135,34 +135,40 @@ class JobMixin:
         message = INVALID_SPEC_MESSAGE.format(err)
         logger = logger_for_unstructured(raw, KIND)
         logger.warning(message)
-        existing = invalid_condition(raw.get("status") if isinstance(raw, dict) else None)
+        existing = invalid_condition(raw.get("status"))
         if existing is not None and existing.get("message") == message:
             return
         now = truncate_time(self.clock.now())
         condition = JobCondition(
             JOB_FAILED, CONDITION_TRUE, FAILED_MARSHAL_TFJOB_REASON, message, now, now
         )
+        if self._write_invalid_status(raw, {"conditions": [condition.to_dict()]}, logger):
+            self.recorder.event(raw, EVENT_TYPE_WARNING, FAILED_MARSHAL_TFJOB_REASON, message)
+
+    def _write_invalid_status(self, raw: dict, status: dict, logger: Any) -> bool:
+        """Replace the whole status (as v0.5.3 did); False if not written or already there."""
         body = copy.deepcopy(raw)
-        body["status"] = {"conditions": [condition.to_dict()]}
-        name = meta(raw).get("name", "")
-        namespace = meta(raw).get("namespace", "")
+        body["status"] = status
+        name, namespace = meta(raw).get("name", ""), meta(raw).get("namespace", "")
+        message = status["conditions"][0]["message"]
         for attempt in range(1, INVALID_STATUS_ATTEMPTS + 1):
             try:
                 self.tfjob_client.update_status(body, namespace=namespace)
-                break
-            except Exception as write_err:
-                if is_conflict(write_err) and attempt < INVALID_STATUS_ATTEMPTS:
-                    try:
-                        live = self.tfjob_client.get(name, namespace=namespace)
-                    except Exception as get_err:
-                        logger.error("Could not update the TFJob: %s", get_err)
-                        return
-                    live["status"] = body["status"]
-                    body = live
-                    continue
-                logger.error("Could not update the TFJob: %s", write_err)
-                return
-        self.recorder.event(raw, EVENT_TYPE_WARNING, FAILED_MARSHAL_TFJOB_REASON, message)
+                return True
+            except Exception as err:
+                if not is_conflict(err) or attempt == INVALID_STATUS_ATTEMPTS:
+                    logger.error("Could not update the TFJob: %s", err)
+                    return False
+            try:
+                body = self.tfjob_client.get(name, namespace=namespace)
+            except Exception as err:
+                logger.error("Could not update the TFJob: %s", err)
+                return False
+            reported = invalid_condition(body.get("status"))
+            if reported is not None and reported.get("message") == message:
+                return False  # an earlier pass reported it; our cache was behind
+            body["status"] = status
+        return False
 
     # ---- clean-up of finished jobs ---------------------------------------------------------
 

@@ -98,3 +98,10 @@ def test_process_next_work_item_survives_invalid_and_failing_syncs(harness, tfu)
 def test_decode_rejects_garbage(raw):
     with pytest.raises(InvalidTFJobError):
         decode_tfjob(raw)
+
+
+def test_invalid_job_on_stale_cache_is_not_reported_twice(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.sync(bad)
+    harness.sync(bad)  # the cache has not seen our status write: 409, then found reported
+    assert sum("InvalidTFJobSpec" in e for e in harness.recorder.events) == 1

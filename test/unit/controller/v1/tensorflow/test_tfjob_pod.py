@@ -310,3 +310,48 @@ def test_exited_with_code_event_is_recorded_once(harness, tfu):
     harness.sync(job)
     exited = [e for e in harness.recorder.events if "ExitedWithCode" in e]
     assert exited == ["Normal ExitedWithCode Pod: default.test-tfjob-worker-1 exited with code 3"]
+
+
+def test_update_pod_enqueues_old_and_new_owner(harness, tfu):
+    first = harness.add_job(tfu.new_tfjob(worker=1, name="first"))
+    second = harness.add_job(tfu.new_tfjob(worker=1, name="second"))
+    old = tfu.new_pod(first, "worker", 0)
+    old["metadata"]["resourceVersion"] = "1"
+    new = tfu.new_pod(second, "worker", 0)
+    new["metadata"]["resourceVersion"] = "2"
+    harness.ctr.update_pod(old, new)
+    keys = {harness.ctr.work_queue.get()[0], harness.ctr.work_queue.get()[0]}
+    assert keys == {"default/first", "default/second"}
+
+
+def test_update_pod_resync_is_ignored(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pod = tfu.new_pod(job, "worker", 0)
+    pod["metadata"]["resourceVersion"] = "7"
+    harness.ctr.update_pod(pod, pod)
+    assert len(harness.ctr.work_queue) == 0
+
+
+def test_delete_pod_tombstone_lowers_deletion_expectation(harness, tfu):
+    from tf_operator.k8s.cache import DeletedFinalStateUnknown
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.ctr.expectations.expect_deletions("default/test-tfjob/worker/pods", 1)
+    pod = tfu.new_pod(job, "worker", 0)
+    harness.ctr.delete_pod(DeletedFinalStateUnknown("default/test-tfjob-worker-0", pod))
+    assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+def test_orphan_pod_is_adopted_after_live_recheck(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    orphan = tfu.new_pod(job, "worker", 0, "Running")
+    del orphan["metadata"]["ownerReferences"]
+    harness.add_pod(orphan)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert harness.actions()[:2] == [
+        ("get", "tfjobs", "test-tfjob"),
+        ("patch", "pods", "test-tfjob-worker-0"),
+    ]
+    assert harness.created("pods") == []

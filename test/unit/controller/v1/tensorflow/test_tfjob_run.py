@@ -80,3 +80,77 @@ def test_run_returns_when_stopped_before_caches_sync():
     stop.set()
     ctr.run(1, stop)
     assert ctr.work_queue.shutting_down()
+
+
+def _running(client, tfu, threadiness):
+    ctr, factory = _controller(client)
+    stop = threading.Event()
+    factory.start(stop)
+    runner = threading.Thread(target=ctr.run, args=(threadiness, stop))
+    runner.start()
+    return ctr, stop, runner
+
+
+def test_many_jobs_many_workers_create_each_pod_once(tfu):
+    client = FakeKubeClient()
+    ctr, stop, runner = _running(client, tfu, 4)
+    try:
+        for i in range(10):
+            client.resource(TFJOBS).create(
+                tfu.new_tfjob(worker=3, ps=2, name=f"job-{i}"), namespace="default"
+            )
+        assert wait_for(lambda: len(client.resource(PODS).list(namespace="default")["items"]) == 50)
+        assert wait_for(
+            lambda: (
+                len(ctr.work_queue) == 0
+                and all(
+                    ctr.satisfied_expectations(ctr.get_tfjob_from_key(f"default/job-{i}"))
+                    for i in range(10)
+                )
+            )
+        )
+    finally:
+        stop.set()
+        runner.join(10)
+    assert len(client.filter_actions("create", "pods")) == 50
+    assert len(client.filter_actions("create", "services")) == 50
+
+
+def test_exit_code_restart_round_trip(tfu):
+    client = FakeKubeClient()
+    job = tfu.new_tfjob(worker=1)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    ctr, stop, runner = _running(client, tfu, 2)
+    pods = client.resource(PODS)
+    try:
+        client.resource(TFJOBS).create(job, namespace="default")
+        assert wait_for(lambda: len(pods.list(namespace="default")["items"]) == 1)
+        pod = pods.get("test-tfjob-worker-0", "default")
+        first_uid = pod["metadata"]["uid"]
+        pod["status"] = {
+            "phase": "Failed",
+            "containerStatuses": [
+                {"name": "tensorflow", "state": {"terminated": {"exitCode": 137}}}
+            ],
+        }
+        pods.update_status(pod, namespace="default")
+
+        def recreated():
+            items = pods.list(namespace="default")["items"]
+            return len(items) == 1 and items[0]["metadata"]["uid"] != first_uid
+
+        assert wait_for(recreated)
+        assert wait_for(
+            lambda: any(
+                c["type"] == "Restarting"
+                for c in (client.resource(TFJOBS).get("test-tfjob", "default")["status"] or {}).get(
+                    "conditions"
+                )
+                or []
+            )
+        )
+    finally:
+        stop.set()
+        runner.join(10)
+    assert len(client.filter_actions("create", "pods")) == 2
+    assert len(client.filter_actions("delete", "pods")) == 1

@@ -60,6 +60,7 @@ MARKER = "BENCH_RESULT "
 PODS = ("", "v1", "pods")
 SERVICES = ("", "v1", "services")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+EVENTS = ("", "v1", "events")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 RUN_SECONDS_ANNOTATION = "localcluster.tf-operator.io/run-seconds"
 
@@ -162,22 +163,27 @@ def parse_request_metric(text: str, client: str = OPERATOR_CLIENT) -> Counter | 
 
 
 def minimum_requests_per_job(ps: int, workers: int) -> dict[str, int]:
-    """The fewest API writes a v0.5.3-faithful operator can make for one job of this shape.
+    """The fewest API requests a v0.5.3-faithful operator can make for one job of this shape.
 
-    One create per pod and per service; three status writes (startTime + Created with the
-    first pods, the Running condition, the Succeeded condition); after success the still
-    running PS pods are deleted with their services (CleanPodPolicy Running, the default);
-    one event per create, per delete and the TFJobSucceeded event. Reads are served from
-    informer caches, so none are needed per job.
+    One create per pod and per service. Three status writes: startTime + Created with the
+    first pods; Succeeded once worker 0 has exited 0 (the Running condition is skipped when
+    the operator first looks after worker 0 finished); the terminal branch's unconditional
+    write. After success the still running PS pods are deleted with their services
+    (CleanPodPolicy Running, the default), each delete preceded by v0.5.3's live GET. Events:
+    one per create and delete, ExitedWithCode for worker 0 and TFJobSucceeded. All other reads
+    come from informer caches. Workers still running at success add a GET + DELETE each for
+    pod and service, plus two events; those are not counted here.
     """
     replicas = ps + workers
     return {
         "pods create": replicas,
         "services create": replicas,
         "tfjobs/status update": 3,
+        "pods get": ps,
         "pods delete": ps,
+        "services get": ps,
         "services delete": ps,
-        "events create": 2 * replicas + 2 * ps + 1,
+        "events create": 2 * replicas + 2 * ps + 2,
     }
 
 
@@ -512,19 +518,93 @@ class OperatorProcess:
 # ------------------------------------------------------------------ one run
 
 
+SERVER_LOGGER = "tf_operator.localcluster.apiserver.server"
+
+
+class ServerLogCounter(logging.Handler):
+    """Counts requests from the API server's per-request debug log line, in this process.
+
+    The emulator logs ``method, target, status, ms, user-agent`` at debug level for every
+    request; this handler classifies the ones whose User-Agent product is ``client``. It costs
+    one LogRecord per request, far less than a proxy hop. Records at WARNING and above are
+    passed on to the root logger's handlers as before.
+    """
+
+    def __init__(self, client: str = OPERATOR_CLIENT) -> None:
+        super().__init__(logging.DEBUG)
+        self.client = client
+        self.counts: Counter = Counter()
+        self.seen = 0
+        self._logger = logging.getLogger(SERVER_LOGGER)
+        self._saved = (self._logger.level, self._logger.propagate)
+
+    def install(self) -> ServerLogCounter:
+        self._logger.addHandler(self)
+        self._logger.setLevel(logging.DEBUG)
+        self._logger.propagate = False
+        return self
+
+    def uninstall(self) -> None:
+        self._logger.removeHandler(self)
+        self._logger.setLevel(self._saved[0])
+        self._logger.propagate = self._saved[1]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            logging.getLogger().handle(record)
+            return
+        args = record.args
+        if not isinstance(args, tuple) or len(args) != 5 or not isinstance(args[4], str):
+            return
+        self.seen += 1
+        if args[4].split("/", 1)[0] == self.client:
+            self.counts[classify_request(str(args[0]), str(args[1]))] += 1
+
+    def snapshot(self) -> Counter:
+        return Counter(self.counts)
+
+
 class RequestCounter:
-    """Operator request counts from the server's metric, or from a counting proxy."""
+    """Operator request counts: the server's metric, its request log, or a counting proxy.
+
+    ``auto`` prefers the ``apiserver_request_total`` metric, then the server's request log
+    line (in-process, cheap), then the proxy (costly: it shares this process's GIL with the
+    API server and roughly halves throughput).
+    """
 
     def __init__(self, server_url: str, mode: str) -> None:
         self._url = server_url
         self.proxy: CountingProxy | None = None
+        self.log_counter: ServerLogCounter | None = None
         if mode in ("auto", "metrics") and self._scrape() is not None:
             self.mode = "apiserver-metric"
         elif mode == "metrics":
             raise SystemExit("the API server exposes no apiserver_request_total metric")
+        elif mode in ("auto", "log") and self._try_log_counter():
+            self.mode = "apiserver-request-log"
+        elif mode == "log":
+            raise SystemExit("the API server does not log requests with their User-Agent")
+        elif mode == "none":
+            self.mode = "none"
         else:
             self.mode = "counting-proxy"
             self.proxy = CountingProxy(server_url).start()
+
+    def _try_log_counter(self) -> bool:
+        counter = ServerLogCounter(client="bench-probe").install()
+        request = urllib.request.Request(
+            self._url + "/api/v1/namespaces/default/pods?limit=1",
+            headers={"User-Agent": "bench-probe/1"},
+        )
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=10):
+            pass
+        if counter.snapshot()[("list", "pods")] == 1:
+            counter.client = OPERATOR_CLIENT
+            counter.counts.clear()
+            self.log_counter = counter
+            return True
+        counter.uninstall()
+        return False
 
     @property
     def operator_url(self) -> str:
@@ -540,11 +620,17 @@ class RequestCounter:
     def snapshot(self) -> Counter:
         if self.proxy is not None:
             return self.proxy.snapshot()
+        if self.log_counter is not None:
+            return self.log_counter.snapshot()
+        if self.mode == "none":
+            return Counter()
         return self._scrape() or Counter()
 
     def stop(self) -> None:
         if self.proxy is not None:
             self.proxy.stop()
+        if self.log_counter is not None:
+            self.log_counter.uninstall()
 
 
 def _total(counts: Counter, resources: tuple[str, ...] = ()) -> int:
@@ -564,6 +650,8 @@ def _wait_operator_ready(cluster: Any, operator: OperatorProcess, base: int, tim
 
 def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) -> dict:
     """One cluster + operator; ``jobs`` TFJobs; stops waiting after ``budget`` seconds."""
+    import psutil
+
     from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
     from tf_operator.localcluster.cluster import write_kubeconfig
 
@@ -611,6 +699,8 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         names = [f"bench-{i:05d}" for i in range(jobs)]
         for name in names:
             observer.jobs[name] = JobTimes()
+        me = psutil.Process()
+        cpu_before = sum(me.cpu_times()[:2])
         t0 = time.monotonic()
         for name in names:
             observer.jobs[name].created = time.monotonic()
@@ -634,6 +724,7 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         )
         at_done = counter.snapshot()
         usage_done = operator.usage()
+        result["bench_process_cpu_s"] = round(sum(me.cpu_times()[:2]) - cpu_before, 2)
         quiet_s = _wait_quiescent(counter, min(deadline + 20, time.monotonic() + args.settle))
         at_quiet = counter.snapshot()
         usage_quiet = operator.usage()
@@ -654,8 +745,31 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
             minimum_requests_per_job(args.ps, args.workers).values()
         )
         result["minimum_breakdown"] = minimum_requests_per_job(args.ps, args.workers)
+        result["events_stored_by_reason"] = _events_by_reason(registry)
+        result["operator_event_drops_logged"] = _logged_event_drops(operator.log_path)
         result["operator_log"] = str(operator.log_path)
     return result
+
+
+def _events_by_reason(registry: Any) -> dict[str, int]:
+    """Events in the namespace by reason, counting aggregated repeats (``count``)."""
+    items, _ = registry.list(EVENTS, NAMESPACE)
+    reasons: Counter = Counter()
+    for event in items:
+        reasons[event.get("reason", "")] += int(event.get("count") or 1)
+    return dict(reasons.most_common())
+
+
+_DROPS = re.compile(rb"event queue full.*?\((\d+) dropped so far\)")
+
+
+def _logged_event_drops(path: Path) -> int:
+    """The highest "N dropped so far" the operator logged for its full event queue (the log
+    line is thinned, so this is a lower bound on events dropped)."""
+    try:
+        return max((int(m) for m in _DROPS.findall(path.read_bytes())), default=0)
+    except OSError:
+        return 0
 
 
 def _wait_for(fn: Any, timeout: float) -> Any:
@@ -762,6 +876,17 @@ def report(result: dict) -> None:
             f"  operator {label:<14} RSS {usage.get('rss_mib')} MiB "
             f"(peak {usage.get('peak_rss_mib')}), CPU {usage.get('cpu_seconds')} s"
         )
+    print(
+        f"  this process (API server, kubelets, observers, proxy) CPU until all Succeeded: "
+        f"{result['bench_process_cpu_s']} s"
+    )
+    stored = result["events_stored_by_reason"]
+    print(
+        f"  events stored: {sum(stored.values())} "
+        f"(operator logged >= {result['operator_event_drops_logged']} dropped, queue full)"
+    )
+    if result["request_count_source"] == "none":
+        return
     per_job = result["requests_until_quiescent"] / n
     print(
         f"  operator API requests ({result['request_count_source']}): "
@@ -794,9 +919,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--settle", type=float, default=20, help="max wait for quiescence")
     parser.add_argument(
         "--count",
-        choices=("auto", "metrics", "proxy"),
+        choices=("auto", "metrics", "log", "proxy", "none"),
         default="auto",
-        help="request counting: server metric, counting proxy, or metric when present",
+        help="request counting: the server's apiserver_request_total metric, its request log "
+        "line, a counting proxy, the first of metric/log/proxy that works (auto), or none",
     )
     parser.add_argument("--keep", action="store_true", help="keep the operator logs")
     return parser.parse_args(argv)

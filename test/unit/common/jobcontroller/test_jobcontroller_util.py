@@ -1,0 +1,81 @@
+"""Names, keys, re-check of deletion, index slicing and limit arithmetic of the job controller."""
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tf_operator.common.jobcontroller.limits import (
+    container_restarts,
+    past_active_deadline,
+    past_backoff_limit,
+    seconds_until_ttl_expiry,
+)
+from tf_operator.common.jobcontroller.pod import out_of_range, slice_by_index
+from tf_operator.common.jobcontroller.util import (
+    gen_expectation_pods_key,
+    gen_expectation_services_key,
+    gen_general_name,
+    group_of,
+    job_key,
+    recheck_deletion_timestamp,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_names_and_keys():
+    assert gen_general_name("a/b", "worker", 0) == "a-b-worker-0"
+    assert gen_expectation_pods_key("ns/j", "Worker") == "ns/j/worker/pods"
+    assert gen_expectation_services_key("ns/j", "PS") == "ns/j/ps/services"
+    assert job_key({"metadata": {"namespace": "ns", "name": "j"}}) == "ns/j"
+    assert group_of("kubeflow.org/v1") == "kubeflow.org" and group_of("v1") == ""
+
+
+def test_recheck_deletion_timestamp():
+    recheck_deletion_timestamp(lambda: {"metadata": {"name": "j"}})()
+    with pytest.raises(RuntimeError, match="has just been deleted"):
+        recheck_deletion_timestamp(
+            lambda: {"metadata": {"name": "j", "deletionTimestamp": "2020-01-01T00:00:00Z"}}
+        )()
+
+    def gone():
+        raise LookupError("404")
+
+    with pytest.raises(RuntimeError, match="can't recheck DeletionTimestamp"):
+        recheck_deletion_timestamp(gone)()
+
+
+def _obj(index):
+    labels = {} if index is None else {"idx": index}
+    return {"metadata": {"name": str(index), "labels": labels}}
+
+
+def test_slicing_skips_bad_indices():
+    objs = [_obj("0"), _obj("1"), _obj("1"), _obj("x"), _obj(None), _obj("5"), _obj("-1")]
+    slices = slice_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
+    assert [len(s) for s in slices] == [1, 2, 0]
+    assert [o["metadata"]["name"] for o in out_of_range(objs, 3, "idx")] == ["5", "-1"]
+
+
+@pytest.mark.parametrize(
+    "limit, failures, past",
+    [(None, 9, False), (0, 0, False), (0, 1, True), (3, 2, False), (3, 3, True)],
+)
+def test_past_backoff_limit(limit, failures, past):
+    assert past_backoff_limit(limit, failures) is past
+
+
+def test_restarts_and_deadlines():
+    pod = {
+        "status": {
+            "initContainerStatuses": [{"restartCount": 1}],
+            "containerStatuses": [{"restartCount": 2}, {}],
+        }
+    }
+    assert container_restarts(pod) == 3
+    assert not past_active_deadline(None, T0, T0 + timedelta(days=1))
+    assert not past_active_deadline(10, None, T0)
+    assert not past_active_deadline(10, T0, T0 + timedelta(seconds=9))
+    assert past_active_deadline(10, T0, T0 + timedelta(seconds=10))
+    assert seconds_until_ttl_expiry(100, T0, T0 + timedelta(seconds=40)) == 60

@@ -37,7 +37,7 @@ def test_openapi_document_has_patch_with_field_validation_per_kind():
         for path, op in doc["paths"].items()
         if "patch" in op
     }
-    assert kinds == {"Deployment", "ReplicaSet", "StatefulSet"}
+    assert kinds == {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"}
     for op in doc["paths"].values():
         if "patch" in op:
             assert "fieldValidation" in [p["name"] for p in op["patch"]["parameters"]]

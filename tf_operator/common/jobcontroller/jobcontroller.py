@@ -34,6 +34,8 @@ from tf_operator.control.pod_control import PodControl, PodControlInterface
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl, ServiceControlInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.listers import Lister
+from tf_operator.k8s.workqueue import default_controller_rate_limiter, new_rate_limiting_queue
 
 log = logging.getLogger(__name__)
 
@@ -115,12 +117,6 @@ class JobController(PodEventsMixin, ServiceEventsMixin, ControllerInterface):
         work_queue_name: str,
         clock: Clock = REAL_CLOCK,
     ) -> None:
-        from tf_operator.k8s.listers import Lister
-        from tf_operator.k8s.workqueue import (
-            default_controller_rate_limiter,
-            new_rate_limiting_queue,
-        )
-
         self.kube_client = kube_client
         self.config = config
         self.clock = clock

@@ -23,6 +23,7 @@ from tf_operator.common.jobcontroller.util import (
 )
 from tf_operator.control.controller_ref_manager import PodControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.labels import selector_from_set
 from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
@@ -120,8 +121,6 @@ class PodEventsMixin:
 
     def get_pods_for_job(self, job: Any) -> list[dict]:
         """Pods of the job's namespace claimed for it (adopting/releasing as needed)."""
-        from tf_operator.k8s.labels import selector_from_set
-
         m = meta(job)
         namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
         pods = self.pod_lister.namespaced(namespace).list()

@@ -22,6 +22,7 @@ from tf_operator.common.jobcontroller.util import (
 )
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.labels import selector_from_set
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +95,6 @@ class ServiceEventsMixin:
 
     def get_services_for_job(self, job: Any) -> list[dict]:
         """Services of the job's namespace claimed for it (adopting/releasing as needed)."""
-        from tf_operator.k8s.labels import selector_from_set
-
         m = meta(job)
         namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
         services = self.service_lister.namespaced(namespace).list()

@@ -81,8 +81,9 @@ from tf_operator.controller.v1.tensorflow.status import (
     is_succeeded,
     update_job_conditions,
 )
-from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs, wait_for_cache_sync
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.listers import Lister
 from tf_operator.logger import logger_for_job, logger_for_key
 
 log = logging.getLogger(__name__)
@@ -126,8 +127,6 @@ class TFController(
         options: Any,
         clock: Clock = REAL_CLOCK,
     ) -> None:
-        from tf_operator.k8s.listers import Lister
-
         log.info("Creating TFJob controller")
         config = JobControllerConfiguration(
             enable_gang_scheduling=bool(getattr(options, "enable_gang_scheduling", False)),
@@ -200,8 +199,6 @@ class TFController(
 
     def run(self, threadiness: int, stop_event: threading.Event) -> None:
         """Wait for the caches, run ``threadiness`` workers until ``stop_event``, then drain."""
-        from tf_operator.k8s.cache import wait_for_cache_sync
-
         log.info("Starting TFJob controller")
         log.info("Waiting for informer caches to sync")
         synced = wait_for_cache_sync(

@@ -1,0 +1,73 @@
+"""`make demo` end to end: hack/demo.py with the example, the crash-once variant, and a
+user-supplied failing job."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "hack/demo.py"
+
+
+def run_demo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(DEMO), *args], capture_output=True, text=True, timeout=170, cwd=ROOT
+    )
+
+
+def test_demo_succeeds_with_falling_loss():
+    out = run_demo()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Succeeded   True" in out.stdout
+    losses = [
+        float(line.rsplit("loss ", 1)[1].split()[0])
+        for line in out.stdout.splitlines()
+        if "chief: step" in line
+    ]
+    assert len(losses) >= 2 and losses[-1] < losses[0]
+    assert "final step" in out.stdout
+    assert "demo took" in out.stdout
+
+
+def test_demo_exitcode_variant_restarts_worker():
+    out = run_demo("--exitcode")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "exited with code 137" in out.stdout
+    assert "TFJobRestarting" in out.stdout
+
+
+def test_demo_with_user_job_that_fails(tmp_path):
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "user-job"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "restartPolicy": "Never",
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "any",
+                                    "command": [sys.executable, "-c", "raise SystemExit(3)"],
+                                }
+                            ]
+                        }
+                    },
+                }
+            }
+        },
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    out = run_demo("--tfjob", str(path))
+    assert out.returncode == 1
+    assert "Failed      True" in out.stdout
+    assert "submitted TFJob user-job" in out.stdout

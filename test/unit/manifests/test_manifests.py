@@ -124,9 +124,9 @@ def _rules(objs):
 
 def test_cluster_role_grants_what_the_operator_uses(rendered):
     grants = _rules(rendered["standalone"])
-    needed = {
-        ("kubeflow.org", "tfjobs", v) for v in ("get", "list", "watch", "delete")
-    } | {("kubeflow.org", "tfjobs/status", "update")}
+    needed = {("kubeflow.org", "tfjobs", v) for v in ("get", "list", "watch", "delete")} | {
+        ("kubeflow.org", "tfjobs/status", "update")
+    }
     for res in ("pods", "services"):
         needed |= {("", res, v) for v in ("get", "list", "watch", "create", "delete", "patch")}
     needed |= {("", "events", "create"), ("", "events", "patch")}

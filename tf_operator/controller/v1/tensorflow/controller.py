@@ -246,7 +246,8 @@ class TFController(
             try:
                 forget = self.sync_handler(key)
             except Exception as err:
-                logger_for_key(key).error("error syncing tfjob: %s", err, exc_info=True)
+                logger_for_key(key).error("error syncing tfjob: %s", err)
+                log.debug("sync of %s failed", key, exc_info=True)
                 self.work_queue.add_rate_limited(key)
                 return True
             if forget:

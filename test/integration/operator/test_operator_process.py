@@ -71,16 +71,20 @@ def test_text_logs_when_json_disabled(sim, operators):
     assert not op.json_logs()
 
 
-def test_sigterm_drains_releases_lock_and_exits_0(sim, operators):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_drains_releases_lock_and_exits_0(sim, operators, sig):
     op = operators(sim, "--leader-elect-resource-lock=leases")
     sim.wait_for(op.is_leader, 20, "leadership")
+    op.wait_log("Started workers", 20)
     begin = time.monotonic()
-    op.signal(signal.SIGTERM)
+    op.signal(sig)
     assert op.wait_exit(10) == 0
     assert time.monotonic() - begin < 5
     lease = sim.registry.get(("coordination.k8s.io", "v1", "leases"), "default", "tf-operator")
     assert not lease["spec"].get("holderIdentity")
-    assert any("released" in e["msg"] for e in op.json_logs())
+    messages = [e["msg"] for e in op.json_logs()]
+    assert any("released" in m for m in messages)
+    assert "Shutting down workers" in messages
 
 
 def test_lock_namespace_from_kubeflow_namespace(sim, operators):
@@ -90,3 +94,15 @@ def test_lock_namespace_from_kubeflow_namespace(sim, operators):
     ep = sim.registry.get(("", "v1", "endpoints"), "kubeflow", "tf-operator")
     record = json.loads(ep["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"])
     assert record["holderIdentity"]
+
+
+def test_namespace_flag_scopes_the_operator(sim, operators):
+    for ns in ("team-a", "team-b"):
+        sim.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
+        sim.create(sim.job(f"job-{ns}", {"Worker": {}}), namespace=ns)
+    op = operators(sim, "--namespace=team-a", "--no-leader-elect")
+    op.wait_log("Scoping operator to namespace team-a")
+    sim.wait_for(lambda: sim.pods("job-team-a", namespace="team-a"), 30, "pods in team-a")
+    op.wait_log(r'Finished syncing tfjob \\"team-a/job-team-a', 10)
+    assert sim.pods("job-team-b", namespace="team-b") == []
+    assert "job-team-b" not in op.text()

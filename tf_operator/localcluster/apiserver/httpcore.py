@@ -159,7 +159,10 @@ class _Handler(socketserver.BaseRequestHandler):
         while not self.server.stopping:
             try:
                 req = self._read_request(client)
-            except (OSError, ValueError, ssl.SSLError):
+            except ValueError as e:  # unparsable framing: answer, then drop the connection
+                self._bad(400, f"bad request: {e}")
+                return
+            except (OSError, ssl.SSLError):
                 return
             if req is None:
                 return

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from . import discovery, errors, tables
+from . import discovery, errors, protobuf, tables
 from .errors import StatusError
 from .faults import Faults
 from .httpcore import ClientGone, Request, Responder, ThreadingServer
@@ -478,6 +478,8 @@ class APIServer:
         if not req.body:
             raise errors.bad_request("the request body is empty")
         ctype = req.header("content-type").lower()
+        if ctype.startswith(protobuf.CONTENT_TYPE):
+            return protobuf.decode(req.body)
         if "yaml" in ctype:
             return self._parse_yaml(req.body)
         return self._parse_json(req.body)

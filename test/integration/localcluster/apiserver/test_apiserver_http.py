@@ -483,3 +483,19 @@ def test_kubectl_over_tls(tmp_path):
         assert "namespace/default" in out.stdout
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
+        b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n",
+        b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ],
+)
+def test_broken_framing_gets_400(apiserver, raw):
+    import socket
+
+    with socket.create_connection(("127.0.0.1", apiserver.port), timeout=5) as s:
+        s.sendall(raw)
+        assert s.recv(100).startswith(b"HTTP/1.1 400")

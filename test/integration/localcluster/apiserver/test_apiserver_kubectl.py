@@ -298,3 +298,47 @@ def test_events_and_describe(kubectl, apiserver):
     )  # fmt: skip
     assert "assigned somewhere" in kubectl("describe", "pod", "web").stdout
     assert "Scheduled" in kubectl("get", "events").stdout
+
+
+def test_namespace_lifecycle_and_cascades(kubectl, apiserver):
+    reg = apiserver.registry
+    kubectl("create", "namespace", "scratch")
+    kubectl("create", "configmap", "owner", "-n", "scratch")
+    owner = reg.get(("", "v1", "configmaps"), "scratch", "owner")
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "blockOwnerDeletion": True,
+    }
+    for name in ("dep1", "dep2"):
+        reg.create(
+            ("", "v1", "configmaps"),
+            "scratch",
+            {"metadata": {"name": name, "ownerReferences": [ref]}},
+        )
+    kubectl("delete", "configmap", "owner", "-n", "scratch", "--cascade=orphan")
+    assert reg.gc.wait_idle()
+    deps = reg.list(("", "v1", "configmaps"), "scratch")[0]
+    assert sorted(d["metadata"]["name"] for d in deps) == ["dep1", "dep2"]
+    assert all("ownerReferences" not in d["metadata"] for d in deps)
+    kubectl("create", "configmap", "owner2", "-n", "scratch")
+    ref["uid"] = reg.get(("", "v1", "configmaps"), "scratch", "owner2")["metadata"]["uid"]
+    reg.patch(
+        ("", "v1", "configmaps"),
+        "scratch",
+        "dep1",
+        {"metadata": {"ownerReferences": [ref]}},
+        "merge",
+    )
+    kubectl("delete", "configmap", "owner2", "-n", "scratch", "--cascade=foreground")
+    assert reg.gc.wait_idle()
+    assert [d["metadata"]["name"] for d in reg.list(("", "v1", "configmaps"), "scratch")[0]] == [
+        "dep2"
+    ]
+    assert (
+        'namespace "scratch" deleted'
+        in kubectl("delete", "namespace", "scratch", "--timeout=20s").stdout
+    )
+    assert "NotFound" in kubectl("get", "namespace", "scratch", check=False).stderr

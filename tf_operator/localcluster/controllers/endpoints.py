@@ -164,8 +164,11 @@ class EndpointsController:
                 key = self._queue.pop()
             try:
                 self.sync(key)
-            except Exception:  # noqa: BLE001 - retry on the next change
-                logger.exception("endpoints sync of %s failed", key)
+            except Exception as err:  # noqa: BLE001 - retry shortly
+                if getattr(err, "code", None) in (404, 409):
+                    logger.debug("endpoints sync of %s raced: %s", key, err)
+                else:
+                    logger.exception("endpoints sync of %s failed", key)
                 stop_event.wait(0.2)
                 self._enqueue(key)
 
@@ -188,21 +191,26 @@ class EndpointsController:
         ]
         subsets = build_subsets(service, pods)
         labels = dict(service["metadata"].get("labels") or {})
-        if existing is not None:
-            if (existing.get("subsets") or []) == subsets and (
-                existing["metadata"].get("labels") or {}
-            ) == labels:
+        if existing is None:
+            body = {
+                "apiVersion": "v1",
+                "kind": "Endpoints",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels},
+                "subsets": subsets,
+            }
+            try:
+                self._registry.create(ENDPOINTS, namespace, body)
                 return
-            updated = copy.deepcopy(existing)
-            updated["subsets"] = subsets
-            updated["metadata"]["labels"] = labels
-            self._registry.update(ENDPOINTS, namespace, name, updated)
+            except Exception as err:  # noqa: BLE001
+                if getattr(err, "code", None) != 409:
+                    raise
+            existing = self._registry.get(ENDPOINTS, namespace, name)  # our informer lags
+        if (existing.get("subsets") or []) == subsets and (
+            existing["metadata"].get("labels") or {}
+        ) == labels:
             return
-        body = {
-            "apiVersion": "v1",
-            "kind": "Endpoints",
-            "metadata": {"name": name, "namespace": namespace, "labels": labels},
-            "subsets": subsets,
-        }
-        # AlreadyExists (our informer lags) raises: the worker retries shortly
-        self._registry.create(ENDPOINTS, namespace, body)
+        updated = copy.deepcopy(existing)
+        updated["subsets"] = subsets
+        updated["metadata"]["labels"] = labels
+        # a stale resourceVersion (informer lag) gives 409: the worker retries shortly
+        self._registry.update(ENDPOINTS, namespace, name, updated)

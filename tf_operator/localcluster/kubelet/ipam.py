@@ -1,27 +1,32 @@
 """Unique loopback pod IPs (127.x.y.z), shared by every kubelet of a cluster.
 
 Linux routes all of 127.0.0.0/8 to the loopback device, so each pod can own an
-address without network namespaces. Addresses start at 127.1.0.1 (keeping
-127.0.x.x for the host: 127.0.0.1, Debian's 127.0.1.1) and are handed out
-round-robin, so a released address is reused as late as possible.
+address without network namespaces. Addresses come from 127.1.0.1-127.254.255.254
+(keeping 127.0.x.x for the host: 127.0.0.1, Debian's 127.0.1.1) and are handed
+out round-robin from a random starting point, so a released address is reused as
+late as possible and two clusters on one machine (parallel test runs) are
+unlikely to hand out the same address.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import random
 import threading
-
-FIRST = int(ipaddress.IPv4Address("127.1.0.1"))
-LAST = int(ipaddress.IPv4Address("127.255.255.254"))
 
 
 class IPAllocator:
     """Thread-safe allocator; ``allocate`` raises RuntimeError when exhausted."""
 
-    def __init__(self, first: str = "127.1.0.1", last: str = "127.255.255.254") -> None:
+    def __init__(
+        self, first: str = "127.1.0.1", last: str = "127.254.255.254", start: str | None = None
+    ) -> None:
         self._first = int(ipaddress.IPv4Address(first))
         self._last = int(ipaddress.IPv4Address(last))
-        self._next = self._first
+        if start is None:
+            self._next = random.randint(self._first, self._last)
+        else:
+            self._next = int(ipaddress.IPv4Address(start))
         self._used: set[int] = set()
         self._lock = threading.Lock()
 

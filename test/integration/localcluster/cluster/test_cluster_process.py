@@ -157,10 +157,11 @@ def test_pod_reaches_another_pod_by_service_dns_name(cluster):
     server = (
         "import os, socket\n"
         "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-        "s.bind(('0.0.0.0', 2222)); s.listen()\n"
+        "s.bind((os.environ['POD_IP'], 2222)); s.listen()  # pods share the host's ports\n"
         "conn, _ = s.accept(); conn.sendall(b'hello from ' + os.environ['HOSTNAME'].encode())\n"
     )
-    run_pod(cluster, "dns-server", server, labels={"app": "echo"})
+    pod_ip = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
+    run_pod(cluster, "dns-server", server, labels={"app": "echo"}, env=pod_ip)
     client_pod = wait_for_pod(
         cluster.registry, "default", "dns-client", pod_phase_is("Succeeded", "Failed"), 60
     )

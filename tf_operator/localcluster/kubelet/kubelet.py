@@ -20,6 +20,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
+from tf_operator.localcluster.controllers.events import record_event
 from tf_operator.localcluster.controllers.informer import PODS, RegistryInformer
 from tf_operator.localcluster.kubelet.ipam import IPAllocator
 from tf_operator.localcluster.kubelet.node import NodeConfig, register_node, renew_lease
@@ -52,6 +53,7 @@ class Kubelet:
         ips: IPAllocator,
         timers: TimerQueue,
         restart_delay: float = DEFAULT_RESTART_DELAY,
+        events: bool = True,
     ) -> None:
         self.registry = registry
         self.node = node
@@ -64,6 +66,8 @@ class Kubelet:
         self._dirty: set[str] = set()
         self._to_delete: dict[str, str] = {}  # pod key -> uid to finish deleting
         self._written: dict[str, dict] = {}
+        self._emit_events = events
+        self._events: list[tuple[dict, str, str, str]] = []  # (pod, type, reason, message)
         self._wake = threading.Condition(self._lock)
         self._stopping = False
         self._node_obj: dict = {}
@@ -158,6 +162,8 @@ class Kubelet:
     def _terminate(self, record: PodRecord, grace: float) -> None:
         record.terminating = True
         record.grace_seconds = grace
+        for container in record.running():
+            self._event(record, "Normal", "Killing", f"Stopping container {container.name}")
         for container in record.containers.values():
             container.restart_pending = False
         self.runtime.stop_pod(record, grace)  # also cancels starts still pending
@@ -182,6 +188,7 @@ class Kubelet:
             if record is None or container not in record.containers or record.terminating:
                 return
             mark_running(record.containers[container], self.timers.clock.wall(), container_id)
+            self._event(record, "Normal", "Started", f"Started container {container}")
             self._mark_dirty(pod_key)
 
     def container_exited(
@@ -203,7 +210,12 @@ class Kubelet:
             now = self.timers.clock.wall()
             if state.container_id != container_id:
                 state.container_id = container_id  # failed before it ever ran
+            if reason in ("ContainerCannotRun", "CreateContainerConfigError"):
+                self._event(record, "Warning", "Failed", f"Error: {message}")
             if apply_exit(record, state, exit_code, now, reason, message):
+                if exit_code != 0:
+                    text = f"Back-off restarting failed container {container} in pod {record.name}"
+                    self._event(record, "Warning", "BackOff", text)
                 self.timers.call_later(
                     self._restart_delay, lambda: self._restart(record, container)
                 )
@@ -225,6 +237,11 @@ class Kubelet:
 
     # -- status manager ---------------------------------------------------------
 
+    def _event(self, record: PodRecord, kind: str, reason: str, message: str) -> None:
+        if self._emit_events:
+            self._events.append((record.pod, kind, reason, message))
+            self._wake.notify_all()
+
     def _mark_dirty(self, key: str) -> None:
         self._dirty.add(key)
         self._wake.notify_all()
@@ -236,7 +253,7 @@ class Kubelet:
     def _status_loop(self, stop_event: threading.Event) -> None:
         while not stop_event.is_set():
             with self._lock:
-                if not self._dirty and not self._to_delete and not self._stopping:
+                if not (self._dirty or self._to_delete or self._events or self._stopping):
                     self._wake.wait(0.5)
                 if self._stopping:
                     return
@@ -255,6 +272,9 @@ class Kubelet:
                     statuses.append((record, status))
             self._dirty.clear()
             deletions, self._to_delete = self._to_delete, {}
+            events, self._events = self._events, []
+        for pod, kind, reason, message in events:
+            record_event(self.registry, pod, kind, reason, message, "kubelet", self.node.name)
         for record, status in statuses:
             self._write_status(record, status)
         for key, uid in deletions.items():

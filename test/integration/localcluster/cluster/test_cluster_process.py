@@ -129,6 +129,8 @@ def test_container_without_command_fails_clearly(cluster):
     terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
     assert terminated["reason"] == "ContainerCannotRun"
     assert "command" in terminated["message"]
+    described = kubectl(cluster, "describe", "pod", "imageonly").stdout
+    assert "ContainerCannotRun" in described and "images are not run" in described
 
 
 def test_pod_reaches_another_pod_by_service_dns_name(cluster):

@@ -142,6 +142,12 @@ def test_on_failure_restarts_in_place_until_success(h):
     h.advance(1)
     assert h.status("retry")["phase"] == "Succeeded"
     assert h.container("retry")["state"]["terminated"]["exitCode"] == 0
+    events, _ = h.registry.list(
+        ("", "v1", "events"), "default", field_selector="involvedObject.name=retry"
+    )
+    assert [e["reason"] for e in events].count("Started") == 2
+    backoff = [e for e in events if e["reason"] == "BackOff"]
+    assert backoff[0]["type"] == "Warning" and backoff[0]["source"]["host"] == "node-a"
 
 
 def test_always_restarts_even_after_success(h):

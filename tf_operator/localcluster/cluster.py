@@ -258,6 +258,8 @@ class LocalCluster:
 
     def stop(self) -> None:
         """Kill every pod process, stop all components and the server. Idempotent."""
+        if self._stop.is_set():
+            return
         self._stop.set()
         for kubelet in self.kubelets:
             try:

@@ -107,11 +107,13 @@ class DeltaFIFO:
         with self._cond:
             self._populated = True
             self._queue_action(ADDED, obj)
+            self._cond.notify()
 
     def update(self, obj: Any) -> None:
         with self._cond:
             self._populated = True
             self._queue_action(UPDATED, obj)
+            self._cond.notify()
 
     def delete(self, obj: Any) -> None:
         """Queue a deletion, unless nothing is known about the object at all."""
@@ -123,6 +125,7 @@ class DeltaFIFO:
             ):
                 return  # already gone from both the queue and the cache
             self._queue_action(DELETED, obj)
+            self._cond.notify()
 
     def add_if_not_present(self, deltas: list[Delta]) -> None:
         """Requeue popped deltas unless the key has been queued again meanwhile."""
@@ -174,6 +177,7 @@ class DeltaFIFO:
                 obj = self.known_objects.get_by_key(key)
                 if obj is not None:
                     self._queue_action(SYNC, obj, key)
+            self._cond.notify_all()
 
     def _queue_action(self, delta_type: str, obj: Any, key: str | None = None) -> None:
         if key is None:
@@ -188,7 +192,6 @@ class DeltaFIFO:
         else:
             deltas.append(new)
             _dedup_tail(deltas)
-        self._cond.notify_all()
 
     # ---- consumers ----------------------------------------------------------------------
     def pop(self, process: Callable[[list[Delta]], None], timeout: float | None = None) -> Any:

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 import urllib3
 
+from tf_operator.k8s.client import jsondecode
 from tf_operator.k8s.client.errors import TransportError, from_response
 from tf_operator.k8s.client.resource import Resource
 from tf_operator.k8s.client.watch import WatchStream
@@ -29,6 +30,8 @@ PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
     "json": "application/json-patch+json",
 }
+
+_LIST_CHUNK = 256 * 1024
 
 # Slack added to a watch's server-side timeout before the client gives up
 # reading a silent connection.
@@ -109,7 +112,17 @@ class RestTransport:
             raise TransportError(f"{method} {path}: reading body: {exc}") from exc
         finally:
             response.release_conn()
-        return json.loads(data) if data else {}
+        return jsondecode.loads(data) if data else {}
+
+    def request_list(self, path: str, query: dict[str, Any] | None = None) -> dict:
+        """GET a List, decoding items as the body streams in (see ``jsondecode.load_stream``)."""
+        response = self.open("GET", path, query=query)
+        try:
+            return jsondecode.load_stream(lambda: response.read(_LIST_CHUNK))
+        except urllib3.exceptions.HTTPError as exc:
+            raise TransportError(f"GET {path}: reading body: {exc}") from exc
+        finally:
+            response.release_conn()
 
     def _timeout(self) -> Any:
         if self.request_timeout is None:
@@ -188,7 +201,7 @@ class ResourceClient:
     ) -> dict:
         """One List object (one page when ``limit`` is given; see ``metadata.continue``)."""
         query = list_query(label_selector, field_selector, resource_version, limit, continue_token)
-        return self.transport.request("GET", self._path(namespace), query=query)
+        return self.transport.request_list(self._path(namespace), query=query)
 
     def watch(
         self,

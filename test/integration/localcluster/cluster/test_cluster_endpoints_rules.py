@@ -1,0 +1,66 @@
+"""Endpoints subsets rules (pure; lives here because controllers/ has no unit test dir of ours)."""
+
+from tf_operator.localcluster.controllers.endpoints import build_subsets
+
+
+def pod(
+    name, ip, ready=True, phase="Running", deleting=False, ports=None, hostname=None, subdomain=None
+):
+    spec = {"nodeName": "n0", "containers": [{"name": "c", "ports": ports or []}]}
+    if hostname:
+        spec.update(hostname=hostname, subdomain=subdomain)
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    status = {
+        "phase": phase,
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+    }
+    if ip:
+        status["podIP"] = ip
+    return {"metadata": meta, "spec": spec, "status": status}
+
+
+def service(ports, publish=False):
+    spec = {"selector": {"app": "x"}, "ports": ports, "clusterIP": "None"}
+    if publish:
+        spec["publishNotReadyAddresses"] = True
+    return {"metadata": {"name": "svc", "namespace": "default"}, "spec": spec}
+
+
+def test_ready_and_not_ready_addresses_sorted_by_ip_and_skipping_dead_pods():
+    pods = [
+        pod("b", "127.1.0.10"),
+        pod("a", "127.1.0.9"),
+        pod("c", "127.1.0.11", ready=False),
+        pod("d", None),
+        pod("e", "127.1.0.12", deleting=True),
+        pod("f", "127.1.0.13", phase="Succeeded"),
+    ]
+    (subset,) = build_subsets(service([{"name": "grpc", "port": 2222, "targetPort": 2222}]), pods)
+    assert [a["ip"] for a in subset["addresses"]] == ["127.1.0.9", "127.1.0.10"]
+    assert [a["ip"] for a in subset["notReadyAddresses"]] == ["127.1.0.11"]
+    assert subset["ports"] == [{"port": 2222, "protocol": "TCP", "name": "grpc"}]
+    assert subset["addresses"][0]["targetRef"] == {
+        "kind": "Pod",
+        "namespace": "default",
+        "name": "a",
+        "uid": "uid-a",
+    }
+
+
+def test_named_target_ports_resolve_per_pod_and_publish_not_ready():
+    pods = [
+        pod("a", "127.1.0.1", ports=[{"name": "web", "containerPort": 8080}]),
+        pod("b", "127.1.0.2", ready=False, ports=[{"name": "web", "containerPort": 9090}]),
+    ]
+    subsets = build_subsets(service([{"port": 80, "targetPort": "web"}], publish=True), pods)
+    by_port = {s["ports"][0]["port"]: [a["ip"] for a in s["addresses"]] for s in subsets}
+    assert by_port == {8080: ["127.1.0.1"], 9090: ["127.1.0.2"]}
+
+
+def test_headless_hostname_is_published_for_matching_subdomain():
+    (subset,) = build_subsets(
+        service([{"port": 1}]), [pod("a", "127.1.0.1", hostname="h", subdomain="svc")]
+    )
+    assert subset["addresses"][0]["hostname"] == "h"

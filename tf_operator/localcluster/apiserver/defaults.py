@@ -1,0 +1,100 @@
+"""Server-side defaulting of built-in kinds, as the real API server fills fields in.
+
+Pods get the scheduler/restart/grace/DNS defaults and per-container pull policy (and a fresh
+``Pending`` status on create); Services get a ClusterIP (unless ``None``), ClusterIPs, IP family
+fields and port defaults; Namespaces their ``kubernetes`` finalizer, ``Active`` phase and name
+label; Leases and Events have MicroTime fields normalised to ``...000000Z``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .objects import normalise_micro_time
+
+_MICRO_TIME_FIELDS: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {
+    ("coordination.k8s.io", "leases"): ("spec", ("acquireTime", "renewTime")),
+    ("", "events"): (None, ("eventTime",)),
+    ("events.k8s.io", "events"): (None, ("eventTime",)),
+}
+
+
+class ClusterIPAllocator:
+    """Hands out distinct service IPs from 10.96.0.0/16 (10.96.0.1 is left for ``kubernetes``)."""
+
+    def __init__(self) -> None:
+        self._next = 10
+        self._lock = threading.Lock()
+
+    def allocate(self) -> str:
+        with self._lock:
+            n = self._next
+            self._next += 1
+        return f"10.96.{n // 250}.{n % 250 + 1}"
+
+
+def apply(
+    storage_key: tuple[str, str], obj: dict, old: dict | None, ips: ClusterIPAllocator
+) -> None:
+    """Default ``obj`` (about to be stored over ``old``, None on create) in place."""
+    if storage_key == ("", "pods"):
+        pod_defaults(obj, old)
+    elif storage_key == ("", "services"):
+        service_defaults(obj, old, ips)
+    elif storage_key == ("", "namespaces"):
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"][
+            "name"
+        ]
+    elif storage_key in _MICRO_TIME_FIELDS:
+        section, fields = _MICRO_TIME_FIELDS[storage_key]
+        target = obj.get(section) if section else obj
+        if isinstance(target, dict):
+            for f in fields:
+                if target.get(f) is not None:
+                    target[f] = normalise_micro_time(target[f])
+
+
+def _pull_policy(image: str) -> str:
+    tagged = ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest")
+    return "IfNotPresent" if tagged or "@" in image else "Always"
+
+
+def pod_defaults(pod: dict, old: dict | None) -> None:
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("securityContext", {})
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if isinstance(c, dict):
+            c.setdefault("imagePullPolicy", _pull_policy(str(c.get("image") or "")))
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("resources", {})
+    if old is None:
+        pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def service_defaults(svc: dict, old: dict | None, ips: ClusterIPAllocator) -> None:
+    spec = svc.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    old_ip = ((old or {}).get("spec") or {}).get("clusterIP")
+    if not spec.get("clusterIP"):
+        spec["clusterIP"] = old_ip or ips.allocate()
+    spec["clusterIPs"] = [spec["clusterIP"]]
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    spec.setdefault("internalTrafficPolicy", "Cluster")
+    for p in spec.get("ports") or []:
+        if isinstance(p, dict):
+            p.setdefault("protocol", "TCP")
+            if not p.get("targetPort"):
+                p["targetPort"] = p.get("port")
+    if old is None:
+        svc["status"] = {"loadBalancer": {}}

@@ -1,0 +1,363 @@
+"""Storage under the registry: objects, the resourceVersion counter, history and watches.
+
+One re-entrant lock guards everything. ``_commit`` is the only way state changes: it takes the
+next value of the global resourceVersion counter, stores a fresh dict (stored dicts are never
+mutated afterwards, so package-internal readers may serialise them without copying), appends an
+``Event`` to the bounded history ring, offers it to the watches of that resource (never blocking;
+see ``watch``) and tells the garbage collector. Indexes by uid and by owner uid let the collector
+find dependents in O(dependents). A watch or list ``continue`` from an RV older than the history
+gets 410 Expired.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from . import errors
+from .gc import GarbageCollector
+from .objects import clone, format_time, meta
+from .resources import GVR, ResourceType, builtin_types
+from .selectors import combine, parse_field_selector, parse_label_selector
+from .watch import Event, Watch
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WATCH_CAPACITY = 20000  # queued events before a lagging watch is dropped
+_EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list."
+)
+
+Key = tuple[str, str]  # (namespace or "", name)
+Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
+
+
+class Store:
+    """Objects by resource, the RV counter, history, watches and the uid/owner indexes."""
+
+    def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
+        self._lock = threading.RLock()
+        self._clock = clock
+        self._rv = 0
+        self._types: dict[tuple[str, str], ResourceType] = {}
+        self._by_gvr: dict[GVR, ResourceType] = {}
+        self._store: dict[tuple[str, str], dict[Key, dict]] = {}
+        self._history: deque[Event] = deque(maxlen=max(1, watch_history))
+        self._compacted_rv = 0
+        self._watchers: dict[tuple[str, str], set[Watch]] = {}
+        self._by_uid: dict[str, Ref] = {}
+        self._dependents: dict[str, set[Ref]] = {}
+        self.watch_capacity = DEFAULT_WATCH_CAPACITY
+        self.types_generation = 0
+        for rt in builtin_types():
+            self._register(rt)
+        self.gc = GarbageCollector(self)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ types and lookup
+    def _register(self, rt: ResourceType) -> None:
+        with self._lock:
+            old = self._types.get(rt.storage_key)
+            if old is not None:
+                for v in old.versions:
+                    self._by_gvr.pop((old.group, v, old.plural), None)
+            self._types[rt.storage_key] = rt
+            for v in rt.versions:
+                self._by_gvr[(rt.group, v, rt.plural)] = rt
+            self._store.setdefault(rt.storage_key, {})
+            self.types_generation += 1
+
+    def _unregister(self, storage_key: tuple[str, str]) -> None:
+        rt = self._types.pop(storage_key, None)
+        if rt is None:
+            return
+        for v in rt.versions:
+            self._by_gvr.pop((rt.group, v, rt.plural), None)
+        self.types_generation += 1
+        for w in list(self._watchers.pop(storage_key, ())):
+            w.close("resource type removed")
+
+    def resource_types(self) -> list[ResourceType]:
+        with self._lock:
+            return list(self._types.values())
+
+    def resolve(self, gvr: GVR) -> ResourceType:
+        """The resource type served at ``gvr``; 404 when there is none."""
+        rt = self._by_gvr.get(tuple(gvr))  # type: ignore[arg-type]
+        if rt is None:
+            raise errors.resource_not_found()
+        return rt
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    def _present(self, rt: ResourceType, version: str, obj: dict) -> dict:
+        """``obj`` as served at ``version`` (rewrites apiVersion; shares everything else)."""
+        api_version = rt.api_version(version)
+        if obj.get("apiVersion") == api_version:
+            return obj
+        out = dict(obj)
+        out["apiVersion"] = api_version
+        return out
+
+    def _ns_key(self, rt: ResourceType, namespace: str | None, name: str) -> Key:
+        if rt.namespaced:
+            if not namespace:
+                raise errors.bad_request("a namespace is required for namespaced resources")
+            return (namespace, name)
+        return ("", name)
+
+    def _now(self) -> str:
+        return format_time(self._clock())
+
+    # ------------------------------------------------------------------ read
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        return clone(self._get(gvr, namespace, name))
+
+    def _get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        rt = self.resolve(gvr)
+        with self._lock:
+            obj = self._store[rt.storage_key].get(self._ns_key(rt, namespace, name))
+        if obj is None:
+            raise errors.not_found(rt.group, rt.plural, name)
+        return self._present(rt, gvr[1], obj)
+
+    def list(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict], str]:
+        items, rv, _, _ = self._list(gvr, namespace, label_selector, field_selector)
+        return [clone(i) for i in items], rv
+
+    def _list(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> tuple[list[dict], str, str | None, int | None]:
+        """(items, list RV, continue token or None, remaining count or None)."""
+        rt = self.resolve(gvr)
+        pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        start: Key | None = None
+        if continue_token:
+            start = self._decode_continue(continue_token)
+        with self._lock:
+            rv = self._rv
+            store = self._store[rt.storage_key]
+            keys = sorted(store)
+            out: list[dict] = []
+            token = None
+            remaining = None
+            for i, key in enumerate(keys):
+                if start is not None and key <= start:
+                    continue
+                if namespace and rt.namespaced and key[0] != namespace:
+                    continue
+                obj = store[key]
+                if pred is not None and not pred(obj):
+                    continue
+                if limit and len(out) >= limit:
+                    token = self._encode_continue(rv, out[-1])
+                    remaining = sum(
+                        1
+                        for k in keys[i:]
+                        if (not namespace or k[0] == namespace) and (pred is None or pred(store[k]))
+                    )
+                    break
+                out.append(obj)
+        version = gvr[1]
+        return [self._present(rt, version, o) for o in out], str(rv), token, remaining
+
+    def _encode_continue(self, rv: int, last: dict) -> str:
+        m = meta(last)
+        raw = json.dumps({"rv": rv, "start": [m.get("namespace", ""), m.get("name", "")]})
+        return base64.urlsafe_b64encode(raw.encode()).decode()
+
+    def _decode_continue(self, token: str) -> Key:
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token.encode()))
+            rv, start = int(data["rv"]), data["start"]
+        except (ValueError, KeyError, TypeError, binascii.Error) as e:
+            raise errors.bad_request(f"continue key is not valid: {e}") from e
+        if rv < self._compacted_rv:
+            raise errors.gone(_EXPIRED_CONTINUE)
+        return (start[0], start[1])
+
+    # ------------------------------------------------------------------ watch
+    def watch(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Watch:
+        """Start a watch: replay from ``resource_version`` (or synthetic ADDED events when it is
+        empty or "0"), then live events. 410 Expired when that RV has left the history."""
+        rt = self.resolve(gvr)
+        pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
+        version = gvr[1]
+        ns = namespace if rt.namespaced else None
+        with self._lock:
+            w = Watch(
+                ns,
+                pred,
+                lambda o: self._present(rt, version, o),
+                self.watch_capacity,
+                self._remove_watch,
+            )
+            w.storage_key = rt.storage_key  # type: ignore[attr-defined]
+            initial: list[tuple[str, Event]] = []
+            if resource_version in (None, "", "0"):
+                for key in sorted(self._store[rt.storage_key]):
+                    obj = self._store[rt.storage_key][key]
+                    if ns and key[0] != ns:
+                        continue
+                    if pred is None or pred(obj):
+                        rv = int(meta(obj).get("resourceVersion") or 0)
+                        initial.append(("ADDED", Event(rv, "ADDED", rt.storage_key, key[0], obj)))
+                w.preload(initial)
+            else:
+                try:
+                    start = int(resource_version)
+                except ValueError as e:
+                    raise errors.bad_request(f"invalid resource version: {resource_version}") from e
+                if start < self._compacted_rv:
+                    raise errors.gone(
+                        f"too old resource version: {start} ({self._compacted_rv + 1})"
+                    )
+                if start < self._rv:
+                    for ev in self._history:
+                        if ev.rv > start and ev.storage_key == rt.storage_key:
+                            w.offer(ev)
+            w.progress_rv = self._rv
+            self._watchers.setdefault(rt.storage_key, set()).add(w)
+        return w
+
+    def _remove_watch(self, w: Watch) -> None:
+        with self._lock:
+            watchers = self._watchers.get(w.storage_key)  # type: ignore[attr-defined]
+            if watchers is not None:
+                watchers.discard(w)
+
+    def bookmark_rv(self, w: Watch) -> int | None:
+        """The RV a bookmark may carry for ``w`` now: None while it still has queued events."""
+        with self._lock:
+            if w.pending():
+                return None
+            return w.progress_rv
+
+    def drop_watches(self, reason: str = "dropped by fault injection") -> int:
+        with self._lock:
+            all_watches = [w for ws in self._watchers.values() for w in ws]
+            self._watchers = {}
+        for w in all_watches:
+            w.close(reason)
+        return len(all_watches)
+
+    def compact(self) -> None:
+        """Forget all history: a watch or continue from any earlier RV now gets 410."""
+        with self._lock:
+            self._history.clear()
+            self._compacted_rv = self._rv
+
+    def watch_count(self) -> int:
+        with self._lock:
+            return sum(len(ws) for ws in self._watchers.values())
+
+    # ------------------------------------------------------------------ commit
+    def _commit(self, rt: ResourceType, key: Key, obj: dict, etype: str, old: dict | None) -> dict:
+        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        store = self._store[rt.storage_key]
+        ref: Ref = (rt.storage_key, key[0], key[1])
+        if old is not None:
+            self._unindex(ref, old)
+        if etype == "DELETED":
+            store.pop(key, None)
+        else:
+            store[key] = obj
+            self._index(ref, obj)
+        ev = Event(self._rv, etype, rt.storage_key, key[0], obj, old)
+        if len(self._history) == self._history.maxlen:
+            self._compacted_rv = self._history[0].rv
+        self._history.append(ev)
+        for w in list(self._watchers.get(rt.storage_key, ())):
+            w.offer(ev)
+            if w.closed:
+                self._watchers[rt.storage_key].discard(w)
+                log.info("dropped watch on %s: %s", rt.plural, w.close_reason)
+        self.gc.observe(rt, ev)
+        return obj
+
+    def _index(self, ref: Ref, obj: dict) -> None:
+        m = meta(obj)
+        if m.get("uid"):
+            self._by_uid[m["uid"]] = ref
+        for r in m.get("ownerReferences") or []:
+            if isinstance(r, dict) and r.get("uid"):
+                self._dependents.setdefault(r["uid"], set()).add(ref)
+
+    def _unindex(self, ref: Ref, obj: dict) -> None:
+        m = meta(obj)
+        if m.get("uid") and self._by_uid.get(m["uid"]) == ref:
+            del self._by_uid[m["uid"]]
+        for r in m.get("ownerReferences") or []:
+            deps = self._dependents.get(r.get("uid", "")) if isinstance(r, dict) else None
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self._dependents[r["uid"]]
+
+    # helpers for the garbage collector -------------------------------------------------
+    def uid_exists(self, uid: str) -> bool:
+        return uid in self._by_uid
+
+    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None:
+        with self._lock:
+            ref = self._by_uid.get(uid)
+            if ref is None:
+                return None
+            rt = self._types.get(ref[0])
+            obj = self._store.get(ref[0], {}).get((ref[1], ref[2]))
+            return (rt, obj) if rt is not None and obj is not None else None
+
+    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]:
+        with self._lock:
+            out = []
+            for sk, ns, name in self._dependents.get(uid, ()):
+                rt = self._types.get(sk)
+                obj = self._store.get(sk, {}).get((ns, name))
+                if rt is not None and obj is not None:
+                    out.append((rt, obj))
+            return out
+
+    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]:
+        with self._lock:
+            return [
+                (rt, obj)
+                for rt in self._types.values()
+                if rt.namespaced
+                for key, obj in self._store[rt.storage_key].items()
+                if key[0] == namespace
+            ]
+
+    def gvr_of(self, rt: ResourceType) -> GVR:
+        return (rt.group, rt.versions[0], rt.plural)

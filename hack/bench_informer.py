@@ -231,7 +231,7 @@ def rss_mb() -> float:
 def peak_rss_mb() -> float:
     import resource
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3  # Linux: KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # Linux: KiB
 
 
 def run_bench(n: int, backend: str) -> dict:

@@ -4,9 +4,10 @@
 monitoring endpoint, build the API client, refuse to start when the TFJob CRD is missing, wire
 informers, event recorder and `TFController`, start the informers (followers keep warm caches,
 as upstream), then either run the controller under leader election or directly. A first
-SIGTERM/SIGINT sets the stop event: the controller drains its workers, the elector releases the
-lock and `run` returns 0; a second signal exits at once with 1. Losing leadership while not
-stopping is fatal (exit 1), as ``log.Fatalf("leader election lost")`` was upstream.
+SIGTERM/SIGINT sets the stop event: the controller drains its workers, then the lock is
+released (a successor takes over at its next retry) and `run` returns 0; a second signal
+exits at once with 1. Losing leadership while not stopping is fatal (exit 1), as
+``log.Fatalf("leader election lost")`` was upstream.
 The collaborators are created by small factory functions so tests can substitute fakes.
 """
 
@@ -165,7 +166,9 @@ def new_leader_elector(
         lease_duration=opt.lease_duration,
         renew_deadline=opt.renew_deadline,
         retry_period=opt.retry_period,
-        release_on_cancel=True,
+        # Released by _run_elected only after the workers drained, so a successor never
+        # overlaps with a sync still in flight here.
+        release_on_cancel=False,
     )
 
 
@@ -273,4 +276,8 @@ def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: Run
     elector.run(state.stop)
     if started.is_set() and not state.controller_done.wait(DRAIN_TIMEOUT):
         log.warning("controller did not drain within %.0fs", DRAIN_TIMEOUT)
-    return EXIT_FAILURE if state.leadership_lost else EXIT_OK
+    if state.leadership_lost:
+        return EXIT_FAILURE
+    if started.is_set():
+        elector.release()
+    return EXIT_OK

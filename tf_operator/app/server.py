@@ -114,6 +114,8 @@ def crd_exists(kube_client: Any, namespace: str) -> bool:
     except ApiError as err:
         log.error("listing TFJobs failed: %s", err)
         return not is_not_found(err)
+    except Exception as err:  # unreachable server etc.: the informers will keep retrying
+        log.error("listing TFJobs failed: %s", err)
     return True
 
 

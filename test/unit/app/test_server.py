@@ -96,6 +96,17 @@ def test_other_list_errors_do_not_stop_startup(wiring):
     client = FakeKubeClient()
     client.prepend_reactor("list", "tfjobs", lambda a: (True, new_internal_error("boom")))
     assert server.crd_exists(client, "") is True
+    client.prepend_reactor("list", "tfjobs", lambda a: (True, ConnectionError("refused")))
+    assert server.crd_exists(client, "") is True
+
+
+def test_unbuildable_client_exits_1(wiring, monkeypatch, caplog):
+    def broken(opt):
+        raise ValueError("no configuration")
+
+    monkeypatch.setattr(server, "build_kube_client", broken)
+    assert server.run(options(), stop=threading.Event(), handle_signals=False) == 1
+    assert "Error building kubeconfig: no configuration" in caplog.text
 
 
 def test_without_leader_election_runs_controller_until_stopped(wiring):

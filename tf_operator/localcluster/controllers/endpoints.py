@@ -103,6 +103,43 @@ def build_subsets(service: dict, pods: list[dict]) -> list[dict]:
     return subsets
 
 
+class SelectorIndex:
+    """Services keyed by one (namespace, label, value) pair of their selector.
+
+    A service can only select a pod that carries every pair of its selector, so
+    indexing one pair is enough to find candidates in O(labels) instead of
+    scanning every service of the namespace on each pod event.
+    """
+
+    def __init__(self) -> None:
+        self._by_pair: dict[tuple[str, str, str], set[str]] = {}
+        self._entries: dict[str, tuple[tuple[str, str, str], dict]] = {}
+
+    def set(self, key: str, namespace: str, selector: dict | None) -> None:
+        self.remove(key)
+        if selector:
+            label, value = min(selector.items())
+            pair = (namespace, label, str(value))
+            self._entries[key] = (pair, selector)
+            self._by_pair.setdefault(pair, set()).add(key)
+
+    def remove(self, key: str) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            keys = self._by_pair.get(entry[0], set())
+            keys.discard(key)
+            if not keys:
+                self._by_pair.pop(entry[0], None)
+
+    def matching(self, namespace: str, labels: dict) -> set[str]:
+        found = set()
+        for label, value in labels.items():
+            for key in self._by_pair.get((namespace, label, str(value)), ()):
+                if selector_matches(self._entries[key][1], labels):
+                    found.add(key)
+        return found
+
+
 class EndpointsController:
     """Keeps Endpoints in step with Services and their pods."""
 
@@ -110,7 +147,8 @@ class EndpointsController:
         self._registry = registry
         self._cond = threading.Condition()
         self._queue: set[str] = set()
-        self._managed: set[str] = set()  # endpoints keys created or updated for a selector service
+        self._managed: set[str] = set()
+        self._index = SelectorIndex()  # endpoints keys created or updated for a selector service
         self._services = RegistryInformer(registry, SERVICES, self._on_service)
         self._pods = RegistryInformer(registry, PODS, self._on_pod)
         self._endpoints = RegistryInformer(registry, ENDPOINTS, self._on_endpoints)
@@ -132,8 +170,15 @@ class EndpointsController:
             self._queue.add(key)
             self._cond.notify()
 
-    def _on_service(self, _event: str, service: dict, _old: dict | None) -> None:
-        self._enqueue(object_key(service))
+    def _on_service(self, event: str, service: dict, _old: dict | None) -> None:
+        key = object_key(service)
+        with self._cond:
+            if event == "DELETED":
+                self._index.remove(key)
+            else:
+                selector = (service.get("spec") or {}).get("selector")
+                self._index.set(key, service["metadata"].get("namespace", ""), selector)
+        self._enqueue(key)
 
     def _on_endpoints(self, event: str, endpoints: dict, _old: dict | None) -> None:
         # someone else changed or removed an Endpoints we own: resync its service
@@ -141,16 +186,13 @@ class EndpointsController:
             self._enqueue(object_key(endpoints))
 
     def _on_pod(self, _event: str, pod: dict, old: dict | None) -> None:
-        namespace = pod["metadata"].get("namespace")
-        label_sets = [pod["metadata"].get("labels") or {}]
-        if old is not None:
-            label_sets.append(old["metadata"].get("labels") or {})
-        for service in self._services.items():
-            if service["metadata"].get("namespace") != namespace:
-                continue
-            selector = (service.get("spec") or {}).get("selector")
-            if selector and any(selector_matches(selector, labels) for labels in label_sets):
-                self._enqueue(object_key(service))
+        namespace = pod["metadata"].get("namespace", "")
+        with self._cond:
+            keys = self._index.matching(namespace, pod["metadata"].get("labels") or {})
+            if old is not None:
+                keys |= self._index.matching(namespace, old["metadata"].get("labels") or {})
+        for key in keys:
+            self._enqueue(key)
 
     def _run(self, stop_event: threading.Event) -> None:
         self._services.wait_for_sync()
@@ -185,9 +227,8 @@ class EndpointsController:
         self._managed.add(key)
         pods = [
             p
-            for p in self._pods.items()
-            if p["metadata"].get("namespace") == namespace
-            and selector_matches(selector, p["metadata"].get("labels") or {})
+            for p in self._pods.in_namespace(namespace)
+            if selector_matches(selector, p["metadata"].get("labels") or {})
         ]
         subsets = build_subsets(service, pods)
         labels = dict(service["metadata"].get("labels") or {})

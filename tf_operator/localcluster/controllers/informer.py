@@ -57,6 +57,7 @@ class RegistryInformer:
         self._field_selector = field_selector
         self._lock = threading.Lock()
         self._store: dict[str, dict] = {}
+        self._by_namespace: dict[str, dict[str, dict]] = {}
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -73,6 +74,21 @@ class RegistryInformer:
     def items(self) -> list[dict]:
         with self._lock:
             return list(self._store.values())
+
+    def in_namespace(self, namespace: str) -> list[dict]:
+        """Objects of one namespace, without scanning the others."""
+        with self._lock:
+            return list(self._by_namespace.get(namespace, {}).values())
+
+    def _index(self, key: str, obj: dict | None, old: dict | None) -> None:
+        """Keep the namespace index in step with the store (lock held)."""
+        source = obj if obj is not None else old
+        namespace = ((source or {}).get("metadata") or {}).get("namespace") or ""
+        bucket = self._by_namespace.setdefault(namespace, {})
+        if obj is None:
+            bucket.pop(key, None)
+        else:
+            bucket[key] = obj
 
     def start(self, stop_event: threading.Event) -> threading.Thread:
         name = f"informer-{self._gvr[2]}"
@@ -128,8 +144,10 @@ class RegistryInformer:
             old = self._store.get(key)
             if event_type == "DELETED":
                 self._store.pop(key, None)
+                self._index(key, None, obj)
             else:
                 self._store[key] = obj
+                self._index(key, obj, old)
         if event_type != "DELETED":
             event_type = "ADDED" if old is None else "MODIFIED"
         self._dispatch(event_type, obj, old)
@@ -138,6 +156,9 @@ class RegistryInformer:
         fresh = {object_key(o): o for o in items}
         with self._lock:
             previous, self._store = self._store, dict(fresh)
+            self._by_namespace = {}
+            for key, obj in fresh.items():
+                self._index(key, obj, None)
         for key, old in previous.items():
             if key not in fresh:
                 self._dispatch("DELETED", old, old)

@@ -64,3 +64,19 @@ def test_headless_hostname_is_published_for_matching_subdomain():
         service([{"port": 1}]), [pod("a", "127.1.0.1", hostname="h", subdomain="svc")]
     )
     assert subset["addresses"][0]["hostname"] == "h"
+
+
+def test_selector_index_finds_exactly_the_selecting_services():
+    from tf_operator.localcluster.controllers.endpoints import SelectorIndex
+
+    index = SelectorIndex()
+    index.set("ns/a", "ns", {"job": "j", "replica": "ps"})
+    index.set("ns/b", "ns", {"job": "j"})
+    index.set("other/c", "other", {"job": "j"})
+    index.set("ns/d", "ns", None)
+    assert index.matching("ns", {"job": "j", "replica": "ps", "x": "y"}) == {"ns/a", "ns/b"}
+    assert index.matching("ns", {"job": "j", "replica": "worker"}) == {"ns/b"}
+    index.set("ns/b", "ns", {"job": "k"})
+    assert index.matching("ns", {"job": "j"}) == set()
+    index.remove("ns/a")
+    assert index.matching("ns", {"job": "j", "replica": "ps"}) == set()

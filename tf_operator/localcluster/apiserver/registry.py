@@ -173,6 +173,17 @@ class Registry(Store):
     def _defaults(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
         if rt.storage_key == _CRD:
             errs = validation.validate_crd(obj)
+            spec = obj.get("spec") or {}
+            taken = self._types.get(
+                (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+            )
+            if taken is not None and not taken.is_custom:
+                errs.append(
+                    errors.field_cause(
+                        "spec.names.plural",
+                        "Invalid value: the name is served by a built-in resource",
+                    )
+                )
             if errs:
                 raise errors.invalid(
                     rt.kind, rt.group, rt.plural, obj["metadata"].get("name", ""), errs

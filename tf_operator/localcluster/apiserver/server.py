@@ -9,56 +9,26 @@ stream chunked JSON/text from their connection's thread; every other reply is on
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import yaml
-
-from . import discovery, errors, protobuf, tables
+from . import discovery, errors, params, tables
 from .errors import StatusError
 from .faults import Faults
 from .httpcore import ClientGone, Request, Responder, ThreadingServer
 from .objects import meta
 from .registry import Registry
 from .resources import ResourceType
+from .streams import LogProvider, WatchStream, dumps, serve_pod_log
 from .tls import make_self_signed, server_context
 
 log = logging.getLogger(__name__)
 
-LogProvider = Callable[..., Iterator[bytes]]
 FAULTS_PATH = "/_localcluster/faults"
-MAX_WATCH_SECONDS = 1800  # cap for watches that ask for no timeout
-WATCH_BATCH_INTERVAL = 0.01  # minimum spacing of writes on one watch stream under load
-_TRUE = {"true", "1", "t", "yes", "y"}
-_PATCH_TYPES = {
-    "application/merge-patch+json": "merge",
-    "application/json-patch+json": "json",
-    "application/strategic-merge-patch+json": "strategic",
-    "application/apply-patch+yaml": "apply",
-    "application/apply-patch+json": "apply",
-}
-
-
-def _bool(value: str | None) -> bool:
-    return (value or "").strip().lower() in _TRUE
-
-
-def _int(value: str | None, name: str) -> int | None:
-    if value is None or value == "":
-        return None
-    try:
-        return int(value)
-    except ValueError as e:
-        raise errors.bad_request(f"invalid value for {name}: {value!r}") from e
-
-
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
 
 
 class APIServer:
@@ -81,13 +51,13 @@ class APIServer:
         self.token = token if token or not tls else secrets.token_hex(16)
         self.registry = registry or Registry(watch_history=watch_history)
         self.faults = Faults(self.registry, **(faults or {}))
-        self.bookmark_interval = bookmark_interval
         self.cert_file: str | None = None
         self.key_file: str | None = None
         self._log_provider: LogProvider | None = None
         self._server: ThreadingServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._watches = WatchStream(self.registry, self._stopping, bookmark_interval)
         self._cache: dict[Any, tuple[int, Any]] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -160,7 +130,7 @@ class APIServer:
         if resp.started:
             return
         headers = [("Retry-After", str(e.retry_after))] if e.retry_after is not None else []
-        resp.send(e.code, _dumps(e.status), headers=headers)
+        resp.send(e.code, dumps(e.status), headers=headers)
 
     def _authenticate(self, req: Request) -> None:
         if not (self.tls and self.token):
@@ -210,7 +180,7 @@ class APIServer:
         content_type: str = "application/json",
         headers: list[tuple[str, str]] | None = None,
     ) -> None:
-        resp.send(code, _dumps(obj), content_type, headers)
+        resp.send(code, dumps(obj), content_type, headers)
 
     def _written(
         self, resp: Responder, write: Callable[[], Any], req: Request, code: int = 200
@@ -236,7 +206,7 @@ class APIServer:
             return self._json(resp, self.faults.to_dict())
         if req.method != "POST":
             raise errors.method_not_allowed()
-        body = self._parse_json(req.body) if req.body else {}
+        body = params.parse_json(req.body) if req.body else {}
         if not isinstance(body, dict):
             raise errors.bad_request("fault settings must be a JSON object")
         self._json(resp, self.faults.apply(body))
@@ -256,7 +226,7 @@ class APIServer:
         agg = discovery.negotiate_aggregated(req.header("accept"))
         if agg:
             body = self._cached(
-                ("agg", core, agg), lambda: _dumps(discovery.aggregated(types, core, agg))
+                ("agg", core, agg), lambda: dumps(discovery.aggregated(types, core, agg))
             )
             return resp.send(
                 200,
@@ -279,7 +249,7 @@ class APIServer:
         types = self.registry.resource_types()
         if len(parts) == 2:
             return resp.send(
-                200, self._cached("openapi-index", lambda: _dumps(discovery.openapi_index(types)))
+                200, self._cached("openapi-index", lambda: dumps(discovery.openapi_index(types)))
             )
         rest = parts[2:]
         if rest[0] == "api" and len(rest) == 2:
@@ -321,7 +291,9 @@ class APIServer:
         if sub is not None and sub not in rt.subresources:
             raise errors.resource_not_found()
         if sub == "log":
-            return self._pod_log(req, resp, namespace or "", name)
+            return serve_pod_log(
+                self.registry, self._log_provider, self._stopping, req, resp, namespace or "", name
+            )
         if sub == "binding":
             return self._binding(req, resp, namespace or "", name)
         self._item(req, resp, rt, gvr, namespace, name, sub)
@@ -331,9 +303,9 @@ class APIServer:
     ) -> None:
         q = req.query
         if req.method == "GET":
-            if _bool(q.get("watch")):
-                return self._watch(req, resp, rt, gvr, namespace)
-            limit = _int(q.get("limit"), "limit")
+            if params.as_bool(q.get("watch")):
+                return self._watches.serve(req, resp, rt, gvr, namespace)
+            limit = params.as_int(q.get("limit"), "limit")
             if q.get("resourceVersion") == "0" and not q.get("continue"):
                 limit = None
             items, rv, token, remaining = self.registry._list(
@@ -364,13 +336,13 @@ class APIServer:
                 },
             )
         if req.method == "POST":
-            body = self._parse_body(req)
-            dry = self._dry_run(req)
+            body = params.object_body(req)
+            dry = params.dry_run(req)
             return self._written(
                 resp, lambda: self.registry._create(gvr, namespace, body, dry), req, 201
             )
         if req.method == "DELETE":
-            opts = self._delete_options(req)
+            opts = params.delete_options(req)
             items = self.registry.delete_collection(
                 gvr,
                 namespace,
@@ -415,29 +387,20 @@ class APIServer:
                 return self._json(resp, body, content_type=tables.TABLE_CONTENT_TYPE)
             return self._json(resp, obj)
         if req.method == "PUT":
-            body = self._parse_body(req)
-            dry = self._dry_run(req)
+            body = params.object_body(req)
+            dry = params.dry_run(req)
             return self._written(
                 resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req
             )
         if req.method == "PATCH":
-            ctype = req.header("content-type").split(";")[0].strip().lower()
-            patch_type = _PATCH_TYPES.get(ctype)
-            if patch_type is None:
-                raise errors.unsupported_media_type(
-                    f"the body of the request was in an unknown format - accepted media types include: {', '.join(_PATCH_TYPES)}"
-                )
-            if patch_type == "apply":
-                patch = self._parse_yaml(req.body)
-            else:
-                patch = self._parse_json(req.body)
+            ctype, patch_type, patch = params.patch_body(req)
             if patch_type == "strategic" and rt.is_custom:
                 raise errors.unsupported_media_type(
                     f"{ctype} is not supported by {rt.group}/{gvr[1]}, Kind={rt.kind}: the body of the request was in an unknown "
                     "format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
                 )
             manager = req.query.get("fieldManager") or None
-            dry, force = self._dry_run(req), _bool(req.query.get("force"))
+            dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
             return self._written(
                 resp,
                 lambda: reg._patch(
@@ -446,7 +409,7 @@ class APIServer:
                 req,
             )
         if req.method == "DELETE" and sub is None:
-            opts = self._delete_options(req)
+            opts = params.delete_options(req)
             obj = reg._delete(
                 gvr,
                 namespace,
@@ -459,165 +422,15 @@ class APIServer:
             return self._json(resp, obj)
         raise errors.method_not_allowed()
 
-    # ------------------------------------------------------------------ bodies and options
-    def _parse_json(self, raw: bytes) -> Any:
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise errors.bad_request(
-                f"the body of the request could not be decoded as JSON: {e}"
-            ) from e
-
-    def _parse_yaml(self, raw: bytes) -> Any:
-        try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as e:
-            raise errors.bad_request(f"error decoding YAML: {e}") from e
-
-    def _parse_body(self, req: Request) -> Any:
-        if not req.body:
-            raise errors.bad_request("the request body is empty")
-        ctype = req.header("content-type").lower()
-        if ctype.startswith(protobuf.CONTENT_TYPE):
-            return protobuf.decode(req.body)
-        if "yaml" in ctype:
-            return self._parse_yaml(req.body)
-        return self._parse_json(req.body)
-
-    def _dry_run(self, req: Request) -> bool:
-        value = req.query.get("dryRun")
-        if value and value != "All":
-            raise errors.bad_request(f'Invalid value: "{value}": supported values: "All"')
-        return value == "All"
-
-    def _delete_options(self, req: Request) -> dict[str, Any]:
-        body: dict = {}
-        if req.body and req.body.strip():
-            parsed = self._parse_json(req.body)
-            if not isinstance(parsed, dict):
-                raise errors.bad_request("DeleteOptions must be a JSON object")
-            body = parsed
-        q = req.query
-        grace = body.get("gracePeriodSeconds")
-        if grace is None:
-            grace = _int(q.get("gracePeriodSeconds"), "gracePeriodSeconds")
-        propagation = body.get("propagationPolicy") or q.get("propagationPolicy") or None
-        orphan = body.get("orphanDependents")
-        if orphan is None and q.get("orphanDependents"):
-            orphan = _bool(q.get("orphanDependents"))
-        if propagation is None and orphan is not None:
-            propagation = "Orphan" if orphan else "Background"
-        dry = body.get("dryRun") or ([q["dryRun"]] if q.get("dryRun") else [])
-        return {
-            "grace": int(grace) if grace is not None else None,
-            "propagation": propagation,
-            "preconditions": body.get("preconditions"),
-            "dry_run": "All" in dry,
-        }
-
-    # ------------------------------------------------------------------ watch
-    def _watch(
-        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
-    ) -> None:
-        q = req.query
-        timeout = _int(q.get("timeoutSeconds"), "timeoutSeconds")
-        bookmarks = _bool(q.get("allowWatchBookmarks"))
-        as_table = tables.wants_table(req.header("accept"))
-        try:
-            w = self.registry.watch(
-                gvr,
-                namespace,
-                q.get("resourceVersion") or None,
-                q.get("labelSelector"),
-                q.get("fieldSelector"),
-            )
-        except StatusError as e:
-            if e.code != 410:
-                raise
-            resp.start_stream()
-            resp.chunk(_dumps({"type": "ERROR", "object": e.status}) + b"\n")
-            resp.end_stream()
-            return
-        content_type = tables.TABLE_CONTENT_TYPE if as_table else "application/json"
-        deadline = time.monotonic() + (timeout if timeout and timeout > 0 else MAX_WATCH_SECONDS)
-        next_bookmark = time.monotonic() + self.bookmark_interval
-        api_version = rt.api_version(gvr[1])
-        last_send = 0.0
-        try:
-            resp.start_stream(content_type=content_type)
-            while not self._stopping.is_set():
-                # Under load, write at most one batch per WATCH_BATCH_INTERVAL: pausing *before*
-                # waiting means one wake-up and one write per batch instead of per event.
-                pause = last_send + WATCH_BATCH_INTERVAL - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
-                now = time.monotonic()
-                if now >= deadline:
-                    break
-                item = w.next_event(
-                    min(1.0, deadline - now, max(0.01, next_bookmark - now) if bookmarks else 1.0)
-                )
-                if item is not None:
-                    last_send = time.monotonic()
-                    batch = [item]
-                    while len(batch) < 1000 and (more := w.next_event(0)) is not None:
-                        batch.append(more)
-                    resp.chunk(
-                        b"".join(
-                            self._encode_event(rt, gvr, etype, ev, as_table, api_version)
-                            for etype, ev in batch
-                        )
-                    )
-                    continue
-                if w.closed:
-                    break
-                if bookmarks and time.monotonic() >= next_bookmark:
-                    next_bookmark = time.monotonic() + self.bookmark_interval
-                    rv = self.registry.bookmark_rv(w)
-                    if rv is not None:
-                        obj = {
-                            "kind": rt.kind,
-                            "apiVersion": api_version,
-                            "metadata": {"resourceVersion": str(rv)},
-                        }
-                        resp.chunk(_dumps({"type": "BOOKMARK", "object": obj}) + b"\n")
-                elif resp.client_gone():
-                    break
-        except ClientGone:
-            pass
-        finally:
-            w.stop()
-        resp.end_stream()
-
-    def _encode_event(
-        self, rt: ResourceType, gvr: tuple, etype: str, ev: Any, as_table: bool, api_version: str
-    ) -> bytes:
-        key = (etype, api_version, as_table)
-        data = ev.cache.get(key)
-        if data is None:
-            obj = self.registry._present(rt, gvr[1], ev.obj)
-            if as_table:
-                obj = tables.table(
-                    rt, gvr[1], [obj], {"resourceVersion": meta(obj).get("resourceVersion", "")}
-                )
-            data = _dumps({"type": etype, "object": obj}) + b"\n"
-            ev.cache[key] = data
-        return data
-
     # ------------------------------------------------------------------ pods
     def _binding(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
         if req.method != "POST":
             raise errors.method_not_allowed()
-        body = self._parse_body(req)
+        body = params.object_body(req)
         target = (body.get("target") or {}) if isinstance(body, dict) else {}
         if not target.get("name"):
-            raise errors.invalid(
-                "Binding",
-                "",
-                "bindings",
-                name,
-                [errors.field_cause("target.name", "Required value", "FieldValueRequired")],
-            )
+            cause = errors.field_cause("target.name", "Required value", "FieldValueRequired")
+            raise errors.invalid("Binding", "", "bindings", name, [cause])
         self.registry._bind_pod(namespace, name, target["name"])
         status = {
             "kind": "Status",
@@ -627,74 +440,6 @@ class APIServer:
             "code": 201,
         }
         self._json(resp, status, 201)
-
-    def _pod_log(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
-        if req.method != "GET":
-            raise errors.method_not_allowed()
-        pod = self.registry._get(("", "v1", "pods"), namespace, name)
-        q = req.query
-        container = q.get("container") or self._default_container(pod, name)
-        names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        names += [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
-        if container not in names:
-            raise errors.bad_request(f"container {container} is not valid for pod {name}")
-        follow = _bool(q.get("follow"))
-        tail = _int(q.get("tailLines"), "tailLines")
-        limit = _int(q.get("limitBytes"), "limitBytes")
-        stop = threading.Event()
-        if self._log_provider is None:
-            chunks: Iterator[bytes] = iter(())
-        else:
-            chunks = self._log_provider(
-                namespace,
-                name,
-                container,
-                follow,
-                tail,
-                limit,
-                _bool(q.get("timestamps")),
-                _bool(q.get("previous")),
-                stop,
-            )
-        if not follow:
-            try:
-                data = b"".join(chunks)
-            finally:
-                stop.set()
-            return resp.send(200, data[:limit] if limit else data, "text/plain")
-        sent = 0
-        try:
-            resp.start_stream(content_type="text/plain")
-            for chunk in chunks:
-                if self._stopping.is_set():
-                    break
-                if limit is not None:
-                    chunk = chunk[: max(0, limit - sent)]
-                resp.chunk(chunk)
-                sent += len(chunk)
-                if limit is not None and sent >= limit:
-                    break
-        except ClientGone:
-            pass
-        finally:
-            stop.set()
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
-        resp.end_stream()
-
-    def _default_container(self, pod: dict, name: str) -> str:
-        annotated = (meta(pod).get("annotations") or {}).get(
-            "kubectl.kubernetes.io/default-container"
-        )
-        if annotated:
-            return annotated
-        names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        if len(names) == 1:
-            return names[0]
-        raise errors.bad_request(
-            f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
-        )
 
 
 def kubeconfig(server: APIServer, context: str = "localcluster") -> dict:

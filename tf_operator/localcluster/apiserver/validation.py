@@ -85,6 +85,12 @@ def validate_crd(crd: dict) -> list[dict]:
     plural = names.get("plural") or ""
     if not group:
         causes.append(field_cause("spec.group", "Required value", "FieldValueRequired"))
+    elif "." not in group or not is_dns_subdomain(group):
+        causes.append(
+            field_cause(
+                "spec.group", f'Invalid value: "{group}": should be a domain with at least one dot'
+            )
+        )
     if not plural:
         causes.append(field_cause("spec.names.plural", "Required value", "FieldValueRequired"))
     if not names.get("kind"):

@@ -159,3 +159,17 @@ def test_unknown_fields_are_pruned_or_rejected(reg):
     with pytest.raises(StatusError) as e, reg.field_validation("Strict"):
         reg.create(WIDGETS, "default", {"metadata": {"name": "x"}, "spec": {"size": 1, "typo": 1}})
     assert e.value.code == 400 and 'unknown field "spec.typo"' in e.value.message
+
+
+def test_crd_group_must_be_a_domain_and_not_builtin(reg):
+    body = widget_crd()
+    body["spec"]["group"] = "example"
+    body["metadata"]["name"] = "widgets.example"
+    with pytest.raises(StatusError) as e:
+        reg.create(CRDS, None, body)
+    assert e.value.status["details"]["causes"][0]["field"] == "spec.group"
+    body = widget_crd()
+    body["spec"]["group"] = "apps.k8s.io"
+    body["spec"]["names"]["plural"] = "deployments"
+    body["metadata"]["name"] = "deployments.apps.k8s.io"
+    reg.create(CRDS, None, body)  # a different group from the built-in "apps" is fine

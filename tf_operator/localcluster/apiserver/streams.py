@@ -1,0 +1,212 @@
+"""The two streaming replies: watches (chunked NDJSON) and ``pods/{name}/log?follow=true``.
+
+A watch stream writes one JSON event per line. Events are serialised once per event and shape
+(cached on the ``Event``) however many watches carry them; under load a stream writes at most
+one batch per ``WATCH_BATCH_INTERVAL``, so fifty watches cost fifty writes per batch rather than
+per event. ``BOOKMARK`` events are sent only when the client asked (``allowWatchBookmarks``); an
+RV that has left the history gets one ``ERROR`` event carrying the 410 ``Expired`` Status.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from . import errors, tables
+from .errors import StatusError
+from .httpcore import ClientGone, Request, Responder
+from .objects import meta
+from .params import as_bool, as_int
+from .registry import Registry
+from .resources import ResourceType
+from .watch import Event
+
+MAX_WATCH_SECONDS = 1800  # cap for watches that ask for no timeout
+WATCH_BATCH_INTERVAL = 0.01  # minimum spacing of writes on one watch stream under load
+MAX_BATCH = 1000
+
+LogProvider = Callable[..., Iterator[bytes]]
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class WatchStream:
+    """Serves one watch request on its connection's thread until timeout, close or shutdown."""
+
+    def __init__(
+        self, registry: Registry, stopping: threading.Event, bookmark_interval: float
+    ) -> None:
+        self._registry = registry
+        self._stopping = stopping
+        self._bookmark_interval = bookmark_interval
+
+    def serve(
+        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+    ) -> None:
+        q = req.query
+        timeout = as_int(q.get("timeoutSeconds"), "timeoutSeconds")
+        bookmarks = as_bool(q.get("allowWatchBookmarks"))
+        as_table = tables.wants_table(req.header("accept"))
+        try:
+            w = self._registry.watch(
+                gvr,
+                namespace,
+                q.get("resourceVersion") or None,
+                q.get("labelSelector"),
+                q.get("fieldSelector"),
+            )
+        except StatusError as e:
+            if e.code != 410:
+                raise
+            resp.start_stream()
+            resp.chunk(dumps({"type": "ERROR", "object": e.status}) + b"\n")
+            resp.end_stream()
+            return
+        version = gvr[1]
+        api_version = rt.api_version(version)
+        deadline = time.monotonic() + (timeout if timeout and timeout > 0 else MAX_WATCH_SECONDS)
+        next_bookmark = time.monotonic() + self._bookmark_interval
+        last_send = 0.0
+        try:
+            resp.start_stream(
+                content_type=tables.TABLE_CONTENT_TYPE if as_table else "application/json"
+            )
+            while not self._stopping.is_set():
+                # Under load, pause *before* waiting: one wake-up and one write per batch.
+                pause = last_send + WATCH_BATCH_INTERVAL - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                wait = min(1.0, deadline - now)
+                if bookmarks:
+                    wait = min(wait, max(0.01, next_bookmark - now))
+                item = w.next_event(wait)
+                if item is not None:
+                    last_send = time.monotonic()
+                    batch = [item]
+                    while len(batch) < MAX_BATCH and (more := w.next_event(0)) is not None:
+                        batch.append(more)
+                    resp.chunk(
+                        b"".join(self._encode(rt, version, t, ev, as_table) for t, ev in batch)
+                    )
+                    continue
+                if w.closed:
+                    break
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    next_bookmark = time.monotonic() + self._bookmark_interval
+                    rv = self._registry.bookmark_rv(w)
+                    if rv is not None:
+                        obj = {
+                            "kind": rt.kind,
+                            "apiVersion": api_version,
+                            "metadata": {"resourceVersion": str(rv)},
+                        }
+                        resp.chunk(dumps({"type": "BOOKMARK", "object": obj}) + b"\n")
+                elif resp.client_gone():
+                    break
+        except ClientGone:
+            pass
+        finally:
+            w.stop()
+        resp.end_stream()
+
+    def _encode(
+        self, rt: ResourceType, version: str, etype: str, ev: Event, as_table: bool
+    ) -> bytes:
+        key = (etype, version, as_table)
+        data = ev.cache.get(key)
+        if data is None:
+            obj = self._registry._present(rt, version, ev.obj)
+            if as_table:
+                obj = tables.table(
+                    rt, version, [obj], {"resourceVersion": meta(obj).get("resourceVersion", "")}
+                )
+            data = dumps({"type": etype, "object": obj}) + b"\n"
+            ev.cache[key] = data
+        return data
+
+
+def _default_container(pod: dict, name: str) -> str:
+    annotated = (meta(pod).get("annotations") or {}).get("kubectl.kubernetes.io/default-container")
+    if annotated:
+        return annotated
+    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    if len(names) == 1:
+        return names[0]
+    raise errors.bad_request(
+        f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
+    )
+
+
+def serve_pod_log(
+    registry: Registry,
+    provider: LogProvider | None,
+    stopping: threading.Event,
+    req: Request,
+    resp: Responder,
+    namespace: str,
+    name: str,
+) -> None:
+    """``GET pods/{name}/log``: text/plain, streamed chunked with ``follow=true``."""
+    if req.method != "GET":
+        raise errors.method_not_allowed()
+    pod = registry._get(("", "v1", "pods"), namespace, name)
+    q = req.query
+    container = q.get("container") or _default_container(pod, name)
+    spec = pod.get("spec") or {}
+    names = [
+        c.get("name") for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    ]
+    if container not in names:
+        raise errors.bad_request(f"container {container} is not valid for pod {name}")
+    follow = as_bool(q.get("follow"))
+    tail = as_int(q.get("tailLines"), "tailLines")
+    limit = as_int(q.get("limitBytes"), "limitBytes")
+    stop = threading.Event()
+    chunks: Iterator[bytes] = iter(())
+    if provider is not None:
+        chunks = provider(
+            namespace,
+            name,
+            container,
+            follow,
+            tail,
+            limit,
+            as_bool(q.get("timestamps")),
+            as_bool(q.get("previous")),
+            stop,
+        )
+    if not follow:
+        try:
+            data = b"".join(chunks)
+        finally:
+            stop.set()
+        resp.send(200, data[:limit] if limit else data, "text/plain")
+        return
+    sent = 0
+    try:
+        resp.start_stream(content_type="text/plain")
+        for chunk in chunks:
+            if stopping.is_set():
+                break
+            if limit is not None:
+                chunk = chunk[: max(0, limit - sent)]
+            resp.chunk(chunk)
+            sent += len(chunk)
+            if limit is not None and sent >= limit:
+                break
+    except ClientGone:
+        pass
+    finally:
+        stop.set()
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+    resp.end_stream()

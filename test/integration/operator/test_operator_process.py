@@ -1,6 +1,7 @@
 """The tf-operator process itself: startup checks, probes, metrics, JSON logs, shutdown."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -106,3 +107,28 @@ def test_namespace_flag_scopes_the_operator(sim, operators):
     op.wait_log(r'Finished syncing tfjob \\"team-a/job-team-a', 10)
     assert sim.pods("job-team-b", namespace="team-b") == []
     assert "job-team-b" not in op.text()
+
+
+def test_kubeconfig_env_wins_over_flag(sim, tmp_path):
+    op = subprocess.Popen(
+        [
+            str(OPERATOR_BIN),
+            f"--kubeconfig={tmp_path / 'missing'}",
+            "--monitoring-port=0",
+            "--monitoring-address=127.0.0.1",
+            "--no-leader-elect",
+        ],
+        env={**os.environ, "KUBECONFIG": sim.kubeconfig},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for line in op.stdout:
+            if "Starting TFJob controller" in line:
+                break
+        else:
+            pytest.fail("operator exited before starting the controller")
+    finally:
+        op.send_signal(signal.SIGTERM)
+        assert op.wait(10) == 0

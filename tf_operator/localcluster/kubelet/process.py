@@ -241,6 +241,9 @@ class ProcessRuntime(ContainerRuntime):
                 if code is None:
                     continue
                 code = 128 - code if code < 0 else code
+                # like a runtime tearing down the container's cgroup: leftovers die too
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.popen.pid, signal.SIGKILL)
                 with self._lock:
                     proc.exit_code = code
                     self._lock.notify_all()

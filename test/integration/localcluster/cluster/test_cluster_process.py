@@ -312,3 +312,27 @@ def test_tf_config_peers_bind_and_connect_by_service_names(cluster):
         logs = kubectl(cluster, "logs", name).stdout
         assert pod["status"]["phase"] == "Succeeded", logs
         assert logs == f"hello from worker {1 - index}\n"
+
+
+def test_background_children_die_with_the_container(cluster, tmp_path):
+    pid_file = tmp_path / "child.pid"
+    cluster.registry.create(
+        PODS,
+        "default",
+        {
+            "metadata": {"name": "forker"},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "busybox",
+                        "command": ["sh", "-c", f"sleep 600 & echo $! > {pid_file}; exit 0"],
+                    }
+                ],
+            },
+        },
+    )
+    wait_for_pod(cluster.registry, "default", "forker", pod_phase_is("Succeeded"))
+    child = int(wait_for(lambda: pid_file.read_text().strip(), 10))
+    wait_for(lambda: not alive(child), 10)

@@ -36,6 +36,7 @@ class Config:
     expected_api_version: str | None = None
     clock: Clock = field(default_factory=RealClock)
     backoff: Backoff | None = None
+    allow_bookmarks: bool = True
 
 
 class Controller:
@@ -58,6 +59,7 @@ class Controller:
             expected_api_version=cfg.expected_api_version,
             clock=cfg.clock,
             backoff=cfg.backoff,
+            allow_bookmarks=cfg.allow_bookmarks,
         )
         with self._lock:
             self.reflector = reflector

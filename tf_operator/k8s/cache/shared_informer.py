@@ -213,8 +213,10 @@ class SharedIndexInformer:
         clock: Clock | None = None,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         backoff: Backoff | None = None,
+        allow_bookmarks: bool = True,
     ) -> None:
         self.lister_watcher = lister_watcher
+        self.allow_bookmarks = allow_bookmarks
         self.name = name or repr(lister_watcher)
         self.clock = clock or RealClock()
         self._indexer: Indexer = new_indexer(deletion_handling_meta_namespace_key_func, indexers)
@@ -310,6 +312,7 @@ class SharedIndexInformer:
                     expected_api_version=self.expected_api_version,
                     clock=self.clock,
                     backoff=self.backoff,
+                    allow_bookmarks=self.allow_bookmarks,
                 )
             )
             self._started = True

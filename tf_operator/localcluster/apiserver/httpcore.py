@@ -15,6 +15,7 @@ import select
 import socket
 import socketserver
 import ssl
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -149,8 +150,10 @@ class _Handler(socketserver.BaseRequestHandler):
             sock.settimeout(None)
         self.sock = sock
         self.rfile = sock.makefile("rb", buffering=65536)
+        self.server.track(self.request, True)
 
     def finish(self) -> None:
+        self.server.track(self.request, False)
         with contextlib.suppress(OSError):
             self.rfile.close()
 
@@ -244,7 +247,24 @@ class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
         self.app = app
         self.ssl_context = ssl_context
         self.stopping = False
+        self._connections: set[socket.socket] = set()
+        self._conn_lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def track(self, sock: socket.socket, open_: bool) -> None:
+        with self._conn_lock:
+            if open_:
+                self._connections.add(sock)
+            else:
+                self._connections.discard(sock)
+
+    def close_connections(self) -> None:
+        """Shut down every open client connection (idle keep-alive ones included)."""
+        with self._conn_lock:
+            conns = list(self._connections)
+        for sock in conns:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request, client_address) -> None:  # noqa: ANN001
         log.debug("connection from %s failed", client_address, exc_info=True)

@@ -94,6 +94,7 @@ class APIServer:
             self.registry.drop_watches("server stopping")
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()
             self._server = None
         self.registry.stop()
 

@@ -499,3 +499,13 @@ def test_broken_framing_gets_400(apiserver, raw):
     with socket.create_connection(("127.0.0.1", apiserver.port), timeout=5) as s:
         s.sendall(raw)
         assert s.recv(100).startswith(b"HTTP/1.1 400")
+
+
+def test_stop_closes_idle_keep_alive_connections():
+    server = APIServer()
+    server.start()
+    client = Client(server)
+    assert client.request("GET", "/version")[0] == 200
+    server.stop()
+    with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+        client.request("GET", "/version")

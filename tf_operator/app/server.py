@@ -55,6 +55,7 @@ class RunState:
     identity: str = ""
     monitor: MonitoringServer | None = None
     leadership_lost: bool = False
+    controller_failed: bool = False
     controller_done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -228,7 +229,7 @@ def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: b
         if opt.leader_elect:
             return _run_elected(opt, kube_client, wiring, state)
         _run_controller(opt, wiring.controller, state, state.stop)
-        return EXIT_OK
+        return EXIT_FAILURE if state.controller_failed else EXIT_OK
     finally:
         wiring.broadcaster.shutdown()
         log.info("tf-operator stopped")
@@ -242,6 +243,11 @@ def _run_controller(
     except Exception:
         log.exception("Failed to run the controller")
     finally:
+        if not stop.is_set():
+            # Not asked to stop: give up the process (and the lock) rather than lead idly.
+            log.critical("controller stopped unexpectedly")
+            state.controller_failed = True
+            state.stop.set()
         state.controller_done.set()
 
 
@@ -282,4 +288,4 @@ def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: Run
         return EXIT_FAILURE
     if started.is_set():
         elector.release()
-    return EXIT_OK
+    return EXIT_FAILURE if state.controller_failed else EXIT_OK

@@ -162,3 +162,21 @@ def _holder(obj, lock_type):
     if lock_type == "leases":
         return obj["spec"].get("holderIdentity", "")
     return json.loads(obj["metadata"]["annotations"][LEADER_ANNOTATION]).get("holderIdentity", "")
+
+
+class CrashingController(FakeController):
+    def run(self, threadiness, stop):
+        self.running.set()
+        raise RuntimeError("cache never synced")
+
+
+@pytest.mark.parametrize("leader_elect", [True, False])
+def test_controller_crash_exits_1_and_releases_lock(wiring, leader_elect):
+    wiring.controller = CrashingController()
+    client = FakeKubeClient()
+    opt = options(leader_elect=leader_elect, lease_duration=2, renew_deadline=1.5, retry_period=0.2)
+    code = server.run(opt, stop=threading.Event(), kube_client=client, handle_signals=False)
+    assert code == 1
+    if leader_elect:
+        lock = client.resource(ENDPOINTS).get("tf-operator", namespace="default")
+        assert _holder(lock, "endpoints") == ""

@@ -304,10 +304,10 @@ def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dic
         for event_line in new_events(kube, name, seen):
             print(("\r\033[K" if tty else "") + event_line, flush=True)
             last_line = ""
+        loss = latest_loss(pod_log(kube, chief, 20))
         current = tfjobs.get(name, namespace=NAMESPACE)
         state = job_state(current)
         items = pods.list(namespace=NAMESPACE, label_selector=f"tf-job-name={name}")["items"]
-        loss = latest_loss(pod_log(kube, chief, 20))
         line = f"[{state}] {replica_summary(items)}" + (f" | chief: {loss}" if loss else "")
         if line != last_line:
             if tty:

@@ -438,6 +438,18 @@ class Observer:
             return True
 
 
+def thread_cpu_by_group() -> Counter:
+    """CPU seconds of this process's live threads, grouped by name with digits removed
+    (``httpcore-conn-12`` and ``httpcore-conn-3`` share a group)."""
+    import psutil
+
+    names = {t.native_id: re.sub(r"[-_]?\d+", "", t.name) for t in threading.enumerate()}
+    groups: Counter = Counter()
+    for thread in psutil.Process().threads():
+        groups[names.get(thread.id, "(exited or native)")] += thread.user_time + thread.system_time
+    return groups
+
+
 # ------------------------------------------------------------------ operator process
 
 
@@ -596,8 +608,12 @@ class RequestCounter:
             self._url + "/api/v1/namespaces/default/pods?limit=1",
             headers={"User-Agent": "bench-probe/1"},
         )
-        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=10):
-            pass
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=10) as resp:
+            resp.read()
+        # the server logs the request after sending the reply: give it a moment
+        deadline = time.monotonic() + 3
+        while counter.snapshot()[("list", "pods")] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
         if counter.snapshot()[("list", "pods")] == 1:
             counter.client = OPERATOR_CLIENT
             counter.counts.clear()
@@ -663,9 +679,14 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         node=NodeSpec(cpu="100000", memory="100000Gi", pods=per_node),
         simulated=SimulatedTiming(start_delay=args.start_delay),
         watch_history=max(10000, jobs * 60),
+        endpoints=args.endpoints,
     )
     cleanup = contextlib.ExitStack()
-    result: dict[str, Any] = {"jobs": jobs, "pods_per_job": replicas}
+    result: dict[str, Any] = {
+        "jobs": jobs,
+        "pods_per_job": replicas,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
     with cleanup:
         cluster.start()
         cleanup.callback(cluster.stop)
@@ -701,6 +722,7 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
             observer.jobs[name] = JobTimes()
         me = psutil.Process()
         cpu_before = sum(me.cpu_times()[:2])
+        threads_before = thread_cpu_by_group()
         t0 = time.monotonic()
         for name in names:
             observer.jobs[name].created = time.monotonic()
@@ -725,6 +747,10 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         at_done = counter.snapshot()
         usage_done = operator.usage()
         result["bench_process_cpu_s"] = round(sum(me.cpu_times()[:2]) - cpu_before, 2)
+        by_thread = diff_counts(thread_cpu_by_group(), threads_before)
+        result["bench_process_cpu_by_thread"] = {
+            name: round(cpu, 2) for name, cpu in by_thread.most_common(8) if cpu >= 0.05
+        }
         quiet_s = _wait_quiescent(counter, min(deadline + 20, time.monotonic() + args.settle))
         at_quiet = counter.snapshot()
         usage_quiet = operator.usage()
@@ -847,6 +873,7 @@ def _r(value: float | None, digits: int = 2) -> float | None:
 def report(result: dict) -> None:
     n = result["jobs"]
     print(f"\n== {n} TFJobs x {result['pods_per_job']} pods ==")
+    print(f"  load average at start (other work on the machine) {result['load_average_at_start']}")
     print(f"  operator started and watching in {result['operator_startup_s']} s")
     print(f"  create burst (in-process)        {result['create_burst_s']} s")
     if not result["complete"]:
@@ -877,9 +904,11 @@ def report(result: dict) -> None:
             f"(peak {usage.get('peak_rss_mib')}), CPU {usage.get('cpu_seconds')} s"
         )
     print(
-        f"  this process (API server, kubelets, observers, proxy) CPU until all Succeeded: "
+        f"  this process (API server, scheduler, kubelets, observers) CPU until all Succeeded: "
         f"{result['bench_process_cpu_s']} s"
     )
+    for name, cpu in result["bench_process_cpu_by_thread"].items():
+        print(f"      {cpu:7.2f} s  {name}")
     stored = result["events_stored_by_reason"]
     print(
         f"  events stored: {sum(stored.values())} "
@@ -914,6 +943,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--start-delay", type=float, default=0.1, help="bind -> Running")
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument(
+        "--endpoints",
+        action="store_true",
+        help="run the local cluster's endpoints controller too (off: the operator never reads "
+        "endpoints, and that controller's per-pod scan of all services would dominate)",
+    )
+    parser.add_argument(
         "--budget", type=float, default=330, help="seconds for all runs together (default 330)"
     )
     parser.add_argument("--settle", type=float, default=20, help="max wait for quiescence")
@@ -944,7 +979,13 @@ def main(argv: list[str] | None = None) -> int:
             # teardown and startup take ~15 s per run; the rest goes to the jobs
             budget = max(30.0, remaining * share - 15)
             print(f"running {jobs} jobs (waiting at most {budget:.0f} s)...", flush=True)
-            result = run_once(args, jobs, budget, workdir)
+            try:
+                result = run_once(args, jobs, budget, workdir)
+            except (RuntimeError, OSError) as err:
+                print(f"run with {jobs} jobs failed: {err}", file=sys.stderr)
+                results.append({"jobs": jobs, "error": str(err), "complete": False})
+                code = 1
+                continue
             report(result)
             results.append(result)
             code = code or (0 if result["complete"] else 1)
@@ -960,7 +1001,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"operator logs kept in {workdir}", file=sys.stderr)
     summary = {
         "cpus": os.cpu_count(),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "threadiness": args.threadiness,
+        "endpoints_controller": args.endpoints,
         "leader_election": args.leader_elect,
         "worker_run_seconds": args.run_seconds,
         "sim_start_delay_s": args.start_delay,

@@ -71,3 +71,32 @@ def test_demo_with_user_job_that_fails(tmp_path):
     assert out.returncode == 1
     assert "Failed      True" in out.stdout
     assert "submitted TFJob user-job" in out.stdout
+
+
+def test_demo_tears_everything_down_when_interrupted():
+    import signal
+
+    import psutil
+
+    demo = subprocess.Popen(
+        [sys.executable, str(DEMO)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+    descendants = []
+    try:
+        for line in demo.stdout:
+            if "chief: step" in line:
+                descendants = psutil.Process(demo.pid).children(recursive=True)
+                break
+        assert descendants, "the demo never showed training progress"
+        demo.send_signal(signal.SIGTERM)
+        assert demo.wait(30) == 130
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+    gone, alive = psutil.wait_procs(descendants, timeout=10)
+    assert alive == []
+    assert len(gone) >= 4  # at least cluster, operator, PS and chief

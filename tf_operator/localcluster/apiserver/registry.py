@@ -227,6 +227,7 @@ class Registry(Store):
         causes = validation.validate_name(
             name, "subdomain" if rt.name_rule == "crd" else rt.name_rule
         )
+        causes += validation.validate_metadata(obj["metadata"])
         if rt.storage_key == _POD:
             causes += validation.validate_pod(obj)
         if rt.is_custom:

@@ -122,3 +122,93 @@ def validate_crd(crd: dict) -> list[dict]:
             )
         )
     return causes
+
+
+_NAME_PART_RE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_QUALIFIED_MSG = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+
+def _qualified_name_errors(key: str) -> str | None:
+    prefix, _, name = key.rpartition("/")
+    if "/" in key and not prefix:
+        return "prefix part must be non-empty"
+    if prefix and not is_dns_subdomain(prefix):
+        return "prefix part " + _SUBDOMAIN_MSG
+    if not name or len(name) > 63 or not _NAME_PART_RE.match(name):
+        return (
+            _QUALIFIED_MSG
+            if name and len(name) <= 63
+            else "name part must be no more than 63 characters"
+        )
+    return None
+
+
+def validate_metadata(m: dict) -> list[dict]:
+    """Label keys and values, annotation keys, ownerReferences and finalizer names."""
+    causes: list[dict] = []
+    for key, value in (m.get("labels") or {}).items():
+        why = _qualified_name_errors(str(key))
+        if why:
+            causes.append(field_cause("metadata.labels", f'Invalid value: "{key}": {why}'))
+        if (
+            not isinstance(value, str)
+            or len(value) > 63
+            or (value and not _NAME_PART_RE.match(value))
+        ):
+            causes.append(
+                field_cause(
+                    "metadata.labels",
+                    f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+                )
+            )
+    for key, value in (m.get("annotations") or {}).items():
+        why = _qualified_name_errors(str(key))
+        if why:
+            causes.append(field_cause("metadata.annotations", f'Invalid value: "{key}": {why}'))
+        if not isinstance(value, str):
+            causes.append(
+                field_cause(
+                    f"metadata.annotations[{key}]",
+                    "Invalid value: annotation values must be strings",
+                )
+            )
+    for i, ref in enumerate(m.get("ownerReferences") or []):
+        if not isinstance(ref, dict):
+            causes.append(
+                field_cause(f"metadata.ownerReferences[{i}]", "Invalid value: must be an object")
+            )
+            continue
+        for f in ("apiVersion", "kind", "name", "uid"):
+            if not ref.get(f):
+                causes.append(
+                    field_cause(
+                        f"metadata.ownerReferences.{f}",
+                        f'Invalid value: "": {f} must not be empty',
+                        "FieldValueInvalid",
+                    )
+                )
+    if (
+        sum(
+            1
+            for ref in m.get("ownerReferences") or []
+            if isinstance(ref, dict) and ref.get("controller")
+        )
+        > 1
+    ):
+        causes.append(
+            field_cause(
+                "metadata.ownerReferences",
+                "Invalid value: Only one reference can have Controller set to true",
+            )
+        )
+    for i, fin in enumerate(m.get("finalizers") or []):
+        why = _qualified_name_errors(str(fin)) if isinstance(fin, str) else "must be a string"
+        if why:
+            causes.append(
+                field_cause(f"metadata.finalizers[{i}]", f'Invalid value: "{fin}": {why}')
+            )
+    return causes

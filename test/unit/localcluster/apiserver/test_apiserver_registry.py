@@ -512,3 +512,34 @@ def test_micro_time_normalised_for_leases(reg):
         },
     )
     assert lease["spec"]["renewTime"] == "2026-11-21T20:58:40.923013Z"
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"labels": {"bad key": "v"}},
+        {"labels": {"k": "-bad-"}},
+        {"labels": {"k": "x" * 64}},
+        {"annotations": {"/nope": "v"}},
+        {"ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p"}]},
+        {"finalizers": ["bad finalizer"]},
+    ],
+)
+def test_metadata_validation(reg, metadata):
+    with pytest.raises(StatusError) as e:
+        reg.create(CM, "default", {"metadata": {"name": "m", **metadata}})
+    assert e.value.code == 422 and e.value.status["details"]["causes"][0]["field"].startswith(
+        "metadata."
+    )
+
+
+def test_valid_metadata_is_accepted(reg):
+    m = {
+        "labels": {"example.com/app": "web", "empty": ""},
+        "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"},
+        "finalizers": ["example.com/x", "foregroundDeletion"],
+    }
+    assert (
+        reg.create(CM, "default", {"metadata": {"name": "m", **m}})["metadata"]["labels"]["empty"]
+        == ""
+    )

@@ -8,7 +8,6 @@ handlers). Objects are plain dicts and shared by reference: never mutate one
 obtained from a cache, deep-copy it first.
 """
 
-from tf_operator.k8s.cache.clock import Clock, FakeClock, RealClock
 from tf_operator.k8s.cache.controller import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
@@ -59,14 +58,12 @@ __all__ = [
     "SYNC",
     "UPDATED",
     "Backoff",
-    "Clock",
     "Config",
     "Controller",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
     "FIFOClosedError",
-    "FakeClock",
     "FilteringResourceEventHandler",
     "IndexFunc",
     "Indexer",
@@ -74,7 +71,6 @@ __all__ = [
     "KeyFuncError",
     "ListWatch",
     "ProcessorListener",
-    "RealClock",
     "Reflector",
     "RequeueError",
     "ResourceEventHandler",

@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from tf_operator.k8s.cache.clock import Clock, RealClock
 from tf_operator.k8s.cache.delta_fifo import Delta, DeltaFIFO, FIFOClosedError, RequeueError
 from tf_operator.k8s.cache.reflector import MIN_WATCH_TIMEOUT, Backoff, Reflector
+from tf_operator.k8s.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class Config:
     min_watch_timeout: float = MIN_WATCH_TIMEOUT
     expected_kind: str | None = None
     expected_api_version: str | None = None
-    clock: Clock = field(default_factory=RealClock)
+    clock: Clock = REAL_CLOCK
     backoff: Backoff | None = None
     allow_bookmarks: bool = True
 

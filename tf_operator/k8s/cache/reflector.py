@@ -31,13 +31,13 @@ import random
 import threading
 from typing import Any
 
-from tf_operator.k8s.cache.clock import Clock, RealClock
 from tf_operator.k8s.client.errors import (
     ApiError,
     TransportError,
     from_status,
     is_resource_expired,
 )
+from tf_operator.k8s.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class Reflector:
         self.allow_bookmarks = allow_bookmarks
         self.expected_kind = expected_kind
         self.expected_api_version = expected_api_version
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL_CLOCK
         self.backoff = backoff or Backoff()
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
@@ -236,7 +236,7 @@ class Reflector:
             if stop_event.is_set():
                 stream.close()
                 return
-            started = self.clock.now()
+            started = self.clock.monotonic()
             try:
                 outcome, events = self._handle_watch(stream, stop_event)
             except (TransportError, ValueError) as exc:
@@ -254,7 +254,7 @@ class Reflector:
             if outcome == "error":
                 stop_event.wait(self.backoff.next())
                 return
-            if events == 0 and self.clock.now() - started < _SHORT_WATCH:
+            if events == 0 and self.clock.monotonic() - started < _SHORT_WATCH:
                 log.debug("reflector %s: very short watch with no events", self.name)
                 stop_event.wait(self.backoff.next())
             elif events:

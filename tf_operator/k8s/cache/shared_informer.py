@@ -29,7 +29,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from tf_operator.k8s.cache.clock import Clock, RealClock
 from tf_operator.k8s.cache.controller import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
@@ -48,6 +47,7 @@ from tf_operator.k8s.cache.keys import (
 )
 from tf_operator.k8s.cache.reflector import MIN_WATCH_TIMEOUT, Backoff
 from tf_operator.k8s.cache.store import Indexer, new_indexer
+from tf_operator.k8s.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class SharedProcessor:
     def should_resync(self) -> bool:
         """Pick the listeners whose resync is due; True if there are any."""
         with self._lock:
-            now = self.clock.now()
+            now = self.clock.monotonic()
             self._syncing = []
             for listener in self._listeners:
                 if listener.should_resync(now):
@@ -218,7 +218,7 @@ class SharedIndexInformer:
         self.lister_watcher = lister_watcher
         self.allow_bookmarks = allow_bookmarks
         self.name = name or repr(lister_watcher)
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL_CLOCK
         self._indexer: Indexer = new_indexer(deletion_handling_meta_namespace_key_func, indexers)
         self._processor = SharedProcessor(self.clock)
         self.default_resync_period = default_event_handler_resync_period
@@ -257,7 +257,7 @@ class SharedIndexInformer:
                 handler,
                 resync_period,
                 _determine_resync_period(resync_period, self.resync_check_period),
-                self.clock.now(),
+                self.clock.monotonic(),
             )
             if not self._started:
                 self._processor.add_listener(listener)

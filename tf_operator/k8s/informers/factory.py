@@ -6,7 +6,6 @@ import logging
 import threading
 from typing import Any
 
-from tf_operator.k8s.cache.clock import Clock
 from tf_operator.k8s.cache.listwatch import ListWatch
 from tf_operator.k8s.cache.reflector import MIN_WATCH_TIMEOUT
 from tf_operator.k8s.cache.shared_informer import SharedIndexInformer, wait_for_cache_sync
@@ -20,6 +19,7 @@ from tf_operator.k8s.client.resource import (
     SERVICES,
     Resource,
 )
+from tf_operator.k8s.clock import Clock
 from tf_operator.k8s.listers import Lister
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from tf_operator.k8s.cache import FakeClock, ListWatch, Reflector
+from tf_operator.k8s.cache import ListWatch, Reflector
 from tf_operator.k8s.client import (
     PODS,
     FakeKubeClient,
@@ -12,6 +12,7 @@ from tf_operator.k8s.client import (
     new_internal_error,
     new_resource_expired,
 )
+from tf_operator.k8s.clock import FakeClock
 
 
 def wait_until(pred, timeout=5.0):
@@ -280,9 +281,9 @@ def test_resync_loop_uses_clock_and_should_resync(recording_store, fast_backoff,
         should_resync=lambda: next(answers, True),
     )
     start(r, stop_event)
-    assert clock.wait_for_waiters(1)
+    assert clock.block_until_waiters(1)
     clock.step(30)  # should_resync says no
-    assert clock.wait_for_waiters(1)
+    assert clock.block_until_waiters(1)
     assert recording_store.resyncs == 0
     clock.step(30)
     recording_store.wait_for(lambda s: s.resyncs == 1)

@@ -8,7 +8,6 @@ from tf_operator.k8s.cache import (
     NAMESPACE_INDEX,
     Backoff,
     DeletedFinalStateUnknown,
-    FakeClock,
     FilteringResourceEventHandler,
     ListWatch,
     ResourceEventHandler,
@@ -17,6 +16,7 @@ from tf_operator.k8s.cache import (
     wait_for_cache_sync,
 )
 from tf_operator.k8s.client import PODS, FakeKubeClient, new_internal_error
+from tf_operator.k8s.clock import FakeClock
 
 
 def pod(name, ns="ns", labels=None):
@@ -100,6 +100,9 @@ def test_events_reach_handlers_after_cache_is_updated(stop):
     assert not informer.has_synced()
     t = run(informer, stop)
     assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    # Synced means the cache is full; handlers hear about it on their own threads.
+    assert len(informer.get_indexer().list()) == 2
+    rec.wait(lambda ev: len(ev) == 2)
     assert sorted(n for _, n, _, _ in rec.events) == ["a", "b"]
     fake.resource(PODS).patch("a", {"metadata": {"labels": {"x": "y"}}}, "ns")
     fake.resource(PODS).delete("b", "other")
@@ -172,16 +175,17 @@ def test_resync_redelivers_as_update_with_same_object_to_due_handlers(stop):
     informer.add_event_handler(quiet, resync_period=0)
     run(informer, stop)
     assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
-    assert clock.wait_for_waiters(1)
+    assert clock.block_until_waiters(1)
     clock.step(10)
     resyncing.wait(lambda ev: len(ev) == 4)
     updates = resyncing.events[2:]
     assert sorted(e[1] for e in updates) == ["a", "b"]
     assert all(e[0] == "update" and e[3][0] is e[3][1] for e in updates)
-    assert clock.wait_for_waiters(1)
+    assert clock.block_until_waiters(1)
     clock.step(10)
     resyncing.wait(lambda ev: len(ev) == 6)
     # The handler without resync heard nothing beyond the initial adds.
+    quiet.wait(lambda ev: len(ev) >= 2)
     assert quiet.summary() == [("add", "a"), ("add", "b")]
 
 
@@ -210,7 +214,7 @@ def test_slow_handler_does_not_block_others(stop):
     for i in range(50):
         fake.resource(PODS).create(pod(f"p{i}"))
     fast.wait(lambda ev: len(ev) == 50)
-    assert slow_started.is_set() and not release.is_set()
+    assert slow_started.wait(5) and not release.is_set()
     release.set()
 
 

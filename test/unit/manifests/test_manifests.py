@@ -12,7 +12,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
 OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano"]
-K8S_VERSION = "1.32.0"
+# The kubectl on these machines (1.32) and the newest schema the validator ships.
+K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
 
@@ -39,12 +40,13 @@ def by_kind(objs: list[dict], kind: str) -> list[dict]:
     return [o for o in objs if o["kind"] == kind]
 
 
+@pytest.mark.parametrize("version", K8S_VERSIONS)
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_every_object_validates(rendered, overlay):
+def test_every_object_validates(rendered, overlay, version):
     objs = rendered[overlay]
     assert objs
     for obj in objs:
-        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+        kubernetes_validate.validate(obj, version, strict=True)
 
 
 def test_standalone_contents(rendered):

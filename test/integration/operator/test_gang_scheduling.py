@@ -1,6 +1,8 @@
 """--enable-gang-scheduling: PodGroup and pod decoration for kube-batch and Volcano.
 
-No batch scheduler runs here, so the pods stay Pending; only the objects are checked."""
+The local scheduler only binds default-scheduler pods, so the gang's pods stay Pending until
+the test plays the batch scheduler: once the whole gang exists it binds every pod at once; the
+job then runs, succeeds, and the operator deletes its PodGroup."""
 
 from pathlib import Path
 
@@ -33,7 +35,8 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
     )
     op.wait_log("Creating TFJob controller|Starting|workers", 30)
     name = f"gang-{scheduler}"
-    sim.create(sim.job(name, {"PS": {}, "Worker": {"replicas": 3}}))
+    finishing = {"localcluster.tf-operator.io/run-seconds": "0.3"}
+    sim.create(sim.job(name, {"PS": {}, "Worker": {"replicas": 3, "annotations": finishing}}))
     podgroups = (group, version, "podgroups")
     pg = sim.wait_for(lambda: sim.registry.get(podgroups, "default", name), 30, "PodGroup")
     assert pg["spec"]["minMember"] == 4
@@ -47,3 +50,16 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
         assert annotations["volcano.sh/task-spec"] == rt
         assert pod["status"].get("phase", "Pending") == "Pending"
         assert not pod["spec"].get("nodeName")
+
+    # Play the gang scheduler: all members are there, bind them together.
+    node = sim.cluster.node_names[0]
+    for pod in pods:
+        sim.registry.bind_pod("default", pod["metadata"]["name"], node)
+    sim.wait_condition(name, "Succeeded", 30)
+    sim.wait_for(lambda: not _exists(sim, podgroups, name), 30, "PodGroup deleted")
+    assert any(e["reason"] == "SuccessfulDeletePodGroup" for e in sim.events(name))
+
+
+def _exists(sim, gvr, name):
+    items, _ = sim.registry.list(gvr, "default")
+    return any(i["metadata"]["name"] == name for i in items)

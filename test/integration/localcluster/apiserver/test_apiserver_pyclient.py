@@ -202,3 +202,46 @@ def test_dynamic_client_discovery(api_client):
         namespace="default",
     )
     assert leases.get(name="l", namespace="default").spec.renewTime == "2026-11-21T20:58:40.923013Z"
+
+
+ELECTION_SCRIPT = """
+import sys
+from kubernetes import config
+from kubernetes.leaderelection import electionconfig, leaderelection
+from kubernetes.leaderelection.resourcelock.configmaplock import ConfigMapLock
+from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
+
+config.load_kube_config(config_file=sys.argv[1])
+lock = (LeaseLock if sys.argv[2] == "lease" else ConfigMapLock)("py-" + sys.argv[2], "default", "me-1")
+cfg = electionconfig.Config(lock, 4, 3, 1, lambda: print("LEADING", flush=True), lambda: None)
+leaderelection.LeaderElection(cfg).run()
+"""
+
+
+@pytest.mark.parametrize("lock_kind", ["lease", "configmap"])
+def test_leader_election_locks(kubeconfig_path, apiserver, lock_kind):
+    """The client's LeaseLock/ConfigMapLock (in a child process: its loop cannot be stopped)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ELECTION_SCRIPT, str(kubeconfig_path), lock_kind],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "LEADING"
+        if lock_kind == "lease":
+            lease = apiserver.registry.get(
+                ("coordination.k8s.io", "v1", "leases"), "default", "py-lease"
+            )
+            assert lease["spec"]["holderIdentity"] == "me-1" and lease["spec"][
+                "renewTime"
+            ].endswith("Z")
+        else:
+            cm = apiserver.registry.get(("", "v1", "configmaps"), "default", "py-configmap")
+            assert (
+                "me-1" in cm["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"]
+            )
+    finally:
+        proc.kill()
+        proc.wait()

@@ -73,12 +73,12 @@ class Controller:
             name=f"fifo-close {cfg.name}",
         )
         closer.start()
-        self._process_loop()
+        self._process_loop(stop_event)
         thread.join()
 
-    def _process_loop(self) -> None:
+    def _process_loop(self, stop_event: threading.Event) -> None:
         queue = self.config.queue
-        while True:
+        while not stop_event.is_set():  # once stopped, queued deltas are dropped
             try:
                 queue.pop(self._process)
             except FIFOClosedError:

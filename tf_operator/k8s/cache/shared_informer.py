@@ -158,10 +158,10 @@ class SharedProcessor:
         stop_event.wait()
         with self._lock:
             listeners = list(self._listeners)
+        # Listeners finish the handler call in progress and then exit on their own;
+        # a handler stuck in a call must not hold up the informer's shutdown.
         for listener in listeners:
             listener.stop()
-        for listener in listeners:
-            listener.join()
 
     def should_resync(self) -> bool:
         """Pick the listeners whose resync is due; True if there are any."""

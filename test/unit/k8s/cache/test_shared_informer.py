@@ -11,6 +11,7 @@ from tf_operator.k8s.cache import (
     FilteringResourceEventHandler,
     ListWatch,
     ResourceEventHandler,
+    ResourceEventHandlerFuncs,
     SharedIndexInformer,
     label_index_func,
     wait_for_cache_sync,
@@ -331,3 +332,18 @@ def test_hammer_no_lost_or_duplicated_events(stop):
     }
     assert cache == server
     assert informer.reflector.list_count == 1
+
+
+def test_stop_returns_promptly_with_a_busy_handler_and_a_full_queue():
+    fake = FakeKubeClient({PODS: [pod(f"p{i}") for i in range(2000)]})
+    informer = SharedIndexInformer(ListWatch(fake.resource(PODS)), **FAST)
+    release = threading.Event()
+    informer.add_event_handler(ResourceEventHandlerFuncs(add=lambda o: release.wait(10)))
+    stop = threading.Event()
+    t = run(informer, stop)
+    wait_until(lambda: fake.watch_count() == 1)
+    stop.set()
+    t.join(5)
+    alive = t.is_alive()
+    release.set()
+    assert not alive

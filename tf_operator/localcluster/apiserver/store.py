@@ -243,9 +243,13 @@ class Store:
                         f"too old resource version: {start} ({self._compacted_rv + 1})"
                     )
                 if start < self._rv:
+                    replay = []
                     for ev in self._history:
                         if ev.rv > start and ev.storage_key == rt.storage_key:
-                            w.offer(ev)
+                            etype = w.translate(ev)
+                            if etype is not None:
+                                replay.append((etype, ev))
+                    w.preload(replay)
             w.progress_rv = self._rv
             self._watchers.setdefault(rt.storage_key, set()).add(w)
         return w

@@ -53,31 +53,38 @@ class Watch:
         self.progress_rv = 0  # every event up to here was considered for this watch
 
     # -- producer side (called with the registry lock held) --------------------------------
-    def offer(self, ev: Event) -> None:
-        """Queue ``ev`` if it concerns this watch, translating selector transitions."""
-        if self.closed:
-            return
-        self.progress_rv = ev.rv
+    def translate(self, ev: Event) -> str | None:
+        """The event type this watch sees for ``ev`` (selector transitions become ADDED or
+        DELETED), or None when ``ev`` does not concern it."""
         if self.namespace and ev.namespace != self.namespace:
-            return
+            return None
         etype = ev.type
         if self.predicate is not None:
             now = self.predicate(ev.obj)
             before = ev.old is not None and self.predicate(ev.old)
             if etype == "MODIFIED":
                 if not now and not before:
-                    return
+                    return None
                 if not now:
-                    etype = "DELETED"
-                elif not before:
-                    etype = "ADDED"
+                    return "DELETED"
+                if not before:
+                    return "ADDED"
             elif not now:
-                return
-        self._put(etype, ev)
+                return None
+        return etype
 
-    def _put(self, etype: str, ev: Event, force: bool = False) -> None:
+    def offer(self, ev: Event) -> None:
+        """Queue ``ev`` if it concerns this watch; a full queue closes the watch instead."""
+        if self.closed:
+            return
+        self.progress_rv = ev.rv
+        etype = self.translate(ev)
+        if etype is not None:
+            self._put(etype, ev)
+
+    def _put(self, etype: str, ev: Event) -> None:
         with self._cond:
-            if len(self._queue) >= self._capacity and not force:
+            if len(self._queue) >= self._capacity:
                 self.closed = True
                 self.close_reason = "watcher too slow: queue full"
             else:
@@ -85,6 +92,7 @@ class Watch:
             self._cond.notify()
 
     def preload(self, events: list[tuple[str, Event]]) -> None:
+        """Queue the initial (synthetic or replayed) events; they never count against capacity."""
         with self._cond:
             self._queue.extend(events)
             self._capacity += len(events)

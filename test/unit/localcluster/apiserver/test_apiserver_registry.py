@@ -543,3 +543,13 @@ def test_valid_metadata_is_accepted(reg):
         reg.create(CM, "default", {"metadata": {"name": "m", **m}})["metadata"]["labels"]["empty"]
         == ""
     )
+
+
+def test_long_replay_does_not_count_against_capacity(reg):
+    reg.watch_capacity = 5
+    _, rv = reg.list(CM)
+    for i in range(20):
+        reg.create(CM, "default", {"metadata": {"name": f"c{i}"}})
+    w = reg.watch(CM, "default", resource_version=rv)
+    got = [w.get(1) for _ in range(20)]
+    assert not w.closed and [o["metadata"]["name"] for _, o in got] == [f"c{i}" for i in range(20)]

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from tf_operator.k8s.cache import ListWatch, Reflector
+from tf_operator.k8s.cache import Backoff, ListWatch, Reflector
 from tf_operator.k8s.client import (
     PODS,
     FakeKubeClient,
@@ -287,3 +287,30 @@ def test_resync_loop_uses_clock_and_should_resync(recording_store, fast_backoff,
     assert recording_store.resyncs == 0
     clock.step(30)
     recording_store.wait_for(lambda s: s.resyncs == 1)
+
+
+class CountingBackoff(Backoff):
+    def __init__(self):
+        super().__init__(0.001, 0.002)
+        self.delays = 0
+        self.cond = threading.Condition()
+
+    def next(self):
+        with self.cond:
+            self.delays += 1
+            self.cond.notify_all()
+        return super().next()
+
+
+def test_immediately_ending_empty_watches_back_off(recording_store, stop_event):
+    ended = []
+    for _ in range(3):
+        s = FakeWatchStream()
+        s.end()
+        ended.append(s)
+    lw = ScriptedListWatch([], "1", ended)
+    backoff = CountingBackoff()
+    start(Reflector(lw, recording_store, backoff=backoff), stop_event)
+    with backoff.cond:
+        assert backoff.cond.wait_for(lambda: backoff.delays >= 3, 5)
+    assert [rv for rv, _ in lw.watch_rvs[:3]] == ["1", "1", "1"]

@@ -36,7 +36,7 @@ class Config:
     expected_api_version: str | None = None
     clock: Clock = REAL_CLOCK
     backoff: Backoff | None = None
-    allow_bookmarks: bool = True
+    allow_bookmarks: bool = False
 
 
 class Controller:

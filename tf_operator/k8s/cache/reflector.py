@@ -2,15 +2,18 @@
 
 The loop (client-go's ``ListAndWatch``):
 
-1. List. The first list asks for resourceVersion "0" (the server may answer
-   from its watch cache); a relist asks for the last resourceVersion seen,
-   or, after the server said that version has expired (410), for "" (a
-   consistent read), fetched in pages of ``page_size`` with limit/continue.
-   The items replace the store's content in one step.
+1. List, in pages of ``page_size`` (limit/continue, as client-go's pager;
+   ``limit=500&resourceVersion=0`` is what tf-operator v0.5.3 sends). The
+   first list asks for resourceVersion "0" (the server may answer from its
+   watch cache, ignoring the limit); a relist asks for the last
+   resourceVersion seen, or, after the server said that version has expired
+   (410), for "" (a consistent read). The items replace the store's content
+   in one step.
 2. Watch from the list's resourceVersion with a ``timeoutSeconds`` drawn from
    [min_watch_timeout, 2 * min_watch_timeout) so many clients do not reconnect
    in step. Each event goes to the store and advances the last-seen
-   resourceVersion; bookmarks only advance it.
+   resourceVersion. Bookmarks are requested only if ``allow_bookmarks`` (off
+   by default: v0.5.3's client-go never asks) and only advance it.
 3. When a watch ends (server timeout, or a dropped connection), watch again
    from the last-seen resourceVersion: nothing is lost or repeated, because
    the server replays exactly what came after it. Only when that version is
@@ -173,9 +176,11 @@ class Reflector:
         log.debug("reflector %s: listed %d objects at %s", self.name, len(items), list_rv)
 
     def _list_at(self, rv: str) -> tuple[list[dict], str]:
-        if rv == "0" or not self.page_size:
-            result = self.lister_watcher.list(resource_version=rv)
+        if not self.page_size:
+            result = self.lister_watcher.list(resource_version=rv or None)
             return result.get("items") or [], _list_rv(result)
+        # Like client-go's pager: ask for pages even with resourceVersion "0" (the
+        # server may ignore the limit there and answer in one go from its cache).
         items: list[dict] = []
         result = self.lister_watcher.list(resource_version=rv or None, limit=self.page_size)
         while True:

@@ -213,7 +213,7 @@ class SharedIndexInformer:
         clock: Clock | None = None,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         backoff: Backoff | None = None,
-        allow_bookmarks: bool = True,
+        allow_bookmarks: bool = False,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.allow_bookmarks = allow_bookmarks

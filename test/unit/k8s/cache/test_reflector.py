@@ -64,7 +64,7 @@ def test_lists_at_rv0_then_watches_from_list_rv(fake, recording_store, fast_back
     ]
     assert r.last_sync_resource_version() == "5"
     lst, watch = fake.filter_actions("list"), fake.filter_actions("watch")
-    assert lst[0].options["resource_version"] == "0"
+    assert (lst[0].options["resource_version"], lst[0].options["limit"]) == ("0", 500)
     assert watch[0].options["resource_version"] == "2"
     assert 300 <= watch[0].options["timeout_seconds"] < 600
     stop_event.set()
@@ -101,9 +101,14 @@ def test_error_410_event_during_watch_relists_consistently(
     fake.send_watch_error(new_resource_expired().body)
     recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
     lists = fake.filter_actions("list")
-    # The relist is a consistent read (RV ""), paginated.
-    assert lists[1].options["resource_version"] is None and lists[1].options["limit"] == 1
-    assert lists[2].options["continue_token"]
+    # Both lists come in pages; the relist is a consistent read (RV "").
+    assert [(a.options["resource_version"], a.options["limit"]) for a in lists] == [
+        ("0", 1),
+        (None, 1),
+        (None, 1),
+        (None, 1),
+    ]
+    assert [bool(a.options["continue_token"]) for a in lists] == [False, True, False, True]
     assert recording_store.ops("replace")[1] == (["a", "b"], "2")
 
 

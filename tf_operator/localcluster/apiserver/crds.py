@@ -34,9 +34,11 @@ def resource_type_for(crd: dict) -> ResourceType:
     spec = crd["spec"]
     names = spec["names"]
     versions = served_versions(crd)
-    subresources: tuple[str, ...] = ()
-    if any((v.get("subresources") or {}).get("status") is not None for v in versions):
-        subresources = ("status",)
+    subresources = tuple(
+        sub
+        for sub in ("status", "scale")
+        if any((v.get("subresources") or {}).get(sub) is not None for v in versions)
+    )
     return ResourceType(
         group=spec["group"],
         versions=[v["name"] for v in versions],
@@ -100,3 +102,8 @@ def crd_status(crd: dict, old_status: dict | None, now: str) -> dict[str, Any]:
             ),
         ],
     }
+
+
+def scale_paths(crd: dict, version: str) -> dict:
+    """``specReplicasPath``, ``statusReplicasPath`` and ``labelSelectorPath`` of a CRD version."""
+    return dict((version_spec(crd, version).get("subresources") or {}).get("scale") or {})

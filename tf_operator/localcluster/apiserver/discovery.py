@@ -27,8 +27,17 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 
-_SUB_VERBS = {"status": ["get", "patch", "update"], "log": ["get"], "binding": ["create"]}
-_SUB_KIND = {"log": ("", "v1", "Pod"), "binding": ("", "v1", "Binding")}
+_SUB_VERBS = {
+    "status": ["get", "patch", "update"],
+    "scale": ["get", "patch", "update"],
+    "log": ["get"],
+    "binding": ["create"],
+}
+_SUB_KIND = {
+    "log": ("", "v1", "Pod"),
+    "binding": ("", "v1", "Binding"),
+    "scale": ("autoscaling", "v1", "Scale"),
+}
 
 
 def _storage_hash(rt: ResourceType) -> str:

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import crds, defaults, errors, patches, schema, validation
+from . import crds, defaults, errors, patches, scale, schema, validation
 from .errors import StatusError
 from .objects import clone, format_time, meta, strip_nulls
 from .resources import GVR, ResourceType
@@ -660,6 +660,52 @@ class Registry(Store):
                 if e.code != 404:
                     raise
         return out
+
+    # ------------------------------------------------------------------ scale
+    def get_scale(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        rt = self.resolve(gvr)
+        if "scale" not in rt.subresources:
+            raise errors.resource_not_found()
+        return scale.to_scale(rt, gvr[1], self._get(gvr, namespace, name))
+
+    def update_scale(
+        self, gvr: GVR, namespace: str | None, name: str, body: Any, dry_run: bool = False
+    ) -> dict:
+        """Write a Scale: its spec.replicas goes to the object; its RV (if set) is a precondition."""
+        rt = self.resolve(gvr)
+        if "scale" not in rt.subresources:
+            raise errors.resource_not_found()
+        with self._lock:
+            current = self._get(gvr, namespace, name)
+            want_rv = meta(body).get("resourceVersion") if isinstance(body, dict) else None
+            if want_rv and want_rv != meta(current).get("resourceVersion"):
+                raise errors.conflict(rt.group, rt.plural, name)
+            new = scale.apply_scale(rt, gvr[1], current, body)
+            new = {**new, "metadata": {**meta(new), "resourceVersion": ""}}
+            return scale.to_scale(
+                rt, gvr[1], self._update(gvr, namespace, name, new, None, dry_run)
+            )
+
+    def patch_scale(
+        self,
+        gvr: GVR,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str,
+        dry_run: bool = False,
+    ) -> dict:
+        with self._lock:
+            current = self.get_scale(gvr, namespace, name)
+            if patch_type == "json":
+                patched = patches.json_patch(clone(current), patch)
+            elif patch_type in ("merge", "strategic", "apply"):
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("the patch body must be a JSON object")
+                patched = patches.merge_patch(current, patch)
+            else:
+                raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
+            return self.update_scale(gvr, namespace, name, patched, dry_run)
 
     # ------------------------------------------------------------------ pods
     def bind_pod(self, namespace: str, name: str, node_name: str) -> dict:

@@ -116,7 +116,7 @@ def builtin_types() -> list[ResourceType]:
             "Deployment",
             short_names=["deploy"],
             categories=["all"],
-            subresources=status,
+            subresources=("status", "scale"),
             generation=True,
         ),
         _rt(
@@ -126,7 +126,7 @@ def builtin_types() -> list[ResourceType]:
             "ReplicaSet",
             short_names=["rs"],
             categories=["all"],
-            subresources=status,
+            subresources=("status", "scale"),
             generation=True,
         ),
         _rt(
@@ -136,7 +136,7 @@ def builtin_types() -> list[ResourceType]:
             "StatefulSet",
             short_names=["sts"],
             categories=["all"],
-            subresources=status,
+            subresources=("status", "scale"),
             generation=True,
         ),
         _rt(

@@ -297,6 +297,8 @@ class APIServer:
             )
         if sub == "binding":
             return self._binding(req, resp, namespace or "", name)
+        if sub == "scale":
+            return self._scale(req, resp, gvr, namespace, name)
         self._item(req, resp, rt, gvr, namespace, name, sub)
 
     def _collection(
@@ -421,6 +423,26 @@ class APIServer:
                 opts["dry_run"],
             )
             return self._json(resp, obj)
+        raise errors.method_not_allowed()
+
+    def _scale(
+        self, req: Request, resp: Responder, gvr: tuple, namespace: str | None, name: str
+    ) -> None:
+        reg = self.registry
+        if req.method == "GET":
+            return self._json(resp, reg.get_scale(gvr, namespace, name))
+        if req.method == "PUT":
+            return self._json(
+                resp,
+                reg.update_scale(
+                    gvr, namespace, name, params.object_body(req), params.dry_run(req)
+                ),
+            )
+        if req.method == "PATCH":
+            _, patch_type, patch = params.patch_body(req)
+            return self._json(
+                resp, reg.patch_scale(gvr, namespace, name, patch, patch_type, params.dry_run(req))
+            )
         raise errors.method_not_allowed()
 
     # ------------------------------------------------------------------ pods

@@ -342,3 +342,24 @@ def test_namespace_lifecycle_and_cascades(kubectl, apiserver):
         in kubectl("delete", "namespace", "scratch", "--timeout=20s").stdout
     )
     assert "NotFound" in kubectl("get", "namespace", "scratch", check=False).stderr
+
+
+def test_scale(kubectl, apiserver):
+    deploy = ("apps", "v1", "deployments")
+    apiserver.registry.create(
+        deploy,
+        "default",
+        {
+            "metadata": {"name": "d"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {
+                    "metadata": {"labels": {"app": "d"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                },
+            },
+        },
+    )
+    assert "scaled" in kubectl("scale", "deployment", "d", "--replicas=4").stdout
+    assert apiserver.registry.get(deploy, "default", "d")["spec"]["replicas"] == 4

@@ -173,3 +173,42 @@ def test_crd_group_must_be_a_domain_and_not_builtin(reg):
     body["spec"]["names"]["plural"] = "deployments"
     body["metadata"]["name"] = "deployments.apps.k8s.io"
     reg.create(CRDS, None, body)  # a different group from the built-in "apps" is fine
+
+
+def test_scale_subresource_for_deployments_and_crds(reg):
+    deploy = ("apps", "v1", "deployments")
+    reg.create(
+        deploy,
+        "default",
+        {
+            "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}},
+        },
+    )
+    s = reg.get_scale(deploy, "default", "d")
+    assert (s["kind"], s["spec"]["replicas"], s["status"]["selector"]) == ("Scale", 1, "app=d")
+    s = reg.patch_scale(deploy, "default", "d", {"spec": {"replicas": 3}}, "merge")
+    d = reg.get(deploy, "default", "d")
+    assert (
+        s["spec"]["replicas"] == 3
+        and d["spec"]["replicas"] == 3
+        and d["metadata"]["generation"] == 2
+    )
+    with pytest.raises(StatusError) as e:
+        reg.update_scale(
+            deploy, "default", "d", {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}}
+        )
+    assert e.value.reason == "Conflict"
+    body = widget_crd()
+    body["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
+    }
+    reg.create(CRDS, None, body)
+    reg.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 2}})
+    assert reg.get_scale(WIDGETS, "default", "w")["spec"]["replicas"] == 2
+    reg.update_scale(WIDGETS, "default", "w", {"spec": {"replicas": 5}})
+    assert reg.get(WIDGETS, "default", "w")["spec"]["size"] == 5
+    with pytest.raises(StatusError) as e:
+        reg.get_scale(("", "v1", "configmaps"), "default", "x")
+    assert e.value.code == 404

@@ -38,7 +38,7 @@ EXAMPLES = {False: EXAMPLE_DIR / "tfjob.yaml", True: EXAMPLE_DIR / "tfjob-exitco
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
 BIN = Path(sys.executable).parent
 CONTAINER_CODE_DIR = "/opt/train"
-NAMESPACE = "default"
+DEFAULT_NAMESPACE = "default"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -147,8 +147,20 @@ def install_crd(kube: Any) -> None:
         if not is_already_exists(err):
             raise DemoError(f"installing the CRD failed: {err}") from err
     tfjobs = kube.resource(tfjob_resource())
-    wait_until(lambda: tfjobs.list(namespace=NAMESPACE) is not None, 30, "the TFJob CRD to serve")
+    wait_until(lambda: tfjobs.list() is not None, 30, "the TFJob CRD to serve")
     print(f"installed CRD {crd['metadata']['name']} from {CRD_FILE.relative_to(ROOT)}")
+
+
+def ensure_namespace(kube: Any, namespace: str) -> None:
+    from tf_operator.k8s.client import NAMESPACES, is_already_exists
+
+    try:
+        kube.resource(NAMESPACES).create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        )
+    except Exception as err:
+        if not is_already_exists(err):
+            raise DemoError(f"creating namespace {namespace} failed: {err}") from err
 
 
 def start_operator(workdir: Path, kubeconfig: str) -> Background:
@@ -228,12 +240,12 @@ def chief_pod_name(job: dict) -> str:
     return f"{name}-worker-0"
 
 
-def pod_log(kube: Any, name: str, tail: int) -> str:
+def pod_log(kube: Any, namespace: str, name: str, tail: int) -> str:
     from kubernetes.client import CoreV1Api
 
     try:
         resp = CoreV1Api(kube.api_client).read_namespaced_pod_log(
-            name, NAMESPACE, tail_lines=tail, _preload_content=False, _request_timeout=5
+            name, namespace, tail_lines=tail, _preload_content=False, _request_timeout=5
         )
         return resp.data.decode(errors="replace")
     except Exception:  # noqa: BLE001 - the pod may not exist yet
@@ -270,12 +282,12 @@ def replica_summary(pods: list[dict]) -> str:
 QUIET_EVENTS = ("SuccessfulCreatePod", "SuccessfulCreateService")
 
 
-def new_events(kube: Any, name: str, seen: set[str]) -> list[str]:
+def new_events(kube: Any, namespace: str, name: str, seen: set[str]) -> list[str]:
     """Messages of the TFJob's events not printed yet (pod restarts, failures, ...)."""
     from tf_operator.k8s.client import EVENTS
 
     lines = []
-    items = kube.resource(EVENTS).list(namespace=NAMESPACE)["items"]
+    items = kube.resource(EVENTS).list(namespace=namespace)["items"]
     for event in sorted(items, key=lambda e: e["metadata"].get("creationTimestamp") or ""):
         uid = event["metadata"].get("uid") or event["metadata"]["name"]
         if event.get("involvedObject", {}).get("name") != name or uid in seen:
@@ -292,6 +304,7 @@ def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dic
     from tf_operator.k8s.client import PODS
 
     name = job["metadata"]["name"]
+    namespace = job["metadata"]["namespace"]
     tfjobs = kube.resource(tfjob_resource())
     pods = kube.resource(PODS)
     chief = chief_pod_name(job)
@@ -301,13 +314,13 @@ def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dic
     last_line = ""
     seen: set[str] = set()
     while True:
-        for event_line in new_events(kube, name, seen):
+        for event_line in new_events(kube, namespace, name, seen):
             print(("\r\033[K" if tty else "") + event_line, flush=True)
             last_line = ""
-        loss = latest_loss(pod_log(kube, chief, 20))
-        current = tfjobs.get(name, namespace=NAMESPACE)
+        loss = latest_loss(pod_log(kube, namespace, chief, 20))
+        current = tfjobs.get(name, namespace=namespace)
         state = job_state(current)
-        items = pods.list(namespace=NAMESPACE, label_selector=f"tf-job-name={name}")["items"]
+        items = pods.list(namespace=namespace, label_selector=f"tf-job-name={name}")["items"]
         line = f"[{state}] {replica_summary(items)}" + (f" | chief: {loss}" if loss else "")
         if line != last_line:
             if tty:
@@ -342,7 +355,8 @@ def print_result(kube: Any, job: dict, final: dict) -> None:
     print(f"  startTime {status.get('startTime')}  completionTime {status.get('completionTime')}")
     chief = chief_pod_name(job)
     print(f"\nLast lines of {chief}:")
-    print("  " + "\n  ".join(pod_log(kube, chief, 8).splitlines() or ["(no log)"]))
+    log = pod_log(kube, job["metadata"]["namespace"], chief, 8)
+    print("  " + "\n  ".join(log.splitlines() or ["(no log)"]))
 
 
 # ------------------------------------------------------------------ main
@@ -374,9 +388,10 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
         job = yaml.safe_load(args.tfjob.read_text())
     else:
         job = localise(yaml.safe_load(EXAMPLES[args.exitcode].read_text()), workdir)
-    job["metadata"].pop("namespace", None)
-    kube.resource(tfjob_resource()).create(job, namespace=NAMESPACE)
-    print(f"submitted TFJob {job['metadata']['name']} in namespace {NAMESPACE}")
+    namespace = job["metadata"].setdefault("namespace", DEFAULT_NAMESPACE)
+    ensure_namespace(kube, namespace)
+    kube.resource(tfjob_resource()).create(job, namespace=namespace)
+    print(f"submitted TFJob {job['metadata']['name']} in namespace {namespace}")
     final = watch_job(kube, job, operator, args.timeout)
     print_result(kube, job, final)
     return 0 if job_state(final) == "Succeeded" else 1

@@ -45,7 +45,7 @@ def test_demo_with_user_job_that_fails(tmp_path):
     job = {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
-        "metadata": {"name": "user-job"},
+        "metadata": {"name": "user-job", "namespace": "team-x"},
         "spec": {
             "tfReplicaSpecs": {
                 "Worker": {
@@ -70,7 +70,7 @@ def test_demo_with_user_job_that_fails(tmp_path):
     out = run_demo("--tfjob", str(path))
     assert out.returncode == 1
     assert "Failed      True" in out.stdout
-    assert "submitted TFJob user-job" in out.stdout
+    assert "submitted TFJob user-job in namespace team-x" in out.stdout
 
 
 def test_demo_tears_everything_down_when_interrupted():

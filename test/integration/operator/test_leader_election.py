@@ -25,6 +25,8 @@ def test_one_leader_failover_on_kill_and_handover_on_term(sim, operators):
     leader = sim.wait_for(lambda: _leader(sim, a, b), 30, "one leader")
     follower = b if leader is a else a
     assert follower.metric("tf_operator_is_leader") == 0
+    # A standby keeps warm caches, so it is ready (the Deployment keeps it in rotation).
+    sim.wait_for(lambda: follower.http("/readyz")[0] == 200, 20, "standby ready")
     # Both watch (warm caches), only the leader runs workers and syncs.
     sim.create(sim.job("le-1", {"Worker": {}}))
     sim.wait_for(lambda: sim.pods("le-1"), 30, "pods of le-1")

@@ -233,6 +233,7 @@ class Store:
                         rv = int(meta(obj).get("resourceVersion") or 0)
                         initial.append(("ADDED", Event(rv, "ADDED", rt.storage_key, key[0], obj)))
                 w.preload(initial)
+                w.initial_count = len(initial)
             else:
                 try:
                     start = int(resource_version)
@@ -250,7 +251,7 @@ class Store:
                             if etype is not None:
                                 replay.append((etype, ev))
                     w.preload(replay)
-            w.progress_rv = self._rv
+            w.progress_rv = w.start_rv = self._rv
             self._watchers.setdefault(rt.storage_key, set()).add(w)
         return w
 

@@ -52,11 +52,13 @@ class WatchStream:
         timeout = as_int(q.get("timeoutSeconds"), "timeoutSeconds")
         bookmarks = as_bool(q.get("allowWatchBookmarks"))
         as_table = tables.wants_table(req.header("accept"))
+        # "watch-list": initial ADDED events, then a bookmark marking their end
+        send_initial = as_bool(q.get("sendInitialEvents")) and bookmarks
         try:
             w = self._registry.watch(
                 gvr,
                 namespace,
-                q.get("resourceVersion") or None,
+                None if send_initial else q.get("resourceVersion") or None,
                 q.get("labelSelector"),
                 q.get("fieldSelector"),
             )
@@ -72,6 +74,7 @@ class WatchStream:
         deadline = time.monotonic() + (timeout if timeout and timeout > 0 else MAX_WATCH_SECONDS)
         next_bookmark = time.monotonic() + self._bookmark_interval
         last_send = 0.0
+        initial_left = w.initial_count if send_initial else -1
         try:
             resp.start_stream(
                 content_type=tables.TABLE_CONTENT_TYPE if as_table else "application/json"
@@ -93,10 +96,17 @@ class WatchStream:
                     batch = [item]
                     while len(batch) < MAX_BATCH and (more := w.next_event(0)) is not None:
                         batch.append(more)
-                    resp.chunk(
-                        b"".join(self._encode(rt, version, t, ev, as_table) for t, ev in batch)
-                    )
+                    out = []
+                    for etype, ev in batch:
+                        out.append(self._encode(rt, version, etype, ev, as_table))
+                        initial_left -= 1
+                        if initial_left == 0:
+                            out.append(self._initial_end(rt, api_version, w.start_rv))
+                    resp.chunk(b"".join(out))
                     continue
+                if initial_left == 0:  # no initial events at all
+                    initial_left = -1
+                    resp.chunk(self._initial_end(rt, api_version, w.start_rv))
                 if w.closed:
                     break
                 if bookmarks and time.monotonic() >= next_bookmark:
@@ -116,6 +126,17 @@ class WatchStream:
         finally:
             w.stop()
         resp.end_stream()
+
+    def _initial_end(self, rt: ResourceType, api_version: str, rv: int) -> bytes:
+        obj = {
+            "kind": rt.kind,
+            "apiVersion": api_version,
+            "metadata": {
+                "resourceVersion": str(rv),
+                "annotations": {"k8s.io/initial-events-end": "true"},
+            },
+        }
+        return dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     def _encode(
         self, rt: ResourceType, version: str, etype: str, ev: Event, as_table: bool

@@ -51,6 +51,8 @@ class Watch:
         self.closed = False
         self.close_reason = ""
         self.progress_rv = 0  # every event up to here was considered for this watch
+        self.start_rv = 0  # the RV the watch started at
+        self.initial_count = 0  # synthetic ADDED events queued at start (no RV given)
 
     # -- producer side (called with the registry lock held) --------------------------------
     def translate(self, ev: Event) -> str | None:

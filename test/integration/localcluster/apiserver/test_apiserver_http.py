@@ -509,3 +509,14 @@ def test_stop_closes_idle_keep_alive_connections():
     server.stop()
     with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
         client.request("GET", "/version")
+
+
+def test_watch_list_initial_events_end_bookmark(apiserver, c):
+    for name in ("a", "b"):
+        c.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": name}})
+    q = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=&timeoutSeconds=1"
+    events = stream_lines(apiserver, f"/api/v1/namespaces/default/configmaps?{q}", limit=3)
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    events = stream_lines(apiserver, f"/api/v1/namespaces/kube-system/configmaps?{q}", limit=1)
+    assert events[0]["type"] == "BOOKMARK"

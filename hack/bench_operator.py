@@ -452,15 +452,81 @@ def thread_cpu_by_group() -> Counter:
 
 # ------------------------------------------------------------------ operator process
 
+PROFILED_OPERATOR = "--as-profiled-operator"
+_BLOCKING_LEAVES = frozenset(
+    {"wait", "select", "poll", "accept", "recv_into", "readinto", "readline", "sleep",
+     "_wait_for_tstate_lock", "serve_forever", "_worker_wait"}
+)  # fmt: skip
+
+
+def profiled_operator_main(out: str, operator_args: list[str]) -> int:
+    """Run ``tf-operator`` in this process with a stack sampler (``--profile-operator``).
+
+    Every 10 ms each thread that is not parked in a wait is sampled: its innermost frame
+    counts as "self", every distinct function on its stack as "inclusive". The top entries
+    are written to ``out`` as JSON every two seconds (the process may be killed at the end).
+    A thread blocked on a lock still counts (its leaf is the Python frame that called
+    acquire), so read the figures as "where threads are", dominated by CPU when CPU-bound.
+    """
+    own: Counter = Counter()
+    inclusive: Counter = Counter()
+    total = [0]
+
+    def label(frame: Any) -> str:
+        return f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_name}"
+
+    def sample() -> None:
+        me = threading.get_ident()
+        last_dump = time.monotonic()
+        while True:
+            time.sleep(0.01)
+            for ident, frame in sys._current_frames().items():
+                if ident == me or frame.f_code.co_name in _BLOCKING_LEAVES:
+                    continue
+                total[0] += 1
+                own[label(frame)] += 1
+                seen = set()
+                while frame is not None:
+                    seen.add(label(frame))
+                    frame = frame.f_back
+                inclusive.update(seen)
+            if time.monotonic() - last_dump > 2:
+                last_dump = time.monotonic()
+                dump()
+
+    def dump() -> None:
+        n = max(1, total[0])
+        doc = {
+            "samples": total[0],
+            "self_pct": [(k, round(100 * v / n, 1)) for k, v in own.most_common(25)],
+            "inclusive_pct": [(k, round(100 * v / n, 1)) for k, v in inclusive.most_common(40)],
+        }
+        Path(out + ".tmp").write_text(json.dumps(doc, indent=1))
+        os.replace(out + ".tmp", out)
+
+    threading.Thread(target=sample, name="bench-sampler", daemon=True).start()
+    from tf_operator.app.main import main as operator_main
+
+    operator_main(operator_args)
+    return 0
+
 
 class OperatorProcess:
     """The real ``tf-operator`` with its logs in a file; psutil samples RSS and CPU."""
 
-    def __init__(self, kubeconfig: str, log_path: Path, threadiness: int, leader_elect: bool):
+    def __init__(
+        self,
+        kubeconfig: str,
+        log_path: Path,
+        threadiness: int,
+        leader_elect: bool,
+        profile_out: Path | None = None,
+    ):
         import psutil
 
+        wrapper = [sys.executable, __file__, PROFILED_OPERATOR, str(profile_out)]
         argv = [
-            str(OPERATOR_BIN),
+            *(wrapper if profile_out else [str(OPERATOR_BIN)]),
             f"--kubeconfig={kubeconfig}",
             f"--threadiness={threadiness}",
             "--monitoring-port=0",
@@ -706,8 +772,13 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         watches_before = registry.watch_count()
 
         t_start = time.monotonic()
+        profile_out = workdir / f"operator-{jobs}.profile.json" if args.profile_operator else None
         operator = OperatorProcess(
-            kubeconfig, workdir / f"operator-{jobs}.log", args.threadiness, args.leader_elect
+            kubeconfig,
+            workdir / f"operator-{jobs}.log",
+            args.threadiness,
+            args.leader_elect,
+            profile_out,
         )
         cleanup.callback(operator.stop)
         _wait_operator_ready(cluster, operator, watches_before, 60)
@@ -774,6 +845,8 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         result["events_stored_by_reason"] = _events_by_reason(registry)
         result["operator_event_drops_logged"] = _logged_event_drops(operator.log_path)
         result["operator_log"] = str(operator.log_path)
+        if profile_out is not None and profile_out.exists():
+            result["operator_profile"] = json.loads(profile_out.read_text())
     return result
 
 
@@ -907,6 +980,13 @@ def report(result: dict) -> None:
         f"  this process (API server, scheduler, kubelets, observers) CPU until all Succeeded: "
         f"{result['bench_process_cpu_s']} s"
     )
+    profile = result.get("operator_profile")
+    if profile:
+        print(f"  operator profile ({profile['samples']} busy-thread samples), self / inclusive:")
+        for (name, pct), (iname, ipct) in zip(
+            profile["self_pct"][:15], profile["inclusive_pct"][:15], strict=False
+        ):
+            print(f"      {pct:5.1f}% {name:<44} {ipct:5.1f}% {iname}")
     for name, cpu in result["bench_process_cpu_by_thread"].items():
         print(f"      {cpu:7.2f} s  {name}")
     stored = result["events_stored_by_reason"]
@@ -951,7 +1031,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--budget", type=float, default=330, help="seconds for all runs together (default 330)"
     )
-    parser.add_argument("--settle", type=float, default=20, help="max wait for quiescence")
+    parser.add_argument("--settle", type=float, default=90, help="max wait for quiescence")
     parser.add_argument(
         "--count",
         choices=("auto", "metrics", "log", "proxy", "none"),
@@ -960,6 +1040,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "line, a counting proxy, the first of metric/log/proxy that works (auto), or none",
     )
     parser.add_argument("--keep", action="store_true", help="keep the operator logs")
+    parser.add_argument(
+        "--profile-operator",
+        action="store_true",
+        help="run the operator under a stack sampler and print where its threads spend time",
+    )
     return parser.parse_args(argv)
 
 
@@ -1015,4 +1100,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == PROFILED_OPERATOR:
+        sys.exit(profiled_operator_main(sys.argv[2], sys.argv[3:]))
     sys.exit(main())

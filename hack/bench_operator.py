@@ -158,7 +158,10 @@ def parse_request_metric(text: str, client: str = OPERATOR_CLIENT) -> Counter | 
             continue
         verb = labels.get("verb", "").lower()
         verb = {"post": "create", "put": "update"}.get(verb, verb)
-        counts[(verb, labels.get("resource", ""))] += float(match["value"])
+        resource = labels.get("resource", "")
+        if labels.get("subresource"):
+            resource = f"{resource}/{labels['subresource']}"
+        counts[(verb, resource)] += float(match["value"])
     return counts if found else None
 
 
@@ -730,15 +733,11 @@ def _wait_operator_ready(cluster: Any, operator: OperatorProcess, base: int, tim
         time.sleep(0.05)
 
 
-def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) -> dict:
-    """One cluster + operator; ``jobs`` TFJobs; stops waiting after ``budget`` seconds."""
-    import psutil
-
+def _start_cluster(args: argparse.Namespace, jobs: int, cleanup: contextlib.ExitStack) -> Any:
+    """A simulated-kubelet LocalCluster with room for every pod and the TFJob CRD installed."""
     from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
-    from tf_operator.localcluster.cluster import write_kubeconfig
 
-    replicas = args.ps + args.workers
-    per_node = math.ceil(jobs * replicas / args.nodes) + 10
+    per_node = math.ceil(jobs * (args.ps + args.workers) / args.nodes) + 10
     cluster = LocalCluster(
         kubelet="simulated",
         nodes=args.nodes,
@@ -747,63 +746,97 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         watch_history=max(10000, jobs * 60),
         endpoints=args.endpoints,
     )
-    cleanup = contextlib.ExitStack()
+    cluster.start()
+    cleanup.callback(cluster.stop)
+    cluster.registry.create(CRDS, None, yaml.safe_load(CRD_FILE.read_text()))
+    _wait_for(lambda: cluster.registry.list(TFJOBS, NAMESPACE) is not None, 30)
+    return cluster
+
+
+def _start_operator(
+    args: argparse.Namespace,
+    cluster: Any,
+    operator_url: str,
+    name: str,
+    workdir: Path,
+    cleanup: contextlib.ExitStack,
+) -> OperatorProcess:
+    """The operator, started and watching TFJobs, pods and services."""
+    from tf_operator.localcluster.cluster import write_kubeconfig
+
+    kubeconfig = write_kubeconfig(str(workdir / f"{name}.kubeconfig"), operator_url, "bench")
+    watches_before = cluster.registry.watch_count()
+    operator = OperatorProcess(
+        kubeconfig,
+        workdir / f"{name}.log",
+        args.threadiness,
+        args.leader_elect,
+        workdir / f"{name}.profile.json" if args.profile_operator else None,
+    )
+    cleanup.callback(operator.stop)
+    _wait_operator_ready(cluster, operator, watches_before, 60)
+    time.sleep(0.5)  # let the informers finish their initial lists before the burst
+    return operator
+
+
+class ProcessUsage:
+    """CPU of this process (API server, scheduler, kubelets, observers), total and by thread."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self._me = psutil.Process()
+        self._cpu = sum(self._me.cpu_times()[:2])
+        self._threads = thread_cpu_by_group()
+
+    def since_start(self) -> dict[str, Any]:
+        by_thread = diff_counts(thread_cpu_by_group(), self._threads)
+        return {
+            "bench_process_cpu_s": round(sum(self._me.cpu_times()[:2]) - self._cpu, 2),
+            "bench_process_cpu_by_thread": {
+                name: round(cpu, 2) for name, cpu in by_thread.most_common(8) if cpu >= 0.05
+            },
+        }
+
+
+def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) -> dict:
+    """One cluster + operator; ``jobs`` TFJobs; stops waiting after ``budget`` seconds."""
+    replicas = args.ps + args.workers
+    want = jobs * replicas
     result: dict[str, Any] = {
         "jobs": jobs,
         "pods_per_job": replicas,
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
-    with cleanup:
-        cluster.start()
-        cleanup.callback(cluster.stop)
-        registry = cluster.registry
-        registry.create(CRDS, None, yaml.safe_load(CRD_FILE.read_text()))
-        _wait_for(lambda: registry.list(TFJOBS, NAMESPACE) is not None, 30)
-
+    with contextlib.ExitStack() as cleanup:
+        cluster = _start_cluster(args, jobs, cleanup)
         counter = RequestCounter(cluster.url, args.count)
         cleanup.callback(counter.stop)
         result["request_count_source"] = counter.mode
-        kubeconfig = write_kubeconfig(
-            str(workdir / f"operator-{jobs}.kubeconfig"), counter.operator_url, "bench-token"
-        )
-        observer = Observer(registry, replicas)
+        observer = Observer(cluster.registry, replicas)
         observer.start()
         cleanup.callback(observer.stop)
-        watches_before = registry.watch_count()
-
         t_start = time.monotonic()
-        profile_out = workdir / f"operator-{jobs}.profile.json" if args.profile_operator else None
-        operator = OperatorProcess(
-            kubeconfig,
-            workdir / f"operator-{jobs}.log",
-            args.threadiness,
-            args.leader_elect,
-            profile_out,
+        operator = _start_operator(
+            args, cluster, counter.operator_url, f"operator-{jobs}", workdir, cleanup
         )
-        cleanup.callback(operator.stop)
-        _wait_operator_ready(cluster, operator, watches_before, 60)
-        time.sleep(0.5)  # let the informers finish their initial lists before the burst
         result["operator_startup_s"] = round(time.monotonic() - t_start, 2)
-        idle = operator.usage()
+        result["operator_idle"] = operator.usage()
         before = counter.snapshot()
         result["startup_requests"] = _total(before)
 
         names = [f"bench-{i:05d}" for i in range(jobs)]
-        for name in names:
-            observer.jobs[name] = JobTimes()
-        me = psutil.Process()
-        cpu_before = sum(me.cpu_times()[:2])
-        threads_before = thread_cpu_by_group()
+        observer.jobs.update({name: JobTimes() for name in names})
+        usage = ProcessUsage()
         t0 = time.monotonic()
         for name in names:
             observer.jobs[name].created = time.monotonic()
-            registry.create(
+            cluster.registry.create(
                 TFJOBS, NAMESPACE, tfjob_manifest(name, args.ps, args.workers, args.run_seconds)
             )
         result["create_burst_s"] = round(time.monotonic() - t0, 2)
         deadline = t0 + budget
 
-        want = jobs * replicas
         all_objects = observer.wait(
             lambda: (
                 (observer.pods_seen >= want and observer.services_seen >= want)
@@ -811,42 +844,33 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
             ),
             deadline,
         )
-        usage_created = operator.usage()
+        result["operator_at_all_created"] = operator.usage()
         all_done = observer.wait(
             lambda: observer.succeeded + observer.failed >= jobs or not operator.alive(), deadline
         )
         at_done = counter.snapshot()
-        usage_done = operator.usage()
-        result["bench_process_cpu_s"] = round(sum(me.cpu_times()[:2]) - cpu_before, 2)
-        by_thread = diff_counts(thread_cpu_by_group(), threads_before)
-        result["bench_process_cpu_by_thread"] = {
-            name: round(cpu, 2) for name, cpu in by_thread.most_common(8) if cpu >= 0.05
-        }
-        quiet_s = _wait_quiescent(counter, min(deadline + 20, time.monotonic() + args.settle))
+        result["operator_at_all_succeeded"] = operator.usage()
+        result.update(usage.since_start())
+        settle_until = min(deadline + 20, time.monotonic() + args.settle)
+        result["quiescent_after_s"] = _wait_quiescent(counter, settle_until)
         at_quiet = counter.snapshot()
-        usage_quiet = operator.usage()
+        result["operator_at_quiescence"] = operator.usage()
+
         if not operator.alive():
             result["operator_exit"] = operator.proc.returncode
             result["operator_log_tail"] = operator.tail()
-
-        result.update(
-            _figures(observer, t0, want, jobs, all_objects and all_done, operator.alive())
-        )
-        result["operator_idle"] = idle
-        result["operator_at_all_created"] = usage_created
-        result["operator_at_all_succeeded"] = usage_done
-        result["operator_at_quiescence"] = usage_quiet
-        result["quiescent_after_s"] = quiet_s
+        complete = all_objects and all_done and operator.alive()
+        result.update(_figures(observer, t0, want, jobs, complete))
         result.update(_request_figures(diff_counts(at_done, before), diff_counts(at_quiet, before)))
-        result["requests_per_job_min"] = sum(
-            minimum_requests_per_job(args.ps, args.workers).values()
-        )
-        result["minimum_breakdown"] = minimum_requests_per_job(args.ps, args.workers)
-        result["events_stored_by_reason"] = _events_by_reason(registry)
+        minimum = minimum_requests_per_job(args.ps, args.workers)
+        result["requests_per_job_min"] = sum(minimum.values())
+        result["minimum_breakdown"] = minimum
+        result["events_stored_by_reason"] = _events_by_reason(cluster.registry)
         result["operator_event_drops_logged"] = _logged_event_drops(operator.log_path)
         result["operator_log"] = str(operator.log_path)
-        if profile_out is not None and profile_out.exists():
-            result["operator_profile"] = json.loads(profile_out.read_text())
+        profile = operator.log_path.with_suffix(".profile.json")
+        if profile.exists():
+            result["operator_profile"] = json.loads(profile.read_text())
     return result
 
 
@@ -897,7 +921,7 @@ def _wait_quiescent(counter: RequestCounter, deadline: float, quiet: float = 3.0
     return None
 
 
-def _figures(obs: Observer, t0: float, want: int, jobs: int, complete: bool, alive: bool) -> dict:
+def _figures(obs: Observer, t0: float, want: int, jobs: int, complete: bool) -> dict:
     latencies = [
         max(job.pods.values()) - job.created
         for job in obs.jobs.values()
@@ -909,7 +933,7 @@ def _figures(obs: Observer, t0: float, want: int, jobs: int, complete: bool, ali
     everything = max(all_pods, all_svcs) if all_pods and all_svcs else None
     done = obs.last_success - t0 if obs.succeeded >= jobs else None
     return {
-        "complete": complete and alive,
+        "complete": complete,
         "pods_seen": obs.pods_seen,
         "services_seen": obs.services_seen,
         "jobs_succeeded": obs.succeeded,

@@ -60,7 +60,7 @@ class Recorder(ResourceEventHandler):
                 ("delete", obj["metadata"]["name"], obj["metadata"].get("resourceVersion"), obj)
             )
 
-    def wait(self, pred, timeout=5.0):
+    def wait(self, pred, timeout=30.0):
         with self.cond:
             assert self.cond.wait_for(lambda: pred(self.events), timeout), self.summary()
 
@@ -100,7 +100,7 @@ def test_events_reach_handlers_after_cache_is_updated(stop):
     informer.add_event_handler(CacheChecker())
     assert not informer.has_synced()
     t = run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     # Synced means the cache is full; handlers hear about it on their own threads.
     assert len(informer.get_indexer().list()) == 2
     rec.wait(lambda ev: len(ev) == 2)
@@ -128,7 +128,7 @@ def test_relist_that_drops_an_object_delivers_a_tombstone(stop):
     rec = Recorder()
     informer.add_event_handler(rec)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     wait_until(lambda: fake.watch_count() == 1)
     gate = threading.Event()
     fake.prepend_reactor("watch", "pods", lambda a: (gate.wait(5) and False, None))
@@ -154,7 +154,7 @@ def test_relist_delivers_changed_objects_as_updates(stop):
     rec = Recorder()
     informer.add_event_handler(rec)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     wait_until(lambda: fake.watch_count() == 1)
     gate = threading.Event()
     fake.prepend_reactor("watch", "pods", lambda a: (gate.wait(5) and False, None))
@@ -175,7 +175,7 @@ def test_resync_redelivers_as_update_with_same_object_to_due_handlers(stop):
     informer.add_event_handler(resyncing, resync_period=10)
     informer.add_event_handler(quiet, resync_period=0)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     assert clock.block_until_waiters(1)
     clock.step(10)
     resyncing.wait(lambda ev: len(ev) == 4)
@@ -211,11 +211,11 @@ def test_slow_handler_does_not_block_others(stop):
     informer.add_event_handler(Slow())
     informer.add_event_handler(fast)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     for i in range(50):
         fake.resource(PODS).create(pod(f"p{i}"))
     fast.wait(lambda ev: len(ev) == 50)
-    assert slow_started.wait(5) and not release.is_set()
+    assert slow_started.wait(30) and not release.is_set()
     release.set()
 
 
@@ -223,7 +223,7 @@ def test_handler_added_late_gets_current_contents_then_events(stop):
     fake = FakeKubeClient({PODS: [pod("a"), pod("b")]})
     informer = SharedIndexInformer(ListWatch(fake.resource(PODS)), **FAST)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     late = Recorder()
     informer.add_event_handler(late)
     late.wait(lambda ev: len(ev) == 2)
@@ -245,7 +245,7 @@ def test_filtering_handler_turns_updates_into_adds_and_deletes(stop):
         )
     )
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
     fake.resource(PODS).patch("a", {"metadata": {"labels": {"app": "other"}}}, "ns")
     fake.resource(PODS).create(pod("b", labels={"app": "x"}))
     fake.resource(PODS).patch("b", {"metadata": {"labels": {"app": "tf"}}}, "ns")
@@ -275,7 +275,7 @@ def test_hammer_no_lost_or_duplicated_events(stop):
     rec = Recorder()
     informer.add_event_handler(rec)
     run(informer, stop)
-    assert wait_for_cache_sync(stop, informer.has_synced, timeout=5)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
 
     writers, per_writer = 4, 150
 

@@ -303,6 +303,8 @@ class Registry(Store):
             else:
                 new.pop("status", None)
             new = self._prune(rt, version, new)
+            if rt.is_custom:
+                self._validate(rt, version, new, old)
         else:
             new = body
             if rt.has_status and rt.storage_key != _CRD:

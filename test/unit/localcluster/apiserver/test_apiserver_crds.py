@@ -212,3 +212,27 @@ def test_scale_subresource_for_deployments_and_crds(reg):
     with pytest.raises(StatusError) as e:
         reg.get_scale(("", "v1", "configmaps"), "default", "x")
     assert e.value.code == 404
+
+
+def test_status_writes_are_validated_against_the_schema(reg):
+    body = widget_crd()
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"] = {
+        "type": "object",
+        "properties": {"phase": {"type": "string", "enum": ["Ok", "Bad"]}},
+    }
+    reg.create(CRDS, None, body)
+    reg.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 1}})
+    with pytest.raises(StatusError) as e:
+        reg.patch(
+            WIDGETS, "default", "w", {"status": {"phase": "Weird"}}, "merge", subresource="status"
+        )
+    assert e.value.code == 422
+    w = reg.patch(
+        WIDGETS,
+        "default",
+        "w",
+        {"status": {"phase": "Ok", "undeclared": 1}},
+        "merge",
+        subresource="status",
+    )
+    assert w["status"] == {"phase": "Ok"}

@@ -20,11 +20,20 @@ _MICRO_TIME_FIELDS: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = 
 
 
 class ClusterIPAllocator:
-    """Hands out distinct service IPs from 10.96.0.0/16 (10.96.0.1 is left for ``kubernetes``)."""
+    """Hands out distinct service IPs from 10.96.0.0/16 (10.96.0.1 is left for ``kubernetes``)
+    and node ports for NodePort/LoadBalancer services."""
 
     def __init__(self) -> None:
         self._next = 10
+        self._next_node_port = 30000
         self._lock = threading.Lock()
+
+    def node_port(self) -> int:
+        """The next port of the NodePort range (30000-32767)."""
+        with self._lock:
+            port = self._next_node_port
+            self._next_node_port = 30000 + (port - 30000 + 1) % 2768
+        return port
 
     def allocate(self) -> str:
         with self._lock:
@@ -91,10 +100,17 @@ def service_defaults(svc: dict, old: dict | None, ips: ClusterIPAllocator) -> No
     spec.setdefault("ipFamilies", ["IPv4"])
     spec.setdefault("ipFamilyPolicy", "SingleStack")
     spec.setdefault("internalTrafficPolicy", "Cluster")
+    old_ports = {
+        p.get("port"): p
+        for p in ((old or {}).get("spec") or {}).get("ports") or []
+        if isinstance(p, dict)
+    }
     for p in spec.get("ports") or []:
         if isinstance(p, dict):
             p.setdefault("protocol", "TCP")
             if not p.get("targetPort"):
                 p["targetPort"] = p.get("port")
+            if spec["type"] in ("NodePort", "LoadBalancer") and not p.get("nodePort"):
+                p["nodePort"] = old_ports.get(p.get("port"), {}).get("nodePort") or ips.node_port()
     if old is None:
         svc["status"] = {"loadBalancer": {}}

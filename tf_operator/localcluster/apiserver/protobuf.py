@@ -1,7 +1,8 @@
 """Decoding of Kubernetes protobuf request bodies for the few kinds kubectl sends that way.
 
 ``kubectl create namespace|configmap|secret|serviceaccount|role|rolebinding|clusterrole|
-clusterrolebinding`` POST ``application/vnd.kubernetes.protobuf`` bodies (the ``k8s\\0`` magic,
+clusterrolebinding|deployment|job|service|poddisruptionbudget|priorityclass`` POST
+``application/vnd.kubernetes.protobuf`` bodies (the ``k8s\\0`` magic,
 then a ``runtime.Unknown`` envelope holding the typed message). Replies are always JSON, which
 kubectl accepts. Each supported kind is described by a small field-number table taken from the
 public API's ``generated.proto`` layout; unknown field numbers are skipped, and a kind without a
@@ -74,7 +75,101 @@ _BINDING: Schema = dict(
     [_META, (2, ("subjects", SUBJECT, True)), (3, ("roleRef", ROLE_REF, False))]
 )
 
+CONTAINER_PORT: Schema = {
+    1: ("name", "s", False),
+    2: ("hostPort", "i0", False),
+    3: ("containerPort", "i0", False),
+    4: ("protocol", "s", False),
+    5: ("hostIP", "s", False),
+}
+CONTAINER: Schema = {
+    1: ("name", "s", False),
+    2: ("image", "s", False),
+    3: ("command", "s", True),
+    4: ("args", "s", True),
+    5: ("workingDir", "s", False),
+    6: ("ports", CONTAINER_PORT, True),
+    7: ("env", {1: ("name", "s", False), 2: ("value", "s", False)}, True),
+    8: ("resources", {1: ("limits", "msq", False), 2: ("requests", "msq", False)}, False),
+    13: ("terminationMessagePath", "s", False),
+    14: ("imagePullPolicy", "s", False),
+    16: ("stdin", "?0", False),
+    17: ("stdinOnce", "?0", False),
+    18: ("tty", "?0", False),
+    20: ("terminationMessagePolicy", "s", False),
+}
+POD_SPEC: Schema = {
+    2: ("containers", CONTAINER, True),
+    3: ("restartPolicy", "s", False),
+    4: ("terminationGracePeriodSeconds", "i", False),
+    5: ("activeDeadlineSeconds", "i", False),
+    6: ("dnsPolicy", "s", False),
+    7: ("nodeSelector", "mss", False),
+    8: ("serviceAccountName", "s", False),
+    10: ("nodeName", "s", False),
+    11: ("hostNetwork", "?0", False),
+    15: ("imagePullSecrets", {1: ("name", "s", False)}, True),
+    16: ("hostname", "s", False),
+    17: ("subdomain", "s", False),
+    19: ("schedulerName", "s", False),
+    20: ("initContainers", CONTAINER, True),
+    24: ("priorityClassName", "s", False),
+}
+POD_TEMPLATE: Schema = {1: ("metadata", OBJECT_META, False), 2: ("spec", POD_SPEC, False)}
+DEPLOYMENT_SPEC: Schema = {
+    1: ("replicas", "i", False),
+    2: ("selector", LABEL_SELECTOR, False),
+    3: ("template", POD_TEMPLATE, False),
+    4: ("strategy", {1: ("type", "s", False)}, False),
+    5: ("minReadySeconds", "i0", False),
+    6: ("revisionHistoryLimit", "i", False),
+    7: ("paused", "?0", False),
+    9: ("progressDeadlineSeconds", "i", False),
+}
+JOB_SPEC: Schema = {
+    1: ("parallelism", "i", False),
+    2: ("completions", "i", False),
+    3: ("activeDeadlineSeconds", "i", False),
+    4: ("selector", LABEL_SELECTOR, False),
+    5: ("manualSelector", "?", False),
+    6: ("template", POD_TEMPLATE, False),
+    7: ("backoffLimit", "i", False),
+}
+SERVICE_PORT: Schema = {
+    1: ("name", "s", False),
+    2: ("protocol", "s", False),
+    3: ("port", "i0", False),
+    4: ("targetPort", "ios", False),
+    5: ("nodePort", "i0", False),
+}
+SERVICE_SPEC: Schema = {
+    1: ("ports", SERVICE_PORT, True),
+    2: ("selector", "mss", False),
+    3: ("clusterIP", "s", False),
+    4: ("type", "s", False),
+    5: ("externalIPs", "s", True),
+    7: ("sessionAffinity", "s", False),
+    10: ("externalName", "s", False),
+}
+PDB_SPEC: Schema = {
+    1: ("minAvailable", "ios", False),
+    2: ("selector", LABEL_SELECTOR, False),
+    3: ("maxUnavailable", "ios", False),
+}
+
 KINDS: dict[str, Schema] = {
+    "Deployment": dict([_META, (2, ("spec", DEPLOYMENT_SPEC, False))]),
+    "Job": dict([_META, (2, ("spec", JOB_SPEC, False))]),
+    "Service": dict([_META, (2, ("spec", SERVICE_SPEC, False))]),
+    "PodDisruptionBudget": dict([_META, (2, ("spec", PDB_SPEC, False))]),
+    "PriorityClass": dict(
+        [
+            _META,
+            (2, ("value", "i0", False)),
+            (3, ("globalDefault", "?0", False)),
+            (4, ("description", "s", False)),
+        ]
+    ),
     "Namespace": dict(
         [
             _META,
@@ -160,14 +255,28 @@ def _scalar(kind: str, value: Any) -> Any:
         return base64.b64encode(value).decode()
     if kind in ("i", "i0"):
         return _signed(value)
-    if kind == "?":
+    if kind in ("?", "?0"):
         return bool(value)
+    if kind == "ios":  # intstr.IntOrString: type 0 -> intVal, 1 -> strVal
+        parts = {n: v for n, _, v in _fields(value)}
+        return parts.get(3, b"").decode("utf-8") if parts.get(1) == 1 else _signed(parts.get(2, 0))
     if kind == "t":
         secs = next((_signed(v) for n, _, v in _fields(value) if n == 1), 0)
         if not secs:
             return None
         return datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     raise ValueError(f"unknown scalar kind {kind}")
+
+
+def _map_entry(kind: str, entry_bytes: bytes) -> tuple[str, str]:
+    entry = {n: v for n, _, v in _fields(entry_bytes)}
+    key = entry.get(1, b"").decode("utf-8")
+    raw = entry.get(2, b"")
+    if kind == "msb":
+        return key, base64.b64encode(raw).decode()
+    if kind == "msq":  # resource.Quantity is a message holding its string form
+        raw = next((v for n, _, v in _fields(raw) if n == 1), b"")
+    return key, raw.decode("utf-8")
 
 
 def decode_message(buf: bytes, schema: Schema) -> dict:
@@ -177,18 +286,13 @@ def decode_message(buf: bytes, schema: Schema) -> dict:
         if spec is None:
             continue
         name, kind, repeated = spec
-        if kind in ("mss", "msb"):
-            entry = {n: v for n, _, v in _fields(value)}
-            key = entry.get(1, b"").decode("utf-8")
-            raw = entry.get(2, b"")
-            out.setdefault(name, {})[key] = (
-                raw.decode("utf-8") if kind == "mss" else base64.b64encode(raw).decode()
-            )
+        if kind in ("mss", "msb", "msq"):
+            out.setdefault(name, {}).update([_map_entry(kind, value)])
             continue
         item = decode_message(value, kind) if isinstance(kind, dict) else _scalar(kind, value)
         if repeated:
             out.setdefault(name, []).append(item)
-        elif item in (None, "") or (kind == "i0" and item == 0):
+        elif item in (None, "") or (kind in ("i0", "?0") and not item):
             continue
         else:
             out[name] = item

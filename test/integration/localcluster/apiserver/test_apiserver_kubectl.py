@@ -363,3 +363,25 @@ def test_scale(kubectl, apiserver):
     )
     assert "scaled" in kubectl("scale", "deployment", "d", "--replicas=4").stdout
     assert apiserver.registry.get(deploy, "default", "d")["spec"]["replicas"] == 4
+
+
+def test_create_generators_send_protobuf(kubectl, apiserver):
+    """``kubectl create <kind>`` sends protobuf bodies; these kinds are decoded."""
+    reg = apiserver.registry
+    kubectl("create", "namespace", "gen")
+    kubectl("create", "configmap", "c", "-n", "gen", "--from-literal=a=b")
+    kubectl("create", "secret", "generic", "s", "-n", "gen", "--from-literal=a=b")
+    kubectl(
+        "create", "deployment", "d", "-n", "gen", "--image=nginx:1.25", "--replicas=2", "--port=80"
+    )
+    kubectl("create", "job", "j", "-n", "gen", "--image=busybox", "--", "echo", "hi")
+    kubectl("create", "service", "nodeport", "np", "-n", "gen", "--tcp=80:http")
+    assert reg.get(("", "v1", "configmaps"), "gen", "c")["data"] == {"a": "b"}
+    assert reg.get(("", "v1", "secrets"), "gen", "s")["data"] == {"a": "Yg=="}
+    d = reg.get(("apps", "v1", "deployments"), "gen", "d")
+    assert d["spec"]["replicas"] == 2 and d["spec"]["selector"] == {"matchLabels": {"app": "d"}}
+    assert d["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80}]
+    job = reg.get(("batch", "v1", "jobs"), "gen", "j")
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    port = reg.get(("", "v1", "services"), "gen", "np")["spec"]["ports"][0]
+    assert port["targetPort"] == "http" and 30000 <= port["nodePort"] <= 32767

@@ -67,7 +67,7 @@ def test_decode_rolebinding_nested_messages():
 
 def test_unsupported_kind_and_garbage():
     with pytest.raises(StatusError) as e:
-        decode(envelope("apps/v1", "Deployment", b""))
+        decode(envelope("apps/v1", "DaemonSet", b""))
     assert e.value.code == 415
     with pytest.raises(StatusError) as e:
         decode(b"k8s\x00\x0a\xff")

@@ -718,8 +718,13 @@ class RequestCounter:
             self.log_counter.uninstall()
 
 
-def _total(counts: Counter, resources: tuple[str, ...] = ()) -> int:
-    return int(sum(n for (_, res), n in counts.items() if not resources or res in resources))
+# Resources a leader-election lock may live in: its renewals never stop, so they do not count
+# against quiescence.
+LOCK_RESOURCES = frozenset({"endpoints", "leases", "configmaps"})
+
+
+def _total(counts: Counter, exclude: frozenset[str] = frozenset()) -> int:
+    return int(sum(n for (_, res), n in counts.items() if res not in exclude))
 
 
 def _wait_operator_ready(cluster: Any, operator: OperatorProcess, base: int, timeout: float):
@@ -908,12 +913,13 @@ def _wait_for(fn: Any, timeout: float) -> Any:
 
 
 def _wait_quiescent(counter: RequestCounter, deadline: float, quiet: float = 3.0) -> float | None:
-    """Wait until the operator makes no request for ``quiet`` seconds; time waited or None."""
+    """Wait until the operator makes no request (leader-lock renewals aside) for ``quiet``
+    seconds; returns the seconds until its last request, or None at the deadline."""
     began = last_change = time.monotonic()
-    last = _total(counter.snapshot())
+    last = _total(counter.snapshot(), LOCK_RESOURCES)
     while time.monotonic() < deadline:
         time.sleep(0.5)
-        now_total = _total(counter.snapshot())
+        now_total = _total(counter.snapshot(), LOCK_RESOURCES)
         if now_total != last:
             last, last_change = now_total, time.monotonic()
         elif time.monotonic() - last_change >= quiet:

@@ -455,15 +455,17 @@ def thread_cpu_by_group() -> Counter:
 
 # ------------------------------------------------------------------ operator process
 
-PROFILED_OPERATOR = "--as-profiled-operator"
+WRAPPED_OPERATOR = "--as-wrapped-operator"
 _BLOCKING_LEAVES = frozenset(
     {"wait", "select", "poll", "accept", "recv_into", "readinto", "readline", "sleep",
      "_wait_for_tstate_lock", "serve_forever", "_worker_wait"}
 )  # fmt: skip
 
 
-def profiled_operator_main(out: str, operator_args: list[str]) -> int:
-    """Run ``tf-operator`` in this process with a stack sampler (``--profile-operator``).
+def wrapped_operator_main(out: str, no_info_logs: bool, operator_args: list[str]) -> int:
+    """Run ``tf-operator`` in this process, for diagnosis: with a stack sampler when ``out`` is
+    not ``-`` (``--profile-operator``), with INFO logging globally disabled when
+    ``no_info_logs`` (``--experiment-no-info-logs``, to measure what logging costs).
 
     Every 10 ms each thread that is not parked in a wait is sampled: its innermost frame
     counts as "self", every distinct function on its stack as "inclusive". The top entries
@@ -507,7 +509,10 @@ def profiled_operator_main(out: str, operator_args: list[str]) -> int:
         Path(out + ".tmp").write_text(json.dumps(doc, indent=1))
         os.replace(out + ".tmp", out)
 
-    threading.Thread(target=sample, name="bench-sampler", daemon=True).start()
+    if no_info_logs:
+        logging.disable(logging.INFO)
+    if out != "-":
+        threading.Thread(target=sample, name="bench-sampler", daemon=True).start()
     from tf_operator.app.main import main as operator_main
 
     operator_main(operator_args)
@@ -524,12 +529,19 @@ class OperatorProcess:
         threadiness: int,
         leader_elect: bool,
         profile_out: Path | None = None,
+        no_info_logs: bool = False,
     ):
         import psutil
 
-        wrapper = [sys.executable, __file__, PROFILED_OPERATOR, str(profile_out)]
+        wrapper = [
+            sys.executable,
+            __file__,
+            WRAPPED_OPERATOR,
+            str(profile_out or "-"),
+            "1" if no_info_logs else "0",
+        ]
         argv = [
-            *(wrapper if profile_out else [str(OPERATOR_BIN)]),
+            *(wrapper if profile_out or no_info_logs else [str(OPERATOR_BIN)]),
             f"--kubeconfig={kubeconfig}",
             f"--threadiness={threadiness}",
             "--monitoring-port=0",
@@ -777,6 +789,7 @@ def _start_operator(
         args.threadiness,
         args.leader_elect,
         workdir / f"{name}.profile.json" if args.profile_operator else None,
+        args.experiment_no_info_logs,
     )
     cleanup.callback(operator.stop)
     _wait_operator_ready(cluster, operator, watches_before, 60)
@@ -1075,6 +1088,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="run the operator under a stack sampler and print where its threads spend time",
     )
+    parser.add_argument(
+        "--experiment-no-info-logs",
+        action="store_true",
+        help="experiment, not the real configuration: run the operator with INFO logging "
+        "disabled (logging.disable) to measure what its logging costs",
+    )
     return parser.parse_args(argv)
 
 
@@ -1119,6 +1138,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "threadiness": args.threadiness,
         "endpoints_controller": args.endpoints,
+        "experiment_no_info_logs": args.experiment_no_info_logs,
         "leader_election": args.leader_elect,
         "worker_run_seconds": args.run_seconds,
         "sim_start_delay_s": args.start_delay,
@@ -1130,6 +1150,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == PROFILED_OPERATOR:
-        sys.exit(profiled_operator_main(sys.argv[2], sys.argv[3:]))
+    if len(sys.argv) > 3 and sys.argv[1] == WRAPPED_OPERATOR:
+        sys.exit(wrapped_operator_main(sys.argv[2], sys.argv[3] == "1", sys.argv[4:]))
     sys.exit(main())

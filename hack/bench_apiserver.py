@@ -31,6 +31,7 @@ GOAL_GETS_PER_S = 3000
 NAMESPACE = "bench"
 SERVER_CODE = """
 import sys, threading
+sys.setswitchinterval(float(sys.argv[2]))
 from tf_operator.localcluster.apiserver import APIServer
 server = APIServer(port=0, watch_history=int(sys.argv[1]))
 server.start()
@@ -40,9 +41,9 @@ server.stop()
 """
 
 
-def start_server(history: int) -> tuple[subprocess.Popen, int]:
+def start_server(history: int, switch_interval: float) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", SERVER_CODE, str(history)],
+        [sys.executable, "-c", SERVER_CODE, str(history), str(switch_interval)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -181,9 +182,15 @@ def main() -> None:
     parser.add_argument("--procs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--history", type=int, default=100000)
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=0.005,
+        help="sys.setswitchinterval() in the server process (Python's default is 0.005)",
+    )
     args = parser.parse_args()
     os.chdir(ROOT)
-    server, port = start_server(args.history)
+    server, port = start_server(args.history, args.switch_interval)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port)
         conn.request(
@@ -223,6 +230,7 @@ def main() -> None:
     )
     summary = {
         "watches": args.watches,
+        "switch_interval": args.switch_interval,
         "procs": args.procs,
         "threads": args.threads,
         "creates_per_s": creates["per_s"],

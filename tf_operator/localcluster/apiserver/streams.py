@@ -25,7 +25,7 @@ from .resources import ResourceType
 from .watch import Event
 
 MAX_WATCH_SECONDS = 1800  # cap for watches that ask for no timeout
-WATCH_BATCH_INTERVAL = 0.01  # minimum spacing of writes on one watch stream under load
+WATCH_BATCH_INTERVAL = 0.02  # minimum spacing of writes on one watch stream under load
 MAX_BATCH = 1000
 
 LogProvider = Callable[..., Iterator[bytes]]

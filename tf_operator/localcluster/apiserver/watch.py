@@ -46,8 +46,12 @@ class Watch:
         self._present = present
         self._capacity = capacity
         self._on_stop = on_stop
+        # deque appends and pops are atomic; ``_ready`` is set whenever the queue may be non-empty
+        # (or the watch closed). The consumer clears it before its last look at the queue, so a
+        # producer's append-then-set can never be missed, and producers pay for a set() only
+        # when the consumer may be asleep.
         self._queue: deque[tuple[str, Event]] = deque()
-        self._cond = threading.Condition(threading.Lock())
+        self._ready = threading.Event()
         self.closed = False
         self.close_reason = ""
         self.progress_rv = 0  # every event up to here was considered for this watch
@@ -85,40 +89,40 @@ class Watch:
             self._put(etype, ev)
 
     def _put(self, etype: str, ev: Event) -> None:
-        with self._cond:
-            if len(self._queue) >= self._capacity:
-                self.closed = True
-                self.close_reason = "watcher too slow: queue full"
-            else:
-                self._queue.append((etype, ev))
-            self._cond.notify()
+        if len(self._queue) >= self._capacity:
+            self.close("watcher too slow: queue full")
+            return
+        self._queue.append((etype, ev))
+        if not self._ready.is_set():
+            self._ready.set()
 
     def preload(self, events: list[tuple[str, Event]]) -> None:
         """Queue the initial (synthetic or replayed) events; they never count against capacity."""
-        with self._cond:
-            self._queue.extend(events)
-            self._capacity += len(events)
+        self._queue.extend(events)
+        self._capacity += len(events)
+        self._ready.set()
 
     def close(self, reason: str) -> None:
-        with self._cond:
-            if not self.closed:
-                self.closed = True
-                self.close_reason = reason
-            self._cond.notify_all()
+        if not self.closed:
+            self.close_reason = reason
+            self.closed = True
+        self._ready.set()
 
-    # -- consumer side --------------------------------------------------------------------
+    # -- consumer side (one consumer thread) ------------------------------------------------
     def next_event(self, timeout: float) -> tuple[str, Event] | None:
         """The next queued ``(type, Event)``; None on timeout or when closed and drained."""
-        with self._cond:
-            if not self._queue and not self.closed:
-                self._cond.wait(timeout)
-            if self._queue:
-                return self._queue.popleft()
+        queue = self._queue
+        if queue:
+            return queue.popleft()
+        if self.closed:
             return None
+        self._ready.clear()
+        if not queue and not self.closed and timeout > 0:
+            self._ready.wait(timeout)
+        return queue.popleft() if queue else None
 
     def pending(self) -> int:
-        with self._cond:
-            return len(self._queue)
+        return len(self._queue)
 
     def get(self, timeout: float) -> tuple[str, dict] | None:
         """``(event type, object copy)``; None on timeout, or at once once ``closed``."""

@@ -885,6 +885,7 @@ def run_once(args: argparse.Namespace, jobs: int, budget: float, workdir: Path) 
         result["minimum_breakdown"] = minimum
         result["events_stored_by_reason"] = _events_by_reason(cluster.registry)
         result["operator_event_drops_logged"] = _logged_event_drops(operator.log_path)
+        result["operator_syncs_logged"] = _count_in_file(operator.log_path, SYNC_LOG_LINE)
         result["operator_log"] = str(operator.log_path)
         profile = operator.log_path.with_suffix(".profile.json")
         if profile.exists():
@@ -902,6 +903,17 @@ def _events_by_reason(registry: Any) -> dict[str, int]:
 
 
 _DROPS = re.compile(rb"event queue full.*?\((\d+) dropped so far\)")
+
+
+SYNC_LOG_LINE = b"Finished syncing tfjob"
+
+
+def _count_in_file(path: Path, needle: bytes) -> int:
+    """How many times ``needle`` occurs in the file (0 when unreadable)."""
+    try:
+        return path.read_bytes().count(needle)
+    except OSError:
+        return 0
 
 
 def _logged_event_drops(path: Path) -> int:
@@ -1032,6 +1044,8 @@ def report(result: dict) -> None:
             print(f"      {pct:5.1f}% {name:<44} {ipct:5.1f}% {iname}")
     for name, cpu in result["bench_process_cpu_by_thread"].items():
         print(f"      {cpu:7.2f} s  {name}")
+    syncs = result.get("operator_syncs_logged", 0)
+    print(f"  TFJob syncs (from the operator log) {syncs} = {syncs / n:.1f}/job")
     stored = result["events_stored_by_reason"]
     print(
         f"  events stored: {sum(stored.values())} "

@@ -202,6 +202,8 @@ class _Handler(socketserver.BaseRequestHandler):
             name, _, value = h.decode("latin-1").partition(":")
             key = name.strip().lower()
             headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+        if headers.get("expect", "").lower() == "100-continue":
+            self.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = self._read_body(headers)
         conn = headers.get("connection", "").lower()
         keep_alive = version == "HTTP/1.1" and "close" not in conn or "keep-alive" in conn

@@ -520,3 +520,21 @@ def test_watch_list_initial_events_end_bookmark(apiserver, c):
     assert events[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     events = stream_lines(apiserver, f"/api/v1/namespaces/kube-system/configmaps?{q}", limit=1)
     assert events[0]["type"] == "BOOKMARK"
+
+
+def test_expect_100_continue(apiserver):
+    import socket
+
+    body = json.dumps({"metadata": {"name": "big"}, "data": {"k": "x" * 5000}}).encode()
+    head = (
+        "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", apiserver.port), timeout=5) as s:
+        s.sendall(head.encode())
+        assert s.recv(100).startswith(b"HTTP/1.1 100 Continue")
+        s.sendall(body)
+        reply = b""
+        while chunk := s.recv(65536):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 201")

@@ -1,7 +1,24 @@
-"""A Kubernetes API server emulator: in-process ``Registry`` plus an HTTP front end.
+"""A Kubernetes API server emulator: the in-process ``Registry`` plus an HTTP(S) front end.
 
-``Registry`` holds the objects and implements the API semantics; ``APIServer`` serves it over
-HTTP(S) to kubectl, the Python client and client-go. ``StatusError`` is every API failure.
+``Registry`` (``registry.py`` over ``store.py``) holds the objects and implements the API
+semantics: one global resourceVersion, watch history with 410 Expired, selectors, pagination,
+optimistic concurrency, status subresources, patches, finalizers, graceful pod deletion, CRDs and
+garbage collection (``gc.py``). ``APIServer`` (``server.py``) serves it to kubectl 1.32, the
+``kubernetes`` Python client and client-go: discovery (legacy and aggregated), OpenAPI v3 with
+``fieldValidation``, Tables, chunked watches and logs, TLS with a bearer token, and fault
+injection. ``StatusError`` is every API failure, carrying the full ``metav1.Status``.
+
+Typical use::
+
+    server = APIServer(port=0, watch_history=10000)
+    server.start()
+    server.registry.create(("", "v1", "configmaps"), "default", {"metadata": {"name": "x"}})
+    ...  # point clients at server.url (server.token and server.cert_file with tls=True)
+    server.stop()
+
+Faults at run time: ``POST /_localcluster/faults`` with any of ``{"error_rate": 0.1,
+"error_code": 500|429|503, "retry_after": 1, "latency_ms": 50, "drop_watches": true,
+"compact": true}``; ``GET`` reads the settings (also ``server.faults.apply({...})`` in process).
 """
 
 from .errors import StatusError

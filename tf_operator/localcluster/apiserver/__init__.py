@@ -23,13 +23,6 @@ Faults at run time: ``POST /_localcluster/faults`` with any of ``{"error_rate": 
 
 from .errors import StatusError
 from .registry import Registry
+from .server import APIServer
 
 __all__ = ["APIServer", "Registry", "StatusError"]
-
-
-def __getattr__(name: str):  # the HTTP layer is imported lazily
-    if name == "APIServer":
-        from .server import APIServer
-
-        return APIServer
-    raise AttributeError(name)

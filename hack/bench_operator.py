@@ -1086,7 +1086,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "endpoints, and that controller's per-pod scan of all services would dominate)",
     )
     parser.add_argument(
-        "--budget", type=float, default=330, help="seconds for all runs together (default 330)"
+        "--budget", type=float, default=310, help="seconds for all runs together (default 310)"
     )
     parser.add_argument("--settle", type=float, default=90, help="max wait for quiescence")
     parser.add_argument(
@@ -1114,6 +1114,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # Ctrl-C and SIGTERM both unwind through the cleanup stacks (SIGINT may arrive ignored
+    # when started in the background by a shell)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     socket.setdefaulttimeout(None)
     workdir = Path(tempfile.mkdtemp(prefix="bench-operator-"))

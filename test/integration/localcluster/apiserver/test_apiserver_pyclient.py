@@ -245,3 +245,56 @@ def test_leader_election_locks(kubeconfig_path, apiserver, lock_kind):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_deleting_a_custom_resource_collects_its_pods_and_services(api_client, apiserver):
+    """tf-operator's reliance on GC: pods/services owned by a TFJob go when the TFJob does."""
+    from pathlib import Path
+
+    import yaml
+
+    crd = yaml.safe_load((Path(__file__).parents[4] / "manifests/base/crd.yaml").read_text())
+    client.ApiextensionsV1Api(api_client).create_custom_resource_definition(crd)
+    co = client.CustomObjectsApi(api_client)
+    job = co.create_namespaced_custom_object(
+        "kubeflow.org", "v1", "default", "tfjobs",
+        {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "dist"},
+         "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}}}}}},
+    )  # fmt: skip
+    ref = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "name": "dist",
+        "uid": job["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    core = client.CoreV1Api(api_client)
+    for i in range(2):
+        core.create_namespaced_pod(
+            "default",
+            {
+                "metadata": {"name": f"dist-worker-{i}", "ownerReferences": [ref]},
+                "spec": {"containers": [{"name": "tensorflow", "image": "tf"}]},
+            },
+        )
+        core.create_namespaced_service(
+            "default",
+            {
+                "metadata": {"name": f"dist-worker-{i}", "ownerReferences": [ref]},
+                "spec": {"clusterIP": "None", "ports": [{"port": 2222, "targetPort": 0}]},
+            },
+        )
+    rv = core.list_namespaced_pod("default").metadata.resource_version
+    co.delete_namespaced_custom_object("kubeflow.org", "v1", "default", "tfjobs", "dist")
+    deleted = set()
+    for ev in watch.Watch().stream(
+        core.list_namespaced_pod, "default", resource_version=rv, timeout_seconds=10
+    ):
+        if ev["type"] == "DELETED":
+            deleted.add(ev["object"].metadata.name)
+            if len(deleted) == 2:
+                break
+    assert deleted == {"dist-worker-0", "dist-worker-1"}
+    assert apiserver.registry.gc.wait_idle()
+    assert core.list_namespaced_service("default").items == []

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import crds, defaults, errors, patches, scale, schema, validation
+from . import apply, crds, defaults, errors, patches, scale, schema, validation
 from .errors import StatusError
 from .objects import clone, format_time, meta, strip_nulls
 from .resources import GVR, ResourceType
@@ -424,6 +424,9 @@ class Registry(Store):
                             "the name of the object does not match the name on the URL"
                         )
                     body["metadata"] = {**body["metadata"], "name": name}
+                    body = apply.finish(
+                        body, None, patch, field_manager or "", rt.api_version(gvr[1]), self._now()
+                    )
                     return self._create(gvr, namespace, body, dry_run), True
                 raise errors.not_found(rt.group, rt.plural, name)
             current = self._present(rt, gvr[1], old)
@@ -435,6 +438,10 @@ class Registry(Store):
                 result = patches.merge_patch(current, patch)
             else:
                 result = patches.strategic_merge(current, patch, rt.kind)
+            if patch_type == "apply" and isinstance(result, dict):
+                result = apply.finish(
+                    result, current, patch, field_manager or "", rt.api_version(gvr[1]), self._now()
+                )
             if not isinstance(result, dict):
                 raise errors.bad_request("the patch produced something other than an object")
             want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None

@@ -307,7 +307,7 @@ def test_patch_types(reg):
     cm = reg.patch(CM, "default", "x", {"data": {"a": "1"}}, "apply", field_manager="me")
     assert cm["data"] == {"a": "1"}
     cm = reg.patch(CM, "default", "x", {"data": {"b": "2"}}, "apply", field_manager="me")
-    assert cm["data"] == {"a": "1", "b": "2"}
+    assert cm["data"] == {"b": "2"}  # the same manager stopped applying "a"
 
 
 def test_service_cluster_ip_allocation(reg):
@@ -553,3 +553,27 @@ def test_long_replay_does_not_count_against_capacity(reg):
     w = reg.watch(CM, "default", resource_version=rv)
     got = [w.get(1) for _ in range(20)]
     assert not w.closed and [o["metadata"]["name"] for _, o in got] == [f"c{i}" for i in range(20)]
+
+
+def test_server_side_apply_removes_fields_the_manager_stopped_applying(reg):
+    first = {
+        "metadata": {"name": "a", "labels": {"x": "1", "y": "2"}},
+        "data": {"k": "v", "old": "o"},
+    }
+    cm = reg.patch(CM, "default", "a", first, "apply", field_manager="me")
+    entry = cm["metadata"]["managedFields"][0]
+    assert (entry["manager"], entry["operation"], entry["fieldsType"]) == (
+        "me",
+        "Apply",
+        "FieldsV1",
+    )
+    assert entry["fieldsV1"]["f:data"] == {"f:k": {}, "f:old": {}}
+    reg.patch(CM, "default", "a", {"metadata": {"labels": {"z": "3"}}}, "merge")  # another writer
+    second = {"metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v2"}}
+    before = reg.get(CM, "default", "a")
+    cm = reg.patch(CM, "default", "a", second, "apply", field_manager="me")
+    assert cm["metadata"]["labels"] == {"x": "1", "z": "3"} and cm["data"] == {"k": "v2"}
+    assert before["metadata"]["labels"] == {"x": "1", "y": "2", "z": "3"}  # stored state untouched
+    cm = reg.patch(CM, "default", "a", {"data": {"other": "1"}}, "apply", field_manager="you")
+    assert cm["data"] == {"k": "v2", "other": "1"}
+    assert sorted(e["manager"] for e in cm["metadata"]["managedFields"]) == ["me", "you"]

@@ -41,6 +41,9 @@ class GarbageCollector:
         self._pending: set[tuple[Any, ...]] = set()
 
     def start(self) -> None:
+        """Start the worker (a no-op while it runs)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
         self._thread = threading.Thread(target=self._run, name="apiserver-gc", daemon=True)
         self._thread.start()
 

@@ -49,6 +49,7 @@ class APIServer:
         self.port = port
         self.tls = tls
         self.token = token if token or not tls else secrets.token_hex(16)
+        self._owns_registry = registry is None
         self.registry = registry or Registry(watch_history=watch_history)
         self.faults = Faults(self.registry, **(faults or {}))
         self.cert_file: str | None = None
@@ -72,6 +73,9 @@ class APIServer:
         self._log_provider = fn
 
     def start(self) -> None:
+        """Listen (again, after ``stop``); a registry shared with an earlier server keeps its data."""
+        self._stopping.clear()
+        self.registry.gc.start()
         ctx = None
         if self.tls:
             self.cert_file, self.key_file = make_self_signed(self.host)
@@ -96,7 +100,8 @@ class APIServer:
             self._server.server_close()
             self._server.close_connections()
             self._server = None
-        self.registry.stop()
+        if self._owns_registry:
+            self.registry.stop()
 
     def __enter__(self) -> APIServer:
         self.start()

@@ -538,3 +538,36 @@ def test_expect_100_continue(apiserver):
         while chunk := s.recv(65536):
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 201")
+
+
+def test_restart_keeps_state_with_a_shared_registry():
+    first = APIServer()
+    first.start()
+    Client(first).request(
+        "POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "kept"}}
+    )
+    registry = first.registry
+    port = first.port
+    first.stop()  # stops the registry it made; a new server on it starts its collector again
+    second = APIServer(port=port, registry=registry)
+    second.start()
+    try:
+        assert Client(second).request("GET", "/api/v1/namespaces/default/configmaps/kept")[0] == 200
+        owner = registry.create(("", "v1", "configmaps"), "default", {"metadata": {"name": "o"}})
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "o",
+            "uid": owner["metadata"]["uid"],
+        }
+        registry.create(
+            ("", "v1", "configmaps"),
+            "default",
+            {"metadata": {"name": "dep", "ownerReferences": [ref]}},
+        )
+        registry.delete(("", "v1", "configmaps"), "default", "o")
+        assert registry.gc.wait_idle()
+        assert Client(second).request("GET", "/api/v1/namespaces/default/configmaps/dep")[0] == 404
+    finally:
+        second.stop()
+        registry.stop()

@@ -22,6 +22,7 @@ from .faults import Faults
 from .httpcore import ClientGone, Request, Responder, ThreadingServer
 from .objects import meta
 from .registry import Registry
+from .request_metrics import RequestMetrics
 from .resources import ResourceType
 from .streams import LogProvider, WatchStream, dumps, serve_pod_log
 from .tls import make_self_signed, server_context
@@ -29,6 +30,7 @@ from .tls import make_self_signed, server_context
 log = logging.getLogger(__name__)
 
 FAULTS_PATH = "/_localcluster/faults"
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class APIServer:
@@ -52,6 +54,7 @@ class APIServer:
         self._owns_registry = registry is None
         self.registry = registry or Registry(watch_history=watch_history)
         self.faults = Faults(self.registry, **(faults or {}))
+        self.request_metrics = RequestMetrics()
         self.cert_file: str | None = None
         self.key_file: str | None = None
         self._log_provider: LogProvider | None = None
@@ -126,6 +129,9 @@ class APIServer:
             log.exception("internal error serving %s %s", req.method, req.raw_target)
             self._send_error(resp, errors.internal_error(str(e)))
         finally:
+            self.request_metrics.observe(
+                req.header("user-agent"), req.method, req.path, req.query, resp.status
+            )
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "%s %s -> %s (%.1f ms) [%s]",
@@ -155,6 +161,8 @@ class APIServer:
             return self._json(resp, discovery.VERSION_INFO)
         if path in ("/healthz", "/readyz", "/livez"):
             return resp.send(200, b"ok", "text/plain; charset=utf-8")
+        if path == "/metrics":
+            return resp.send(200, self.request_metrics.render(), METRICS_CONTENT_TYPE)
         if parts[:1] == ["openapi"]:
             return self._openapi(req, resp, parts)
         if parts[:1] == ["api"]:

@@ -1,4 +1,4 @@
-"""Endpoints subsets rules (pure; lives here because controllers/ has no unit test dir of ours)."""
+"""Endpoints controller rules: subsets from a service and its pods, and the selector index."""
 
 from tf_operator.localcluster.controllers.endpoints import build_subsets
 

@@ -27,7 +27,7 @@ class ResourceType:
     categories: list[str] = field(default_factory=list)
     subresources: tuple[str, ...] = ()
     generation: bool = False  # whether metadata.generation is maintained
-    name_rule: str = "subdomain"  # "subdomain" | "label" | "path"
+    name_rule: str = "subdomain"  # "subdomain" | "label" | "path" | "crd"
     crd: dict[str, Any] | None = None  # the CRD object for custom resources
     verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
 
@@ -57,6 +57,20 @@ def _rt(
 ) -> ResourceType:
     return ResourceType(
         group, versions, plural, kw.pop("singular", kind.lower()), kind, namespaced, **kw
+    )
+
+
+def _workload(plural: str, kind: str, short_name: str, scalable: bool = True) -> ResourceType:
+    """An ``apps/v1`` workload: in category "all", with status (and scale), generation kept."""
+    return _rt(
+        "apps",
+        ["v1"],
+        plural,
+        kind,
+        short_names=[short_name],
+        categories=["all"],
+        subresources=("status", "scale") if scalable else ("status",),
+        generation=True,
     )
 
 
@@ -109,46 +123,10 @@ def builtin_types() -> list[ResourceType]:
         _rt("", ["v1"], "nodes", "Node", False, short_names=["no"], subresources=status),
         _rt("coordination.k8s.io", ["v1"], "leases", "Lease"),
         _rt("events.k8s.io", ["v1"], "events", "Event", short_names=["ev"]),
-        _rt(
-            "apps",
-            ["v1"],
-            "deployments",
-            "Deployment",
-            short_names=["deploy"],
-            categories=["all"],
-            subresources=("status", "scale"),
-            generation=True,
-        ),
-        _rt(
-            "apps",
-            ["v1"],
-            "replicasets",
-            "ReplicaSet",
-            short_names=["rs"],
-            categories=["all"],
-            subresources=("status", "scale"),
-            generation=True,
-        ),
-        _rt(
-            "apps",
-            ["v1"],
-            "statefulsets",
-            "StatefulSet",
-            short_names=["sts"],
-            categories=["all"],
-            subresources=("status", "scale"),
-            generation=True,
-        ),
-        _rt(
-            "apps",
-            ["v1"],
-            "daemonsets",
-            "DaemonSet",
-            short_names=["ds"],
-            categories=["all"],
-            subresources=status,
-            generation=True,
-        ),
+        _workload("deployments", "Deployment", "deploy"),
+        _workload("replicasets", "ReplicaSet", "rs"),
+        _workload("statefulsets", "StatefulSet", "sts"),
+        _workload("daemonsets", "DaemonSet", "ds", scalable=False),
         _rt(
             "batch", ["v1"], "jobs", "Job", categories=["all"], subresources=status, generation=True
         ),

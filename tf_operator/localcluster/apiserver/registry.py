@@ -49,6 +49,39 @@ def _spec_part(obj: dict, with_status: bool) -> dict:
     return {k: v for k, v in obj.items() if k not in skip}
 
 
+def _invalid(rt: ResourceType, name: str, causes: list[dict]) -> StatusError:
+    return errors.invalid(rt.kind, rt.group, rt.plural, name, causes)
+
+
+def _grace_seconds(pod: dict, grace: int | None) -> int:
+    """The deletion grace period: as requested, else the pod's own, else its spec's, else 30 s."""
+    if grace is not None:
+        return grace
+    grace = meta(pod).get("deletionGracePeriodSeconds")
+    if grace is None:
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return 30 if grace is None else int(grace)
+
+
+def _check_preconditions(rt: ResourceType, name: str, current: dict, pre: dict) -> None:
+    """409 when DeleteOptions preconditions (uid, resourceVersion) do not match ``current``."""
+    uid, rv = pre.get("uid"), pre.get("resourceVersion")
+    if uid and uid != current.get("uid"):
+        raise errors.conflict(
+            rt.group,
+            rt.plural,
+            name,
+            f"the UID in the precondition ({uid}) does not match the UID in record ({current.get('uid')}). The object might have been deleted and then recreated",
+        )
+    if rv and rv != current.get("resourceVersion"):
+        raise errors.conflict(
+            rt.group,
+            rt.plural,
+            name,
+            f"the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({current.get('resourceVersion')}). The object might have been modified",
+        )
+
+
 class Registry(Store):
     """Thread-safe storage with the semantics of the Kubernetes API (see module docstring)."""
 
@@ -73,19 +106,12 @@ class Registry(Store):
             if m.get("generateName"):
                 m["name"] = m["generateName"] + _random_suffix()
             else:
-                raise errors.invalid(
-                    rt.kind,
-                    rt.group,
-                    rt.plural,
-                    "",
-                    [
-                        errors.field_cause(
-                            "metadata.name",
-                            "Required value: name or generateName is required",
-                            "FieldValueRequired",
-                        )
-                    ],
+                cause = errors.field_cause(
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                    "FieldValueRequired",
                 )
+                raise _invalid(rt, "", [cause])
         with self._lock:
             if rt.namespaced:
                 self._check_namespace(rt, namespace, m["name"])
@@ -133,9 +159,9 @@ class Registry(Store):
                 raise errors.bad_request(
                     f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version(version)})"
                 )
-        obj = {"apiVersion": rt.api_version(rt.versions[0]), "kind": rt.kind, **obj}
-        obj["kind"] = rt.kind
-        obj["apiVersion"] = rt.api_version(rt.versions[0])
+        obj = {"apiVersion": rt.api_version(), "kind": rt.kind} | {
+            k: v for k, v in obj.items() if k not in ("apiVersion", "kind")
+        }
         if not isinstance(obj.get("metadata"), dict):
             if obj.get("metadata") is not None:
                 raise errors.bad_request("metadata must be an object")
@@ -185,9 +211,7 @@ class Registry(Store):
                     )
                 )
             if errs:
-                raise errors.invalid(
-                    rt.kind, rt.group, rt.plural, obj["metadata"].get("name", ""), errs
-                )
+                raise _invalid(rt, obj["metadata"].get("name", ""), errs)
             obj["status"] = crds.crd_status(obj, (old or {}).get("status"), self._now())
         elif rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
@@ -241,7 +265,7 @@ class Registry(Store):
                 }
                 causes += schema.validate(body, {**sch, "properties": sub})
         if causes:
-            raise errors.invalid(rt.kind, rt.group, rt.plural, name, causes)
+            raise _invalid(rt, name, causes)
 
     # ------------------------------------------------------------------ update
     def update(
@@ -353,19 +377,12 @@ class Registry(Store):
         if om.get("deletionTimestamp"):
             added = set(nm.get("finalizers") or []) - set(om.get("finalizers") or [])
             if added:
-                raise errors.invalid(
-                    rt.kind,
-                    rt.group,
-                    rt.plural,
-                    nm["name"],
-                    [
-                        errors.field_cause(
-                            "metadata.finalizers",
-                            f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)}",
-                            "FieldValueForbidden",
-                        )
-                    ],
+                cause = errors.field_cause(
+                    "metadata.finalizers",
+                    f"Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {sorted(added)}",
+                    "FieldValueForbidden",
                 )
+                raise _invalid(rt, nm["name"], [cause])
 
     # ------------------------------------------------------------------ patch
     def patch(
@@ -508,16 +525,7 @@ class Registry(Store):
             if old is None:
                 raise errors.not_found(rt.group, rt.plural, name)
             om = meta(old)
-            pre = preconditions or {}
-            if (pre.get("uid") and pre["uid"] != om.get("uid")) or (
-                pre.get("resourceVersion") and pre["resourceVersion"] != om.get("resourceVersion")
-            ):
-                why = (
-                    f"the UID in the precondition ({pre.get('uid')}) does not match the UID in record ({om.get('uid')}). The object might have been deleted and then recreated"
-                    if pre.get("uid") and pre["uid"] != om.get("uid")
-                    else f"the ResourceVersion in the precondition ({pre.get('resourceVersion')}) does not match the ResourceVersion in record ({om.get('resourceVersion')}). The object might have been modified"
-                )
-                raise errors.conflict(rt.group, rt.plural, name, why)
+            _check_preconditions(rt, name, om, preconditions or {})
             version = gvr[1]
             if rt.storage_key == _NAMESPACE:
                 return self._present(rt, version, self._delete_namespace(rt, key, old, dry_run))
@@ -527,37 +535,52 @@ class Registry(Store):
                     version,
                     self._delete_gracefully(rt, key, old, grace_period_seconds, dry_run),
                 )
-            finalizers = list(om.get("finalizers") or [])
-            has_deps = bool(self._dependents.get(om.get("uid", "")))
-            if propagation_policy == "Orphan" and has_deps and "orphan" not in finalizers:
-                finalizers.append("orphan")
-            if (
-                propagation_policy == "Foreground"
-                and has_deps
-                and "foregroundDeletion" not in finalizers
-            ):
-                finalizers.append("foregroundDeletion")
+            finalizers = self._deletion_finalizers(om, propagation_policy)
             if finalizers:
-                shorten = grace_period_seconds == 0 and om.get("deletionGracePeriodSeconds")
-                if (
-                    om.get("deletionTimestamp")
-                    and finalizers == list(om.get("finalizers") or [])
-                    and not shorten
-                ):
-                    return self._present(rt, version, old)
-                new = clone(old)
-                nm = new["metadata"]
-                nm.setdefault("deletionTimestamp", self._now())
-                nm["deletionGracePeriodSeconds"] = (
-                    0 if shorten else nm.get("deletionGracePeriodSeconds", 0)
+                marked = self._mark_deleting(
+                    rt, key, old, finalizers, grace_period_seconds == 0, dry_run
                 )
-                nm["finalizers"] = finalizers
-                if dry_run:
-                    return self._present(rt, version, new)
-                return self._present(rt, version, self._commit(rt, key, new, "MODIFIED", old))
+                return self._present(rt, version, marked)
             if dry_run:
                 return self._present(rt, version, old)
             return self._present(rt, version, self._remove(rt, key, clone(old), old))
+
+    def _deletion_finalizers(self, om: dict, propagation_policy: str | None) -> list[str]:
+        """The object's finalizers plus the one its propagation policy needs while it has
+        dependents ("orphan" for Orphan, "foregroundDeletion" for Foreground)."""
+        finalizers = list(om.get("finalizers") or [])
+        if self._dependents.get(om.get("uid", "")):
+            wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(
+                propagation_policy or ""
+            )
+            if wanted and wanted not in finalizers:
+                finalizers.append(wanted)
+        return finalizers
+
+    def _mark_deleting(
+        self,
+        rt: ResourceType,
+        key: Key,
+        old: dict,
+        finalizers: list[str],
+        grace_zero: bool,
+        dry_run: bool,
+    ) -> dict:
+        """Set deletionTimestamp on an object its finalizers keep; unchanged when already set
+        with the same finalizers, unless a zero grace period shortens the pending one."""
+        om = meta(old)
+        shorten = grace_zero and om.get("deletionGracePeriodSeconds")
+        unchanged = finalizers == list(om.get("finalizers") or [])
+        if om.get("deletionTimestamp") and unchanged and not shorten:
+            return old
+        new = clone(old)
+        nm = new["metadata"]
+        nm.setdefault("deletionTimestamp", self._now())
+        nm["deletionGracePeriodSeconds"] = 0 if shorten else nm.get("deletionGracePeriodSeconds", 0)
+        nm["finalizers"] = finalizers
+        if dry_run:
+            return new
+        return self._commit(rt, key, new, "MODIFIED", old)
 
     def _remove(self, rt: ResourceType, key: Key, last: dict, old: dict) -> dict:
         """Really delete: commit a DELETED event carrying ``last`` (lock held)."""
@@ -580,22 +603,13 @@ class Registry(Store):
         node = ((pod.get("spec") or {}).get("nodeName")) or ""
         if not node or ("", node) not in self._store[_NODE]:
             return False
-        if grace is None:
-            grace = meta(pod).get("deletionGracePeriodSeconds")
-            if grace is None:
-                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-            grace = 30 if grace is None else grace
-        return int(grace) > 0
+        return int(_grace_seconds(pod, grace)) > 0
 
     def _delete_gracefully(
         self, rt: ResourceType, key: Key, old: dict, grace: int | None, dry_run: bool
     ) -> dict:
         om = meta(old)
-        if grace is None:
-            grace = om.get("deletionGracePeriodSeconds")
-            if grace is None:
-                grace = (old.get("spec") or {}).get("terminationGracePeriodSeconds")
-            grace = 30 if grace is None else int(grace)
+        grace = _grace_seconds(old, grace)
         if om.get("deletionTimestamp") and int(om.get("deletionGracePeriodSeconds") or 0) <= grace:
             return old
         new = clone(old)

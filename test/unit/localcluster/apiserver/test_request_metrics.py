@@ -1,3 +1,5 @@
+"""apiserver_request_total: request classification, the counters, and their /metrics text."""
+
 import http.client
 import json
 

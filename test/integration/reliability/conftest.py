@@ -1,0 +1,316 @@
+"""Fixtures for reliability tests: a private local cluster per test, the REAL ``tf-operator``
+process against it, fault injection over the API server's admin endpoint, and a lossless
+record of every pod the cluster ever held.
+
+``PodLedger`` hooks the registry's commit path (the garbage collector's ``observe``, called
+once per committed change, in resourceVersion order, with the registry lock held). A watch
+would not do: fault injection drops watches and compaction makes a rewatch fail with 410, so
+a watch-based observer could miss a short-lived duplicate. A pod counts as live from its
+creation until it is deleted, gets a deletionTimestamp or reaches a terminal phase; two live
+pods for one (namespace, job, replica type, index) are recorded as a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD_FILE = ROOT / "manifests/base/crd.yaml"
+OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+PODS = ("", "v1", "pods")
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+NS = "default"
+RUN_SECONDS = "localcluster.tf-operator.io/run-seconds"
+FAULTS_PATH = "/_localcluster/faults"
+NO_FAULTS = {"error_rate": 0.0, "error_code": 500, "retry_after": 1, "latency_ms": 0}
+
+PodKey = tuple[str, str, str, str]  # (namespace, job, replica type, index)
+
+
+def wait_for(fn: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``fn`` until it returns something truthy; fail the test after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = fn()
+        except Exception as err:  # noqa: BLE001 - not there yet
+            last = err
+        else:
+            if last:
+                return last
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}: last {last!r}")
+        time.sleep(0.05)  # polling interval of a condition wait, not synchronisation
+
+
+# ---------------------------------------------------------------- pod ledger
+
+
+def _is_live(pod: dict) -> bool:
+    meta = pod.get("metadata") or {}
+    phase = (pod.get("status") or {}).get("phase")
+    return not meta.get("deletionTimestamp") and phase not in ("Succeeded", "Failed")
+
+
+class PodLedger:
+    """Every pod commit, in order: live pods per key, creations per key, violations."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.live: dict[PodKey, set[str]] = defaultdict(set)
+        self.created: Counter[PodKey] = Counter()
+        self.violations: list[str] = []
+
+    @staticmethod
+    def key_of(pod: dict) -> PodKey | None:
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if "tf-job-name" not in labels:
+            return None
+        return (
+            meta.get("namespace", ""),
+            labels["tf-job-name"],
+            labels.get("tf-replica-type", "?"),
+            labels.get("tf-replica-index", "?"),
+        )
+
+    def observe(self, etype: str, pod: dict) -> None:
+        key = self.key_of(pod)
+        if key is None:
+            return
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        with self._lock:
+            live = self.live[key]
+            if etype == "ADDED":
+                self.created[key] += 1
+            if etype != "DELETED" and _is_live(pod):
+                if uid not in live and live:
+                    self.violations.append(f"{key}: {uid} live while {sorted(live)} live")
+                live.add(uid)
+            else:
+                live.discard(uid)
+
+    def creations(self, job: str) -> dict[PodKey, int]:
+        with self._lock:
+            return {k: n for k, n in self.created.items() if k[1] == job}
+
+    def install(self, registry: Any) -> Callable[[], None]:
+        """Hook the registry's commit path; returns the function that unhooks it."""
+        gc = registry.gc
+        original = gc.observe
+
+        def observe(rt: Any, ev: Any) -> None:
+            if getattr(rt, "plural", None) == "pods" and not getattr(rt, "group", ""):
+                try:
+                    self.observe(ev.type, ev.obj)
+                except Exception as err:  # noqa: BLE001 - never break the registry
+                    self.violations.append(f"ledger error: {err!r}")
+            original(rt, ev)
+
+        gc.observe = observe
+        return lambda: setattr(gc, "observe", original)
+
+
+# ---------------------------------------------------------------- operator process
+
+
+class Operator:
+    """One ``tf-operator`` process; its output (the log) goes to a file."""
+
+    def __init__(self, kubeconfig: str, log_path: Path, args: list[str]) -> None:
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        self.proc = subprocess.Popen(
+            [
+                str(OPERATOR_BIN),
+                f"--kubeconfig={kubeconfig}",
+                "--monitoring-port=0",
+                "--monitoring-address=127.0.0.1",
+                "--no-leader-elect",
+                *args,
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+
+    def text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_log(self, pattern: str, timeout: float = 20.0) -> re.Match:
+        regex = re.compile(pattern)
+
+        def found() -> re.Match | None:
+            if not self.alive() and not regex.search(self.text()):
+                pytest.fail(f"operator exited {self.proc.returncode}:\n{self.text()[-3000:]}")
+            return regex.search(self.text())
+
+        return wait_for(found, timeout, f"operator log /{pattern}/")
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, no cleanup, as a crashed or evicted operator."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+
+
+# ---------------------------------------------------------------- cluster helpers
+
+
+class Env:
+    """One test's cluster, ledger and operators, with helpers over the admin endpoints."""
+
+    def __init__(self, cluster: Any, ledger: PodLedger, tmp_path: Path) -> None:
+        self.cluster = cluster
+        self.registry = cluster.registry
+        self.ledger = ledger
+        self._tmp = tmp_path
+        self.operators: list[Operator] = []
+        config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+        self._token = config["users"][0]["user"].get("token", "")
+
+    def operator(self, *args: str) -> Operator:
+        op = Operator(
+            self.cluster.kubeconfig, self._tmp / f"operator-{len(self.operators)}.log", list(args)
+        )
+        self.operators.append(op)
+        return op
+
+    def _http(self, method: str, path: str, body: dict | None = None) -> bytes:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.cluster.url + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {self._token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.read()
+
+    def faults(self, **settings: Any) -> dict:
+        """POST the fault settings (and one-shot actions) to the API server."""
+        return json.loads(self._http("POST", FAULTS_PATH, settings))
+
+    def operator_requests(self) -> Counter[tuple[str, str, int]]:
+        """``apiserver_request_total`` of client ``tf-operator`` by (verb, resource, code),
+        read over ``GET /metrics`` (call with error injection off)."""
+        text = self._http("GET", "/metrics").decode()
+        counts: Counter[tuple[str, str, int]] = Counter()
+        for line in text.splitlines():
+            if not line.startswith("apiserver_request_total{"):
+                continue
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+            if labels.get("client") == "tf-operator":
+                key = (labels["verb"], labels["resource"], int(labels["code"]))
+                counts[key] += int(float(line.rsplit(" ", 1)[1]))
+        return counts
+
+    # -- TFJobs --------------------------------------------------------------------------
+    def create_job(self, name: str, workers: int = 3, run_seconds: float = 2.0) -> dict:
+        """1 PS (runs until deleted) + ``workers`` workers that exit 0 after ``run_seconds``."""
+        container = {"name": "tensorflow", "image": "localcluster/none"}
+        job = {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": name},
+            "spec": {
+                "tfReplicaSpecs": {
+                    "PS": {"replicas": 1, "template": {"spec": {"containers": [container]}}},
+                    "Worker": {
+                        "replicas": workers,
+                        "template": {
+                            "metadata": {"annotations": {RUN_SECONDS: str(run_seconds)}},
+                            "spec": {"containers": [container]},
+                        },
+                    },
+                }
+            },
+        }
+        return self.registry.create(TFJOBS, NS, job)
+
+    def get_job(self, name: str) -> dict:
+        return self.registry.get(TFJOBS, NS, name)
+
+    def condition(self, name: str, ctype: str) -> bool:
+        conditions = (self.get_job(name).get("status") or {}).get("conditions") or []
+        return any(c["type"] == ctype and c["status"] == "True" for c in conditions)
+
+    def wait_succeeded(self, names: list[str], timeout: float) -> None:
+        def pending() -> list[str]:
+            for op in self.operators[-1:]:
+                if not op.alive():
+                    pytest.fail(f"operator died:\n{op.text()[-3000:]}")
+            return [n for n in names if not self.condition(n, "Succeeded")]
+
+        wait_for(lambda: not pending(), timeout, f"jobs to succeed (pending: {pending()})")
+
+    def pods(self) -> list[dict]:
+        items, _ = self.registry.list(PODS, NS)
+        return items
+
+    def assert_one_pod_per_index(self, names: list[str], workers: int = 3) -> None:
+        """No two live pods ever shared an index, and each index got exactly one pod."""
+        assert self.ledger.violations == []
+        for name in names:
+            created = self.ledger.creations(name)
+            expected = {(NS, name, "ps", "0")} | {
+                (NS, name, "worker", str(i)) for i in range(workers)
+            }
+            assert set(created) == expected, f"{name}: pods for {sorted(created)}"
+            recreated = {k: n for k, n in created.items() if n != 1}
+            assert recreated == {}, f"{name}: pods created more than once: {recreated}"
+
+
+def install_crd(registry: Any) -> None:
+    for doc in yaml.safe_load_all(CRD_FILE.read_text()):
+        if doc:
+            registry.create(CRDS, None, doc)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    """A fresh simulated cluster with the CRD, a pod ledger and an operator factory."""
+    from tf_operator.localcluster.cluster import LocalCluster, SimulatedTiming
+
+    with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
+        install_crd(c.registry)
+        ledger = PodLedger()
+        unhook = ledger.install(c.registry)
+        e = Env(c, ledger, tmp_path)
+        try:
+            yield e
+        finally:
+            for op in e.operators:
+                op.stop()
+            unhook()

@@ -22,7 +22,7 @@ from .objects import meta
 from .params import as_bool, as_int
 from .registry import Registry
 from .resources import ResourceType
-from .watch import Event
+from .watch import Event, Watch
 
 MAX_WATCH_SECONDS = 1800  # cap for watches that ask for no timeout
 WATCH_BATCH_INTERVAL = 0.02  # minimum spacing of writes on one watch stream under load
@@ -69,58 +69,16 @@ class WatchStream:
             resp.chunk(dumps({"type": "ERROR", "object": e.status}) + b"\n")
             resp.end_stream()
             return
-        version = gvr[1]
-        api_version = rt.api_version(version)
-        deadline = time.monotonic() + (timeout if timeout and timeout > 0 else MAX_WATCH_SECONDS)
-        next_bookmark = time.monotonic() + self._bookmark_interval
-        last_send = 0.0
-        initial_left = w.initial_count if send_initial else -1
+        stream = _Stream(self, resp, rt, gvr[1], w, as_table, bookmarks)
+        stream.deadline = time.monotonic() + (
+            timeout if timeout and timeout > 0 else MAX_WATCH_SECONDS
+        )
+        stream.initial_left = w.initial_count if send_initial else -1
         try:
             resp.start_stream(
                 content_type=tables.TABLE_CONTENT_TYPE if as_table else "application/json"
             )
-            while not self._stopping.is_set():
-                # Under load, pause *before* waiting: one wake-up and one write per batch.
-                pause = last_send + WATCH_BATCH_INTERVAL - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
-                now = time.monotonic()
-                if now >= deadline:
-                    break
-                wait = min(1.0, deadline - now)
-                if bookmarks:
-                    wait = min(wait, max(0.01, next_bookmark - now))
-                item = w.next_event(wait)
-                if item is not None:
-                    last_send = time.monotonic()
-                    batch = [item]
-                    while len(batch) < MAX_BATCH and (more := w.next_event(0)) is not None:
-                        batch.append(more)
-                    out = []
-                    for etype, ev in batch:
-                        out.append(self._encode(rt, version, etype, ev, as_table))
-                        initial_left -= 1
-                        if initial_left == 0:
-                            out.append(self._initial_end(rt, api_version, w.start_rv))
-                    resp.chunk(b"".join(out))
-                    continue
-                if initial_left == 0:  # no initial events at all
-                    initial_left = -1
-                    resp.chunk(self._initial_end(rt, api_version, w.start_rv))
-                if w.closed:
-                    break
-                if bookmarks and time.monotonic() >= next_bookmark:
-                    next_bookmark = time.monotonic() + self._bookmark_interval
-                    rv = self._registry.bookmark_rv(w)
-                    if rv is not None:
-                        obj = {
-                            "kind": rt.kind,
-                            "apiVersion": api_version,
-                            "metadata": {"resourceVersion": str(rv)},
-                        }
-                        resp.chunk(dumps({"type": "BOOKMARK", "object": obj}) + b"\n")
-                elif resp.client_gone():
-                    break
+            stream.run(self._stopping)
         except ClientGone:
             pass
         finally:
@@ -152,6 +110,86 @@ class WatchStream:
             data = dumps({"type": etype, "object": obj}) + b"\n"
             ev.cache[key] = data
         return data
+
+
+class _Stream:
+    """The state of one watch reply while it runs: deadline, bookmark timer, batching, and how
+    many initial events are still to come before the initial-events-end bookmark (-1: none)."""
+
+    def __init__(
+        self,
+        owner: WatchStream,
+        resp: Responder,
+        rt: ResourceType,
+        version: str,
+        w: Watch,
+        as_table: bool,
+        bookmarks: bool,
+    ) -> None:
+        self.owner, self.resp, self.rt, self.version, self.w = owner, resp, rt, version, w
+        self.as_table, self.bookmarks = as_table, bookmarks
+        self.api_version = rt.api_version(version)
+        self.deadline = 0.0
+        self.next_bookmark = time.monotonic() + owner._bookmark_interval
+        self.last_send = 0.0
+        self.initial_left = -1
+
+    def run(self, stopping: threading.Event) -> None:
+        """Write events until the deadline, the watch closes, the client goes, or shutdown."""
+        while not stopping.is_set():
+            # Under load, pause *before* waiting: one wake-up and one write per batch.
+            pause = self.last_send + WATCH_BATCH_INTERVAL - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            now = time.monotonic()
+            if now >= self.deadline:
+                return
+            item = self.w.next_event(self._wait_seconds(now))
+            if item is not None:
+                self._send_batch(item)
+                continue
+            if self.initial_left == 0:  # no initial events at all
+                self.initial_left = -1
+                self.resp.chunk(self._initial_end())
+            if self.w.closed:
+                return
+            if self.bookmarks and time.monotonic() >= self.next_bookmark:
+                self._send_bookmark()
+            elif self.resp.client_gone():
+                return
+
+    def _wait_seconds(self, now: float) -> float:
+        wait = min(1.0, self.deadline - now)
+        if self.bookmarks:
+            wait = min(wait, max(0.01, self.next_bookmark - now))
+        return wait
+
+    def _send_batch(self, first: tuple[str, Event]) -> None:
+        self.last_send = time.monotonic()
+        batch = [first]
+        while len(batch) < MAX_BATCH and (more := self.w.next_event(0)) is not None:
+            batch.append(more)
+        out = []
+        for etype, ev in batch:
+            out.append(self.owner._encode(self.rt, self.version, etype, ev, self.as_table))
+            self.initial_left -= 1
+            if self.initial_left == 0:
+                out.append(self._initial_end())
+        self.resp.chunk(b"".join(out))
+
+    def _send_bookmark(self) -> None:
+        self.next_bookmark = time.monotonic() + self.owner._bookmark_interval
+        rv = self.owner._registry.bookmark_rv(self.w)
+        if rv is not None:
+            obj = {
+                "kind": self.rt.kind,
+                "apiVersion": self.api_version,
+                "metadata": {"resourceVersion": str(rv)},
+            }
+            self.resp.chunk(dumps({"type": "BOOKMARK", "object": obj}) + b"\n")
+
+    def _initial_end(self) -> bytes:
+        return self.owner._initial_end(self.rt, self.api_version, self.w.start_rv)
 
 
 def _default_container(pod: dict, name: str) -> str:

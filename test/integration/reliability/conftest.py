@@ -193,6 +193,8 @@ class Operator:
 class Env:
     """One test's cluster, ledger and operators, with helpers over the admin endpoints."""
 
+    wait_for = staticmethod(wait_for)
+
     def __init__(self, cluster: Any, ledger: PodLedger, tmp_path: Path) -> None:
         self.cluster = cluster
         self.registry = cluster.registry
@@ -258,6 +260,10 @@ class Env:
             },
         }
         return self.registry.create(TFJOBS, NS, job)
+
+    def patch_job(self, name: str, patch: dict) -> dict:
+        """A merge patch of the TFJob (in-process, so untouched by injected faults)."""
+        return self.registry.patch(TFJOBS, NS, name, patch, "merge")
 
     def get_job(self, name: str) -> dict:
         return self.registry.get(TFJOBS, NS, name)

@@ -147,7 +147,7 @@ def parse_request_metric(text: str, client: str = OPERATOR_CLIENT) -> Counter | 
     """``Counter[(verb, resource)]`` from ``apiserver_request_total`` samples of ``client``
     in a Prometheus text exposition; None when the metric is absent."""
     counts: Counter = Counter()
-    found = False
+    found = "# TYPE apiserver_request_total " in text
     for line in text.splitlines():
         match = _SAMPLE.match(line)
         if not match or match["name"] != "apiserver_request_total":

@@ -83,6 +83,9 @@ def test_parse_request_metric_filters_client_and_normalises_verbs():
     counts = bench.parse_request_metric(text)
     assert counts == Counter({("create", "pods"): 6, ("update", "tfjobs/status"): 3})
     assert bench.parse_request_metric("other_metric 1\n") is None
+    # declared but no request served yet: present, all zero
+    declared = "# TYPE apiserver_request_total counter\n"
+    assert bench.parse_request_metric(declared) == Counter()
 
 
 def test_minimum_requests_per_job_for_one_ps_four_workers():

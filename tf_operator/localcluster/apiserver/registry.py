@@ -82,6 +82,25 @@ def _check_preconditions(rt: ResourceType, name: str, current: dict, pre: dict) 
         )
 
 
+def _check_patch_request(
+    rt: ResourceType, patch: Any, patch_type: str, field_manager: str | None
+) -> None:
+    """415 for a patch type the resource does not take, 400 for a malformed request."""
+    if patch_type == "strategic" and rt.is_custom:
+        raise errors.unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        )
+    if patch_type not in ("merge", "json", "strategic", "apply"):
+        raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
+    if patch_type == "apply" and not field_manager:
+        raise errors.bad_request(
+            "PATCH, application/apply-patch+yaml requires fieldManager to be set"
+        )
+    if patch_type != "json" and not isinstance(patch, dict):
+        raise errors.bad_request("the patch body must be a JSON object")
+
+
 class Registry(Store):
     """Thread-safe storage with the semantics of the Kubernetes API (see module docstring)."""
 
@@ -416,51 +435,17 @@ class Registry(Store):
         force: bool = False,
     ) -> tuple[dict, bool]:
         rt = self.resolve(gvr)
-        if patch_type == "strategic" and rt.is_custom:
-            raise errors.unsupported_media_type(
-                "the body of the request was in an unknown format - accepted media types include: "
-                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-            )
-        if patch_type not in ("merge", "json", "strategic", "apply"):
-            raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
-        if patch_type == "apply" and not field_manager:
-            raise errors.bad_request(
-                "PATCH, application/apply-patch+yaml requires fieldManager to be set"
-            )
-        if patch_type != "json" and not isinstance(patch, dict):
-            raise errors.bad_request("the patch body must be a JSON object")
+        _check_patch_request(rt, patch, patch_type, field_manager)
         with self._lock:
             key = self._ns_key(rt, namespace if rt.namespaced else None, name)
             old = self._store[rt.storage_key].get(key)
             if old is None:
                 if patch_type == "apply" and subresource is None:
-                    body = dict(patch)
-                    body.setdefault("metadata", {})
-                    if body["metadata"].get("name", name) != name:
-                        raise errors.bad_request(
-                            "the name of the object does not match the name on the URL"
-                        )
-                    body["metadata"] = {**body["metadata"], "name": name}
-                    body = apply.finish(
-                        body, None, patch, field_manager or "", rt.api_version(gvr[1]), self._now()
-                    )
+                    body = self._applied_new(rt, gvr[1], name, patch, field_manager or "")
                     return self._create(gvr, namespace, body, dry_run), True
                 raise errors.not_found(rt.group, rt.plural, name)
             current = self._present(rt, gvr[1], old)
-            if patch_type == "merge":
-                result = patches.merge_patch(current, patch)
-            elif patch_type == "json":
-                result = patches.json_patch(clone(current), patch)
-            elif rt.is_custom:  # apply on a custom resource
-                result = patches.merge_patch(current, patch)
-            else:
-                result = patches.strategic_merge(current, patch, rt.kind)
-            if patch_type == "apply" and isinstance(result, dict):
-                result = apply.finish(
-                    result, current, patch, field_manager or "", rt.api_version(gvr[1]), self._now()
-                )
-            if not isinstance(result, dict):
-                raise errors.bad_request("the patch produced something other than an object")
+            result = self._patched(rt, gvr[1], current, patch, patch_type, field_manager or "")
             want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None
             if want_rv and want_rv != meta(old).get("resourceVersion"):
                 raise errors.conflict(rt.group, rt.plural, name)
@@ -470,6 +455,43 @@ class Registry(Store):
             if rt.namespaced and body["metadata"].get("namespace") != key[0]:
                 raise errors.bad_request("metadata.namespace cannot be changed by a patch")
             return self._write(rt, gvr[1], key, old, body, subresource, dry_run), False
+
+    def _applied_new(
+        self, rt: ResourceType, version: str, name: str, patch: dict, manager: str
+    ) -> dict:
+        """The object a server-side apply creates when ``name`` does not exist yet."""
+        body = dict(patch)
+        body.setdefault("metadata", {})
+        if body["metadata"].get("name", name) != name:
+            raise errors.bad_request("the name of the object does not match the name on the URL")
+        body["metadata"] = {**body["metadata"], "name": name}
+        return apply.finish(body, None, patch, manager, rt.api_version(version), self._now())
+
+    def _patched(
+        self,
+        rt: ResourceType,
+        version: str,
+        current: dict,
+        patch: Any,
+        patch_type: str,
+        manager: str,
+    ) -> dict:
+        """``current`` with ``patch`` applied; 400 unless the result is an object."""
+        if patch_type == "merge":
+            result = patches.merge_patch(current, patch)
+        elif patch_type == "json":
+            result = patches.json_patch(clone(current), patch)
+        elif rt.is_custom:  # apply on a custom resource
+            result = patches.merge_patch(current, patch)
+        else:
+            result = patches.strategic_merge(current, patch, rt.kind)
+        if patch_type == "apply" and isinstance(result, dict):
+            result = apply.finish(
+                result, current, patch, manager, rt.api_version(version), self._now()
+            )
+        if not isinstance(result, dict):
+            raise errors.bad_request("the patch produced something other than an object")
+        return result
 
     # ------------------------------------------------------------------ delete
     def delete(

@@ -15,9 +15,15 @@ For each requested job count N, in a fresh cluster and operator:
    operator's RSS and CPU with psutil.
 
 API requests made by the operator are counted from the API server's
-``apiserver_request_total{client="tf-operator",...}`` metric when the server exposes it;
-otherwise a small counting reverse proxy in this process sits between the operator and the
-server (watch streams pass through unchanged) and the operator's kubeconfig points at it.
+``apiserver_request_total{client="tf-operator",...}`` metric. ``--count`` can pick instead the
+server's per-request debug log line (read in-process), or a small counting reverse proxy in this
+process between the operator and the server (watch streams pass through unchanged; it shares
+this process's GIL with the API server, so it slows the run down noticeably).
+
+The local cluster's endpoints controller is off unless ``--endpoints``: the operator never
+reads endpoints, and that controller's per-pod work would dominate the cluster's CPU.
+``--profile-operator`` and ``--experiment-no-info-logs`` run the operator through a small
+in-process wrapper for diagnosis; the default runs the installed ``tf-operator`` unchanged.
 
 Human-readable figures go to stdout; the last line is ``BENCH_RESULT {json}``. Every process
 and server started here is stopped on exit, including on Ctrl-C and SIGTERM.

@@ -221,43 +221,57 @@ class Store:
                 lambda o: self._present(rt, version, o),
                 self.watch_capacity,
                 self._remove_watch,
+                rt.storage_key,
             )
-            w.storage_key = rt.storage_key  # type: ignore[attr-defined]
-            initial: list[tuple[str, Event]] = []
             if resource_version in (None, "", "0"):
-                for key in sorted(self._store[rt.storage_key]):
-                    obj = self._store[rt.storage_key][key]
-                    if ns and key[0] != ns:
-                        continue
-                    if pred is None or pred(obj):
-                        rv = int(meta(obj).get("resourceVersion") or 0)
-                        initial.append(("ADDED", Event(rv, "ADDED", rt.storage_key, key[0], obj)))
+                initial = self._initial_events(rt.storage_key, ns, pred)
                 w.preload(initial)
                 w.initial_count = len(initial)
             else:
-                try:
-                    start = int(resource_version)
-                except ValueError as e:
-                    raise errors.bad_request(f"invalid resource version: {resource_version}") from e
-                if start < self._compacted_rv:
-                    raise errors.gone(
-                        f"too old resource version: {start} ({self._compacted_rv + 1})"
-                    )
+                start = self._start_rv(resource_version)
                 if start < self._rv:
-                    replay = []
-                    for ev in self._history:
-                        if ev.rv > start and ev.storage_key == rt.storage_key:
-                            etype = w.translate(ev)
-                            if etype is not None:
-                                replay.append((etype, ev))
-                    w.preload(replay)
+                    w.preload(self._replay(w, start))
             w.progress_rv = w.start_rv = self._rv
             self._watchers.setdefault(rt.storage_key, set()).add(w)
         return w
 
+    def _initial_events(
+        self, sk: tuple[str, str], ns: str | None, pred: Callable[[dict], bool] | None
+    ) -> list[tuple[str, Event]]:
+        """Synthetic ADDED events for the objects a watch from "now" starts with (lock held)."""
+        initial: list[tuple[str, Event]] = []
+        for key in sorted(self._store[sk]):
+            obj = self._store[sk][key]
+            if ns and key[0] != ns:
+                continue
+            if pred is None or pred(obj):
+                rv = int(meta(obj).get("resourceVersion") or 0)
+                initial.append(("ADDED", Event(rv, "ADDED", sk, key[0], obj)))
+        return initial
+
+    def _start_rv(self, resource_version: str) -> int:
+        """The RV a watch resumes after: 400 when not a number, 410 when compacted away."""
+        try:
+            start = int(resource_version)
+        except ValueError as e:
+            raise errors.bad_request(f"invalid resource version: {resource_version}") from e
+        if start < self._compacted_rv:
+            raise errors.gone(f"too old resource version: {start} ({self._compacted_rv + 1})")
+        return start
+
+    def _replay(self, w: Watch, start: int) -> list[tuple[str, Event]]:
+        """The history events after ``start`` that concern ``w`` (lock held)."""
+        replay = []
+        for ev in self._history:
+            if ev.rv > start and ev.storage_key == w.storage_key:
+                etype = w.translate(ev)
+                if etype is not None:
+                    replay.append((etype, ev))
+        return replay
+
     def _remove_watch(self, w: Watch) -> None:
         with self._lock:
-            watchers = self._watchers.get(w.storage_key)  # type: ignore[attr-defined]
+            watchers = self._watchers.get(w.storage_key)
             if watchers is not None:
                 watchers.discard(w)
 

@@ -40,7 +40,9 @@ class Watch:
         present: Callable[[dict], dict],
         capacity: int,
         on_stop: Callable[[Watch], None],
+        storage_key: tuple[str, str] = ("", ""),
     ) -> None:
+        self.storage_key = storage_key  # the (group, plural) it watches
         self.namespace = namespace
         self.predicate = predicate
         self._present = present

@@ -177,8 +177,3 @@ def builtin_types() -> list[ResourceType]:
             name_rule="crd",
         ),
     ]
-
-
-def gvr_str(gvr: GVR) -> str:
-    group, version, plural = gvr
-    return f"{group}/{version}, Resource={plural}" if group else f"/{version}, Resource={plural}"

@@ -72,6 +72,3 @@ class ContainerRuntime:
 
     def close(self) -> None:
         """Stop everything at once (cluster shutdown)."""
-
-    def container_env_extra(self, record: PodRecord) -> dict[str, str]:
-        return {}

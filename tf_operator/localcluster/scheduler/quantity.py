@@ -42,10 +42,3 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if suffix[:1] in ("e", "E"):
         return number * Fraction(10) ** int(suffix[1:])
     return number * _DECIMAL[suffix]
-
-
-def format_quantity(value: Fraction, resource: str) -> str:
-    """Render a parsed quantity compactly for messages and node status."""
-    if resource == "cpu" and value.denominator != 1:
-        return f"{int(value * 1000)}m"
-    return str(int(value)) if value.denominator == 1 else str(float(value))

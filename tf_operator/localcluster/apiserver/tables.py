@@ -139,6 +139,18 @@ def _event_object(e: dict) -> str:
     return f"{str(io.get('kind', '')).lower()}/{io.get('name', '')}"
 
 
+def _event_columns(message_field: str) -> list[tuple[dict, Cell]]:
+    """The columns both event APIs share; they name the message field differently."""
+    return [
+        (_col("Last Seen"), _event_last_seen),
+        (_col("Type"), lambda e: e.get("type", "")),
+        (_col("Reason"), lambda e: e.get("reason", "")),
+        (_col("Object"), _event_object),
+        (_col("Message"), lambda e: e.get(message_field, "")),
+        (_col("Name", priority=1, fmt="name"), _name),
+    ]
+
+
 def _event_last_seen(e: dict) -> str:
     for f in ("lastTimestamp", "eventTime", "deprecatedLastTimestamp", "firstTimestamp"):
         if e.get(f):
@@ -240,22 +252,10 @@ _COLUMNS: dict[tuple[str, str], list[tuple[dict, Cell]]] = {
         AGE,
     ],
     ("", "events"): [
-        (_col("Last Seen"), _event_last_seen),
-        (_col("Type"), lambda e: e.get("type", "")),
-        (_col("Reason"), lambda e: e.get("reason", "")),
-        (_col("Object"), _event_object),
-        (_col("Message"), lambda e: e.get("message", "")),
-        (_col("Name", priority=1, fmt="name"), _name),
+        *_event_columns("message"),
         (_col("Count", "integer", priority=1), lambda e: e.get("count", 1)),
     ],
-    ("events.k8s.io", "events"): [
-        (_col("Last Seen"), _event_last_seen),
-        (_col("Type"), lambda e: e.get("type", "")),
-        (_col("Reason"), lambda e: e.get("reason", "")),
-        (_col("Object"), _event_object),
-        (_col("Message"), lambda e: e.get("note", "")),
-        (_col("Name", priority=1, fmt="name"), _name),
-    ],
+    ("events.k8s.io", "events"): _event_columns("note"),
     ("coordination.k8s.io", "leases"): [
         NAME,
         (_col("Holder"), lambda lease: _get(lease, "spec", "holderIdentity", default="")),

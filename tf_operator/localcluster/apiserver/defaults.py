@@ -1,9 +1,10 @@
 """Server-side defaulting of built-in kinds, as the real API server fills fields in.
 
-Pods get the scheduler/restart/grace/DNS defaults and per-container pull policy (and a fresh
-``Pending`` status on create); Services get a ClusterIP (unless ``None``), ClusterIPs, IP family
-fields and port defaults; Namespaces their ``kubernetes`` finalizer, ``Active`` phase and name
-label; Leases and Events have MicroTime fields normalised to ``...000000Z``.
+Pods get the scheduler/restart/grace/DNS defaults, per-container pull policy and container-port
+protocol (and a fresh ``Pending`` status on create); Services get a ClusterIP (unless ``None``),
+ClusterIPs, IP family fields and port defaults; Namespaces their ``kubernetes`` finalizer,
+``Active`` phase and name label; Leases and Events have MicroTime fields normalised to
+``...000000Z``.
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def pod_defaults(pod: dict, old: dict | None) -> None:
             c.setdefault("terminationMessagePath", "/dev/termination-log")
             c.setdefault("terminationMessagePolicy", "File")
             c.setdefault("resources", {})
+            for port in c.get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
     if old is None:
         pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
 

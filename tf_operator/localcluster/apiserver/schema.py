@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .errors import field_cause
@@ -98,63 +99,66 @@ def validate(value: Any, schema: dict | None, path: str = "") -> list[dict]:
     return causes
 
 
+# keyword, the JSON type it constrains, whether a value breaks it, the message, the reason
+_BOUNDS: tuple[tuple[str, str, Callable, Callable, str], ...] = (
+    (
+        "minimum",
+        "number",
+        lambda v, b: v < b,
+        lambda v, b, p: f"Invalid value: {v}: {p} in body should be greater than or equal to {b}",
+        "FieldValueInvalid",
+    ),
+    (
+        "maximum",
+        "number",
+        lambda v, b: v > b,
+        lambda v, b, p: f"Invalid value: {v}: {p} in body should be less than or equal to {b}",
+        "FieldValueInvalid",
+    ),
+    (
+        "maxLength",
+        "string",
+        lambda v, b: len(v) > b,
+        lambda v, b, p: f"Too long: may not be longer than {b}",
+        "FieldValueTooLong",
+    ),
+    (
+        "minLength",
+        "string",
+        lambda v, b: len(v) < b,
+        lambda v, b, p: f'Invalid value: "{v}": {p} in body should be at least {b} chars long',
+        "FieldValueInvalid",
+    ),
+    (
+        "pattern",
+        "string",
+        lambda v, b: not re.search(b, v),
+        lambda v, b, p: f"Invalid value: \"{v}\": {p} in body should match '{b}'",
+        "FieldValueInvalid",
+    ),
+    (
+        "maxItems",
+        "array",
+        lambda v, b: len(v) > b,
+        lambda v, b, p: f"Too many: {len(v)}: must have at most {b} items",
+        "FieldValueTooMany",
+    ),
+    (
+        "minItems",
+        "array",
+        lambda v, b: len(v) < b,
+        lambda v, b, p: f"Invalid value: {len(v)}: {p} in body should have at least {b} items",
+        "FieldValueInvalid",
+    ),
+)
+
+
 def _bounds(value: Any, schema: dict, path: str) -> list[dict]:
-    out = []
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(
-                field_cause(
-                    path,
-                    f"Invalid value: {value}: {path} in body should be greater than or equal to {schema['minimum']}",
-                )
-            )
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(
-                field_cause(
-                    path,
-                    f"Invalid value: {value}: {path} in body should be less than or equal to {schema['maximum']}",
-                )
-            )
-    if isinstance(value, str):
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append(
-                field_cause(
-                    path,
-                    f"Too long: may not be longer than {schema['maxLength']}",
-                    "FieldValueTooLong",
-                )
-            )
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            out.append(
-                field_cause(
-                    path,
-                    f'Invalid value: "{value}": {path} in body should be at least {schema["minLength"]} chars long',
-                )
-            )
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            out.append(
-                field_cause(
-                    path,
-                    f"Invalid value: \"{value}\": {path} in body should match '{schema['pattern']}'",
-                )
-            )
-    if isinstance(value, list):
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            out.append(
-                field_cause(
-                    path,
-                    f"Too many: {len(value)}: must have at most {schema['maxItems']} items",
-                    "FieldValueTooMany",
-                )
-            )
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            out.append(
-                field_cause(
-                    path,
-                    f"Invalid value: {len(value)}: {path} in body should have at least {schema['minItems']} items",
-                )
-            )
-    return out
+    return [
+        field_cause(path, message(value, schema[keyword], path), reason)
+        for keyword, kind, broken, message, reason in _BOUNDS
+        if keyword in schema and _TYPES[kind](value) and broken(value, schema[keyword])
+    ]
 
 
 def _join(path: str, name: str) -> str:

@@ -52,18 +52,26 @@ def apply(
     elif storage_key == ("", "services"):
         service_defaults(obj, old, ips)
     elif storage_key == ("", "namespaces"):
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
-        obj.setdefault("status", {}).setdefault("phase", "Active")
-        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = obj["metadata"][
-            "name"
-        ]
+        _namespace_defaults(obj)
     elif storage_key in _MICRO_TIME_FIELDS:
-        section, fields = _MICRO_TIME_FIELDS[storage_key]
-        target = obj.get(section) if section else obj
-        if isinstance(target, dict):
-            for f in fields:
-                if target.get(f) is not None:
-                    target[f] = normalise_micro_time(target[f])
+        _normalise_micro_times(storage_key, obj)
+
+
+def _namespace_defaults(obj: dict) -> None:
+    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+    name = obj["metadata"]["name"]
+    obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+
+
+def _normalise_micro_times(storage_key: tuple[str, str], obj: dict) -> None:
+    section, fields = _MICRO_TIME_FIELDS[storage_key]
+    target = obj.get(section) if section else obj
+    if not isinstance(target, dict):
+        return
+    for f in fields:
+        if target.get(f) is not None:
+            target[f] = normalise_micro_time(target[f])
 
 
 def _pull_policy(image: str) -> str:

@@ -94,34 +94,43 @@ def container_env(registry, record: PodRecord, spec: dict, base: dict[str, str])
     """The full environment of one container, ``base`` first (lowest precedence)."""
     env = dict(base)
     for source in spec.get("envFrom") or []:
-        prefix = source.get("prefix", "")
-        for gvr, ref_key in ((CONFIGMAPS, "configMapRef"), (SECRETS, "secretRef")):
-            ref = source.get(ref_key)
-            if ref:
-                data = _object_data(
-                    registry, gvr, record.namespace, ref.get("name", ""), bool(ref.get("optional"))
-                )
-                env.update({prefix + k: v for k, v in (data or {}).items()})
+        env.update(_env_from(registry, record.namespace, source))
     for item in spec.get("env") or []:
         name = item["name"]
         if "valueFrom" not in item:
             env[name] = expand(str(item.get("value", "")), env)
             continue
-        source = item["valueFrom"] or {}
-        value: str | None
-        if "fieldRef" in source:
-            value = _field_value(record, source["fieldRef"].get("fieldPath", ""))
-        elif "resourceFieldRef" in source:
-            value = _resource_value(spec, source["resourceFieldRef"])
-        elif "configMapKeyRef" in source:
-            value = _key_ref(registry, CONFIGMAPS, record.namespace, source["configMapKeyRef"])
-        elif "secretKeyRef" in source:
-            value = _key_ref(registry, SECRETS, record.namespace, source["secretKeyRef"])
-        else:
-            raise ContainerConfigError(f"unsupported valueFrom for {name}")
+        value = _value_from(registry, record, spec, name, item["valueFrom"] or {})
         if value is not None:
             env[name] = value
     return env
+
+
+def _env_from(registry, namespace: str, source: dict) -> dict[str, str]:
+    """The variables one ``envFrom`` entry brings in (ConfigMap and/or Secret, prefixed)."""
+    prefix = source.get("prefix", "")
+    out: dict[str, str] = {}
+    for gvr, ref_key in ((CONFIGMAPS, "configMapRef"), (SECRETS, "secretRef")):
+        ref = source.get(ref_key)
+        if ref:
+            data = _object_data(
+                registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional"))
+            )
+            out.update({prefix + k: v for k, v in (data or {}).items()})
+    return out
+
+
+def _value_from(registry, record: PodRecord, spec: dict, name: str, source: dict) -> str | None:
+    """The value of one ``env[].valueFrom``; None when an optional key is missing."""
+    if "fieldRef" in source:
+        return _field_value(record, source["fieldRef"].get("fieldPath", ""))
+    if "resourceFieldRef" in source:
+        return _resource_value(spec, source["resourceFieldRef"])
+    if "configMapKeyRef" in source:
+        return _key_ref(registry, CONFIGMAPS, record.namespace, source["configMapKeyRef"])
+    if "secretKeyRef" in source:
+        return _key_ref(registry, SECRETS, record.namespace, source["secretKeyRef"])
+    raise ContainerConfigError(f"unsupported valueFrom for {name}")
 
 
 def container_argv(spec: dict, env: dict[str, str]) -> list[str]:

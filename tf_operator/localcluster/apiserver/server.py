@@ -317,40 +317,10 @@ class APIServer:
     def _collection(
         self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
     ) -> None:
-        q = req.query
         if req.method == "GET":
-            if params.as_bool(q.get("watch")):
+            if params.as_bool(req.query.get("watch")):
                 return self._watches.serve(req, resp, rt, gvr, namespace)
-            limit = params.as_int(q.get("limit"), "limit")
-            if q.get("resourceVersion") == "0" and not q.get("continue"):
-                limit = None
-            items, rv, token, remaining = self.registry._list(
-                gvr,
-                namespace,
-                q.get("labelSelector"),
-                q.get("fieldSelector"),
-                limit,
-                q.get("continue") or None,
-            )
-            list_meta: dict[str, Any] = {"resourceVersion": rv}
-            if token:
-                list_meta["continue"] = token
-                if remaining is not None:
-                    list_meta["remainingItemCount"] = remaining
-            if tables.wants_table(req.header("accept")):
-                body = tables.table(
-                    rt, gvr[1], items, list_meta, q.get("includeObject", "Metadata")
-                )
-                return self._json(resp, body, content_type=tables.TABLE_CONTENT_TYPE)
-            return self._json(
-                resp,
-                {
-                    "kind": rt.list_kind,
-                    "apiVersion": rt.api_version(gvr[1]),
-                    "metadata": list_meta,
-                    "items": items,
-                },
-            )
+            return self._list(req, resp, rt, gvr, namespace)
         if req.method == "POST":
             body = params.object_body(req)
             dry = params.dry_run(req)
@@ -358,26 +328,62 @@ class APIServer:
                 resp, lambda: self.registry._create(gvr, namespace, body, dry), req, 201
             )
         if req.method == "DELETE":
-            opts = params.delete_options(req)
-            items = self.registry.delete_collection(
-                gvr,
-                namespace,
-                q.get("labelSelector"),
-                q.get("fieldSelector"),
-                opts["grace"],
-                opts["propagation"],
-                opts["dry_run"],
-            )
-            return self._json(
-                resp,
-                {
-                    "kind": rt.list_kind,
-                    "apiVersion": rt.api_version(gvr[1]),
-                    "metadata": {"resourceVersion": str(self.registry.resource_version)},
-                    "items": items,
-                },
-            )
+            return self._delete_collection(req, resp, rt, gvr, namespace)
         raise errors.method_not_allowed()
+
+    def _list(
+        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+    ) -> None:
+        q = req.query
+        limit = params.as_int(q.get("limit"), "limit")
+        if q.get("resourceVersion") == "0" and not q.get("continue"):
+            limit = None
+        items, rv, token, remaining = self.registry._list(
+            gvr,
+            namespace,
+            q.get("labelSelector"),
+            q.get("fieldSelector"),
+            limit,
+            q.get("continue") or None,
+        )
+        list_meta: dict[str, Any] = {"resourceVersion": rv}
+        if token:
+            list_meta["continue"] = token
+            if remaining is not None:
+                list_meta["remainingItemCount"] = remaining
+        if tables.wants_table(req.header("accept")):
+            return self._table(req, resp, rt, gvr[1], items, list_meta)
+        self._json(resp, _list_object(rt, gvr[1], list_meta, items))
+
+    def _delete_collection(
+        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+    ) -> None:
+        opts = params.delete_options(req)
+        items = self.registry.delete_collection(
+            gvr,
+            namespace,
+            req.query.get("labelSelector"),
+            req.query.get("fieldSelector"),
+            opts["grace"],
+            opts["propagation"],
+            opts["dry_run"],
+        )
+        list_meta = {"resourceVersion": str(self.registry.resource_version)}
+        self._json(resp, _list_object(rt, gvr[1], list_meta, items))
+
+    def _table(
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        version: str,
+        items: list[dict],
+        list_meta: dict,
+    ) -> None:
+        """Reply with a meta.k8s.io Table (what kubectl get asks for)."""
+        include = req.query.get("includeObject", "Metadata")
+        body = tables.table(rt, version, items, list_meta, include)
+        self._json(resp, body, content_type=tables.TABLE_CONTENT_TYPE)
 
     def _item(
         self,
@@ -393,14 +399,8 @@ class APIServer:
         if req.method == "GET":
             obj = reg._get(gvr, namespace, name)
             if tables.wants_table(req.header("accept")):
-                body = tables.table(
-                    rt,
-                    gvr[1],
-                    [obj],
-                    {"resourceVersion": meta(obj).get("resourceVersion", "")},
-                    req.query.get("includeObject", "Metadata"),
-                )
-                return self._json(resp, body, content_type=tables.TABLE_CONTENT_TYPE)
+                list_meta = {"resourceVersion": meta(obj).get("resourceVersion", "")}
+                return self._table(req, resp, rt, gvr[1], [obj], list_meta)
             return self._json(resp, obj)
         if req.method == "PUT":
             body = params.object_body(req)
@@ -409,21 +409,7 @@ class APIServer:
                 resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req
             )
         if req.method == "PATCH":
-            ctype, patch_type, patch = params.patch_body(req)
-            if patch_type == "strategic" and rt.is_custom:
-                raise errors.unsupported_media_type(
-                    f"{ctype} is not supported by {rt.group}/{gvr[1]}, Kind={rt.kind}: the body of the request was in an unknown "
-                    "format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-                )
-            manager = req.query.get("fieldManager") or None
-            dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
-            return self._written(
-                resp,
-                lambda: reg._patch(
-                    gvr, namespace, name, patch, patch_type, sub, dry, manager, force
-                ),
-                req,
-            )
+            return self._patch_item(req, resp, rt, gvr, namespace, name, sub)
         if req.method == "DELETE" and sub is None:
             opts = params.delete_options(req)
             obj = reg._delete(
@@ -437,6 +423,32 @@ class APIServer:
             )
             return self._json(resp, obj)
         raise errors.method_not_allowed()
+
+    def _patch_item(
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        gvr: tuple,
+        namespace: str | None,
+        name: str,
+        sub: str | None,
+    ) -> None:
+        ctype, patch_type, patch = params.patch_body(req)
+        if patch_type == "strategic" and rt.is_custom:
+            raise errors.unsupported_media_type(
+                f"{ctype} is not supported by {rt.group}/{gvr[1]}, Kind={rt.kind}: the body of the request was in an unknown "
+                "format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+            )
+        manager = req.query.get("fieldManager") or None
+        dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
+        self._written(
+            resp,
+            lambda: self.registry._patch(
+                gvr, namespace, name, patch, patch_type, sub, dry, manager, force
+            ),
+            req,
+        )
 
     def _scale(
         self, req: Request, resp: Responder, gvr: tuple, namespace: str | None, name: str
@@ -496,6 +508,15 @@ def kubeconfig(server: APIServer, context: str = "localcluster") -> dict:
             }
         ],
         "current-context": context,
+    }
+
+
+def _list_object(rt: ResourceType, version: str, list_meta: dict, items: list[dict]) -> dict:
+    return {
+        "kind": rt.list_kind,
+        "apiVersion": rt.api_version(version),
+        "metadata": list_meta,
+        "items": items,
     }
 
 

@@ -46,6 +46,14 @@ def test_jobs_succeed_under_injected_errors(env, code: int) -> None:
     assert used <= MAX_REQUESTS_PER_JOB * jobs, f"{used} requests for {jobs} jobs: hot loop?"
     errors = {k: n for k, n in env.operator_requests().items() if k[2] == code}
     assert errors, "no operator request got the injected error"
+    failed_syncs = op.text().count("error syncing tfjob")
+    if code == 429:
+        # Retry-After is waited out inside the client (client-go's Request.Do): a sync
+        # never sees the error.
+        assert failed_syncs == 0
+    else:
+        # A 500 without Retry-After fails the sync; the key goes back rate-limited.
+        assert failed_syncs > 0
 
 
 def test_clean_run_request_baseline(env) -> None:

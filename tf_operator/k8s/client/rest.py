@@ -7,12 +7,20 @@ decoded with ``json.loads`` straight from the raw response, which is many
 times faster for lists of thousands of objects. :class:`ResourceClient` is the
 typed-resource surface (list, watch, get, create, update, update_status, patch,
 delete) that controllers, informers and the fake client share.
+
+Like client-go's ``Request.Do``, a plain request answered 429 or 5xx *with* a
+``Retry-After`` header is sent again after that many seconds, up to
+``MAX_RETRY_AFTER_ATTEMPTS`` attempts in all: the server said it did not act and
+when to come back, so the caller never sees the error. Watches are not retried
+here (their reflector backs off and rewatches), nor are answers without the header.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -37,13 +45,38 @@ _LIST_CHUNK = 256 * 1024
 # reading a silent connection.
 _WATCH_READ_SLACK = 30.0
 
+# Attempts in all for a request the server keeps answering with Retry-After (client-go: 10).
+MAX_RETRY_AFTER_ATTEMPTS = 10
+# urllib3's default retries, minus its own Retry-After handling (which covered only idempotent
+# methods and 413/429/503): that is decided here, the same way for every verb.
+_TRANSPORT_RETRIES = urllib3.Retry(3, respect_retry_after_header=False)
+
+
+def retry_after_seconds(status: int, headers: Any) -> int | None:
+    """Seconds to wait before resending, when a ``status`` answer asks for it (client-go's
+    ``checkWait``: 429 or any 5xx with an integer ``Retry-After`` header); else None."""
+    if status != 429 and status < 500:
+        return None
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        seconds = int(str(value).strip()) if value is not None else None
+    except ValueError:
+        return None
+    return None if seconds is None or seconds < 0 else seconds
+
 
 class RestTransport:
     """Raw JSON requests over a ``kubernetes.client.ApiClient``'s connection pool."""
 
-    def __init__(self, api_client: Any, request_timeout: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        api_client: Any,
+        request_timeout: float | None = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.api_client = api_client
         self.request_timeout = request_timeout
+        self.sleep = sleep
 
     @property
     def host(self) -> str:
@@ -69,8 +102,40 @@ class RestTransport:
         content_type: str | None = None,
         timeout: Any = None,
         retries: Any = None,
+        honour_retry_after: bool = False,
     ) -> Any:
-        """Send a request and return the unread urllib3 response (2xx only)."""
+        """Send a request and return the unread urllib3 response (2xx only).
+
+        With ``honour_retry_after`` an answer asking to come back later (see the module
+        docstring) is waited out and resent, at most ``MAX_RETRY_AFTER_ATTEMPTS`` times."""
+        attempt = 1
+        while True:
+            try:
+                return self._open_once(method, path, query, body, content_type, timeout, retries)
+            except _RetryAfter as wait:
+                if not honour_retry_after or attempt >= MAX_RETRY_AFTER_ATTEMPTS:
+                    raise wait.error from None
+                log.debug(
+                    "%s %s: got %d with Retry-After %ds (attempt %d); retrying",
+                    method,
+                    path,
+                    wait.error.status,
+                    wait.seconds,
+                    attempt,
+                )
+                self.sleep(wait.seconds)
+                attempt += 1
+
+    def _open_once(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None,
+        body: Any,
+        content_type: str | None,
+        timeout: Any,
+        retries: Any,
+    ) -> Any:
         url = self.host + path
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
@@ -78,9 +143,7 @@ class RestTransport:
         if body is not None:
             payload = json.dumps(body, separators=(",", ":")).encode()
             content_type = content_type or "application/json"
-        kwargs: dict[str, Any] = {}
-        if retries is not None:
-            kwargs["retries"] = retries
+        kwargs: dict[str, Any] = {"retries": _TRANSPORT_RETRIES if retries is None else retries}
         try:
             response = self.api_client.rest_client.pool_manager.request(
                 method,
@@ -100,12 +163,16 @@ class RestTransport:
                 data = b""
             finally:
                 response.release_conn()
-            raise from_response(response.status, data, response.headers)
+            error = from_response(response.status, data, response.headers)
+            seconds = retry_after_seconds(response.status, response.headers)
+            if seconds is not None:
+                raise _RetryAfter(error, seconds)
+            raise error
         return response
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict:
         """Send a request and return the decoded JSON body ({} when empty)."""
-        response = self.open(method, path, **kwargs)
+        response = self.open(method, path, honour_retry_after=True, **kwargs)
         try:
             data = response.data
         except urllib3.exceptions.HTTPError as exc:
@@ -116,7 +183,7 @@ class RestTransport:
 
     def request_list(self, path: str, query: dict[str, Any] | None = None) -> dict:
         """GET a List, decoding items as the body streams in (see ``jsondecode.load_stream``)."""
-        response = self.open("GET", path, query=query)
+        response = self.open("GET", path, query=query, honour_retry_after=True)
         try:
             return jsondecode.load_stream(lambda: response.read(_LIST_CHUNK))
         except urllib3.exceptions.HTTPError as exc:
@@ -128,6 +195,15 @@ class RestTransport:
         if self.request_timeout is None:
             return urllib3.Timeout(connect=30.0, read=None)
         return urllib3.Timeout(connect=min(30.0, self.request_timeout), read=self.request_timeout)
+
+
+class _RetryAfter(Exception):
+    """An error answer that names when to retry (internal to ``RestTransport.open``)."""
+
+    def __init__(self, error: Exception, seconds: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.seconds = seconds
 
 
 def _namespace_of(body: dict, namespace: str | None) -> str | None:

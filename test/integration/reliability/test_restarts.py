@@ -1,0 +1,79 @@
+"""Disruptions from outside the operator: the operator process killed with SIGKILL while jobs
+are half created, and pods deleted by a user out from under it."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+NS = "default"
+
+
+def _tf_pods(env) -> list[dict]:
+    return [p for p in env.pods() if "tf-job-name" in (p["metadata"].get("labels") or {})]
+
+
+def test_killed_operator_is_replaced_without_duplicate_pods(env) -> None:
+    jobs, per_job = 12, 4
+    names = [f"rs-{i}" for i in range(jobs)]
+    # Slow requests down so the kill lands while jobs are still being created.
+    env.faults(latency_ms=40)
+    first = env.operator("--threadiness=2")
+    first.wait_log("Started workers")
+    for name in names:
+        env.create_job(name, run_seconds=3.0)
+    total = jobs * per_job
+    env.wait_for(lambda: len(_tf_pods(env)) >= total // 4, timeout=20, what="a quarter of the pods")
+    first.kill()
+    created_at_kill = len(_tf_pods(env))
+    assert created_at_kill < total, "every pod existed before the kill: nothing to resume"
+    env.faults(latency_ms=0)
+
+    second = env.operator("--threadiness=4")
+    env.wait_succeeded(names, timeout=30)
+    assert second.alive()
+    env.assert_one_pod_per_index(names)
+    # The successor claimed the pods its predecessor had made (same owner, same uid).
+    uids = {env.get_job(n)["metadata"]["uid"] for n in names}
+    for pod in _tf_pods(env):
+        owners = [r["uid"] for r in pod["metadata"].get("ownerReferences") or []]
+        assert len(owners) == 1 and owners[0] in uids, pod["metadata"]
+
+
+def _pod(env, name: str) -> dict | None:
+    for pod in env.pods():
+        if pod["metadata"]["name"] == name:
+            return pod
+    return None
+
+
+def _running(env, name: str, not_uid: str = "") -> dict | None:
+    pod = _pod(env, name)
+    if pod is None or pod["metadata"]["uid"] == not_uid:
+        return None
+    if pod["metadata"].get("deletionTimestamp"):
+        return None
+    return pod if (pod.get("status") or {}).get("phase") == "Running" else None
+
+
+def test_pods_deleted_by_a_user_are_recreated_exactly_once(env) -> None:
+    op = env.operator("--threadiness=2")
+    op.wait_log("Started workers")
+    name = "ud-0"
+    env.create_job(name, workers=2, run_seconds=4.0)
+    victims = [f"{name}-ps-0", f"{name}-worker-1"]
+    old = {v: env.wait_for(lambda v=v: _running(env, v), 15, f"{v} running") for v in victims}
+    for victim in victims:
+        env.registry.delete(("", "v1", "pods"), NS, victim)
+    for victim in victims:
+        uid = old[victim]["metadata"]["uid"]
+        env.wait_for(lambda v=victim, u=uid: _running(env, v, u), 15, f"{victim} recreated")
+    env.wait_succeeded([name], timeout=20)
+    assert op.alive()
+    assert env.ledger.violations == []
+    assert env.ledger.creations(name) == {
+        (NS, name, "ps", "0"): 2,
+        (NS, name, "worker", "0"): 1,
+        (NS, name, "worker", "1"): 2,
+    }

@@ -218,13 +218,7 @@ def serve_pod_log(
         raise errors.method_not_allowed()
     pod = registry._get(("", "v1", "pods"), namespace, name)
     q = req.query
-    container = q.get("container") or _default_container(pod, name)
-    spec = pod.get("spec") or {}
-    names = [
-        c.get("name") for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
-    ]
-    if container not in names:
-        raise errors.bad_request(f"container {container} is not valid for pod {name}")
+    container = _log_container(pod, name, q.get("container"))
     follow = as_bool(q.get("follow"))
     tail = as_int(q.get("tailLines"), "tailLines")
     limit = as_int(q.get("limitBytes"), "limitBytes")
@@ -249,18 +243,9 @@ def serve_pod_log(
             stop.set()
         resp.send(200, data[:limit] if limit else data, "text/plain")
         return
-    sent = 0
     try:
         resp.start_stream(content_type="text/plain")
-        for chunk in chunks:
-            if stopping.is_set():
-                break
-            if limit is not None:
-                chunk = chunk[: max(0, limit - sent)]
-            resp.chunk(chunk)
-            sent += len(chunk)
-            if limit is not None and sent >= limit:
-                break
+        _stream_log(resp, chunks, limit, stopping)
     except ClientGone:
         pass
     finally:
@@ -269,3 +254,31 @@ def serve_pod_log(
         if close is not None:
             close()
     resp.end_stream()
+
+
+def _log_container(pod: dict, name: str, requested: str | None) -> str:
+    """The container whose log is asked for; 400 when it is not one of the pod's."""
+    container = requested or _default_container(pod, name)
+    spec = pod.get("spec") or {}
+    names = [
+        c.get("name") for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    ]
+    if container not in names:
+        raise errors.bad_request(f"container {container} is not valid for pod {name}")
+    return container
+
+
+def _stream_log(
+    resp: Responder, chunks: Iterator[bytes], limit: int | None, stopping: threading.Event
+) -> None:
+    """Write ``chunks`` as they come, up to ``limit`` bytes, until the server stops."""
+    sent = 0
+    for chunk in chunks:
+        if stopping.is_set():
+            return
+        if limit is not None:
+            chunk = chunk[: max(0, limit - sent)]
+        resp.chunk(chunk)
+        sent += len(chunk)
+        if limit is not None and sent >= limit:
+            return

@@ -149,8 +149,17 @@ def _qualified_name_errors(key: str) -> str | None:
 
 def validate_metadata(m: dict) -> list[dict]:
     """Label keys and values, annotation keys, ownerReferences and finalizer names."""
+    return (
+        _label_errors(m.get("labels") or {})
+        + _annotation_errors(m.get("annotations") or {})
+        + _owner_reference_errors(m.get("ownerReferences") or [])
+        + _finalizer_errors(m.get("finalizers") or [])
+    )
+
+
+def _label_errors(labels: dict) -> list[dict]:
     causes: list[dict] = []
-    for key, value in (m.get("labels") or {}).items():
+    for key, value in labels.items():
         why = _qualified_name_errors(str(key))
         if why:
             causes.append(field_cause("metadata.labels", f'Invalid value: "{key}": {why}'))
@@ -165,7 +174,12 @@ def validate_metadata(m: dict) -> list[dict]:
                     f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
                 )
             )
-    for key, value in (m.get("annotations") or {}).items():
+    return causes
+
+
+def _annotation_errors(annotations: dict) -> list[dict]:
+    causes: list[dict] = []
+    for key, value in annotations.items():
         why = _qualified_name_errors(str(key))
         if why:
             causes.append(field_cause("metadata.annotations", f'Invalid value: "{key}": {why}'))
@@ -176,7 +190,12 @@ def validate_metadata(m: dict) -> list[dict]:
                     "Invalid value: annotation values must be strings",
                 )
             )
-    for i, ref in enumerate(m.get("ownerReferences") or []):
+    return causes
+
+
+def _owner_reference_errors(refs: list) -> list[dict]:
+    causes: list[dict] = []
+    for i, ref in enumerate(refs):
         if not isinstance(ref, dict):
             causes.append(
                 field_cause(f"metadata.ownerReferences[{i}]", "Invalid value: must be an object")
@@ -188,24 +207,21 @@ def validate_metadata(m: dict) -> list[dict]:
                     field_cause(
                         f"metadata.ownerReferences.{f}",
                         f'Invalid value: "": {f} must not be empty',
-                        "FieldValueInvalid",
                     )
                 )
-    if (
-        sum(
-            1
-            for ref in m.get("ownerReferences") or []
-            if isinstance(ref, dict) and ref.get("controller")
-        )
-        > 1
-    ):
+    if sum(1 for ref in refs if isinstance(ref, dict) and ref.get("controller")) > 1:
         causes.append(
             field_cause(
                 "metadata.ownerReferences",
                 "Invalid value: Only one reference can have Controller set to true",
             )
         )
-    for i, fin in enumerate(m.get("finalizers") or []):
+    return causes
+
+
+def _finalizer_errors(finalizers: list) -> list[dict]:
+    causes: list[dict] = []
+    for i, fin in enumerate(finalizers):
         why = _qualified_name_errors(str(fin)) if isinstance(fin, str) else "must be a string"
         if why:
             causes.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import StatusError
@@ -103,7 +104,7 @@ class GarbageCollector:
             with self._idle:
                 self._pending.discard(item)
             try:
-                getattr(self, "_" + item[0])(*item[1:])
+                self._handlers[item[0]](*item[1:])
             except Exception:  # the collector must survive anything one object does
                 log.exception("garbage collector failed on %s", item)
             finally:
@@ -111,6 +112,16 @@ class GarbageCollector:
                     self._busy -= 1
                     if self._busy == 0:
                         self._idle.notify_all()
+
+    @property
+    def _handlers(self) -> dict[str, Callable[[str], None]]:
+        """Work item kind -> what the worker does with it (items are ``(kind, uid or name)``)."""
+        return {
+            "owner_gone": self._owner_gone,
+            "foreground": self._foreground,
+            "orphan": self._orphan,
+            "namespace": self._namespace,
+        }
 
     def _owner_gone(self, uid: str) -> None:
         reg = self._registry

@@ -338,27 +338,9 @@ class Registry(Store):
     ) -> dict:
         """Turn ``body`` into the next stored state of ``old``, and commit it unless unchanged."""
         if subresource == "status":
-            if not rt.has_status:
-                raise errors.resource_not_found()
-            new = clone(old)
-            if "status" in body:
-                new["status"] = body["status"]
-            else:
-                new.pop("status", None)
-            new = self._prune(rt, version, new)
-            if rt.is_custom:
-                self._validate(rt, version, new, old)
+            new = self._status_write(rt, version, old, body)
         else:
-            new = body
-            if rt.has_status and rt.storage_key != _CRD:
-                if "status" in old:
-                    new["status"] = clone(old["status"])
-                else:
-                    new.pop("status", None)
-            self._merge_meta(rt, old, new)
-            self._defaults(rt, version, new, old)
-            new = self._prune(rt, version, new)
-            self._validate(rt, version, new, old)
+            new = self._main_write(rt, version, old, body)
         new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
         nm, om = new["metadata"], meta(old)
         if rt.generation and _spec_part(new, rt.has_status) != _spec_part(old, rt.has_status):
@@ -377,6 +359,34 @@ class Registry(Store):
         if rt.storage_key == _CRD:
             self._register(crds.resource_type_for(new))
         return self._present(rt, version, self._commit(rt, key, new, "MODIFIED", old))
+
+    def _status_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:
+        """A write to the status subresource: only ``status`` is taken from ``body``."""
+        if not rt.has_status:
+            raise errors.resource_not_found()
+        new = clone(old)
+        if "status" in body:
+            new["status"] = body["status"]
+        else:
+            new.pop("status", None)
+        new = self._prune(rt, version, new)
+        if rt.is_custom:
+            self._validate(rt, version, new, old)
+        return new
+
+    def _main_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:
+        """A write to the object itself: status kept from ``old`` when it is a subresource."""
+        new = body
+        if rt.has_status and rt.storage_key != _CRD:
+            if "status" in old:
+                new["status"] = clone(old["status"])
+            else:
+                new.pop("status", None)
+        self._merge_meta(rt, old, new)
+        self._defaults(rt, version, new, old)
+        new = self._prune(rt, version, new)
+        self._validate(rt, version, new, old)
+        return new
 
     def _merge_meta(self, rt: ResourceType, old: dict, new: dict) -> None:
         om, nm = meta(old), new["metadata"]

@@ -77,3 +77,41 @@ def test_pods_deleted_by_a_user_are_recreated_exactly_once(env) -> None:
         (NS, name, "worker", "0"): 1,
         (NS, name, "worker", "1"): 2,
     }
+
+
+def test_orphan_pods_are_adopted_not_duplicated(env) -> None:
+    """Pods left without an owner (e.g. a job re-created over its old pods with orphan
+    propagation) are adopted by the job whose selector they match; none is recreated."""
+    name = "ad-0"
+    for rtype, index in (("ps", 0), ("worker", 0), ("worker", 1)):
+        labels = {
+            "group-name": "kubeflow.org",
+            "tf-job-name": name,
+            "tf-replica-type": rtype,
+            "tf-replica-index": str(index),
+        }
+        annotations = {"localcluster.tf-operator.io/run-seconds": "2"} if rtype == "worker" else {}
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{rtype}-{index}",
+                "labels": labels,
+                "annotations": annotations,
+            },
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "tensorflow", "image": "localcluster/none"}],
+            },
+        }
+        env.registry.create(("", "v1", "pods"), NS, pod)
+    op = env.operator("--threadiness=2")
+    op.wait_log("Started workers")
+    uid = env.create_job(name, workers=2, run_seconds=2.0)["metadata"]["uid"]
+    env.wait_succeeded([name], timeout=20)
+    assert op.alive()
+    assert env.ledger.violations == []
+    assert set(env.ledger.creations(name).values()) == {1}
+    for pod in _tf_pods(env):
+        owners = pod["metadata"].get("ownerReferences") or []
+        assert [(o["uid"], o.get("controller")) for o in owners] == [(uid, True)]

@@ -47,3 +47,32 @@ def test_jobs_survive_dropped_watches_and_compaction(env) -> None:
     env.assert_one_pod_per_index(names)
     # The reflectors really had to relist after compaction (410 Gone on rewatch).
     assert op.text().count("relisting") >= 3
+
+
+def test_jobs_survive_errors_latency_and_watch_drops_together(env) -> None:
+    op = env.operator("--threadiness=4")
+    op.wait_log("Started workers")
+    names = [f"mix-{i}" for i in range(12)]
+    stop = threading.Event()
+
+    def chaos() -> None:
+        n = 0
+        while not stop.wait(0.5):
+            n += 1
+            if n % 2 == 0:
+                env.faults(compact=True)  # the admin endpoint itself is never faulted
+            env.faults(drop_watches=True)
+
+    env.faults(error_rate=0.2, error_code=500, latency_ms=20)
+    thread = threading.Thread(target=chaos, daemon=True)
+    thread.start()
+    try:
+        for name in names:
+            env.create_job(name, run_seconds=2.5)
+        env.wait_succeeded(names, timeout=35)
+    finally:
+        stop.set()
+        thread.join(5)
+        env.faults(error_rate=0.0, latency_ms=0)
+    assert op.alive()
+    env.assert_one_pod_per_index(names)

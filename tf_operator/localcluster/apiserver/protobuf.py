@@ -21,8 +21,9 @@ MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 
 # field number -> (json name, type, repeated). Types: "s" string, "b" bytes (base64 in JSON),
-# "i" integer, "i0" integer omitted when zero, "?" bool, "t" metav1.Time, "mss" map<string,string>,
-# "msb" map<string,bytes>, or a nested table.
+# "i" integer, "i0" integer omitted when zero, "?" bool, "?0" bool omitted when false,
+# "ios" IntOrString, "t" metav1.Time, "mss" map<string,string>, "msb" map<string,bytes>,
+# "msq" map<string,Quantity>, or a nested table.
 Schema = dict[int, tuple[str, Any, bool]]
 
 OWNER_REFERENCE: Schema = {
@@ -70,10 +71,16 @@ SUBJECT: Schema = {
 }
 ROLE_REF: Schema = {1: ("apiGroup", "s", False), 2: ("kind", "s", False), 3: ("name", "s", False)}
 LABEL_SELECTOR: Schema = {1: ("matchLabels", "mss", False)}
-_META = (1, ("metadata", OBJECT_META, False))
-_BINDING: Schema = dict(
-    [_META, (2, ("subjects", SUBJECT, True)), (3, ("roleRef", ROLE_REF, False))]
-)
+
+
+def _object(fields: Schema) -> Schema:
+    """A top-level kind: ``metadata`` at field 1, then its own ``fields``."""
+    return {1: ("metadata", OBJECT_META, False), **fields}
+
+
+_BINDING = _object({2: ("subjects", SUBJECT, True), 3: ("roleRef", ROLE_REF, False)})
+_ROLE = _object({2: ("rules", POLICY_RULE, True)})
+
 
 CONTAINER_PORT: Schema = {
     1: ("name", "s", False),
@@ -158,52 +165,47 @@ PDB_SPEC: Schema = {
 }
 
 KINDS: dict[str, Schema] = {
-    "Deployment": dict([_META, (2, ("spec", DEPLOYMENT_SPEC, False))]),
-    "Job": dict([_META, (2, ("spec", JOB_SPEC, False))]),
-    "Service": dict([_META, (2, ("spec", SERVICE_SPEC, False))]),
-    "PodDisruptionBudget": dict([_META, (2, ("spec", PDB_SPEC, False))]),
-    "PriorityClass": dict(
-        [
-            _META,
-            (2, ("value", "i0", False)),
-            (3, ("globalDefault", "?0", False)),
-            (4, ("description", "s", False)),
-        ]
+    "Deployment": _object({2: ("spec", DEPLOYMENT_SPEC, False)}),
+    "Job": _object({2: ("spec", JOB_SPEC, False)}),
+    "Service": _object({2: ("spec", SERVICE_SPEC, False)}),
+    "PodDisruptionBudget": _object({2: ("spec", PDB_SPEC, False)}),
+    "PriorityClass": _object(
+        {
+            2: ("value", "i0", False),
+            3: ("globalDefault", "?0", False),
+            4: ("description", "s", False),
+        }
     ),
-    "Namespace": dict(
-        [
-            _META,
-            (2, ("spec", {1: ("finalizers", "s", True)}, False)),
-            (3, ("status", {1: ("phase", "s", False)}, False)),
-        ]
+    "Namespace": _object(
+        {
+            2: ("spec", {1: ("finalizers", "s", True)}, False),
+            3: ("status", {1: ("phase", "s", False)}, False),
+        }
     ),
-    "ConfigMap": dict(
-        [
-            _META,
-            (2, ("data", "mss", False)),
-            (3, ("binaryData", "msb", False)),
-            (4, ("immutable", "?", False)),
-        ]
+    "ConfigMap": _object(
+        {
+            2: ("data", "mss", False),
+            3: ("binaryData", "msb", False),
+            4: ("immutable", "?", False),
+        }
     ),
-    "Secret": dict(
-        [
-            _META,
-            (2, ("data", "msb", False)),
-            (3, ("type", "s", False)),
-            (4, ("stringData", "mss", False)),
-            (5, ("immutable", "?", False)),
-        ]
+    "Secret": _object(
+        {
+            2: ("data", "msb", False),
+            3: ("type", "s", False),
+            4: ("stringData", "mss", False),
+            5: ("immutable", "?", False),
+        }
     ),
-    "ServiceAccount": dict(
-        [
-            _META,
-            (2, ("secrets", OBJECT_REFERENCE, True)),
-            (3, ("imagePullSecrets", {1: ("name", "s", False)}, True)),
-            (4, ("automountServiceAccountToken", "?", False)),
-        ]
+    "ServiceAccount": _object(
+        {
+            2: ("secrets", OBJECT_REFERENCE, True),
+            3: ("imagePullSecrets", {1: ("name", "s", False)}, True),
+            4: ("automountServiceAccountToken", "?", False),
+        }
     ),
-    "Role": dict([_META, (2, ("rules", POLICY_RULE, True))]),
-    "ClusterRole": dict([_META, (2, ("rules", POLICY_RULE, True))]),
+    "Role": _ROLE,
+    "ClusterRole": _ROLE,
     "RoleBinding": _BINDING,
     "ClusterRoleBinding": _BINDING,
 }

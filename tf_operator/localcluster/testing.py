@@ -1,8 +1,8 @@
 """Helpers for tests that need a local cluster.
 
-- ``local_cluster(**kwargs)``: context manager around ``LocalCluster``.
 - ``cluster_fixture(scope="module", **kwargs)``: build a pytest fixture, e.g.
-  ``cluster = cluster_fixture(kubelet="simulated")`` at module level.
+  ``cluster = cluster_fixture(kubelet="simulated")`` at module level (a ``LocalCluster`` is
+  itself a context manager where a test needs one outside a fixture).
 - ``wait_for(fn, timeout)``: poll until ``fn()`` returns something truthy.
 - ``wait_for_pod(registry, namespace, name, predicate, timeout)``.
 - ``kubectl(cluster, *args)``: run the real kubectl against the cluster with a
@@ -24,20 +24,13 @@ from tf_operator.localcluster.cluster import LocalCluster
 PODS = ("", "v1", "pods")
 
 
-@contextlib.contextmanager
-def local_cluster(**kwargs: Any) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(**kwargs)
-    with cluster:
-        yield cluster
-
-
 def cluster_fixture(scope: str = "module", **kwargs: Any):
     """A pytest fixture yielding a started ``LocalCluster`` built with ``kwargs``."""
     import pytest
 
     @pytest.fixture(scope=scope)
     def _cluster() -> Iterator[LocalCluster]:
-        with local_cluster(**kwargs) as cluster:
+        with LocalCluster(**kwargs) as cluster:
             yield cluster
 
     return _cluster

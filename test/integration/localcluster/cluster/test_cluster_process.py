@@ -10,7 +10,13 @@ import psutil
 import pytest
 
 from tf_operator.localcluster import LocalCluster
-from tf_operator.localcluster.testing import kubectl, pod_phase_is, wait_for, wait_for_pod
+from tf_operator.localcluster.testing import (
+    cluster_fixture,
+    kubectl,
+    pod_phase_is,
+    wait_for,
+    wait_for_pod,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -19,10 +25,7 @@ SERVICES = ("", "v1", "services")
 PY = sys.executable
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(kubelet="process", nodes=1) as c:
-        yield c
+cluster = cluster_fixture(kubelet="process", nodes=1)
 
 
 def run_pod(cluster, name, script, restart_policy="Never", labels=None, env=None, grace=None):

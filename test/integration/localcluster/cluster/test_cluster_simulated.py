@@ -5,6 +5,7 @@ import pytest
 from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
 from tf_operator.localcluster.kubelet import EXIT_CODE, RUN_SECONDS
 from tf_operator.localcluster.testing import (
+    cluster_fixture,
     kubectl,
     pod_phase_is,
     wait_for,
@@ -18,15 +19,12 @@ SERVICES = ("", "v1", "services")
 ENDPOINTS = ("", "v1", "endpoints")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(
-        kubelet="simulated",
-        nodes=2,
-        node=NodeSpec(cpu="4", labels={"pool": "sim"}),
-        simulated=SimulatedTiming(start_delay=0.1, restart_delay=0.1),
-    ) as c:
-        yield c
+cluster = cluster_fixture(
+    kubelet="simulated",
+    nodes=2,
+    node=NodeSpec(cpu="4", labels={"pool": "sim"}),
+    simulated=SimulatedTiming(start_delay=0.1, restart_delay=0.1),
+)
 
 
 def create_pod(cluster, name, annotations=None, restart_policy="Never", labels=None, **spec):

@@ -24,8 +24,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import yaml
-
+from tf_operator.localcluster.apiserver.kubeconfig import write_kubeconfig
 from tf_operator.localcluster.controllers.endpoints import EndpointsController
 from tf_operator.localcluster.kubelet.dns import ClusterHosts, resolve_mode
 from tf_operator.localcluster.kubelet.ipam import IPAllocator
@@ -41,7 +40,6 @@ logger = logging.getLogger(__name__)
 
 KUBELET_MODES = ("none", "simulated", "process")
 DEFAULT_TOKEN = "localcluster-admin-token"
-CONTEXT_NAME = "localcluster"
 
 
 @dataclass
@@ -62,45 +60,6 @@ class SimulatedTiming:
     start_delay: float = 0.5
     restart_delay: float = DEFAULT_RESTART_DELAY
     default_run_seconds: float | None = None
-
-
-def kubeconfig_document(
-    url: str, token: str, ca_file: str | None = None, namespace: str = "default"
-) -> dict:
-    """A kubeconfig with one cluster, a token user and a current context."""
-    cluster: dict = {"server": url}
-    if ca_file:
-        cluster["certificate-authority"] = ca_file
-    elif url.startswith("https:"):
-        cluster["insecure-skip-tls-verify"] = True
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "preferences": {},
-        "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
-        "users": [{"name": f"{CONTEXT_NAME}-admin", "user": {"token": token}}],
-        "contexts": [
-            {
-                "name": CONTEXT_NAME,
-                "context": {
-                    "cluster": CONTEXT_NAME,
-                    "user": f"{CONTEXT_NAME}-admin",
-                    "namespace": namespace,
-                },
-            }
-        ],
-        "current-context": CONTEXT_NAME,
-    }
-
-
-def write_kubeconfig(path: str, url: str, token: str, ca_file: str | None = None) -> str:
-    """Write a kubeconfig (mode 0600) for the cluster at ``url``; returns the absolute path."""
-    path = os.path.abspath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        yaml.safe_dump(kubeconfig_document(url, token, ca_file), handle, sort_keys=False)
-    return path
 
 
 class LocalCluster:

@@ -20,6 +20,7 @@ from . import discovery, errors, params, tables
 from .errors import StatusError
 from .faults import Faults
 from .httpcore import ClientGone, Request, Responder, ThreadingServer
+from .kubeconfig import CONTEXT_NAME, kubeconfig_document
 from .objects import meta
 from .registry import Registry
 from .request_metrics import RequestMetrics
@@ -490,25 +491,10 @@ class APIServer:
         self._json(resp, status, 201)
 
 
-def kubeconfig(server: APIServer, context: str = "localcluster") -> dict:
+def kubeconfig(server: APIServer, context: str = CONTEXT_NAME) -> dict:
     """A kubeconfig dict (for ``yaml.safe_dump``) that reaches ``server``."""
-    cluster: dict[str, Any] = {"server": server.url}
-    if server.tls and server.cert_file:
-        cluster["certificate-authority"] = server.cert_file
-    user: dict[str, Any] = {"token": server.token} if server.token else {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": context, "cluster": cluster}],
-        "users": [{"name": context, "user": user}],
-        "contexts": [
-            {
-                "name": context,
-                "context": {"cluster": context, "user": context, "namespace": "default"},
-            }
-        ],
-        "current-context": context,
-    }
+    ca_file = server.cert_file if server.tls else None
+    return kubeconfig_document(server.url, server.token, ca_file, context=context)
 
 
 def _list_object(rt: ResourceType, version: str, list_meta: dict, items: list[dict]) -> dict:

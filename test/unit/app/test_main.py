@@ -1,3 +1,5 @@
+"""The tf-operator command line: Go-style flags, defaults of v0.5.3, usage errors, --version."""
+
 import pytest
 from click.testing import CliRunner
 

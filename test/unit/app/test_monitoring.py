@@ -1,3 +1,5 @@
+"""The monitoring endpoint: /metrics, health and readiness checks."""
+
 import urllib.error
 import urllib.request
 

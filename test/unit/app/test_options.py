@@ -1,3 +1,5 @@
+"""Server options: Go duration parsing and formatting, v0.5.3 defaults, validation."""
+
 import pytest
 
 from tf_operator.app.options import ServerOption, format_go_duration, parse_go_duration

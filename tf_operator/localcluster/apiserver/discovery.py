@@ -53,6 +53,16 @@ def group_versions(types: list[ResourceType]) -> dict[str, list[str]]:
     return {g: sorted(vs, key=version_priority) for g, vs in out.items()}
 
 
+def _names_and_categories(rt: ResourceType) -> dict[str, list[str]]:
+    """``shortNames`` and ``categories``, each only when the type has some."""
+    out: dict[str, list[str]] = {}
+    if rt.short_names:
+        out["shortNames"] = rt.short_names
+    if rt.categories:
+        out["categories"] = rt.categories
+    return out
+
+
 def _legacy_resource(rt: ResourceType) -> list[dict]:
     entry: dict[str, Any] = {
         "name": rt.plural,
@@ -62,10 +72,7 @@ def _legacy_resource(rt: ResourceType) -> list[dict]:
         "verbs": rt.verbs,
         "storageVersionHash": _storage_hash(rt),
     }
-    if rt.short_names:
-        entry["shortNames"] = rt.short_names
-    if rt.categories:
-        entry["categories"] = rt.categories
+    entry.update(_names_and_categories(rt))
     out = [entry]
     for sub in rt.subresources:
         g, v, kind = _SUB_KIND.get(sub, (None, None, rt.kind))
@@ -131,10 +138,7 @@ def _aggregated_resource(rt: ResourceType, version: str) -> dict:
         "singularResource": rt.singular,
         "verbs": rt.verbs,
     }
-    if rt.short_names:
-        entry["shortNames"] = rt.short_names
-    if rt.categories:
-        entry["categories"] = rt.categories
+    entry.update(_names_and_categories(rt))
     subs = []
     for sub in rt.subresources:
         g, v, kind = _SUB_KIND.get(sub, (rt.group, version, rt.kind))

@@ -148,7 +148,7 @@ class _Stream:
             if item is not None:
                 self._send_batch(item)
                 continue
-            if self.initial_left == 0:  # no initial events at all
+            if self.initial_left == 0:  # there were no initial events at all
                 self.initial_left = -1
                 self.resp.chunk(self._initial_end())
             if self.w.closed:
@@ -175,6 +175,7 @@ class _Stream:
             self.initial_left -= 1
             if self.initial_left == 0:
                 out.append(self._initial_end())
+                self.initial_left = -1
         self.resp.chunk(b"".join(out))
 
     def _send_bookmark(self) -> None:

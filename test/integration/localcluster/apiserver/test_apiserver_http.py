@@ -522,6 +522,23 @@ def test_watch_list_initial_events_end_bookmark(apiserver, c):
     assert events[0]["type"] == "BOOKMARK"
 
 
+def test_watch_list_sends_the_initial_events_end_bookmark_once(apiserver, c):
+    c.request("POST", "/api/v1/namespaces", {"metadata": {"name": "watch-list-once"}})
+    for name in ("a", "b"):
+        c.request(
+            "POST", "/api/v1/namespaces/watch-list-once/configmaps", {"metadata": {"name": name}}
+        )
+    q = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersion=&timeoutSeconds=1"
+    events = stream_lines(apiserver, f"/api/v1/namespaces/watch-list-once/configmaps?{q}")
+    ends = [
+        e
+        for e in events
+        if (e["object"]["metadata"].get("annotations") or {}).get("k8s.io/initial-events-end")
+    ]
+    assert [e["type"] for e in events[:2]] == ["ADDED", "ADDED"]
+    assert len(ends) == 1 and events[2] is ends[0]
+
+
 def test_expect_100_continue(apiserver):
     import socket
 

@@ -76,3 +76,58 @@ def test_jobs_survive_errors_latency_and_watch_drops_together(env) -> None:
         env.faults(error_rate=0.0, latency_ms=0)
     assert op.alive()
     env.assert_one_pod_per_index(names)
+
+
+def _live_workers(env, job: str) -> set[str]:
+    return {
+        p["metadata"]["labels"]["tf-replica-index"]
+        for p in env.pods()
+        if p["metadata"]["labels"].get("tf-job-name") == job
+        and p["metadata"]["labels"].get("tf-replica-type") == "worker"
+        and not p["metadata"].get("deletionTimestamp")
+        and (p.get("status") or {}).get("phase") == "Running"
+    }
+
+
+def test_scale_down_and_up_under_watch_drops(env) -> None:
+    """Deletion expectations (scale-down deletes out-of-range pods) must be met through
+    relist tombstones too; the scale-up then recreates each index exactly once more."""
+    op = env.operator("--threadiness=4")
+    op.wait_log("Started workers")
+    name = "sc-0"
+    env.create_job(name, workers=4, run_seconds=8.0)
+    all_four = {"0", "1", "2", "3"}
+    env.wait_for(lambda: _live_workers(env, name) == all_four, 10, "4 running workers")
+    stop = threading.Event()
+
+    def chaos() -> None:
+        n = 0
+        while not stop.wait(0.2):
+            n += 1
+            if n % 2 == 0:
+                env.faults(compact=True)
+            env.faults(drop_watches=True)
+
+    thread = threading.Thread(target=chaos, daemon=True)
+    thread.start()
+    try:
+        scale = {"spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2}}}}
+        env.patch_job(name, scale)
+        env.wait_for(lambda: _live_workers(env, name) == {"0", "1"}, 10, "scale-down")
+        scale["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 4
+        env.patch_job(name, scale)
+        env.wait_for(lambda: _live_workers(env, name) == all_four, 10, "scale-up")
+        env.wait_succeeded([name], timeout=15)
+    finally:
+        stop.set()
+        thread.join(5)
+    assert op.alive()
+    assert env.ledger.violations == []
+    ns = "default"
+    assert env.ledger.creations(name) == {
+        (ns, name, "ps", "0"): 1,
+        (ns, name, "worker", "0"): 1,
+        (ns, name, "worker", "1"): 1,
+        (ns, name, "worker", "2"): 2,
+        (ns, name, "worker", "3"): 2,
+    }

@@ -21,7 +21,13 @@ The loop (client-go's ``ListAndWatch``):
    reports another error does the reflector relist; the store's ``replace``
    then turns whatever was missed into updates and tombstones.
 
-Failures back off exponentially with jitter. A resync thread calls
+Failures (list errors, watches that cannot start or break) back off
+exponentially with jitter. A watch the server accepted and then ended within a
+second without events is only throttled: the next watch waits a fixed
+``short_watch_delay`` (v0.5.3's client-go re-ran ListAndWatch after a fixed 1 s
+period). Escalating there would blind the informer for up to a minute when
+watches keep being closed while nothing happens, and then miss the first change
+by that long. A resync thread calls
 ``store.resync()`` every ``resync_period`` when ``should_resync`` agrees.
 ``run`` returns promptly once ``stop_event`` is set: the open watch is closed
 from a helper thread so a blocked read wakes up.
@@ -46,8 +52,9 @@ log = logging.getLogger(__name__)
 
 MIN_WATCH_TIMEOUT = 300.0  # seconds; client-go's minWatchTimeout (5 minutes)
 DEFAULT_PAGE_SIZE = 500  # client-go's pager default
-# A watch that ends this fast with no events counts as a failure (backs off).
+# A watch that ends this fast with no events is throttled by SHORT_WATCH_DELAY.
 _SHORT_WATCH = 1.0
+SHORT_WATCH_DELAY = 1.0  # seconds; v0.5.3 client-go's fixed reflector period
 
 
 class Backoff:
@@ -93,6 +100,7 @@ class Reflector:
         clock: Clock | None = None,
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
+        short_watch_delay: float = SHORT_WATCH_DELAY,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
@@ -106,6 +114,7 @@ class Reflector:
         self.expected_api_version = expected_api_version
         self.clock = clock or REAL_CLOCK
         self.backoff = backoff or Backoff()
+        self.short_watch_delay = short_watch_delay
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._last_sync_rv = ""
@@ -259,11 +268,11 @@ class Reflector:
             if outcome == "error":
                 stop_event.wait(self.backoff.next())
                 return
-            if events == 0 and self.clock.monotonic() - started < _SHORT_WATCH:
-                log.debug("reflector %s: very short watch with no events", self.name)
-                stop_event.wait(self.backoff.next())
-            elif events:
+            if events:
                 self.backoff.reset()
+            elif self.clock.monotonic() - started < _SHORT_WATCH:
+                log.debug("reflector %s: very short watch with no events", self.name)
+                stop_event.wait(self.short_watch_delay)
 
     def _handle_watch(self, stream: Any, stop_event: threading.Event) -> tuple[str, int]:
         events = 0

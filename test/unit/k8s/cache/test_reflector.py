@@ -307,7 +307,9 @@ class CountingBackoff(Backoff):
         return super().next()
 
 
-def test_immediately_ending_empty_watches_back_off(recording_store, stop_event):
+def test_immediately_ending_empty_watches_are_throttled(recording_store, stop_event):
+    """No hot loop against a server that ends every watch at once: each rewatch (from the
+    same resourceVersion) waits ``short_watch_delay``."""
     ended = []
     for _ in range(3):
         s = FakeWatchStream()
@@ -315,7 +317,34 @@ def test_immediately_ending_empty_watches_back_off(recording_store, stop_event):
         ended.append(s)
     lw = ScriptedListWatch([], "1", ended)
     backoff = CountingBackoff()
-    start(Reflector(lw, recording_store, backoff=backoff), stop_event)
-    with backoff.cond:
-        assert backoff.cond.wait_for(lambda: backoff.delays >= 3, 5)
-    assert [rv for rv, _ in lw.watch_rvs[:3]] == ["1", "1", "1"]
+    started = time.monotonic()
+    start(Reflector(lw, recording_store, backoff=backoff, short_watch_delay=0.1), stop_event)
+    with lw.cond:
+        assert lw.cond.wait_for(lambda: len(lw.watch_rvs) >= 4, 5)
+    assert time.monotonic() - started >= 0.3  # three delays before the fourth watch
+    assert [rv for rv, _ in lw.watch_rvs[:4]] == ["1", "1", "1", "1"]
+    assert backoff.delays == 0
+
+
+def test_short_empty_watches_are_throttled_not_escalated(recording_store, stop_event):
+    """Watches the server keeps closing at once with no events (e.g. dropped while nothing
+    happens) wait a fixed short delay each time; the failure backoff never grows, so the
+    first change after the storm is seen within that delay, not after up to a minute."""
+    streams = []
+    for _ in range(5):
+        s = FakeWatchStream()
+        s.end()
+        streams.append(s)
+    live = FakeWatchStream()
+    streams.append(live)
+    lw = ScriptedListWatch([], "10", streams)
+    # A failure backoff this long would stall the test: it must not be used here.
+    slow = Backoff(initial=60.0, maximum=60.0, jitter=0.0)
+    r = Reflector(lw, recording_store, backoff=slow, short_watch_delay=0.01)
+    start(r, stop_event)
+    with lw.cond:
+        assert lw.cond.wait_for(lambda: len(lw.watch_rvs) == 6, 5)
+    live.push("ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "11"}})
+    recording_store.wait_for(lambda s: s.ops("add") == ["x"])
+    assert r.list_count == 1
+    assert slow.next() == 60.0  # never advanced

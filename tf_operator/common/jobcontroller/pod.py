@@ -51,10 +51,10 @@ class PodEventsMixin:
         return None if job is None else job_key(job)
 
     def add_pod(self, pod: dict, is_in_initial_list: bool = False) -> None:
-        if meta(pod).get("deletionTimestamp"):
-            # A pod seen for the first time while terminating (e.g. after a restart): its
-            # final deletion event will lower any deletion expectation.
-            return
+        # A pod first seen while already terminating (a relist can fold its create and its
+        # delete together) still proves the create happened: lower the creation expectation
+        # below, or the job would wait for the expectations TTL. client-go's ReplicaSet
+        # controller skips it here; pod names are deterministic, so counting it is safe.
         if get_controller_of(pod) is None:
             return
         logger = logger_for_pod(pod, self.get_api_group_version_kind().kind)

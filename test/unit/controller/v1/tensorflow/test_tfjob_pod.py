@@ -25,6 +25,16 @@ def test_add_pod_lowers_expectation_and_enqueues(harness, tfu):
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
 
+def test_add_of_terminating_pod_still_counts_as_its_creation(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.ctr.expectations.expect_creations("default/test-tfjob/worker/pods", 1)
+    pod = tfu.new_pod(job, "worker", 0)
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    harness.ctr.add_pod(pod)
+    assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
 def test_add_pod_of_unknown_job_or_foreign_group_is_ignored(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     pod = tfu.new_pod(job, "worker", 0)

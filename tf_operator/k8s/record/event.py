@@ -24,14 +24,15 @@ import itertools
 import logging
 import random
 import threading
-from collections import deque
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Hashable
 from datetime import datetime
 from typing import Any, Protocol
 
 from tf_operator.k8s.client import EVENTS, ApiError, is_already_exists, is_not_found
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.record.events_cache import EventCorrelator
+from tf_operator.k8s.record.keyed_queue import KeyedQueue
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,10 @@ EVENT_TYPE_WARNING = "Warning"
 MAX_TRIES_PER_EVENT = 12
 DEFAULT_SLEEP_DURATION = 10.0
 MAX_QUEUED_EVENTS = 1000
+# Concurrent writers to the API sink. Each holds at most one pooled connection; the
+# client's pool (kube.CONNECTION_POOL_MAXSIZE) leaves room for them beside informers,
+# workers and leader election.
+DEFAULT_SINK_WORKERS = 8
 
 _watcher_ids = itertools.count()
 
@@ -122,72 +127,84 @@ def _should_log_drop(dropped: int) -> bool:
 
 
 class EventWatcher:
-    """A bounded queue of events and the daemon thread that hands them to a handler."""
+    """A bounded queue of events and the daemon threads that hand them to a handler.
 
-    def __init__(self, handler: Callable[[dict], None], max_queued: int, name: str) -> None:
+    With several `workers`, events that share a `key_of(event)` are still handled one at a
+    time and in order; events of different keys are handled concurrently.
+    """
+
+    def __init__(
+        self,
+        handler: Callable[[dict], None],
+        max_queued: int,
+        name: str,
+        *,
+        workers: int = 1,
+        key_of: Callable[[dict], Hashable] | None = None,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
         self._handler = handler
         self._max_queued = max_queued
-        self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[dict] = deque()
-        self._stopped = False
+        self._key_of = key_of or (lambda event: None)
+        self._queue = KeyedQueue(max_queued)
+        self._drop_lock = threading.Lock()
         self.dropped = 0
-        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True)
+            for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def offer(self, event: dict) -> bool:
         """Queue `event` unless the queue is full or stopped; never blocks."""
-        with self._cond:
-            if self._stopped:
-                return False
-            if len(self._queue) >= self._max_queued:
-                self.dropped += 1
-                full = True
-            else:
-                self._queue.append(event)
-                self._cond.notify()
-                full = False
-        if full and _should_log_drop(self.dropped):
+        if self._queue.offer(self._key_of(event), event):
+            return True
+        if self._queue.closed:
+            return False
+        with self._drop_lock:
+            self.dropped += 1
+            dropped = self.dropped
+        if _should_log_drop(dropped):
             log.error(
                 "event queue full (%d): dropping event %s %s on %s (%d dropped so far)",
                 self._max_queued,
                 event.get("type"),
                 event.get("reason"),
                 (event.get("involvedObject") or {}).get("name"),
-                self.dropped,
+                dropped,
             )
-        return not full
+        return False
 
     def stop(self) -> None:
-        """Accept no more events; the thread delivers what is queued, then ends."""
-        with self._cond:
-            self._stopped = True
-            self._cond.notify_all()
+        """Accept no more events; the threads deliver what is queued, then end."""
+        self._queue.close()
 
     def join(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
+        """Wait (at most `timeout` in all) for every thread to end; True when they have."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            thread.join(left)
+        return not any(thread.is_alive() for thread in self._threads)
 
     def pending(self) -> int:
-        with self._cond:
-            return len(self._queue)
-
-    def _next(self) -> dict | None:
-        with self._cond:
-            while not self._queue:
-                if self._stopped:
-                    return None
-                self._cond.wait()
-            return self._queue.popleft()
+        """Events queued and not yet taken by a thread."""
+        return len(self._queue)
 
     def _loop(self) -> None:
         while True:
-            event = self._next()
-            if event is None:
+            taken = self._queue.take()
+            if taken is None:
                 return
+            key, event = taken
             try:
                 self._handler(event)
             except Exception:
                 log.exception("event handler failed")
+            finally:
+                self._queue.done(key)
 
 
 class EventBroadcaster:
@@ -216,17 +233,39 @@ class EventBroadcaster:
             self.start_logging()
             self.start_recording_to_sink(KubeEventSink(kube_client))
 
-    def start_event_watcher(self, handler: Callable[[dict], None]) -> EventWatcher:
-        """Call `handler(event)` for every event, from a dedicated thread."""
-        watcher = EventWatcher(handler, self._max_queued, f"event-watcher-{next(_watcher_ids)}")
+    def start_event_watcher(
+        self,
+        handler: Callable[[dict], None],
+        *,
+        workers: int = 1,
+        key_of: Callable[[dict], Hashable] | None = None,
+    ) -> EventWatcher:
+        """Call `handler(event)` for every event, from dedicated thread(s).
+
+        With `workers` > 1, events with equal `key_of(event)` are still handled in order,
+        one at a time.
+        """
+        name = f"event-watcher-{next(_watcher_ids)}"
+        watcher = EventWatcher(handler, self._max_queued, name, workers=workers, key_of=key_of)
         with self._lock:
             self._watchers.append(watcher)
         return watcher
 
-    def start_recording_to_sink(self, sink: EventSink) -> EventWatcher:
-        """Write every event to `sink`, correlated (aggregated, counted, spam-filtered)."""
+    def start_recording_to_sink(
+        self, sink: EventSink, workers: int = DEFAULT_SINK_WORKERS
+    ) -> EventWatcher:
+        """Write every event to `sink`, correlated (aggregated, counted, spam-filtered).
+
+        `workers` threads write concurrently; all events about one involved object go
+        through one thread at a time, in order, so a repeat always patches the Event its
+        first occurrence created and aggregation sees the object's events in sequence.
+        """
         correlator = EventCorrelator(self._clock, self._aggregate_name)
-        return self.start_event_watcher(lambda event: self._record_to_sink(sink, event, correlator))
+        return self.start_event_watcher(
+            lambda event: self._record_to_sink(sink, event, correlator),
+            workers=workers,
+            key_of=involved_object_key,
+        )
 
     def start_logging(
         self, logf: Callable[..., None] | None = None, level: int = logging.INFO
@@ -262,9 +301,14 @@ class EventBroadcaster:
             watchers = list(self._watchers)
         for watcher in watchers:
             watcher.stop()
+        deadline = None if timeout is None else time.monotonic() + timeout
         for watcher in watchers:
-            if not watcher.join(timeout):
-                log.warning("event watcher still busy after shutdown timeout")
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not watcher.join(left):
+                log.warning(
+                    "event watcher still busy after shutdown timeout (%d events not delivered)",
+                    watcher.pending(),
+                )
 
     def action(self, event: dict) -> None:
         """Offer `event` to every watcher; never blocks."""
@@ -323,6 +367,12 @@ class EventBroadcaster:
             return True
         log.error("unable to write event %s: %s (may retry after sleeping)", _describe(event), err)
         return False
+
+
+def involved_object_key(event: dict) -> tuple[str, ...]:
+    """What serialises an event's delivery: the object it is about."""
+    ref = event.get("involvedObject") or {}
+    return tuple(ref.get(k, "") for k in ("kind", "namespace", "name", "uid", "apiVersion"))
 
 
 def _describe(event: dict) -> str:

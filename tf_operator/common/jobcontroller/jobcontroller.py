@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.index import add_job_indexers
 from tf_operator.common.jobcontroller.pod import PodEventsMixin
 from tf_operator.common.jobcontroller.service import ServiceEventsMixin
 from tf_operator.common.jobcontroller.util import group_of, meta
@@ -132,6 +133,8 @@ class JobController(PodEventsMixin, ServiceEventsMixin, ControllerInterface):
         )
         self.pod_informer = informer_factory.pods()
         self.service_informer = informer_factory.services()
+        add_job_indexers(self.pod_informer, self.get_job_name_label_key())
+        add_job_indexers(self.service_informer, self.get_job_name_label_key())
         self.pod_lister = Lister(self.pod_informer.get_indexer())
         self.service_lister = Lister(self.service_informer.get_indexer())
         self.pod_informer_synced = self.pod_informer.has_synced

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tf_operator.common.jobcontroller.index import objects_for_job
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_pods_key,
     get_controller_of,
@@ -120,10 +121,16 @@ class PodEventsMixin:
     # ---- claiming and slicing --------------------------------------------------------------
 
     def get_pods_for_job(self, job: Any) -> list[dict]:
-        """Pods of the job's namespace claimed for it (adopting/releasing as needed)."""
+        """Pods claimed for the job (adopting/releasing as needed); see :mod:`.index`."""
         m = meta(job)
         namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
-        pods = self.pod_lister.namespaced(namespace).list()
+        pods = objects_for_job(
+            self.pod_informer.get_indexer(),
+            self.get_job_name_label_key(),
+            namespace,
+            self.gen_labels(name)[self.get_job_name_label_key()],
+            uid,
+        )
 
         def fresh() -> Any:
             live = self.get_job_from_api_client(namespace, name)

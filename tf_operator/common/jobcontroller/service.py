@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tf_operator.common.jobcontroller.index import objects_for_job
 from tf_operator.common.jobcontroller.pod import slice_by_index, unwrap_tombstone
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_services_key,
@@ -94,10 +95,16 @@ class ServiceEventsMixin:
         return bool(deleted)
 
     def get_services_for_job(self, job: Any) -> list[dict]:
-        """Services of the job's namespace claimed for it (adopting/releasing as needed)."""
+        """Services claimed for the job (adopting/releasing as needed); see :mod:`.index`."""
         m = meta(job)
         namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
-        services = self.service_lister.namespaced(namespace).list()
+        services = objects_for_job(
+            self.service_informer.get_indexer(),
+            self.get_job_name_label_key(),
+            namespace,
+            self.gen_labels(name)[self.get_job_name_label_key()],
+            uid,
+        )
 
         def fresh() -> Any:
             live = self.get_job_from_api_client(namespace, name)

@@ -1,0 +1,102 @@
+"""The per-job pod/service indices: what each object is filed under and the union lookup."""
+
+from __future__ import annotations
+
+from tf_operator.common.jobcontroller.index import (
+    CONTROLLER_UID_INDEX,
+    add_job_indexers,
+    job_name_index_name,
+    namespaced_controller_uid_index_func,
+    namespaced_label_index_func,
+    objects_for_job,
+)
+from tf_operator.k8s.cache import new_indexer
+
+LABEL = "tf-job-name"
+
+
+def obj(name: str, ns: str = "ns", labels: dict | None = None, owner: str | None = None) -> dict:
+    m: dict = {"name": name, "namespace": ns, "labels": labels or {}}
+    if owner is not None:
+        m["ownerReferences"] = [
+            {"kind": "Other", "uid": "not-controller"},
+            {"kind": "TFJob", "uid": owner, "controller": True},
+        ]
+    return {"metadata": m}
+
+
+def indexer():
+    idx = new_indexer()
+    idx.add_indexers(
+        {
+            CONTROLLER_UID_INDEX: namespaced_controller_uid_index_func,
+            job_name_index_name(LABEL): namespaced_label_index_func(LABEL),
+        }
+    )
+    return idx
+
+
+def names(objs: list[dict]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objs)
+
+
+def test_controller_uid_index_files_under_namespace_and_controller_uid_only():
+    assert namespaced_controller_uid_index_func(obj("a", owner="u1")) == ["ns/u1"]
+    assert namespaced_controller_uid_index_func(obj("a")) == []
+    no_uid = {"metadata": {"namespace": "ns", "ownerReferences": [{"controller": True}]}}
+    assert namespaced_controller_uid_index_func(no_uid) == []
+    assert namespaced_controller_uid_index_func("not a dict") == []
+
+
+def test_label_index_files_under_namespace_and_value_when_present():
+    index = namespaced_label_index_func(LABEL)
+    assert index(obj("a", labels={LABEL: "job"})) == ["ns/job"]
+    assert index(obj("a", labels={"other": "job"})) == []
+
+
+def test_lookup_is_the_union_of_owned_and_labelled_within_the_namespace():
+    idx = indexer()
+    idx.add(obj("owned-labelled", labels={LABEL: "job"}, owner="u1"))
+    idx.add(obj("owned-unlabelled", owner="u1"))
+    idx.add(obj("orphan-labelled", labels={LABEL: "job"}))
+    idx.add(obj("other-job", labels={LABEL: "job2"}, owner="u2"))
+    idx.add(obj("orphan-other", labels={LABEL: "job2"}))
+    idx.add(obj("elsewhere-owned", ns="ns2", labels={LABEL: "job"}, owner="u1"))
+    idx.add(obj("elsewhere-orphan", ns="ns2", labels={LABEL: "job"}))
+    found = objects_for_job(idx, LABEL, "ns", "job", "u1")
+    assert names(found) == ["orphan-labelled", "owned-labelled", "owned-unlabelled"]
+
+
+def test_lookup_follows_label_and_owner_changes_in_the_cache():
+    idx = indexer()
+    idx.add(obj("p", labels={LABEL: "job"}))
+    assert names(objects_for_job(idx, LABEL, "ns", "job", "u1")) == ["p"]
+    idx.update(obj("p", labels={LABEL: "renamed"}))
+    assert objects_for_job(idx, LABEL, "ns", "job", "u1") == []
+    idx.update(obj("p", labels={LABEL: "renamed"}, owner="u1"))
+    assert names(objects_for_job(idx, LABEL, "ns", "job", "u1")) == ["p"]
+    idx.delete(obj("p", labels={LABEL: "renamed"}, owner="u1"))
+    assert objects_for_job(idx, LABEL, "ns", "job", "u1") == []
+
+
+class FakeInformer:
+    def __init__(self) -> None:
+        self.indexer = new_indexer()
+        self.calls = 0
+
+    def get_indexer(self):
+        return self.indexer
+
+    def add_indexers(self, indexers) -> None:
+        self.calls += 1
+        self.indexer.add_indexers(indexers)
+
+
+def test_add_job_indexers_is_idempotent_for_controllers_sharing_an_informer():
+    informer = FakeInformer()
+    add_job_indexers(informer, LABEL)
+    add_job_indexers(informer, LABEL)
+    assert informer.calls == 1
+    assert {CONTROLLER_UID_INDEX, job_name_index_name(LABEL)} <= set(
+        informer.indexer.get_indexers()
+    )

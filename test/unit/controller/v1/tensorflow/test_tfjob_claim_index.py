@@ -1,0 +1,131 @@
+"""Claiming through the per-job indices: same adopt/release/ignore rules, only the job's objects.
+
+The claim of a sync must visit only objects controlled by the job or labelled with its name;
+pods and services of other jobs in the namespace (and anything in other namespaces) are never
+handed to the claim logic.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tf_operator.control.controller_ref_manager import BaseControllerRefManager
+
+
+@pytest.fixture
+def visited(monkeypatch) -> list[str]:
+    """Names of the objects the claim logic looks at."""
+    seen: list[str] = []
+    original = BaseControllerRefManager.claim_object
+
+    def spy(self, obj, *args, **kwargs):
+        seen.append(obj["metadata"]["name"])
+        return original(self, obj, *args, **kwargs)
+
+    monkeypatch.setattr(BaseControllerRefManager, "claim_object", spy)
+    return seen
+
+
+def patches(harness, plural: str) -> dict[str, dict]:
+    return {a.name: a.body for a in harness.client.filter_actions("patch", plural)}
+
+
+def names(objs: list[dict]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objs)
+
+
+def add_foreign_jobs(harness, tfu, count: int) -> None:
+    """``count`` other jobs, each with an owned pod and service, plus an orphan pod each."""
+    for i in range(count):
+        other = harness.add_job(tfu.new_tfjob(worker=1, name=f"other-{i}"))
+        harness.add_pod(tfu.new_pod(other, "worker", 0, "Running"))
+        harness.add_service(tfu.new_service(other, "worker", 0))
+        orphan = tfu.new_pod(other, "worker", 1, name=f"other-{i}-orphan")
+        del orphan["metadata"]["ownerReferences"]
+        harness.add_pod(orphan)
+
+
+def test_orphan_with_matching_labels_is_adopted(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    orphan = tfu.new_pod(job, "worker", 0)
+    del orphan["metadata"]["ownerReferences"]
+    harness.add_pod(orphan)
+    claimed = harness.ctr.get_pods_for_job(job)
+    assert names(claimed) == ["test-tfjob-worker-0"]
+    refs = patches(harness, "pods")["test-tfjob-worker-0"]["metadata"]["ownerReferences"]
+    assert [(r["uid"], r["controller"]) for r in refs] == [(job["metadata"]["uid"], True)]
+
+
+@pytest.mark.parametrize("label", ["tf-job-name", "group-name"])
+def test_owned_pod_whose_labels_changed_is_released(harness, tfu, label):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pod = tfu.new_pod(job, "worker", 0)
+    del pod["metadata"]["labels"][label]
+    harness.add_pod(pod)
+    assert harness.ctr.get_pods_for_job(job) == []
+    body = patches(harness, "pods")["test-tfjob-worker-0"]
+    assert body["metadata"]["ownerReferences"] == [
+        {"$patch": "delete", "uid": job["metadata"]["uid"]}
+    ]
+
+
+def test_owned_service_whose_job_label_changed_is_released(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    service = tfu.new_service(job, "worker", 0)
+    service["metadata"]["labels"]["tf-job-name"] = "someone-else"
+    harness.add_service(service)
+    assert harness.ctr.get_services_for_job(job) == []
+    assert "test-tfjob-worker-0" in patches(harness, "services")
+
+
+def test_matching_pod_owned_by_another_controller_is_ignored(harness, tfu, visited):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pod = tfu.new_pod(job, "worker", 0)
+    pod["metadata"]["ownerReferences"][0]["uid"] = "another-controller"
+    harness.add_pod(pod)
+    assert harness.ctr.get_pods_for_job(job) == []
+    assert visited == ["test-tfjob-worker-0"]  # looked at (label match), left alone
+    assert patches(harness, "pods") == {}
+
+
+def test_claim_visits_only_the_jobs_own_objects(harness, tfu, visited):
+    add_foreign_jobs(harness, tfu, 50)
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.add_pods(job, "worker", active=2)
+    harness.add_services(job, "worker", 2)
+    released = tfu.new_pod(job, "worker", 2, name="released")
+    del released["metadata"]["labels"]["tf-job-name"]  # only reachable through its owner
+    harness.add_pod(released)
+
+    pods = harness.ctr.get_pods_for_job(job)
+    assert names(pods) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
+    assert sorted(visited) == ["released", "test-tfjob-worker-0", "test-tfjob-worker-1"]
+
+    visited.clear()
+    services = harness.ctr.get_services_for_job(job)
+    assert names(services) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
+    assert sorted(visited) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
+    assert list(patches(harness, "pods")) == ["released"]
+
+
+def test_objects_in_other_namespaces_are_not_visited(harness, tfu, visited):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.add_pods(job, "worker", active=1)
+    elsewhere = copy.deepcopy(tfu.new_pod(job, "worker", 0))
+    elsewhere["metadata"]["namespace"] = "elsewhere"
+    elsewhere["metadata"]["name"] = "same-job-other-namespace"
+    harness.ctr.pod_informer.get_indexer().add(elsewhere)
+    assert names(harness.ctr.get_pods_for_job(job)) == ["test-tfjob-worker-0"]
+    assert visited == ["test-tfjob-worker-0"]
+
+
+def test_full_sync_with_many_foreign_pods_claims_only_its_own(harness, tfu, visited):
+    add_foreign_jobs(harness, tfu, 20)
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.add_pods(job, "worker", active=1)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert visited == ["test-tfjob-worker-0", "test-tfjob-worker-0"]  # its pod, its service
+    assert harness.created("pods") == [] and harness.created("services") == []

@@ -1,0 +1,85 @@
+"""Per-job lookup of pods and services through informer indices.
+
+v0.5.3 listed every pod (and service) of the job's namespace on each sync and ran the claim
+logic over all of them, so a sync cost grew with the namespace, not with the job. The claim
+only ever acts on two kinds of object: those whose controller ref carries the job's UID
+(claimed, or released when their labels no longer match) and orphans matching the job's
+selector (adopted). Every object the selector matches carries the job-name label with the
+job's value, so the union of
+
+* objects filed under ``namespace/<controller uid>`` and
+* objects filed under ``namespace/<job-name label value>``
+
+holds every object the claim could claim, adopt or release; the rest of the namespace is
+ignored by the claim anyway (owned by someone else, or an orphan that does not match). Index
+values include the namespace because the namespace lister scoped the old lookup: an object
+in another namespace must stay invisible even if it names the job's UID or name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf_operator.common.jobcontroller.util import get_controller_of, labels_of, meta
+from tf_operator.k8s.cache.index import IndexFunc
+
+CONTROLLER_UID_INDEX = "jobcontroller:namespace/controller-uid"
+
+
+def job_name_index_name(label_key: str) -> str:
+    """The index name for objects filed under ``namespace/<value of label_key>``."""
+    return f"jobcontroller:namespace/label:{label_key}"
+
+
+def namespaced_controller_uid_index_func(obj: Any) -> list[str]:
+    """File an object under ``namespace/uid`` of its controlling owner, if it has one."""
+    if not isinstance(obj, dict):
+        return []
+    ref = get_controller_of(obj)
+    uid = None if ref is None else ref.get("uid")
+    if uid is None:
+        return []  # the claim compares uids, so a ref without one is nobody's
+    return [f"{meta(obj).get('namespace') or ''}/{uid}"]
+
+
+def namespaced_label_index_func(label_key: str) -> IndexFunc:
+    """An index function filing objects under ``namespace/<label value>`` (absent: not filed)."""
+
+    def index(obj: Any) -> list[str]:
+        if not isinstance(obj, dict):
+            return []
+        value = labels_of(obj).get(label_key)
+        if value is None:
+            return []
+        return [f"{meta(obj).get('namespace') or ''}/{value}"]
+
+    return index
+
+
+def add_job_indexers(informer: Any, job_name_label_key: str) -> None:
+    """Register both indices on an informer (before it starts) unless already present.
+
+    Controllers sharing an informer register identical functions under identical names, so
+    a second registration is skipped rather than treated as a conflict.
+    """
+    present = informer.get_indexer().get_indexers()
+    wanted = {
+        CONTROLLER_UID_INDEX: namespaced_controller_uid_index_func,
+        job_name_index_name(job_name_label_key): namespaced_label_index_func(job_name_label_key),
+    }
+    missing = {name: fn for name, fn in wanted.items() if name not in present}
+    if missing:
+        informer.add_indexers(missing)
+
+
+def objects_for_job(
+    indexer: Any, job_name_label_key: str, namespace: str, job_name_value: str, uid: str
+) -> list[dict]:
+    """Cached objects controlled by ``uid`` or labelled with the job's name, each once."""
+    found: dict[str, dict] = {}
+    for obj in indexer.by_index(CONTROLLER_UID_INDEX, f"{namespace}/{uid}"):
+        found[meta(obj).get("name", "")] = obj
+    label_index = job_name_index_name(job_name_label_key)
+    for obj in indexer.by_index(label_index, f"{namespace}/{job_name_value}"):
+        found.setdefault(meta(obj).get("name", ""), obj)
+    return list(found.values())

@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
@@ -43,19 +44,10 @@ FAST_ELECTION = [
 
 def wait_for(fn: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
     """Poll ``fn`` until it returns something truthy; fail the test after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = fn()
-        except Exception as err:  # noqa: BLE001 - not there yet
-            last = err
-        else:
-            if last:
-                return last
-        if time.monotonic() >= deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what or fn}: last {last!r}")
-        time.sleep(0.05)  # polling interval of a condition wait, not synchronisation
+    try:
+        return testing.wait_for(fn, timeout=timeout, what=what)
+    except TimeoutError as err:
+        pytest.fail(str(err))
 
 
 def install_crd(registry: Any, path: Path = CRD_FILE) -> None:

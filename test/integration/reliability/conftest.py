@@ -19,7 +19,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
@@ -29,6 +28,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
@@ -46,19 +47,10 @@ PodKey = tuple[str, str, str, str]  # (namespace, job, replica type, index)
 
 def wait_for(fn: Callable[[], Any], timeout: float, what: str) -> Any:
     """Poll ``fn`` until it returns something truthy; fail the test after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = fn()
-        except Exception as err:  # noqa: BLE001 - not there yet
-            last = err
-        else:
-            if last:
-                return last
-        if time.monotonic() >= deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}: last {last!r}")
-        time.sleep(0.05)  # polling interval of a condition wait, not synchronisation
+    try:
+        return testing.wait_for(fn, timeout=timeout, what=what)
+    except TimeoutError as err:
+        pytest.fail(str(err))
 
 
 # ---------------------------------------------------------------- pod ledger

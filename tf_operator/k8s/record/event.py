@@ -2,8 +2,15 @@
 
 An `EventRecorder` (one per component) builds the Event dict and offers it to every
 watcher of its `EventBroadcaster`. Each watcher owns a bounded queue (`MAX_QUEUED_EVENTS`)
-and one daemon thread that feeds its handler; when a queue is full the event is dropped
+and daemon thread(s) that feed its handler; when a queue is full the event is dropped
 with a log line (thinned out during a flood), so `event()` never waits on the API server.
+
+Go's recorder writes from a single goroutine; one thread here cannot keep up with a burst
+of jobs (each write is a round trip), so the recording watcher runs
+`DEFAULT_SINK_WORKERS` threads. Its queue (`keyed_queue`) hands out the events of one
+involved object one at a time and in order: a repeat is correlated only after the write of
+its predecessor has been learnt, so it still becomes a PATCH of the same Event, and the
+aggregation and spam filter see each object's events in the order they were recorded.
 
 The recording watcher (`start_recording_to_sink`) passes each event through an
 `EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam

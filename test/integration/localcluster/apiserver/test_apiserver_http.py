@@ -410,10 +410,9 @@ def test_faults_endpoint(apiserver, c):
         )
     )
     t.start()
-    for _ in range(100):
-        if apiserver.registry.watch_count():
-            break
-        time.sleep(0.02)
+    deadline = time.monotonic() + 30
+    while not apiserver.registry.watch_count() and time.monotonic() < deadline:
+        time.sleep(0.02)  # polling interval while the watch registers
     body = c.request("POST", "/_localcluster/faults", {"drop_watches": True, "compact": True})[2]
     assert body["dropped_watches"] == 1
     t.join(5)

@@ -58,7 +58,12 @@ def test_bad_restart_policy_is_rejected(kubectl):
 
 
 def test_short_name_and_state_column(kubectl):
+    job = yaml.safe_load((ROOT / "examples/v1/dist-mnist/tf_job_mnist.yaml").read_text())
+    job["metadata"]["name"] = "state-column"
+    created = kubectl("apply", "-f", "-", stdin=yaml.safe_dump(job))
+    assert created.returncode == 0, created.stderr
     out = kubectl("get", "tfjob", "-A")
     assert out.returncode == 0, out.stderr
     header = out.stdout.splitlines()[0].split()
     assert "STATE" in header and "AGE" in header
+    assert any(line.split()[1] == "state-column" for line in out.stdout.splitlines()[1:])

@@ -107,6 +107,10 @@ def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, object]]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             rows += _flatten(value, name + ".")
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for i, item in enumerate(value):
+                label = item.get("jobs", i)
+                rows += _flatten(item, f"{name}[{label}].")
         else:
             rows.append((name, value))
     return rows

@@ -6,6 +6,9 @@ Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod``):
   pod's replica type and enqueues the job; orphans are left to the next claim;
 * update: a changed controller ref enqueues the old owner, and the current owner is enqueued;
 * delete (tombstones unwrapped): lowers the pod-deletion expectation and enqueues the owner.
+
+The mechanics shared with services live in :mod:`.owned`; this module keeps the pod-only
+checks and logging, and the index slicing helpers that services reuse.
 """
 
 from __future__ import annotations
@@ -13,43 +16,29 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tf_operator.common.jobcontroller.index import objects_for_job
+from tf_operator.common.jobcontroller.owned import OwnedObjectsMixin, unwrap_tombstone
 from tf_operator.common.jobcontroller.util import (
     gen_expectation_pods_key,
     get_controller_of,
-    job_key,
     labels_of,
-    meta,
-    recheck_deletion_timestamp,
 )
 from tf_operator.control.controller_ref_manager import PodControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
-from tf_operator.k8s.labels import selector_from_set
 from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
 
-
-def unwrap_tombstone(obj: Any) -> dict | None:
-    """The object inside a ``DeletedFinalStateUnknown`` tombstone, or the object itself."""
-    if isinstance(obj, dict):
-        return obj
-    inner = getattr(obj, "obj", None)
-    return inner if isinstance(inner, dict) else None
+__all__ = ["PodEventsMixin", "out_of_range", "parse_index", "slice_by_index", "unwrap_tombstone"]
 
 
-class PodEventsMixin:
+class PodEventsMixin(OwnedObjectsMixin):
     """Pod handling of :class:`JobController` (uses its controller interface and state)."""
 
     def _pod_event_handler(self) -> ResourceEventHandlerFuncs:
         return ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod)
 
-    def _owner_key(self, obj: dict) -> str | None:
-        ref = get_controller_of(obj)
-        if ref is None:
-            return None
-        job = self.resolve_controller_ref(meta(obj).get("namespace", ""), ref)
-        return None if job is None else job_key(job)
+    def _pod_logger(self, pod: dict) -> Any:
+        return logger_for_pod(pod, self.get_api_group_version_kind().kind)
 
     def add_pod(self, pod: dict, is_in_initial_list: bool = False) -> None:
         # A pod first seen while already terminating (a relist can fold its create and its
@@ -58,99 +47,38 @@ class PodEventsMixin:
         # controller skips it here; pod names are deterministic, so counting it is safe.
         if get_controller_of(pod) is None:
             return
-        logger = logger_for_pod(pod, self.get_api_group_version_kind().kind)
         key = self._owner_key(pod)
         if key is None:
             if labels_of(pod).get(self.get_group_name_label_key()) == (
                 self.get_group_name_label_value()
             ):
-                logger.info("This pod's job does not exist")
+                self._pod_logger(pod).info("This pod's job does not exist")
             return
-        rtype = labels_of(pod).get(self.get_replica_type_label_key())
-        if rtype is None:
-            logger.info("This pod maybe not created by %s", self.controller_name())
-            return
-        self.expectations.creation_observed(gen_expectation_pods_key(key, rtype))
-        self.work_queue.add(key)
+        self._observe_creation(pod, key, gen_expectation_pods_key, "pod", self._pod_logger)
 
     def update_pod(self, old: dict, cur: dict) -> None:
-        if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion"):
-            return  # a periodic resync: nothing changed
-        cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
-        if cur_ref != old_ref and old_ref is not None:
-            old_key = self._owner_key(old)
-            if old_key is not None:
-                self.work_queue.add(old_key)
-        if cur_ref is not None:
-            key = self._owner_key(cur)
-            if key is not None:
-                self.work_queue.add(key)
+        self._enqueue_owners_on_update(old, cur)
 
     def delete_pod(self, obj: Any) -> None:
-        pod = unwrap_tombstone(obj)
-        if pod is None:
-            log.error("couldn't get object from tombstone %r", obj)
-            return
-        key = self._owner_key(pod)
-        if key is None:
-            return
-        rtype = labels_of(pod).get(self.get_replica_type_label_key())
-        if rtype is None:
-            logger_for_pod(pod, self.get_api_group_version_kind().kind).info(
-                "This pod maybe not created by %s", self.controller_name()
-            )
-            return
-        self.expectations.deletion_observed(gen_expectation_pods_key(key, rtype))
-        self.work_queue.add(key)
+        self._observe_deletion(obj, gen_expectation_pods_key, "pod", self._pod_logger, log)
 
     def delete_pod_expecting(self, job: Any, pod: dict) -> bool:
         """Delete a pod under a deletion expectation; True when a delete was issued."""
-        m = meta(pod)
-        rt = labels_of(pod).get(self.get_replica_type_label_key(), "")
-        exp_key = gen_expectation_pods_key(job_key(job), rt)
-        self.expectations.expect_deletions(exp_key, 1)
-        try:
-            deleted = self.pod_control.delete_pod(m.get("namespace", ""), m.get("name", ""), job)
-        except Exception:
-            self.expectations.deletion_observed(exp_key)
-            raise
-        if not deleted:
-            self.expectations.deletion_observed(exp_key)
-        return bool(deleted)
+        return self._delete_expecting(
+            job, pod, gen_expectation_pods_key, self.pod_control.delete_pod
+        )
 
     # ---- claiming and slicing --------------------------------------------------------------
 
     def get_pods_for_job(self, job: Any) -> list[dict]:
         """Pods claimed for the job (adopting/releasing as needed); see :mod:`.index`."""
-        m = meta(job)
-        namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
-        pods = objects_for_job(
-            self.pod_informer.get_indexer(),
-            self.get_job_name_label_key(),
-            namespace,
-            self.gen_labels(name)[self.get_job_name_label_key()],
-            uid,
-        )
-
-        def fresh() -> Any:
-            live = self.get_job_from_api_client(namespace, name)
-            if meta(live).get("uid") != uid:
-                raise RuntimeError(
-                    f"original Job {namespace}/{name} is gone: got uid "
-                    f"{meta(live).get('uid')}, wanted {uid}"
-                )
-            return live
-
-        gvk = self.get_api_group_version_kind()
-        manager = PodControllerRefManager(
-            self.pod_control,
+        return self._claim_for_job(
             job,
-            selector_from_set(self.gen_labels(name)),
-            gvk.api_version,
-            gvk.kind,
-            recheck_deletion_timestamp(fresh),
+            self.pod_informer,
+            PodControllerRefManager,
+            self.pod_control,
+            PodControllerRefManager.claim_pods,
         )
-        return manager.claim_pods(pods)
 
     def filter_pods_for_replica_type(self, pods: list[dict], replica_type: str) -> list[dict]:
         label = self.get_replica_type_label_key()

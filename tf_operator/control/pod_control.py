@@ -4,7 +4,8 @@
 finalizers, name and spec copied; exactly the given owner reference) and refuses templates
 without labels. ``delete_pod`` reads the pod live first: a missing pod or one already
 terminating is not deleted again. Both record ``SuccessfulCreatePod`` / ``FailedCreatePod`` /
-``SuccessfulDeletePod`` / ``FailedDeletePod`` on the controller object.
+``SuccessfulDeletePod`` / ``FailedDeletePod`` on the controller object. The create, delete
+and event mechanics shared with services are in :mod:`.object_control`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,9 @@ import copy
 import logging
 from typing import Any, Protocol
 
-from tf_operator.control.util import (
-    EVENT_TYPE_NORMAL,
-    EVENT_TYPE_WARNING,
-    error_text,
-    event_object,
-    validate_controller_ref,
-)
-from tf_operator.k8s.client import PODS, is_not_found
+from tf_operator.control.object_control import RecordedObjectControl
+from tf_operator.control.util import validate_controller_ref
+from tf_operator.k8s.client import PODS
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +59,19 @@ def get_pod_from_template(template: dict, controller_ref: dict | None) -> dict:
     }
 
 
-class PodControl:
+class PodControl(RecordedObjectControl):
     """Pod writes through the API, with events on the controlling object."""
 
+    noun = "pod"
+    delete_failure_noun = "pods"
+    failed_create_reason = FAILED_CREATE_POD_REASON
+    successful_create_reason = SUCCESSFUL_CREATE_POD_REASON
+    failed_delete_reason = FAILED_DELETE_POD_REASON
+    successful_delete_reason = SUCCESSFUL_DELETE_POD_REASON
+    logger = log
+
     def __init__(self, kube_client: Any, recorder: Any) -> None:
-        self._pods = kube_client.resource(PODS)
-        self.recorder = recorder
+        super().__init__(kube_client, recorder, PODS)
 
     def create_pods_with_controller_ref(
         self, namespace: str, template: dict, controller_object: Any, controller_ref: dict
@@ -78,55 +81,11 @@ class PodControl:
         if not pod["metadata"]["labels"]:
             raise ValueError("unable to create pods, no labels")
         pod["metadata"]["namespace"] = namespace
-        try:
-            created = self._pods.create(pod, namespace=namespace)
-        except Exception as err:
-            self.recorder.event(
-                event_object(controller_object),
-                EVENT_TYPE_WARNING,
-                FAILED_CREATE_POD_REASON,
-                f"Error creating: {error_text(err)}",
-            )
-            raise
-        name = created.get("metadata", {}).get("name", "")
-        self.recorder.event(
-            event_object(controller_object),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_CREATE_POD_REASON,
-            f"Created pod: {name}",
-        )
-        return created
+        return self._create_recorded(namespace, pod, controller_object)
 
     def delete_pod(self, namespace: str, name: str, controller_object: Any) -> bool:
         """Delete the pod; False when nothing was deleted (gone or already terminating)."""
-        try:
-            pod = self._pods.get(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            raise
-        if pod.get("metadata", {}).get("deletionTimestamp"):
-            log.info("pod %s/%s is terminating, skip deleting", namespace, name)
-            return False
-        try:
-            self._pods.delete(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            self.recorder.event(
-                event_object(controller_object),
-                EVENT_TYPE_WARNING,
-                FAILED_DELETE_POD_REASON,
-                f"Error deleting: {error_text(err)}",
-            )
-            raise RuntimeError(f"unable to delete pods: {error_text(err)}") from err
-        self.recorder.event(
-            event_object(controller_object),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_DELETE_POD_REASON,
-            f"Deleted pod: {name}",
-        )
-        return True
+        return self._delete_recorded(namespace, name, controller_object)
 
     def patch_pod(self, namespace: str, name: str, data: dict) -> None:
-        self._pods.patch(name, data, namespace=namespace, patch_type="strategic")
+        self._patch_strategic(namespace, name, data)

@@ -1,4 +1,9 @@
-"""Create, delete and patch services for a controller, recording the v0.5.3 events."""
+"""Create, delete and patch services for a controller, recording the v0.5.3 events.
+
+The create, delete and event mechanics shared with pods are in :mod:`.object_control`; here
+are the service body (a copy of the given service, namespaced and with the controller
+reference appended) and the service event reasons.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,9 @@ import copy
 import logging
 from typing import Any, Protocol
 
-from tf_operator.control.util import (
-    EVENT_TYPE_NORMAL,
-    EVENT_TYPE_WARNING,
-    error_text,
-    event_object,
-    validate_controller_ref,
-)
-from tf_operator.k8s.client import SERVICES, is_not_found
+from tf_operator.control.object_control import RecordedObjectControl
+from tf_operator.control.util import validate_controller_ref
+from tf_operator.k8s.client import SERVICES
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +33,19 @@ class ServiceControlInterface(Protocol):
     def patch_service(self, namespace: str, name: str, data: dict) -> None: ...
 
 
-class ServiceControl:
+class ServiceControl(RecordedObjectControl):
     """Service writes through the API, with events on the controlling object."""
 
+    noun = "service"
+    delete_failure_noun = "service"
+    failed_create_reason = FAILED_CREATE_SERVICE_REASON
+    successful_create_reason = SUCCESSFUL_CREATE_SERVICE_REASON
+    failed_delete_reason = FAILED_DELETE_SERVICE_REASON
+    successful_delete_reason = SUCCESSFUL_DELETE_SERVICE_REASON
+    logger = log
+
     def __init__(self, kube_client: Any, recorder: Any) -> None:
-        self._services = kube_client.resource(SERVICES)
-        self.recorder = recorder
+        super().__init__(kube_client, recorder, SERVICES)
 
     def create_services_with_controller_ref(
         self, namespace: str, service: dict, controller_object: Any, controller_ref: dict
@@ -52,56 +59,14 @@ class ServiceControl:
         body.setdefault("kind", "Service")
         metadata["namespace"] = namespace
         metadata["ownerReferences"] = [*metadata.get("ownerReferences", []), controller_ref]
-        try:
-            created = self._services.create(body, namespace=namespace)
-        except Exception as err:
-            self.recorder.event(
-                event_object(controller_object),
-                EVENT_TYPE_WARNING,
-                FAILED_CREATE_SERVICE_REASON,
-                f"Error creating: {error_text(err)}",
-            )
-            raise
-        name = created.get("metadata", {}).get("name", "")
+        return self._create_recorded(namespace, body, controller_object)
+
+    def _on_created(self, name: str) -> None:
         log.info("Controller created service %s", name)
-        self.recorder.event(
-            event_object(controller_object),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_CREATE_SERVICE_REASON,
-            f"Created service: {name}",
-        )
-        return created
 
     def delete_service(self, namespace: str, name: str, controller_object: Any) -> bool:
         """Delete the service; False when nothing was deleted (gone or already terminating)."""
-        try:
-            service = self._services.get(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            raise
-        if service.get("metadata", {}).get("deletionTimestamp"):
-            log.info("service %s/%s is terminating, skip deleting", namespace, name)
-            return False
-        try:
-            self._services.delete(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            self.recorder.event(
-                event_object(controller_object),
-                EVENT_TYPE_WARNING,
-                FAILED_DELETE_SERVICE_REASON,
-                f"Error deleting: {error_text(err)}",
-            )
-            raise RuntimeError(f"unable to delete service: {error_text(err)}") from err
-        self.recorder.event(
-            event_object(controller_object),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_DELETE_SERVICE_REASON,
-            f"Deleted service: {name}",
-        )
-        return True
+        return self._delete_recorded(namespace, name, controller_object)
 
     def patch_service(self, namespace: str, name: str, data: dict) -> None:
-        self._services.patch(name, data, namespace=namespace, patch_type="strategic")
+        self._patch_strategic(namespace, name, data)

@@ -81,7 +81,11 @@ from tf_operator.controller.v1.tensorflow.status import (
     is_succeeded,
     update_job_conditions,
 )
-from tf_operator.k8s.cache import ResourceEventHandlerFuncs, wait_for_cache_sync
+from tf_operator.k8s.cache import (
+    ResourceEventHandlerFuncs,
+    split_meta_namespace_key,
+    wait_for_cache_sync,
+)
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.listers import Lister
 from tf_operator.logger import logger_for_job, logger_for_key
@@ -97,15 +101,6 @@ LABEL_TFJOB_ROLE = "tf-job-role"
 
 # How long `run` waits for each worker to finish its current key after stop.
 WORKER_JOIN_TIMEOUT = 30.0
-
-
-def split_key(key: str) -> tuple[str, str]:
-    parts = key.split("/")
-    if len(parts) == 1:
-        return "", parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    raise ValueError(f'unexpected key format: "{key}"')
 
 
 class TFController(
@@ -263,7 +258,7 @@ class TFController(
         started = self.clock.monotonic()
         logger = logger_for_key(key)
         try:
-            namespace, name = split_key(key)
+            namespace, name = split_meta_namespace_key(key)
             if not namespace or not name:
                 raise ValueError(f'invalid tfjob key "{key}": either namespace or name is missing')
             raw = self.get_raw_tfjob(namespace, name)

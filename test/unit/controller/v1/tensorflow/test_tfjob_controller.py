@@ -182,12 +182,9 @@ def test_deleted_job_drops_its_expectations_and_counts_once(harness, tfu):
     assert len(harness.ctr.expectations) == 0
 
 
-def test_invalid_key():
-    from tf_operator.controller.v1.tensorflow.controller import split_key
-
-    assert split_key("ns/name") == ("ns", "name")
+def test_invalid_key(harness):
     with pytest.raises(ValueError):
-        split_key("a/b/c")
+        harness.ctr.sync_tfjob("a/b/c")
 
 
 def test_sync_with_missing_namespace_raises(harness):

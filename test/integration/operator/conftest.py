@@ -10,12 +10,8 @@ the test. ``Api`` wraps the cluster's in-process registry with TFJob helpers and
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tf_operator.app.testing import OperatorExited, OperatorProcess
 from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
-OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 SERVICES = ("", "v1", "services")
@@ -56,88 +52,23 @@ def install_crd(registry: Any, path: Path = CRD_FILE) -> None:
             registry.create(CRDS, None, doc)
 
 
-class Operator:
-    """One ``tf-operator`` process; its stderr (the log) goes to a file."""
+class Operator(OperatorProcess):
+    """One ``tf-operator`` process (see :class:`OperatorProcess`) with test-failing waits."""
 
-    def __init__(self, kubeconfig: str, log_path: Path, args: list[str], env: dict | None = None):
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        full_env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        full_env.update(env or {})
-        self.proc = subprocess.Popen(
-            [
-                str(OPERATOR_BIN),
-                f"--kubeconfig={kubeconfig}",
-                "--monitoring-port=0",
-                "--monitoring-address=127.0.0.1",
-                *args,
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=full_env,
-        )
-        self._port: int | None = None
-
-    def text(self) -> str:
-        return self.log_path.read_text(errors="replace")
+    def wait_log(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        try:
+            return super().wait_log(pattern, timeout)
+        except (OperatorExited, TimeoutError) as err:
+            pytest.fail(str(err))
 
     def json_logs(self) -> list[dict]:
         return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
-
-    def wait_log(self, pattern: str, timeout: float = 30.0) -> re.Match:
-        regex = re.compile(pattern)
-
-        def found():
-            if self.proc.poll() is not None and not regex.search(self.text()):
-                pytest.fail(f"operator exited {self.proc.returncode}:\n{self.text()[-3000:]}")
-            return regex.search(self.text())
-
-        return wait_for(found, timeout, f"operator log /{pattern}/")
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            match = self.wait_log(r"monitoring on port: (\d+)")
-            self._port = int(match.group(1))
-        return self._port
-
-    def http(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-
-    def metric(self, name: str) -> float | None:
-        _, body = self.http("/metrics")
-        for line in body.splitlines():
-            if line.startswith(name + " ") or line.startswith(name + "{"):
-                return float(line.rsplit(" ", 1)[1])
-        return None
 
     def is_leader(self) -> bool:
         try:
             return self.metric("tf_operator_is_leader") == 1.0
         except OSError:
             return False
-
-    def signal(self, sig: int) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-
-    def wait_exit(self, timeout: float) -> int:
-        return self.proc.wait(timeout)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
 
 
 class Api:

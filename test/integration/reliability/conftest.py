@@ -13,11 +13,7 @@ pods for one (namespace, job, replica type, index) are recorded as a violation.
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -29,11 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tf_operator.app.testing import OperatorExited, OperatorProcess
 from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
-OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -124,59 +120,17 @@ class PodLedger:
 # ---------------------------------------------------------------- operator process
 
 
-class Operator:
-    """One ``tf-operator`` process; its output (the log) goes to a file."""
+class Operator(OperatorProcess):
+    """A ``tf-operator`` process without leader election, with test-failing waits."""
 
     def __init__(self, kubeconfig: str, log_path: Path, args: list[str]) -> None:
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        self.proc = subprocess.Popen(
-            [
-                str(OPERATOR_BIN),
-                f"--kubeconfig={kubeconfig}",
-                "--monitoring-port=0",
-                "--monitoring-address=127.0.0.1",
-                "--no-leader-elect",
-                *args,
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-
-    def text(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
+        super().__init__(kubeconfig, log_path, ["--no-leader-elect", *args])
 
     def wait_log(self, pattern: str, timeout: float = 20.0) -> re.Match:
-        regex = re.compile(pattern)
-
-        def found() -> re.Match | None:
-            if not self.alive() and not regex.search(self.text()):
-                pytest.fail(f"operator exited {self.proc.returncode}:\n{self.text()[-3000:]}")
-            return regex.search(self.text())
-
-        return wait_for(found, timeout, f"operator log /{pattern}/")
-
-    def kill(self) -> None:
-        """SIGKILL: no drain, no cleanup, as a crashed or evicted operator."""
-        if self.alive():
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
+        try:
+            return super().wait_log(pattern, timeout)
+        except (OperatorExited, TimeoutError) as err:
+            pytest.fail(str(err))
 
 
 # ---------------------------------------------------------------- cluster helpers

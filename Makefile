@@ -8,10 +8,10 @@ PYTEST_ARGS ?=
 
 .PHONY: venv test unit integration lint demo bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml localcluster/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e ./localcluster -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,8 +26,8 @@ integration: $(STAMP)
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check tf_operator cmd test hack examples
-	$(BIN)/ruff format --check tf_operator cmd test hack examples
+	$(BIN)/ruff check tf_operator localcluster/src cmd test hack examples
+	$(BIN)/ruff format --check tf_operator localcluster/src cmd test hack examples
 
 demo: $(STAMP)
 	$(BIN)/python hack/demo.py $(ARGS)

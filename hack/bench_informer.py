@@ -128,7 +128,7 @@ def make_pod(i: int) -> dict:
 
 
 def serve_localcluster(n: int) -> str:
-    from tf_operator.localcluster.apiserver import APIServer
+    from localcluster.apiserver import APIServer
 
     server = APIServer(host="127.0.0.1", port=0)
     server.start()

@@ -617,7 +617,7 @@ class OperatorProcess:
 # ------------------------------------------------------------------ one run
 
 
-SERVER_LOGGER = "tf_operator.localcluster.apiserver.server"
+SERVER_LOGGER = "localcluster.apiserver.server"
 
 
 class ServerLogCounter(logging.Handler):
@@ -758,7 +758,7 @@ def _wait_operator_ready(cluster: Any, operator: OperatorProcess, base: int, tim
 
 def _start_cluster(args: argparse.Namespace, jobs: int, cleanup: contextlib.ExitStack) -> Any:
     """A simulated-kubelet LocalCluster with room for every pod and the TFJob CRD installed."""
-    from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
+    from localcluster import LocalCluster, NodeSpec, SimulatedTiming
 
     per_node = math.ceil(jobs * (args.ps + args.workers) / args.nodes) + 10
     cluster = LocalCluster(
@@ -785,7 +785,7 @@ def _start_operator(
     cleanup: contextlib.ExitStack,
 ) -> OperatorProcess:
     """The operator, started and watching TFJobs, pods and services."""
-    from tf_operator.localcluster.cluster import write_kubeconfig
+    from localcluster.cluster import write_kubeconfig
 
     kubeconfig = write_kubeconfig(str(workdir / f"{name}.kubeconfig"), operator_url, "bench")
     watches_before = cluster.registry.watch_count()

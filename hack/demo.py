@@ -100,7 +100,7 @@ class Background:
 def preflight() -> None:
     missing = []
     for module, what in (
-        ("tf_operator.localcluster.cli", "the local cluster"),
+        ("localcluster.cli", "the local cluster"),
         ("tf_operator.controller.v1.tensorflow.controller", "the TFJob controller"),
         ("tf_operator.k8s.informers", "the informers"),
     ):

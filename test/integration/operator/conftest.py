@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
+from localcluster import testing
 from tf_operator.app.testing import OperatorExited, OperatorProcess
-from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
@@ -158,7 +158,7 @@ def python(code: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sim_cluster() -> Iterator[Any]:
-    from tf_operator.localcluster.cluster import LocalCluster, SimulatedTiming
+    from localcluster.cluster import LocalCluster, SimulatedTiming
 
     with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
         install_crd(c.registry)
@@ -167,7 +167,7 @@ def sim_cluster() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def proc_cluster() -> Iterator[Any]:
-    from tf_operator.localcluster.cluster import LocalCluster
+    from localcluster.cluster import LocalCluster
 
     with LocalCluster(kubelet="process") as c:
         install_crd(c.registry)

@@ -20,7 +20,7 @@ EXAMPLES = sorted(
 
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory):
-    from tf_operator.localcluster.cluster import LocalCluster
+    from localcluster.cluster import LocalCluster
 
     home = tmp_path_factory.mktemp("home")
     with LocalCluster(kubelet="none") as cluster:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.mark.parametrize("overlay", ["standalone", "gang-volcano"])
 def test_apply_kustomize_overlay(tmp_path, overlay):
-    from tf_operator.localcluster.cluster import LocalCluster
+    from localcluster.cluster import LocalCluster
 
     with LocalCluster(kubelet="none") as cluster:
         env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": cluster.kubeconfig}

@@ -32,7 +32,7 @@ def test_version_flag():
 
 
 def test_exits_1_when_crd_missing(tmp_path):
-    from tf_operator.localcluster.cluster import LocalCluster
+    from localcluster.cluster import LocalCluster
 
     with LocalCluster(kubelet="none") as cluster:
         out = subprocess.run(

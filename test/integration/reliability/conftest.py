@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
+from localcluster import testing
 from tf_operator.app.testing import OperatorExited, OperatorProcess
-from tf_operator.localcluster import testing
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"
@@ -253,7 +253,7 @@ def install_crd(registry: Any) -> None:
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
     """A fresh simulated cluster with the CRD, a pod ledger and an operator factory."""
-    from tf_operator.localcluster.cluster import LocalCluster, SimulatedTiming
+    from localcluster.cluster import LocalCluster, SimulatedTiming
 
     with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
         install_crd(c.registry)

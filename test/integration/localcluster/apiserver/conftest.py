@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tf_operator.localcluster.apiserver import APIServer
-from tf_operator.localcluster.apiserver.server import kubeconfig
+from localcluster.apiserver import APIServer
+from localcluster.apiserver.server import kubeconfig
 
 KUBECTL = "/usr/bin/kubectl"
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tf_operator.localcluster.apiserver import APIServer
+from localcluster.apiserver import APIServer
 
 pytestmark = pytest.mark.integration
 
@@ -462,7 +462,7 @@ def test_kubectl_over_tls(tmp_path):
 
     import yaml
 
-    from tf_operator.localcluster.apiserver.server import kubeconfig
+    from localcluster.apiserver.server import kubeconfig
 
     if not os.path.exists("/usr/bin/kubectl"):
         pytest.skip("kubectl is not installed")

@@ -11,7 +11,7 @@ import psutil
 import pytest
 import yaml
 
-from tf_operator.localcluster.testing import wait_for
+from localcluster.testing import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def test_cli_serves_until_signalled_and_leaves_no_children(tmp_path, stop_signal
     kubeconfig = str(tmp_path / "kc" / "config")
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "tf_operator.localcluster",
+            sys.executable, "-m", "localcluster",
             "--port", "0", "--kubeconfig", kubeconfig, "--nodes", "2",
             "--node-gpus", "1", "--node-labels", "team=ml,tier=gold", "--log-level", "warning",
         ],
@@ -92,7 +92,7 @@ def test_cli_serves_until_signalled_and_leaves_no_children(tmp_path, stop_signal
 
 def test_cli_help_lists_the_flags():
     result = subprocess.run(
-        [sys.executable, "-m", "tf_operator.localcluster", "--help"],
+        [sys.executable, "-m", "localcluster", "--help"],
         capture_output=True,
         text=True,
         timeout=60,

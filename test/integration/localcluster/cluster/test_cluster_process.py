@@ -9,8 +9,8 @@ import time
 import psutil
 import pytest
 
-from tf_operator.localcluster import LocalCluster
-from tf_operator.localcluster.testing import (
+from localcluster import LocalCluster
+from localcluster.testing import (
     cluster_fixture,
     kubectl,
     pod_phase_is,
@@ -224,7 +224,7 @@ def test_deleting_a_pod_stops_a_cooperative_process_at_once(cluster):
 
 @pytest.mark.parametrize("dns", ["mount", "python"])
 def test_dns_modes_resolve_custom_domains_lazily(dns):
-    from tf_operator.localcluster.kubelet.dns import probe_mount_namespace
+    from localcluster.kubelet.dns import probe_mount_namespace
 
     if dns == "mount" and not probe_mount_namespace():
         pytest.skip("mount namespaces unavailable here")

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tf_operator.localcluster import LocalCluster, NodeSpec, SimulatedTiming
-from tf_operator.localcluster.kubelet import EXIT_CODE, RUN_SECONDS
-from tf_operator.localcluster.testing import (
+from localcluster import LocalCluster, NodeSpec, SimulatedTiming
+from localcluster.kubelet import EXIT_CODE, RUN_SECONDS
+from localcluster.testing import (
     cluster_fixture,
     kubectl,
     pod_phase_is,

@@ -10,7 +10,7 @@ from tf_operator.k8s.client import PODS
 from tf_operator.k8s.client.fakeserver import kube_client_for
 from tf_operator.k8s.informers import SharedInformerFactory
 
-apiserver = pytest.importorskip("tf_operator.localcluster.apiserver")
+apiserver = pytest.importorskip("localcluster.apiserver")
 pytestmark = pytest.mark.integration
 
 POD_SPEC = {"containers": [{"name": "c", "image": "busybox"}]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tf_operator.localcluster.apiserver import Registry
-from tf_operator.localcluster.apiserver.defaults import pod_defaults
+from localcluster.apiserver import Registry
+from localcluster.apiserver.defaults import pod_defaults
 
 PODS = ("", "v1", "pods")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tf_operator.localcluster.apiserver import StatusError
-from tf_operator.localcluster.apiserver.protobuf import decode
+from localcluster.apiserver import StatusError
+from localcluster.apiserver.protobuf import decode
 
 
 def _varint(n: int) -> bytes:

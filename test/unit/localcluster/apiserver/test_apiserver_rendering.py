@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tf_operator.localcluster.apiserver import discovery, tables
-from tf_operator.localcluster.apiserver.crds import resource_type_for, version_priority
-from tf_operator.localcluster.apiserver.resources import builtin_types
+from localcluster.apiserver import discovery, tables
+from localcluster.apiserver.crds import resource_type_for, version_priority
+from localcluster.apiserver.resources import builtin_types
 
 
 def test_negotiate_aggregated_picks_first_supported():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tf_operator.localcluster.apiserver import StatusError
-from tf_operator.localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
+from localcluster.apiserver import StatusError
+from localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
 
 
 def obj(labels=None, **fields):

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tf_operator.localcluster.apiserver import APIServer
-from tf_operator.localcluster.apiserver.request_metrics import RequestMetrics, classify
+from localcluster.apiserver import APIServer
+from localcluster.apiserver.request_metrics import RequestMetrics, classify
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Endpoints controller rules: subsets from a service and its pods, and the selector index."""
 
-from tf_operator.localcluster.controllers.endpoints import build_subsets
+from localcluster.controllers.endpoints import build_subsets
 
 
 def pod(
@@ -67,7 +67,7 @@ def test_headless_hostname_is_published_for_matching_subdomain():
 
 
 def test_selector_index_finds_exactly_the_selecting_services():
-    from tf_operator.localcluster.controllers.endpoints import SelectorIndex
+    from localcluster.controllers.endpoints import SelectorIndex
 
     index = SelectorIndex()
     index.set("ns/a", "ns", {"job": "j", "replica": "ps"})

@@ -3,9 +3,9 @@
 import os
 import threading
 
-from tf_operator.localcluster.apiserver import Registry
-from tf_operator.localcluster.kubelet.dns import SITECUSTOMIZE, ClusterHosts, write_in_place
-from tf_operator.localcluster.testing import wait_for
+from localcluster.apiserver import Registry
+from localcluster.kubelet.dns import SITECUSTOMIZE, ClusterHosts, write_in_place
+from localcluster.testing import wait_for
 
 
 def endpoints(name, ns, ready=(), not_ready=(), hostname=None):

@@ -4,14 +4,14 @@ import base64
 
 import pytest
 
-from tf_operator.localcluster.apiserver import Registry
-from tf_operator.localcluster.kubelet.env import (
+from localcluster.apiserver import Registry
+from localcluster.kubelet.env import (
     ContainerConfigError,
     container_argv,
     container_env,
     expand,
 )
-from tf_operator.localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.podstatus import PodRecord
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tf_operator.localcluster.kubelet.podstatus import (
+from localcluster.kubelet.podstatus import (
     RUNNING,
     TERMINATED,
     WAITING,

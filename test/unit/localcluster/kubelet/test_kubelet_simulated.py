@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from tf_operator.localcluster.apiserver import Registry, StatusError
-from tf_operator.localcluster.kubelet import (
+from localcluster.apiserver import Registry, StatusError
+from localcluster.kubelet import (
     EXIT_CODE,
     RUN_SECONDS,
     IPAllocator,
@@ -19,7 +19,7 @@ from tf_operator.localcluster.kubelet import (
     SimulatedRuntime,
     TimerQueue,
 )
-from tf_operator.localcluster.kubelet.node import register_node
+from localcluster.kubelet.node import register_node
 
 PODS = ("", "v1", "pods")
 START, RESTART = 1.0, 2.0

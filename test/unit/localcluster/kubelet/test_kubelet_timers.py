@@ -1,6 +1,6 @@
 """TimerQueue ordering, cancellation and re-entrancy on a manual clock."""
 
-from tf_operator.localcluster.kubelet.timers import ManualClock, TimerQueue
+from localcluster.kubelet.timers import ManualClock, TimerQueue
 
 
 def test_timers_fire_in_deadline_order_only_when_due():

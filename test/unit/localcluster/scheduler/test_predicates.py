@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from tf_operator.localcluster.scheduler.predicates import (
+from localcluster.scheduler.predicates import (
     REASON_AFFINITY,
     NodeInfo,
     fit_reasons,
@@ -13,7 +13,7 @@ from tf_operator.localcluster.scheduler.predicates import (
     select_node,
     unschedulable_message,
 )
-from tf_operator.localcluster.scheduler.quantity import parse_quantity
+from localcluster.scheduler.quantity import parse_quantity
 
 
 def node(name, cpu="4", memory="8Gi", gpus=0, pods=110, labels=None, ready=True, cordoned=False):

@@ -4,10 +4,10 @@ import threading
 
 import pytest
 
-from tf_operator.localcluster.apiserver import Registry
-from tf_operator.localcluster.kubelet.node import NodeConfig, register_node
-from tf_operator.localcluster.scheduler import Scheduler
-from tf_operator.localcluster.testing import wait_for, wait_for_pod
+from localcluster.apiserver import Registry
+from localcluster.kubelet.node import NodeConfig, register_node
+from localcluster.scheduler import Scheduler
+from localcluster.testing import wait_for, wait_for_pod
 
 PODS = ("", "v1", "pods")
 

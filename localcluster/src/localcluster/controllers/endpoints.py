@@ -16,7 +16,7 @@ import copy
 import logging
 import threading
 
-from tf_operator.localcluster.controllers.informer import (
+from localcluster.controllers.informer import (
     ENDPOINTS,
     PODS,
     SERVICES,

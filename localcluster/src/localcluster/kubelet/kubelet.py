@@ -20,11 +20,11 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from tf_operator.localcluster.controllers.events import record_event
-from tf_operator.localcluster.controllers.informer import PODS, RegistryInformer
-from tf_operator.localcluster.kubelet.ipam import IPAllocator
-from tf_operator.localcluster.kubelet.node import NodeConfig, register_node, renew_lease
-from tf_operator.localcluster.kubelet.podstatus import (
+from localcluster.controllers.events import record_event
+from localcluster.controllers.informer import PODS, RegistryInformer
+from localcluster.kubelet.ipam import IPAllocator
+from localcluster.kubelet.node import NodeConfig, register_node, renew_lease
+from localcluster.kubelet.podstatus import (
     RUNNING,
     ContainerRecord,
     PodRecord,
@@ -33,8 +33,8 @@ from tf_operator.localcluster.kubelet.podstatus import (
     mark_running,
     rfc3339,
 )
-from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from tf_operator.localcluster.kubelet.timers import TimerQueue
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.timers import TimerQueue
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from tf_operator.localcluster.controllers.informer import LEASES, NODES
+from localcluster.controllers.informer import LEASES, NODES
 
 logger = logging.getLogger(__name__)
 

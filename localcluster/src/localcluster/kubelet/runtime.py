@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from tf_operator.localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.podstatus import PodRecord
 
 
 class RuntimeCallbacks(Protocol):

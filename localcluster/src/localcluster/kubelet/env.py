@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 
-from tf_operator.localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.podstatus import PodRecord
 
 CONFIGMAPS = ("", "v1", "configmaps")
 SECRETS = ("", "v1", "secrets")

@@ -20,9 +20,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from tf_operator.localcluster.kubelet.podstatus import PodRecord
-from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from tf_operator.localcluster.kubelet.timers import TimerHandle, TimerQueue
+from localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.timers import TimerHandle, TimerQueue
 
 ANNOTATION_PREFIX = "localcluster.tf-operator.io/"
 START_SECONDS = ANNOTATION_PREFIX + "start-seconds"

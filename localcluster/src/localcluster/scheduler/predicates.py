@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from tf_operator.localcluster.scheduler.quantity import parse_quantity
+from localcluster.scheduler.quantity import parse_quantity
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"

@@ -4,6 +4,6 @@
 (``cli``) serves one from the command line.
 """
 
-from tf_operator.localcluster.cluster import LocalCluster, NodeSpec, SimulatedTiming
+from localcluster.cluster import LocalCluster, NodeSpec, SimulatedTiming
 
 __all__ = ["LocalCluster", "NodeSpec", "SimulatedTiming"]

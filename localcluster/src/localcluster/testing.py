@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tf_operator.localcluster.cluster import LocalCluster
+from localcluster.cluster import LocalCluster
 
 PODS = ("", "v1", "pods")
 

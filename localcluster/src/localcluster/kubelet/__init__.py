@@ -28,17 +28,17 @@ kube-proxy: connect to the target port), and names appear a moment after the
 Endpoints change (lookups must be retried, as in a real cluster).
 """
 
-from tf_operator.localcluster.kubelet.ipam import IPAllocator
-from tf_operator.localcluster.kubelet.kubelet import Kubelet
-from tf_operator.localcluster.kubelet.node import NodeConfig
-from tf_operator.localcluster.kubelet.process import ProcessRuntime
-from tf_operator.localcluster.kubelet.simulated import (
+from localcluster.kubelet.ipam import IPAllocator
+from localcluster.kubelet.kubelet import Kubelet
+from localcluster.kubelet.node import NodeConfig
+from localcluster.kubelet.process import ProcessRuntime
+from localcluster.kubelet.simulated import (
     EXIT_CODE,
     RUN_SECONDS,
     START_SECONDS,
     SimulatedRuntime,
 )
-from tf_operator.localcluster.kubelet.timers import Clock, ManualClock, TimerQueue
+from localcluster.kubelet.timers import Clock, ManualClock, TimerQueue
 
 __all__ = [
     "EXIT_CODE",

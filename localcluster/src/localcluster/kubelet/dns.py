@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import threading
 
-from tf_operator.localcluster.controllers.informer import ENDPOINTS, SERVICES, RegistryInformer
+from localcluster.controllers.informer import ENDPOINTS, SERVICES, RegistryInformer
 
 logger = logging.getLogger(__name__)
 

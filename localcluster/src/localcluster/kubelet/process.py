@@ -24,16 +24,16 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tf_operator.localcluster.kubelet.dns import (
+from localcluster.kubelet.dns import (
     HOSTS_ENV,
     SITECUSTOMIZE,
     ClusterHosts,
     mount_prefix,
 )
-from tf_operator.localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
-from tf_operator.localcluster.kubelet.podstatus import PodRecord
-from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from tf_operator.localcluster.kubelet.timers import TimerQueue
+from localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
+from localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.timers import TimerQueue
 
 logger = logging.getLogger(__name__)
 

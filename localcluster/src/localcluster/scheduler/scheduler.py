@@ -17,14 +17,14 @@ import logging
 import threading
 from collections import deque
 
-from tf_operator.localcluster.controllers.events import now_rfc3339, record_event
-from tf_operator.localcluster.controllers.informer import (
+from localcluster.controllers.events import now_rfc3339, record_event
+from localcluster.controllers.informer import (
     NODES,
     PODS,
     RegistryInformer,
     object_key,
 )
-from tf_operator.localcluster.scheduler.predicates import NodeInfo, is_active, select_node
+from localcluster.scheduler.predicates import NodeInfo, is_active, select_node
 
 logger = logging.getLogger(__name__)
 

@@ -24,17 +24,17 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tf_operator.localcluster.apiserver.kubeconfig import write_kubeconfig
-from tf_operator.localcluster.controllers.endpoints import EndpointsController
-from tf_operator.localcluster.kubelet.dns import ClusterHosts, resolve_mode
-from tf_operator.localcluster.kubelet.ipam import IPAllocator
-from tf_operator.localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
-from tf_operator.localcluster.kubelet.node import NodeConfig
-from tf_operator.localcluster.kubelet.process import ProcessRuntime
-from tf_operator.localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from tf_operator.localcluster.kubelet.simulated import SimulatedRuntime
-from tf_operator.localcluster.kubelet.timers import TimerQueue
-from tf_operator.localcluster.scheduler import Scheduler
+from localcluster.apiserver.kubeconfig import write_kubeconfig
+from localcluster.controllers.endpoints import EndpointsController
+from localcluster.kubelet.dns import ClusterHosts, resolve_mode
+from localcluster.kubelet.ipam import IPAllocator
+from localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
+from localcluster.kubelet.node import NodeConfig
+from localcluster.kubelet.process import ProcessRuntime
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.simulated import SimulatedRuntime
+from localcluster.kubelet.timers import TimerQueue
+from localcluster.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class LocalCluster:
         self.stop()
 
     def start(self) -> LocalCluster:
-        from tf_operator.localcluster.apiserver import APIServer
+        from localcluster.apiserver import APIServer
 
         self.server = APIServer(
             host=self._host,

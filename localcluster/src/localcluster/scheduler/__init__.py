@@ -1,5 +1,5 @@
 """The local cluster's default scheduler: ``Scheduler`` binds pods to registered nodes."""
 
-from tf_operator.localcluster.scheduler.scheduler import SCHEDULER_NAME, Scheduler
+from localcluster.scheduler.scheduler import SCHEDULER_NAME, Scheduler
 
 __all__ = ["SCHEDULER_NAME", "Scheduler"]

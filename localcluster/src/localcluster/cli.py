@@ -15,8 +15,8 @@ import threading
 
 import click
 
-from tf_operator.localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
-from tf_operator.localcluster.kubelet.dns import DNS_MODES
+from localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
+from localcluster.kubelet.dns import DNS_MODES
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,9 @@
 """Garbage collection by ownerReferences, namespace cleanup, in a background thread.
 
 The registry calls ``observe`` for every committed event (with its lock held); ``observe`` only
-decides, in O(1), whether the event needs work and queues it. The worker thread then acts like the
+decides, in O(1), whether the event needs work and queues it. The collector sees the registry
+only through the ``Objects`` protocol below, so this module imports neither ``store`` nor
+``registry`` (the import graph stays acyclic: registry -> gc, registry -> store). The worker thread then acts like the
 real garbage collector: dependents whose owners are all gone are deleted in the background;
 owners carrying ``foregroundDeletion`` wait until dependents with ``blockOwnerDeletion`` are gone;
 owners carrying ``orphan`` have their reference removed from every dependent first. Terminating
@@ -14,15 +16,12 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import StatusError
-from .objects import clone, meta
-
-if TYPE_CHECKING:
-    from .registry import Registry
-    from .resources import ResourceType
-    from .watch import Event
+from .objects import meta
+from .resources import ResourceType
+from .watch import Event
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +29,39 @@ FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 
+class Objects(Protocol):
+    """What the collector needs from the registry (all thread-safe on the registry side)."""
+
+    def uid_exists(self, uid: str) -> bool: ...
+
+    def has_dependents(self, uid: str) -> bool: ...
+
+    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None: ...
+
+    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]: ...
+
+    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]: ...
+
+    def namespace_terminating(self, namespace: str) -> bool: ...
+
+    def finish_namespace(self, name: str) -> bool: ...
+
+    def delete_dependent(
+        self, rt: ResourceType, namespace: str | None, name: str, policy: str
+    ) -> None:
+        """Delete ``name`` with ``policy`` as the collector does (404 and 409 raise)."""
+
+    def set_owner_references(self, rt: ResourceType, obj: dict, refs: list) -> None:
+        """Replace the ownerReferences of ``obj`` if it is still the stored object."""
+
+    def remove_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
+        """Drop ``finalizer`` from the object with ``uid`` (a no-op when it is gone)."""
+
+
 class GarbageCollector:
     """Background worker; ``wait_idle`` lets tests wait until queued work is done."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Objects) -> None:
         self._registry = registry
         self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -73,17 +101,15 @@ class GarbageCollector:
         m = meta(ev.obj)
         uid = m.get("uid", "")
         if ev.type == "DELETED":
-            if uid and reg._dependents.get(uid):
+            if uid and reg.has_dependents(uid):
                 self.enqueue(("owner_gone", uid))
             for ref in m.get("ownerReferences") or []:
                 found = reg.lookup_uid(ref.get("uid", "")) if isinstance(ref, dict) else None
                 if found and FOREGROUND in (meta(found[1]).get("finalizers") or []):
                     self.enqueue(("foreground", ref["uid"]))
             ns = ev.namespace
-            if ns and rt.namespaced:
-                owner = reg._store[("", "namespaces")].get(("", ns))
-                if owner is not None and meta(owner).get("deletionTimestamp"):
-                    self.enqueue(("namespace", ns))
+            if ns and rt.namespaced and reg.namespace_terminating(ns):
+                self.enqueue(("namespace", ns))
             return
         if m.get("deletionTimestamp"):
             finalizers = m.get("finalizers") or []
@@ -142,7 +168,7 @@ class GarbageCollector:
                         m.get("name"),
                         uid,
                     )
-                    reg._delete(reg.gvr_of(rt), m.get("namespace"), m["name"], None, "Background")
+                    reg.delete_dependent(rt, m.get("namespace"), m["name"], "Background")
             except StatusError as e:
                 if e.code not in (404, 409):
                     raise
@@ -159,9 +185,9 @@ class GarbageCollector:
             m = meta(dep)
             if m.get("deletionTimestamp"):
                 continue
-            policy = "Foreground" if reg._dependents.get(m.get("uid", "")) else "Background"
+            policy = "Foreground" if reg.has_dependents(m.get("uid", "")) else "Background"
             try:
-                reg._delete(reg.gvr_of(dep_rt), m.get("namespace"), m["name"], None, policy)
+                reg.delete_dependent(dep_rt, m.get("namespace"), m["name"], policy)
             except StatusError as e:
                 if e.code != 404:
                     raise
@@ -192,39 +218,17 @@ class GarbageCollector:
             if m.get("deletionTimestamp"):
                 continue
             try:
-                reg._delete(reg.gvr_of(rt), name, m["name"], None, "Background")
+                reg.delete_dependent(rt, name, m["name"], "Background")
             except StatusError as e:
                 if e.code != 404:
                     raise
         reg.finish_namespace(name)
 
     def _set_owner_refs(self, rt: ResourceType, obj: dict, refs: list) -> None:
-        reg = self._registry
-        m = meta(obj)
-        with reg._lock:
-            current = reg._store[rt.storage_key].get((m.get("namespace", ""), m["name"]))
-            if current is None or meta(current).get("uid") != m.get("uid"):
-                return
-            body = clone(current)
-            if refs:
-                body["metadata"]["ownerReferences"] = refs
-            else:
-                body["metadata"].pop("ownerReferences", None)
-            reg._update(reg.gvr_of(rt), m.get("namespace"), m["name"], body)
+        self._registry.set_owner_references(rt, obj, refs)
 
     def _drop_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
-        reg = self._registry
-        with reg._lock:
-            found = reg.lookup_uid(uid)
-            if found is None:
-                return
-            _, current = found
-            m = meta(current)
-            body = clone(current)
-            body["metadata"]["finalizers"] = [
-                f for f in m.get("finalizers") or [] if f != finalizer
-            ]
-            reg._update(reg.gvr_of(rt), m.get("namespace"), m["name"], body)
+        self._registry.remove_finalizer(rt, uid, finalizer)
 
 
 def _blocks(dependent: dict, owner_uid: str) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from . import apply, crds, defaults, errors, patches, scale, schema, validation
 from .errors import StatusError
+from .gc import GarbageCollector
 from .objects import clone, format_time, meta, strip_nulls
 from .resources import GVR, ResourceType
 from .store import Key, Store
@@ -106,6 +107,8 @@ class Registry(Store):
 
     def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
         super().__init__(watch_history, clock)
+        self.gc = GarbageCollector(self)
+        self.commit_observers.append(self.gc.observe)
         self._local = threading.local()  # per-request fieldValidation mode and warnings
         self._cluster_ips = defaults.ClusterIPAllocator()
         for ns in _SEEDED_NAMESPACES:
@@ -796,6 +799,38 @@ class Registry(Store):
             )
             status["conditions"] = conds
             return self._commit(rt, (namespace, name), new, "MODIFIED", old)
+
+    # ------------------------------------------------------------------ garbage collector's writes
+    def delete_dependent(
+        self, rt: ResourceType, namespace: str | None, name: str, policy: str
+    ) -> None:
+        self._delete(self.gvr_of(rt), namespace, name, None, policy)
+
+    def set_owner_references(self, rt: ResourceType, obj: dict, refs: list) -> None:
+        m = meta(obj)
+        with self._lock:
+            current = self._store[rt.storage_key].get((m.get("namespace", ""), m["name"]))
+            if current is None or meta(current).get("uid") != m.get("uid"):
+                return
+            body = clone(current)
+            if refs:
+                body["metadata"]["ownerReferences"] = refs
+            else:
+                body["metadata"].pop("ownerReferences", None)
+            self._update(self.gvr_of(rt), m.get("namespace"), m["name"], body)
+
+    def remove_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
+        with self._lock:
+            found = self.lookup_uid(uid)
+            if found is None:
+                return
+            _, current = found
+            m = meta(current)
+            body = clone(current)
+            body["metadata"]["finalizers"] = [
+                f for f in m.get("finalizers") or [] if f != finalizer
+            ]
+            self._update(self.gvr_of(rt), m.get("namespace"), m["name"], body)
 
     def stop(self) -> None:
         self.gc.stop()

@@ -4,7 +4,8 @@ One re-entrant lock guards everything. ``_commit`` is the only way state changes
 next value of the global resourceVersion counter, stores a fresh dict (stored dicts are never
 mutated afterwards, so package-internal readers may serialise them without copying), appends an
 ``Event`` to the bounded history ring, offers it to the watches of that resource (never blocking;
-see ``watch``) and tells the garbage collector. Indexes by uid and by owner uid let the collector
+see ``watch``) and hands it to the commit observers (the registry's garbage collector). This
+module knows nothing of the collector, so ``store`` -> ``gc`` -> ``registry`` is no cycle. Indexes by uid and by owner uid let the collector
 find dependents in O(dependents). A watch or list ``continue`` from an RV older than the history
 gets 410 Expired.
 """
@@ -21,7 +22,6 @@ from collections import deque
 from collections.abc import Callable
 
 from . import errors
-from .gc import GarbageCollector
 from .objects import clone, format_time, meta
 from .resources import GVR, ResourceType, builtin_types
 from .selectors import combine, parse_field_selector, parse_label_selector
@@ -59,9 +59,10 @@ class Store:
         self._dependents: dict[str, set[Ref]] = {}
         self.watch_capacity = DEFAULT_WATCH_CAPACITY
         self.types_generation = 0
+        # called with every committed event, lock held; must only queue work (see gc.observe)
+        self.commit_observers: list[Callable[[ResourceType, Event], None]] = []
         for rt in builtin_types():
             self._register(rt)
-        self.gc = GarbageCollector(self)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ types and lookup
     def _register(self, rt: ResourceType) -> None:
@@ -323,7 +324,8 @@ class Store:
             if w.closed:
                 self._watchers[rt.storage_key].discard(w)
                 log.info("dropped watch on %s: %s", rt.plural, w.close_reason)
-        self.gc.observe(rt, ev)
+        for observe in self.commit_observers:
+            observe(rt, ev)
         return obj
 
     def _index(self, ref: Ref, obj: dict) -> None:
@@ -348,6 +350,13 @@ class Store:
     # helpers for the garbage collector -------------------------------------------------
     def uid_exists(self, uid: str) -> bool:
         return uid in self._by_uid
+
+    def has_dependents(self, uid: str) -> bool:
+        return bool(self._dependents.get(uid))
+
+    def namespace_terminating(self, namespace: str) -> bool:
+        ns = self._store[("", "namespaces")].get(("", namespace))
+        return ns is not None and bool(meta(ns).get("deletionTimestamp"))
 
     def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None:
         with self._lock:

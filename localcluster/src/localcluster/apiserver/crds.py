@@ -50,7 +50,6 @@ def resource_type_for(crd: dict) -> ResourceType:
         categories=list(names.get("categories") or []),
         subresources=subresources,
         generation=True,
-        name_rule="path",
         crd=crd,
     )
 

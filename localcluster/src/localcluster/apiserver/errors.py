@@ -122,10 +122,14 @@ def unsupported_media_type(message: str) -> StatusError:
 
 
 def invalid(kind: str, group: str, resource: str, name: str, causes: list[dict]) -> StatusError:
-    """422 Invalid; ``causes`` are ``{"field", "message", "reason"}`` dicts."""
-    text = ", ".join(
-        f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+    """422 Invalid; ``causes`` are ``{"field", "message", "reason"}`` dicts. The message joins
+    them as apimachinery's aggregate error does: duplicates once, several in brackets."""
+    texts = list(
+        dict.fromkeys(
+            f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+        )
     )
+    text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     details = _details(name, group, kind, causes)
     return StatusError(
         422,
@@ -137,6 +141,10 @@ def invalid(kind: str, group: str, resource: str, name: str, causes: list[dict])
 
 def field_cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict:
     return {"reason": reason, "message": message, "field": field}
+
+
+def request_entity_too_large(message: str) -> StatusError:
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
 def too_many_requests(retry_after: int) -> StatusError:

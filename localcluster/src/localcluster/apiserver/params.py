@@ -1,9 +1,12 @@
-"""Decoding request bodies and query parameters: JSON/YAML/protobuf bodies, lenient booleans,
-integers, ``dryRun``, patch content types and ``DeleteOptions`` from a body, the query or neither."""
+"""Decoding request bodies and query parameters: JSON/YAML/protobuf bodies (415 for any other
+content type), lenient booleans, integers, ``resourceVersion`` and ``resourceVersionMatch``
+(400/422 as ``ValidateListOptions``), ``dryRun``, patch content types and ``DeleteOptions`` from
+a body, the query or neither."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import yaml
@@ -26,19 +29,95 @@ def as_bool(value: str | None) -> bool:
     return (value or "").strip().lower() in _TRUE
 
 
+_INT64 = 2**63
+
+
 def as_int(value: str | None, name: str) -> int | None:
+    """A query integer as Go's ``strconv.ParseInt(v, 10, 64)`` reads it; 400 otherwise."""
     if value is None or value == "":
         return None
     try:
-        return int(value)
+        number = int(value, 10)
     except ValueError as e:
         raise errors.bad_request(f"invalid value for {name}: {value!r}") from e
+    if not -_INT64 <= number < _INT64 or value.strip() != value or "_" in value:
+        raise errors.bad_request(f"invalid value for {name}: {value!r}")
+    return number
+
+
+def resource_version(req: Request) -> str | None:
+    """The ``resourceVersion`` query parameter: empty or an unsigned decimal (400 otherwise)."""
+    rv = req.query.get("resourceVersion") or None
+    if rv is not None and not (rv.isascii() and rv.isdigit() and int(rv) < 2**64):
+        raise errors.bad_request(
+            f'resourceVersion: Invalid value: "{rv}": strconv.ParseUint: parsing "{rv}": invalid syntax'
+        )
+    return rv
+
+
+def check_list_options(req: Request, watch: bool) -> None:
+    """``ValidateListOptions`` (WatchList enabled): the ``resourceVersionMatch`` and
+    ``sendInitialEvents`` rules; 422 ``ListOptions`` is invalid."""
+    q = req.query
+    match, rv = q.get("resourceVersionMatch") or "", q.get("resourceVersion") or ""
+    initial = q.get("sendInitialEvents") is not None
+    forbidden: list[str] = []
+    supported = ("NotOlderThan",) if watch else ("Exact", "NotOlderThan")
+    if watch and initial and match != "NotOlderThan":
+        forbidden.append("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+    if not watch and initial:
+        forbidden.append("sendInitialEvents is forbidden for list")
+    if match:
+        if watch and not initial:
+            forbidden.append(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+            )
+        if not watch and not rv:
+            forbidden.append("resourceVersionMatch is forbidden unless resourceVersion is provided")
+        if q.get("continue"):
+            forbidden.append("resourceVersionMatch is forbidden when continue is provided")
+        if not watch and match == "Exact" and rv == "0":
+            forbidden.append('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    causes = [
+        errors.field_cause(
+            "sendInitialEvents"
+            if why.startswith("sendInitialEvents is")
+            else "resourceVersionMatch",
+            f"Forbidden: {why}",
+            "FieldValueForbidden",
+        )
+        for why in forbidden
+    ]
+    if match and match not in supported:
+        allowed = ", ".join(f'"{m}"' for m in (*supported, "")[: len(supported) + (not watch)])
+        causes.append(
+            errors.field_cause(
+                "resourceVersionMatch",
+                f'Unsupported value: "{match}": supported values: {allowed}',
+                "FieldValueNotSupported",
+            )
+        )
+    if causes:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "ListOptions", "", causes)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"cannot unmarshal number {text} into Go value of type float64")
+    return value
 
 
 def parse_json(raw: bytes) -> Any:
+    """Strict JSON (no NaN/Infinity and no float overflow, which Go's decoder rejects); 400
+    when malformed."""
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise errors.bad_request(
             f"the body of the request could not be decoded as JSON: {e}"
         ) from e
@@ -51,14 +130,25 @@ def parse_yaml(raw: bytes) -> Any:
         raise errors.bad_request(f"error decoding YAML: {e}") from e
 
 
-def object_body(req: Request) -> Any:
-    """The object in a POST/PUT body, by Content-Type (JSON by default)."""
+BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE)
+CUSTOM_BODY_TYPES = ("application/json", "application/yaml")
+
+
+def object_body(req: Request, custom: bool = False) -> Any:
+    """The object in a POST/PUT body by Content-Type (none means JSON); 415 for any other type
+    (custom resources take no protobuf)."""
+    ctype = req.header("content-type").split(";")[0].strip().lower() or "application/json"
+    accepted = CUSTOM_BODY_TYPES if custom else BODY_TYPES
+    if ctype not in accepted:
+        raise errors.unsupported_media_type(
+            "the body of the request was in an unknown format - accepted media types include: "
+            + ", ".join(accepted)
+        )
     if not req.body:
         raise errors.bad_request("the request body is empty")
-    ctype = req.header("content-type").lower()
-    if ctype.startswith(protobuf.CONTENT_TYPE):
+    if ctype == protobuf.CONTENT_TYPE:
         return protobuf.decode(req.body)
-    if "yaml" in ctype:
+    if ctype == "application/yaml":
         return parse_yaml(req.body)
     return parse_json(req.body)
 

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import apply, crds, defaults, errors, patches, scale, schema, validation
+from . import apply, crds, decoding, defaults, errors, patches, scale, schema, validation
 from .errors import StatusError
 from .gc import GarbageCollector
 from .objects import clone, format_time, meta, strip_nulls
@@ -188,6 +188,7 @@ class Registry(Store):
             if obj.get("metadata") is not None:
                 raise errors.bad_request("metadata must be an object")
             obj["metadata"] = {}
+        decoding.check(rt, version, obj)
         return obj
 
     def _body_namespace(self, rt: ResourceType, namespace: str | None, m: dict) -> str | None:
@@ -276,6 +277,9 @@ class Registry(Store):
         causes += validation.validate_metadata(obj["metadata"])
         if rt.storage_key == _POD:
             causes += validation.validate_pod(obj)
+        else:
+            for path, spec in decoding.pod_specs(rt, obj):
+                causes += validation.validate_pod_spec(spec, path)
         if rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:

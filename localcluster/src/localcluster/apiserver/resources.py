@@ -27,7 +27,9 @@ class ResourceType:
     categories: list[str] = field(default_factory=list)
     subresources: tuple[str, ...] = ()
     generation: bool = False  # whether metadata.generation is maintained
-    name_rule: str = "subdomain"  # "subdomain" | "label" | "path" | "crd"
+    # metadata.name rule: "subdomain" (RFC 1123), "label" (RFC 1123), "dns1035" (RFC 1035 label),
+    # "path" (a path segment) or "crd" (<plural>.<group>, checked by validate_crd)
+    name_rule: str = "subdomain"
     crd: dict[str, Any] | None = None  # the CRD object for custom resources
     verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
 
@@ -105,7 +107,7 @@ def builtin_types() -> list[ResourceType]:
             short_names=["svc"],
             categories=["all"],
             subresources=status,
-            name_rule="label",
+            name_rule="dns1035",
         ),
         _rt("", ["v1"], "endpoints", "Endpoints", short_names=["ep"], singular="endpoints"),
         _rt("", ["v1"], "events", "Event", short_names=["ev"]),

@@ -1,8 +1,8 @@
 """Label and field selectors as the API server evaluates them.
 
-Label selectors accept the full grammar (``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``,
-``k notin (a,b)``, ``k``, ``!k``, joined by commas); ``!=`` and ``notin`` match objects that lack
-the key. Field selectors accept ``=``, ``==`` and ``!=`` on any dotted path of the object: a
+Label selectors accept the full grammar of ``labels.Parse`` (``k=v``, ``k==v``, ``k!=v``,
+``k in (a,b)``, ``k notin (a,b)``, ``k``, ``!k``, ``k>n``, ``k<n``, joined by commas); ``!=`` and
+``notin`` match objects that lack the key, and ``k in ()`` means ``k in ("")`` as it does there. Field selectors accept ``=``, ``==`` and ``!=`` on any dotted path of the object: a
 missing value compares as the empty string, booleans as ``true``/``false``. Both parse once into
 a predicate so list and watch filtering stay cheap.
 """
@@ -59,19 +59,42 @@ def _label_requirement(part: str, text: str) -> Callable[[dict], bool]:
         if m.group(2) == "in":
             return lambda labels: key in labels and labels[key] in values
         return lambda labels: key not in labels or labels[key] not in values
-    for op in ("!=", "==", "="):
+    for op in ("!=", "==", "=", ">", "<"):
         if op in part:
             key, value = (s.strip() for s in part.split(op, 1))
             _check_key(key, text)
             _check_value(value, text)
             if op == "!=":
                 return lambda labels: labels.get(key) != value
+            if op in "<>":
+                return _compare(key, op, _integer(value, text))
             return lambda labels: key in labels and labels[key] == value
     if part.startswith("!"):
         key = _check_key(part[1:].strip(), text)
         return lambda labels: key not in labels
     key = _check_key(part, text)
     return lambda labels: key in labels
+
+
+def _integer(value: str, text: str) -> int:
+    if not re.fullmatch(r"[+-]?[0-9]+", value):
+        raise bad_request(
+            f"unable to parse requirement: values[0]: Invalid value: {value!r}: for 'Gt', 'Lt' "
+            f"operators, the value must be an integer in {text!r}"
+        )
+    return int(value)
+
+
+def _compare(key: str, op: str, bound: int) -> Callable[[dict], bool]:
+    """``key>n`` / ``key<n``: the label exists and, read as an integer, is above/below ``n``."""
+
+    def match(labels: dict) -> bool:
+        value = labels.get(key)
+        if value is None or not re.fullmatch(r"[+-]?[0-9]+", value):
+            return False
+        return int(value) > bound if op == ">" else int(value) < bound
+
+    return match
 
 
 def parse_label_selector(text: str | None) -> Predicate | None:

@@ -173,7 +173,7 @@ class Store:
                 obj = store[key]
                 if pred is not None and not pred(obj):
                     continue
-                if limit and len(out) >= limit:
+                if limit is not None and limit > 0 and len(out) >= limit:
                     token = self._encode_continue(rv, out[-1])
                     remaining = sum(
                         1

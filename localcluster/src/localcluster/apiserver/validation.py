@@ -1,14 +1,20 @@
 """Name validation and the per-kind checks the real server makes on create and update.
 
-Only the checks the clients and tests rely on: RFC 1123 names, required pod container fields,
-CRD names, and the namespace/name consistency rules. Each returns a list of ``field_cause`` dicts;
-an empty list means valid.
+Names follow each kind's rule (``ResourceType.name_rule``): RFC 1123 subdomains for most kinds
+and all custom resources, RFC 1123 labels for namespaces, RFC 1035 labels for services, path
+segments for RBAC objects. Metadata checks include the 256 KiB total annotation size. Pod specs
+(pods and workload templates) get the container, resource-quantity, node-selector and
+node-affinity checks of ``ValidatePodSpec`` that our clients can trip over. Each check returns a
+list of ``field_cause`` dicts with the real server's messages; an empty list means valid.
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+from typing import Any
 
+from . import quantity
 from .errors import field_cause
 
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -26,6 +32,21 @@ _SUBDOMAIN_MSG = (
 )
 
 
+_DNS1035_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+# name rule -> (regex, its message, maximum length)
+_NAME_RULES = {
+    "label": (_LABEL_RE, _LABEL_MSG, 63),
+    "dns1035": (_DNS1035_RE, _DNS1035_MSG, 63),
+    "subdomain": (_SUBDOMAIN_RE, _SUBDOMAIN_MSG, 253),
+}
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+
+
 def is_dns_label(name: str) -> bool:
     return len(name) <= 63 and bool(_LABEL_RE.match(name))
 
@@ -34,30 +55,42 @@ def is_dns_subdomain(name: str) -> bool:
     return len(name) <= 253 and bool(_SUBDOMAIN_RE.match(name))
 
 
+def name_errors(name: str, rule: str) -> list[str]:
+    """The messages the real server gives for ``name`` under ``rule`` (one per broken rule)."""
+    if rule == "path":
+        if name in (".", ".."):
+            return [f'may not be "{name}"']
+        return [f"may not contain '{c}'" for c in "/%" if c in name]
+    regex, message, limit = _NAME_RULES[rule]
+    out = [f"must be no more than {limit} characters"] if len(name) > limit else []
+    if not regex.match(name):
+        out.append(message)
+    return out
+
+
 def validate_name(name: str, rule: str, field: str = "metadata.name") -> list[dict]:
-    if rule == "label":
-        if not is_dns_label(name):
-            return [field_cause(field, f'Invalid value: "{name}": {_LABEL_MSG}')]
-    elif rule == "path":
-        if name in (".", "..") or "/" in name or "%" in name:
-            return [field_cause(field, f'Invalid value: "{name}": may not contain "/" or "%"')]
-    elif not is_dns_subdomain(name):
-        return [field_cause(field, f'Invalid value: "{name}": {_SUBDOMAIN_MSG}')]
-    return []
+    return [
+        field_cause(field, f'Invalid value: "{name}": {msg}') for msg in name_errors(name, rule)
+    ]
 
 
 def validate_pod(pod: dict) -> list[dict]:
-    causes: list[dict] = []
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return [field_cause("spec.containers", "Required value", "FieldValueRequired")]
+    return validate_pod_spec(spec, "spec")
+
+
+def validate_pod_spec(spec: dict, path: str) -> list[dict]:
+    """Containers (name, image, resources), nodeSelector and node affinity of a pod spec."""
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
-        return [field_cause("spec.containers", "Required value", "FieldValueRequired")]
+        return [field_cause(f"{path}.containers", "Required value", "FieldValueRequired")]
+    causes: list[dict] = []
     for kind in ("initContainers", "containers"):
         seen: set[str] = set()
         for i, c in enumerate(spec.get(kind) or []):
-            base = f"spec.{kind}[{i}]"
+            base = f"{path}.{kind}[{i}]"
             if not isinstance(c, dict):
                 causes.append(field_cause(base, "Invalid value: must be an object"))
                 continue
@@ -74,6 +107,124 @@ def validate_pod(pod: dict) -> list[dict]:
                 seen.add(name)
             if not c.get("image"):
                 causes.append(field_cause(f"{base}.image", "Required value", "FieldValueRequired"))
+            causes += _resource_errors(c.get("resources") or {}, f"{base}.resources")
+    causes += label_errors(spec.get("nodeSelector") or {}, f"{path}.nodeSelector")
+    causes += _node_affinity_errors(spec.get("affinity"), f"{path}.affinity.nodeAffinity")
+    return causes
+
+
+def _resource_errors(resources: dict, path: str) -> list[dict]:
+    """Negative quantities, and requests above their limits (quantities already parse)."""
+    causes: list[dict] = []
+    parsed: dict[str, dict[str, Decimal]] = {}
+    for part in ("limits", "requests"):
+        parsed[part] = {}
+        for name, value in (resources.get(part) or {}).items():
+            if value is None:
+                continue
+            amount = parsed[part][name] = quantity.parse(value)
+            if amount < 0:
+                causes.append(
+                    field_cause(
+                        f"{path}.{part}[{name}]",
+                        f'Invalid value: "{quantity.text(value)}": must be greater than or equal to 0',
+                    )
+                )
+    for name, amount in parsed["requests"].items():
+        limit = parsed["limits"].get(name)
+        if limit is not None and amount > limit:
+            shown = quantity.text(resources["requests"][name])
+            causes.append(
+                field_cause(
+                    f"{path}.requests[{name}]",
+                    f'Invalid value: "{shown}": must be less than or equal to {name} limit of '
+                    f"{quantity.text(resources['limits'][name])}",
+                )
+            )
+    return causes
+
+
+_NODE_SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn")
+
+
+def _node_affinity_errors(affinity: Any, path: str) -> list[dict]:
+    """The node selector requirements of required and preferred node affinity terms."""
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(node, dict):
+        return []
+    terms: list[tuple[str, Any]] = []
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required, dict):
+        base = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        terms += [
+            (f"{base}[{i}]", t) for i, t in enumerate(required.get("nodeSelectorTerms") or [])
+        ]
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    base = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    terms += [
+        (f"{base}[{i}].preference", p.get("preference"))
+        for i, p in enumerate(preferred if isinstance(preferred, list) else [])
+        if isinstance(p, dict)
+    ]
+    causes: list[dict] = []
+    for term_path, term in terms:
+        if not isinstance(term, dict):
+            causes.append(field_cause(term_path, "Invalid value: must be an object"))
+            continue
+        for i, req in enumerate(term.get("matchExpressions") or []):
+            causes += _requirement_errors(req, f"{term_path}.matchExpressions[{i}]")
+    return causes
+
+
+def _requirement_errors(req: Any, path: str) -> list[dict]:
+    if not isinstance(req, dict):
+        return [field_cause(path, "Invalid value: must be an object")]
+    op, values = req.get("operator"), req.get("values") or []
+    if op not in _NODE_SELECTOR_OPERATORS:
+        allowed = ", ".join(f'"{o}"' for o in _NODE_SELECTOR_OPERATORS)
+        return [
+            field_cause(
+                f"{path}.operator",
+                f'Unsupported value: "{op}": supported values: {allowed}',
+                "FieldValueNotSupported",
+            )
+        ]
+    causes: list[dict] = []
+    if op in ("In", "NotIn") and not values:
+        causes.append(
+            field_cause(
+                f"{path}.values",
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                "FieldValueRequired",
+            )
+        )
+    elif op in ("Exists", "DoesNotExist") and values:
+        causes.append(
+            field_cause(
+                f"{path}.values",
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                "FieldValueForbidden",
+            )
+        )
+    elif op in ("Gt", "Lt"):
+        if not isinstance(values, list) or len(values) != 1:
+            causes.append(
+                field_cause(
+                    f"{path}.values",
+                    "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+                    "FieldValueRequired",
+                )
+            )
+        elif not re.fullmatch(r"[+-]?[0-9]+", str(values[0])):
+            causes.append(
+                field_cause(
+                    f"{path}.values[0]", f'Invalid value: "{values[0]}": must be an integer'
+                )
+            )
+    key = req.get("key")
+    why = _qualified_name_errors(key) if isinstance(key, str) else "must be a string"
+    if why:
+        causes.append(field_cause(f"{path}.key", f'Invalid value: "{key}": {why}'))
     return causes
 
 
@@ -148,21 +299,21 @@ def _qualified_name_errors(key: str) -> str | None:
 
 
 def validate_metadata(m: dict) -> list[dict]:
-    """Label keys and values, annotation keys, ownerReferences and finalizer names."""
+    """Label keys and values, annotation keys and total size, ownerReferences, finalizers."""
     return (
-        _label_errors(m.get("labels") or {})
+        label_errors(m.get("labels") or {}, "metadata.labels")
         + _annotation_errors(m.get("annotations") or {})
         + _owner_reference_errors(m.get("ownerReferences") or [])
         + _finalizer_errors(m.get("finalizers") or [])
     )
 
 
-def _label_errors(labels: dict) -> list[dict]:
+def label_errors(labels: dict, path: str) -> list[dict]:
     causes: list[dict] = []
     for key, value in labels.items():
         why = _qualified_name_errors(str(key))
         if why:
-            causes.append(field_cause("metadata.labels", f'Invalid value: "{key}": {why}'))
+            causes.append(field_cause(path, f'Invalid value: "{key}": {why}'))
         if (
             not isinstance(value, str)
             or len(value) > 63
@@ -170,7 +321,7 @@ def _label_errors(labels: dict) -> list[dict]:
         ):
             causes.append(
                 field_cause(
-                    "metadata.labels",
+                    path,
                     f"Invalid value: \"{value}\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
                 )
             )
@@ -179,6 +330,15 @@ def _label_errors(labels: dict) -> list[dict]:
 
 def _annotation_errors(annotations: dict) -> list[dict]:
     causes: list[dict] = []
+    size = sum(len(str(k)) + len(v) for k, v in annotations.items() if isinstance(v, str))
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(
+            field_cause(
+                "metadata.annotations",
+                f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes",
+                "FieldValueTooLong",
+            )
+        )
     for key, value in annotations.items():
         why = _qualified_name_errors(str(key))
         if why:

@@ -527,7 +527,7 @@ def test_watch_list_sends_the_initial_events_end_bookmark_once(apiserver, c):
         c.request(
             "POST", "/api/v1/namespaces/watch-list-once/configmaps", {"metadata": {"name": name}}
         )
-    q = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersion=&timeoutSeconds=1"
+    q = "watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=&timeoutSeconds=1"
     events = stream_lines(apiserver, f"/api/v1/namespaces/watch-list-once/configmaps?{q}")
     ends = [
         e

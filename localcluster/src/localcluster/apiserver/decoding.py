@@ -1,0 +1,131 @@
+"""The typed-decoding failures of the real API server, as 400 BadRequest.
+
+kube-apiserver decodes a request body into Go structs before any validation runs, so a field
+of the wrong JSON type, or a quantity that does not parse, is rejected as a whole with
+``<Kind> in version "<v>" cannot be handled as a <Kind>: <decoder error>`` (400), not with a
+422 cause. We store plain JSON, so ``check`` replays those decoder errors for the fields that
+matter to our clients and our controllers: object metadata, container resources and node
+selectors (in pods and in the pod templates of workload kinds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from . import errors, quantity
+from .resources import ResourceType
+
+# kinds whose pod spec sits at spec.template.spec
+_TEMPLATE_KINDS = {
+    ("apps", "deployments"),
+    ("apps", "replicasets"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("batch", "jobs"),
+}
+_STRING_FIELDS = ("name", "generateName", "namespace", "resourceVersion", "uid")
+
+
+class DecodeError(ValueError):
+    """A body the Go decoder would not accept; the text is the decoder's."""
+
+
+def check(rt: ResourceType, version: str, obj: dict) -> None:
+    """400 BadRequest when ``obj`` would not decode into ``rt``'s Go type."""
+    try:
+        _check_metadata(obj.get("metadata") or {})
+        for path, spec in pod_specs(rt, obj):
+            _check_pod_spec(spec, path)
+    except DecodeError as e:
+        raise errors.bad_request(
+            f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: {e}'
+        ) from e
+
+
+def pod_specs(rt: ResourceType, obj: dict) -> Iterator[tuple[str, dict]]:
+    """``(field path, pod spec)`` for a pod or a workload's pod template."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict) or rt.is_custom:
+        return
+    if rt.storage_key == ("", "pods"):
+        yield "spec", spec
+    elif rt.storage_key in _TEMPLATE_KINDS:
+        template = spec.get("template")
+        inner = template.get("spec") if isinstance(template, dict) else None
+        if isinstance(inner, dict):
+            yield "spec.template.spec", inner
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+
+
+def _unmarshal(value: Any, go_field: str, go_type: str) -> DecodeError:
+    return DecodeError(
+        f"json: cannot unmarshal {_json_type(value)} into Go struct field {go_field} of type {go_type}"
+    )
+
+
+def _check_string_map(value: Any, go_field: str) -> None:
+    if not isinstance(value, dict):
+        raise _unmarshal(value, go_field, "map[string]string")
+    for item in value.values():
+        if not isinstance(item, str):
+            raise _unmarshal(item, go_field, "string")
+
+
+def _check_metadata(m: dict) -> None:
+    for name in _STRING_FIELDS:
+        if name in m and not isinstance(m[name], str):
+            raise _unmarshal(m[name], f"ObjectMeta.metadata.{name}", "string")
+    for name in ("labels", "annotations"):
+        if name in m:
+            _check_string_map(m[name], f"ObjectMeta.metadata.{name}")
+    finalizers = m.get("finalizers", [])
+    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+        raise _unmarshal(finalizers, "ObjectMeta.metadata.finalizers", "[]string")
+    refs = m.get("ownerReferences", [])
+    if not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs):
+        raise _unmarshal(refs, "ObjectMeta.metadata.ownerReferences", "[]v1.OwnerReference")
+
+
+def _check_pod_spec(spec: dict, path: str) -> None:
+    if spec.get("nodeSelector") is not None:
+        _check_string_map(spec["nodeSelector"], f"PodSpec.{path}.nodeSelector")
+    for kind in ("initContainers", "containers"):
+        containers = spec.get(kind)
+        if containers is None:
+            continue
+        if not isinstance(containers, list):
+            raise _unmarshal(containers, f"PodSpec.{path}.{kind}", "[]v1.Container")
+        for container in containers:
+            if not isinstance(container, dict):
+                raise _unmarshal(container, f"PodSpec.{path}.{kind}", "v1.Container")
+            _check_resources(container.get("resources"), f"{path}.{kind}")
+
+
+def _check_resources(resources: Any, path: str) -> None:
+    if resources is None:
+        return
+    if not isinstance(resources, dict):
+        raise _unmarshal(resources, f"Container.{path}.resources", "v1.ResourceRequirements")
+    for part in ("limits", "requests"):
+        values = resources.get(part)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise _unmarshal(
+                values, f"ResourceRequirements.{path}.resources.{part}", "v1.ResourceList"
+            )
+        for value in values.values():
+            if value is None:
+                continue
+            try:
+                quantity.parse(value)
+            except quantity.QuantityError as e:
+                raise DecodeError(str(e)) from e

@@ -1,22 +1,65 @@
 """Fault injection for reliability tests: error rates, latency, dropped watches, compaction.
 
-``Faults`` holds the standing settings (``error_rate``, ``error_code`` 500 or 429,
-``retry_after``, ``latency_ms``) consulted on every non-admin request, and performs the one-shot
+``Faults`` holds the standing settings (``error_rate`` in [0, 1], ``error_code`` 429, 500 or
+503, ``retry_after`` seconds, ``latency_ms`` up to a minute) consulted on every non-admin request, and performs the one-shot
 actions (``drop_watches``, ``compact``) on the registry when they are applied. The HTTP admin
 endpoint ``/_localcluster/faults`` reads (GET) and updates (POST) it with the same JSON keys.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import errors
 
 if TYPE_CHECKING:
     from .registry import Registry
+
+
+MAX_LATENCY_MS = 60_000.0  # beyond a minute every client times out: not a fault worth injecting
+MAX_RETRY_AFTER = 3600
+
+
+def _number(value: Any, name: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be within [{low:g}, {high:g}]")
+    return float(value)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be true or false")
+    return value
+
+
+def _error_code(value: Any) -> int:
+    if isinstance(value, bool) or value not in (429, 500, 503):
+        raise ValueError("error_code must be 429, 500 or 503")
+    return int(value)
+
+
+def _retry_after(value: Any) -> int:
+    number = _number(value, "retry_after", 0, MAX_RETRY_AFTER)
+    if number != int(number):
+        raise ValueError("retry_after must be a whole number of seconds")
+    return int(number)
+
+
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "error_rate": lambda v: _number(v, "error_rate", 0.0, 1.0),
+    "error_code": _error_code,
+    "retry_after": _retry_after,
+    "latency_ms": lambda v: _number(v, "latency_ms", 0.0, MAX_LATENCY_MS),
+    "drop_watches": lambda v: _flag(v, "drop_watches"),
+    "compact": lambda v: _flag(v, "compact"),
+}
 
 
 class Faults:
@@ -33,33 +76,25 @@ class Faults:
             self.apply(settings)
 
     def apply(self, settings: dict[str, Any]) -> dict[str, Any]:
-        """Update settings and run one-shot actions; unknown keys or bad values raise 400."""
-        known = {"error_rate", "error_code", "retry_after", "latency_ms", "drop_watches", "compact"}
-        unknown = set(settings) - known
+        """Validate every setting first (400 for unknown keys, wrong types, non-finite or
+        out-of-range values), then update them and run the one-shot actions."""
+        if not isinstance(settings, dict):
+            raise errors.bad_request("fault settings must be a JSON object")
+        unknown = set(settings) - set(_CHECKS)
         if unknown:
             raise errors.bad_request(f"unknown fault settings: {sorted(unknown)}")
         try:
-            with self._lock:
-                if "error_rate" in settings:
-                    rate = float(settings["error_rate"])
-                    if not 0.0 <= rate <= 1.0:
-                        raise ValueError("error_rate must be within [0, 1]")
-                    self.error_rate = rate
-                if "error_code" in settings:
-                    code = int(settings["error_code"])
-                    if code not in (429, 500, 503):
-                        raise ValueError("error_code must be 429, 500 or 503")
-                    self.error_code = code
-                if "retry_after" in settings:
-                    self.retry_after = max(0, int(settings["retry_after"]))
-                if "latency_ms" in settings:
-                    self.latency_ms = max(0.0, float(settings["latency_ms"]))
+            values = {key: _CHECKS[key](value) for key, value in settings.items()}
         except (TypeError, ValueError) as e:
             raise errors.bad_request(f"invalid fault settings: {e}") from e
+        with self._lock:
+            for key in ("error_rate", "error_code", "retry_after", "latency_ms"):
+                if key in values:
+                    setattr(self, key, values[key])
         result = self.to_dict()
-        if settings.get("drop_watches"):
+        if values.get("drop_watches"):
             result["dropped_watches"] = self._registry.drop_watches()
-        if settings.get("compact"):
+        if values.get("compact"):
             self._registry.compact()
             result["compacted_at"] = str(self._registry.resource_version)
         return result

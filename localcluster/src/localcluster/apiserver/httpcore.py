@@ -5,6 +5,13 @@ and headers directly, hands a ``Request`` to the application callback and lets i
 a ``Responder`` that writes each response with one ``sendall``. One thread per connection
 (clients keep connections alive, so threads are reused for many requests). TLS handshakes
 happen in the connection's thread, never in the accept loop.
+
+No peer can hold a thread forever (the timeouts of kube-apiserver's ``http.Server``): an idle
+keep-alive connection closes after ``idle_timeout``; the request line and headers must arrive
+within ``header_timeout`` of their first byte (at most ``MAX_HEADER_BYTES``), the body within
+``body_timeout``; a reply the peer does not read for ``WRITE_TIMEOUT`` drops it. A body above
+``max_body`` is not read: the request reaches the application with ``body_too_large`` set, so
+it can answer 413, and the connection closes after the reply.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import socket
 import socketserver
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -24,12 +32,21 @@ from urllib.parse import parse_qs, unquote, urlsplit
 log = logging.getLogger(__name__)
 
 MAX_LINE = 65536
-MAX_BODY = 64 * 1024 * 1024
-STREAM_WRITE_TIMEOUT = 60.0  # a streaming peer that stops reading for this long is dropped
+MAX_HEADER_BYTES = 1 << 20  # Go's http.Server MaxHeaderBytes as kube-apiserver sets it
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default --max-request-body-bytes (3 MiB)
+HEADER_TIMEOUT = 32.0  # kube-apiserver's ReadHeaderTimeout
+IDLE_TIMEOUT = 90.0  # kube-apiserver's IdleTimeout
+BODY_TIMEOUT = 60.0
+WRITE_TIMEOUT = 60.0  # a peer that stops reading a reply (or a stream) for this long is dropped
+STREAM_WRITE_TIMEOUT = WRITE_TIMEOUT
 
 
 class ClientGone(Exception):
     """The peer closed the connection."""
+
+
+class _HeadersTooLarge(ValueError):
+    """The request line and headers exceed ``MAX_HEADER_BYTES``."""
 
 
 @dataclass
@@ -43,6 +60,7 @@ class Request:
     raw_target: str = ""
     keep_alive: bool = True
     extra: dict = field(default_factory=dict)
+    body_too_large: bool = False  # the body exceeded the server's max_body and was not read
 
     def header(self, name: str, default: str = "") -> str:
         return self.headers.get(name, default)
@@ -162,13 +180,17 @@ class _Handler(socketserver.BaseRequestHandler):
         while not self.server.stopping:
             try:
                 req = self._read_request(client)
+            except _HeadersTooLarge:
+                self._bad(431, "request header fields too large")
+                return
             except ValueError as e:  # unparsable framing: answer, then drop the connection
                 self._bad(400, f"bad request: {e}")
                 return
-            except (OSError, ssl.SSLError):
+            except (OSError, ssl.SSLError):  # closed, reset, or too slow (socket timeout)
                 return
             if req is None:
                 return
+            self.sock.settimeout(WRITE_TIMEOUT)
             resp = Responder(self.sock, req.keep_alive)
             try:
                 self.server.app(req, resp)
@@ -177,16 +199,36 @@ class _Handler(socketserver.BaseRequestHandler):
             if not resp.keep_alive:
                 return
 
-    def _readline(self) -> bytes:
-        line = self.rfile.readline(MAX_LINE + 1)
-        if len(line) > MAX_LINE:
-            raise ValueError("line too long")
-        return line
+    def _readline(self, deadline: float) -> bytes:
+        """One line, within ``deadline``: each socket read waits only for what time is left, so a
+        peer trickling bytes cannot stretch it (``peek`` reads the socket at most once)."""
+        line = b""
+        while True:
+            self._wait_until(deadline)
+            data = self.rfile.peek(1)
+            if not data:
+                return line
+            end = data.find(b"\n")
+            line += self.rfile.read(end + 1 if end >= 0 else len(data))
+            if len(line) > MAX_LINE:
+                raise ValueError("line too long")
+            if end >= 0:
+                return line
+
+    def _wait_until(self, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("request not received in time")
+        self.sock.settimeout(left)
 
     def _read_request(self, client: str) -> Request | None:
-        line = self._readline()
+        self.sock.settimeout(self.server.idle_timeout)
+        if not self.rfile.peek(1):  # an idle keep-alive connection: wait for the next request
+            return None
+        deadline = time.monotonic() + self.server.header_timeout
+        line = self._readline(deadline)
         while line in (b"\r\n", b"\n"):
-            line = self._readline()
+            line = self._readline(deadline)
         if not line:
             return None
         parts = line.decode("latin-1").split()
@@ -195,46 +237,76 @@ class _Handler(socketserver.BaseRequestHandler):
             return None
         method, target, version = parts
         headers: dict[str, str] = {}
+        size = len(line)
         while True:
-            h = self._readline()
+            h = self._readline(deadline)
+            size += len(h)
+            if size > MAX_HEADER_BYTES:
+                raise _HeadersTooLarge()
             if h in (b"\r\n", b"\n", b""):
                 break
             name, _, value = h.decode("latin-1").partition(":")
             key = name.strip().lower()
             headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            self.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        body = self._read_body(headers)
         conn = headers.get("connection", "").lower()
         keep_alive = version == "HTTP/1.1" and "close" not in conn or "keep-alive" in conn
+        body, complete = self._read_body(headers)
         split = urlsplit(target)
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         return Request(
-            method.upper(), unquote(split.path), query, headers, body, client, target, keep_alive
+            method.upper(),
+            unquote(split.path),
+            query,
+            headers,
+            body,
+            client,
+            target,
+            keep_alive and complete,
+            body_too_large=not complete,
         )
 
-    def _read_body(self, headers: dict[str, str]) -> bytes:
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks = []
-            total = 0
-            while True:
-                size = int(self._readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self._readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return b"".join(chunks)
-                total += size
-                if total > MAX_BODY:
-                    raise ValueError("body too large")
-                chunks.append(self.rfile.read(size))
-                self._readline()
-        length = int(headers.get("content-length") or 0)
-        if length > MAX_BODY or length < 0:
-            raise ValueError("body too large")
-        return self.rfile.read(length) if length else b""
+    def _read_body(self, headers: dict[str, str]) -> tuple[bytes, bool]:
+        """``(body, complete)``; a body above ``max_body`` is left unread (``complete`` False)."""
+        limit = self.server.max_body
+        chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        length = 0 if chunked else int(headers.get("content-length") or 0)
+        if length < 0:
+            raise ValueError("negative Content-Length")
+        if length > limit:
+            return b"", False
+        if (chunked or length) and headers.get("expect", "").lower() == "100-continue":
+            self.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        deadline = time.monotonic() + self.server.body_timeout
+        if not chunked:
+            return self._read_exact(length, deadline), True
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            size = int(self._readline(deadline).split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self._readline(deadline) not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks), True
+            total += size
+            if total > limit:
+                return b"", False
+            chunks.append(self._read_exact(size, deadline))
+            self._readline(deadline)
+
+    def _read_exact(self, n: int, deadline: float) -> bytes:
+        parts: list[bytes] = []
+        while n > 0:
+            self._wait_until(deadline)
+            data = self.rfile.read1(min(n, 65536))
+            if not data:
+                raise ConnectionError("peer closed the connection mid-body")
+            parts.append(data)
+            n -= len(data)
+        return b"".join(parts)
 
     def _bad(self, code: int, message: str) -> None:
-        with contextlib.suppress(ClientGone):
+        with contextlib.suppress(ClientGone, OSError):
+            self.sock.settimeout(WRITE_TIMEOUT)
             Responder(self.sock, False).send(code, message.encode(), "text/plain")
 
 
@@ -244,10 +316,21 @@ class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     request_queue_size = 128
 
     def __init__(
-        self, address: tuple[str, int], app: App, ssl_context: ssl.SSLContext | None = None
+        self,
+        address: tuple[str, int],
+        app: App,
+        ssl_context: ssl.SSLContext | None = None,
+        header_timeout: float = HEADER_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
+        body_timeout: float = BODY_TIMEOUT,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.app = app
         self.ssl_context = ssl_context
+        self.header_timeout = header_timeout
+        self.idle_timeout = idle_timeout
+        self.body_timeout = body_timeout
+        self.max_body = max_body
         self.stopping = False
         self._connections: set[socket.socket] = set()
         self._conn_lock = threading.Lock()

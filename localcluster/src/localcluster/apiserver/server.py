@@ -19,7 +19,15 @@ from typing import Any
 from . import discovery, errors, params, tables
 from .errors import StatusError
 from .faults import Faults
-from .httpcore import ClientGone, Request, Responder, ThreadingServer
+from .httpcore import (
+    HEADER_TIMEOUT,
+    IDLE_TIMEOUT,
+    MAX_BODY,
+    ClientGone,
+    Request,
+    Responder,
+    ThreadingServer,
+)
 from .kubeconfig import CONTEXT_NAME, kubeconfig_document
 from .objects import meta
 from .registry import Registry
@@ -47,8 +55,12 @@ class APIServer:
         faults: dict[str, Any] | None = None,
         registry: Registry | None = None,
         bookmark_interval: float = 5.0,
+        header_timeout: float = HEADER_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.host = host
+        self.header_timeout = header_timeout
+        self.idle_timeout = idle_timeout
         self.port = port
         self.tls = tls
         self.token = token if token or not tls else secrets.token_hex(16)
@@ -84,7 +96,13 @@ class APIServer:
         if self.tls:
             self.cert_file, self.key_file = make_self_signed(self.host)
             ctx = server_context(self.cert_file, self.key_file)
-        self._server = ThreadingServer((self.host, self.port), self._app, ctx)
+        self._server = ThreadingServer(
+            (self.host, self.port),
+            self._app,
+            ctx,
+            header_timeout=self.header_timeout,
+            idle_timeout=self.idle_timeout,
+        )
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -119,6 +137,8 @@ class APIServer:
         started = time.monotonic()
         try:
             self._authenticate(req)
+            if req.body_too_large:
+                raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
             if req.path != FAULTS_PATH:
                 self.faults.before_request()
             self._route(req, resp)
@@ -319,11 +339,14 @@ class APIServer:
         self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
     ) -> None:
         if req.method == "GET":
-            if params.as_bool(req.query.get("watch")):
+            watch = params.as_bool(req.query.get("watch"))
+            params.resource_version(req)
+            params.check_list_options(req, watch)
+            if watch:
                 return self._watches.serve(req, resp, rt, gvr, namespace)
             return self._list(req, resp, rt, gvr, namespace)
         if req.method == "POST":
-            body = params.object_body(req)
+            body = params.object_body(req, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
                 resp, lambda: self.registry._create(gvr, namespace, body, dry), req, 201
@@ -337,8 +360,10 @@ class APIServer:
     ) -> None:
         q = req.query
         limit = params.as_int(q.get("limit"), "limit")
-        if q.get("resourceVersion") == "0" and not q.get("continue"):
-            limit = None
+        if (limit is not None and limit <= 0) or (
+            q.get("resourceVersion") == "0" and not q.get("continue")
+        ):
+            limit = None  # as the real server: a limit of 0 or below means no limit
         items, rv, token, remaining = self.registry._list(
             gvr,
             namespace,
@@ -398,13 +423,14 @@ class APIServer:
     ) -> None:
         reg = self.registry
         if req.method == "GET":
+            params.resource_version(req)
             obj = reg._get(gvr, namespace, name)
             if tables.wants_table(req.header("accept")):
                 list_meta = {"resourceVersion": meta(obj).get("resourceVersion", "")}
                 return self._table(req, resp, rt, gvr[1], [obj], list_meta)
             return self._json(resp, obj)
         if req.method == "PUT":
-            body = params.object_body(req)
+            body = params.object_body(req, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
                 resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 MAX_LINE = 65536
 MAX_HEADER_BYTES = 1 << 20  # Go's http.Server MaxHeaderBytes as kube-apiserver sets it
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default --max-request-body-bytes (3 MiB)
+MAX_DISCARD = 16 * 1024 * 1024  # how much of a refused body we read to answer it cleanly
 HEADER_TIMEOUT = 32.0  # kube-apiserver's ReadHeaderTimeout
 IDLE_TIMEOUT = 90.0  # kube-apiserver's IdleTimeout
 BODY_TIMEOUT = 60.0
@@ -273,6 +274,7 @@ class _Handler(socketserver.BaseRequestHandler):
         if length < 0:
             raise ValueError("negative Content-Length")
         if length > limit:
+            self._discard(length, time.monotonic() + self.server.body_timeout)
             return b"", False
         if (chunked or length) and headers.get("expect", "").lower() == "100-continue":
             self.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -289,9 +291,22 @@ class _Handler(socketserver.BaseRequestHandler):
                 return b"".join(chunks), True
             total += size
             if total > limit:
+                self._discard(size, deadline)
                 return b"", False
             chunks.append(self._read_exact(size, deadline))
             self._readline(deadline)
+
+    def _discard(self, n: int, deadline: float) -> None:
+        """Read and drop up to ``MAX_DISCARD`` bytes of a refused body, so the peer, still
+        sending, reads our reply instead of a reset; a larger body just loses the connection."""
+        if n <= MAX_DISCARD:
+            with contextlib.suppress(OSError):
+                while n > 0:
+                    self._wait_until(deadline)
+                    data = self.rfile.read1(min(n, 65536))
+                    if not data:
+                        return
+                    n -= len(data)
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
         parts: list[bytes] = []

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import apply, crds, decoding, defaults, errors, patches, scale, schema, validation
+from . import apply, celrules, crds, decoding, defaults, errors, patches, scale, schema, validation
 from .errors import StatusError
 from .gc import GarbageCollector
 from .objects import clone, format_time, meta, strip_nulls
@@ -226,6 +226,12 @@ class Registry(Store):
             taken = self._types.get(
                 (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
             )
+            for i, v in enumerate(spec.get("versions") or []):
+                sch = (
+                    (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v, dict) else None
+                )
+                path = f"spec.versions[{i}].schema.openAPIV3Schema"
+                errs += celrules.compile_errors(sch, path)
             if taken is not None and not taken.is_custom:
                 errs.append(
                     errors.field_cause(
@@ -254,6 +260,13 @@ class Registry(Store):
             yield self._local.warnings
         finally:
             self._local.mode = None
+            self._local.warnings = None
+
+    def _warn(self, warnings: list[str]) -> None:
+        """Add ``Warning`` headers to the current request (a no-op outside one)."""
+        collected = getattr(self._local, "warnings", None)
+        if collected is not None:
+            collected.extend(warnings)
 
     def _prune(self, rt: ResourceType, version: str, obj: dict) -> dict:
         if not rt.is_custom:
@@ -290,6 +303,12 @@ class Registry(Store):
                     if k not in ("metadata", "apiVersion", "kind")
                 }
                 causes += schema.validate(body, {**sch, "properties": sub})
+                if any(c["reason"] == "FieldValueTypeInvalid" for c in causes):
+                    causes.append(errors.field_cause("<nil>", celrules.NOT_CHECKED))
+                else:
+                    outcome = celrules.validate(obj, old, sch)
+                    causes += outcome.causes
+                    self._warn(outcome.warnings)
         if causes:
             raise _invalid(rt, name, causes)
 

@@ -2,7 +2,10 @@
 
 ``apply_defaults`` fills ``default`` values for absent properties, recursively, like the real
 server does on create/update. ``validate`` checks ``type``, ``required``, ``enum``, numeric and
-length bounds, ``pattern`` and array items, and returns ``field_cause`` dicts. ``prune`` drops
+length bounds, ``maxProperties``/``minProperties``, ``pattern`` and array items, and returns
+``field_cause`` dicts. Integers must fit in int64 (the real decoder turns larger ones into
+floats); ``format: int32``/``int64`` set no range, as in apiextensions-apiserver, which ignores
+formats it does not list: bounds belong in ``minimum``/``maximum``. CEL rules are ``celrules``. ``prune`` drops
 undeclared fields (honouring ``x-kubernetes-preserve-unknown-fields``, ``additionalProperties``
 and embedded resources) and reports them, so ``fieldValidation=Strict`` can reject them.
 """
@@ -41,7 +44,8 @@ _TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    # beyond int64 the real server's JSON decoder yields a float, which is no integer
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63,
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
 }
@@ -144,6 +148,20 @@ _BOUNDS: tuple[tuple[str, str, Callable, Callable, str], ...] = (
         "FieldValueTooMany",
     ),
     (
+        "maxProperties",
+        "object",
+        lambda v, b: len(v) > b,
+        lambda v, b, p: f"Too many: {len(v)}: must have at most {b} items",
+        "FieldValueTooMany",
+    ),
+    (
+        "minProperties",
+        "object",
+        lambda v, b: len(v) < b,
+        lambda v, b, p: f"Invalid value: {len(v)}: {p} in body should have at least {b} properties",
+        "FieldValueInvalid",
+    ),
+    (
         "minItems",
         "array",
         lambda v, b: len(v) < b,
@@ -166,6 +184,8 @@ def _join(path: str, name: str) -> str:
 
 
 def _json_type(v: Any) -> str:
+    if isinstance(v, int) and not isinstance(v, bool) and not _TYPES["integer"](v):
+        return "number"
     for name in ("boolean", "integer", "number", "string", "array", "object"):
         if _TYPES[name](v):
             return name

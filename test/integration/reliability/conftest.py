@@ -2,8 +2,8 @@
 process against it, fault injection over the API server's admin endpoint, and a lossless
 record of every pod the cluster ever held.
 
-``PodLedger`` hooks the registry's commit path (the garbage collector's ``observe``, called
-once per committed change, in resourceVersion order, with the registry lock held). A watch
+``PodLedger`` hooks the registry's commit path (a ``commit_observers`` entry, called once per
+committed change, in resourceVersion order, with the registry lock held). A watch
 would not do: fault injection drops watches and compaction makes a rewatch fail with 410, so
 a watch-based observer could miss a short-lived duplicate. A pod counts as live from its
 creation until it is deleted, gets a deletionTimestamp or reaches a terminal phase; two live
@@ -102,8 +102,6 @@ class PodLedger:
 
     def install(self, registry: Any) -> Callable[[], None]:
         """Hook the registry's commit path; returns the function that unhooks it."""
-        gc = registry.gc
-        original = gc.observe
 
         def observe(rt: Any, ev: Any) -> None:
             if getattr(rt, "plural", None) == "pods" and not getattr(rt, "group", ""):
@@ -111,10 +109,9 @@ class PodLedger:
                     self.observe(ev.type, ev.obj)
                 except Exception as err:  # noqa: BLE001 - never break the registry
                     self.violations.append(f"ledger error: {err!r}")
-            original(rt, ev)
 
-        gc.observe = observe
-        return lambda: setattr(gc, "observe", original)
+        registry.commit_observers.append(observe)
+        return lambda: registry.commit_observers.remove(observe)
 
 
 # ---------------------------------------------------------------- operator process

@@ -13,12 +13,20 @@ wins over the pod-wide key):
 
 Every pending start or finish is one entry in the kubelet's ``TimerQueue``: no
 thread per pod. Stopping a pod ends its containers with exit code 143 (SIGTERM).
+
+An annotation that does not parse (``run-seconds: soon``, a negative or infinite time, an
+exit code outside 0..255) fails the attempt the way a bad container config fails on a real
+kubelet: reason ``CreateContainerConfigError``, a ``Failed`` Warning event naming the
+annotation, and restarts as the pod's restart policy says; never a pod stuck in
+ContainerCreating.
 """
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
@@ -37,11 +45,22 @@ def annotation(pod: dict, key: str, container: str) -> str | None:
     return value if value is not None else annotations.get(key)
 
 
+class BadAnnotation(ValueError):
+    """A simulation annotation that does not parse; the text names it."""
+
+
 def exit_code_for(pod: dict, container: str, attempt: int) -> int:
     text = annotation(pod, EXIT_CODE, container)
     if not text:
         return 0
-    codes = [int(part) for part in text.split(",") if part.strip()]
+    try:
+        codes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        codes = [-1]
+    if not all(0 <= code <= 255 for code in codes):
+        raise BadAnnotation(
+            f"invalid annotation {EXIT_CODE}: {text!r} is not a comma list of exit codes 0-255"
+        )
     return codes[min(attempt, len(codes) - 1)] if codes else 0
 
 
@@ -49,7 +68,21 @@ def seconds(pod: dict, key: str, container: str, default: float | None) -> float
     text = annotation(pod, key, container)
     if text is None or text == "":
         return default
-    return float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0):
+        raise BadAnnotation(f"invalid annotation {key}: {text!r} is not a number of seconds >= 0")
+    return value
+
+
+def _or(read: Callable[[], Any], fallback: Any) -> Any:
+    """``read()``, or ``fallback`` when an annotation edited since admission no longer parses."""
+    try:
+        return read()
+    except BadAnnotation:
+        return fallback
 
 
 class SimulatedRuntime(ContainerRuntime):
@@ -72,7 +105,13 @@ class SimulatedRuntime(ContainerRuntime):
         name = spec["name"]
         key = (record.key, name)
         container_id = f"simulated://{record.uid}-{name}-{attempt}"
-        delay = seconds(record.pod, START_SECONDS, name, self._start_delay) or 0.0
+        try:  # read every annotation now: a bad one fails this attempt, not a timer thread
+            delay = seconds(record.pod, START_SECONDS, name, self._start_delay) or 0.0
+            first_run_for = seconds(record.pod, RUN_SECONDS, name, self._default_run_seconds)
+            first_code = exit_code_for(record.pod, name, attempt)
+        except BadAnnotation as err:
+            self._fail(key, container_id, str(err))
+            return
 
         def started() -> None:
             with self._lock:
@@ -80,7 +119,11 @@ class SimulatedRuntime(ContainerRuntime):
                 self._log.setdefault(key, []).append(
                     f"simulated container {name} attempt {attempt} started"
                 )
-                run_for = seconds(record.pod, RUN_SECONDS, name, self._default_run_seconds)
+                # the pod's annotations as they are now (an edit since admission counts)
+                run_for = _or(
+                    lambda: seconds(record.pod, RUN_SECONDS, name, self._default_run_seconds),
+                    first_run_for,
+                )
                 if run_for is not None:
                     self._pending[key] = self._timers.call_later(run_for, finished)
                 else:
@@ -88,12 +131,27 @@ class SimulatedRuntime(ContainerRuntime):
             self.callbacks.container_started(record.key, name, container_id)
 
         def finished() -> None:
-            code = exit_code_for(record.pod, name, attempt)
+            code = _or(lambda: exit_code_for(record.pod, name, attempt), first_code)
             self._exit(key, container_id, code)
 
         with self._lock:
             self._cancel(key)
             self._pending[key] = self._timers.call_later(delay, started)
+
+    def _fail(self, key: tuple[str, str], container_id: str, message: str) -> None:
+        """Report a config error for this attempt from the timer thread (never re-entrantly)."""
+
+        def report() -> None:
+            with self._lock:
+                self._pending.pop(key, None)
+                self._log.setdefault(key, []).append(f"simulated container {key[1]}: {message}")
+            self.callbacks.container_exited(
+                key[0], key[1], container_id, 1, "CreateContainerConfigError", message
+            )
+
+        with self._lock:
+            self._cancel(key)
+            self._pending[key] = self._timers.call_later(0, report)
 
     def _exit(self, key: tuple[str, str], container_id: str, code: int) -> None:
         with self._lock:

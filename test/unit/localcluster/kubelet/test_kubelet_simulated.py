@@ -217,3 +217,40 @@ def test_thousands_of_pods_share_one_timer_heap(h):
     items, _ = h.registry.list(PODS, "default")
     assert {p["status"]["phase"] for p in items} == {"Succeeded"}
     assert set(threading.enumerate()) - threads_before == set()
+
+
+@pytest.mark.parametrize(
+    ("annotations", "named"),
+    [
+        ({RUN_SECONDS: "soon"}, RUN_SECONDS),
+        ({RUN_SECONDS: "-3"}, RUN_SECONDS),
+        ({RUN_SECONDS: "inf"}, RUN_SECONDS),
+        ({"localcluster.tf-operator.io/start-seconds": "nan"}, "start-seconds"),
+        ({EXIT_CODE: "1,x"}, EXIT_CODE),
+        ({EXIT_CODE: "300"}, EXIT_CODE),
+    ],
+)
+def test_a_bad_annotation_becomes_a_config_error_and_an_event(h, annotations, named):
+    # issue 13 #9: it used to leave the pod in ContainerCreating with no event
+    h.create("badcfg", annotations)
+    h.advance(0.5)
+    status = h.status("badcfg")
+    assert status["phase"] == "Failed"
+    terminated = h.container("badcfg")["state"]["terminated"]
+    assert terminated["reason"] == "CreateContainerConfigError"
+    assert named in terminated["message"]
+    events, _ = h.registry.list(("", "v1", "events"), "default")
+    failed = [e for e in events if e["reason"] == "Failed"]
+    assert failed and failed[0]["type"] == "Warning"
+    assert failed[0]["involvedObject"]["name"] == "badcfg"
+    assert failed[0]["message"].startswith("Error: invalid annotation")
+
+
+def test_a_bad_annotation_restarts_as_the_policy_says(h):
+    h.create("badretry", {RUN_SECONDS: "soon"}, restart_policy="OnFailure")
+    h.advance(0.5)
+    cs = h.container("badretry")
+    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["lastState"]["terminated"]["reason"] == "CreateContainerConfigError"
+    h.advance(RESTART + 0.5)
+    assert h.container("badretry")["restartCount"] == 1

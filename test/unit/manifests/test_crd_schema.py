@@ -129,10 +129,22 @@ def test_crd_identity(crd):
 
 def test_schema_is_structural_and_preserves_only_pod_templates(schema):
     assert structural_problems(schema) == []
-    preserved = preserved_paths(schema)
-    assert preserved and all(p.endswith(".template") for p in preserved)
-    replica_types = schema["properties"]["spec"]["properties"]["tfReplicaSpecs"]["properties"]
-    assert set(replica_types) == {"PS", "Worker", "Chief", "Master", "Evaluator"}
+    replica_spec = schema["properties"]["spec"]["properties"]["tfReplicaSpecs"][
+        "additionalProperties"
+    ]
+    preserved = preserved_paths(replica_spec)
+    assert preserved and all(p.startswith(".template") for p in preserved)
+    assert preserved_paths(schema) == []  # nothing outside the replica templates
+
+
+def test_replica_type_keys_are_not_pinned_so_nothing_is_pruned(schema):
+    # issue 13 #8: keys in any case must survive clients that do not ask for strict validation
+    replica_specs = schema["properties"]["spec"]["properties"]["tfReplicaSpecs"]
+    assert "properties" not in replica_specs
+    assert replica_specs["maxProperties"] == 5
+    rules = " ".join(r["rule"] for r in replica_specs["x-kubernetes-validations"])
+    for kind in ("ps", "worker", "chief", "master", "evaluator"):
+        assert f"'{kind}'" in rules
 
 
 @pytest.mark.parametrize("job", list(tfjob_examples()))
@@ -170,12 +182,14 @@ def _job():
             "unsupported value",
         ),
         (lambda s: s.update(cleanPodPolicy="Some"), "unsupported value"),
-        (lambda s: s["tfReplicaSpecs"].update(Chief={"replicas": 2}), "must be <= 1"),
-        (lambda s: s["tfReplicaSpecs"].update(PS={"replicas": 0}), "must be >= 1"),
+        (lambda s: s["tfReplicaSpecs"]["Worker"].update(replicas=1001), "must be <= 1000"),
+        (lambda s: s["tfReplicaSpecs"]["Worker"].update(replicas=-1), "must be >= 0"),
         (lambda s: s["tfReplicaSpecs"]["Worker"].update(replicas="2"), "type integer"),
-        (lambda s: s["tfReplicaSpecs"].update(worker={}), "unknown field 'worker'"),
         (lambda s: s.pop("tfReplicaSpecs"), "Required value"),
         (lambda s: s.update(backoffLimit=1.5), "type integer"),
+        (lambda s: s.update(backoffLimit=-1), "must be >= 0"),
+        (lambda s: s.update(activeDeadlineSeconds=-1), "must be >= 0"),
+        (lambda s: s.update(ttlSecondsAfterFinished=-1), "must be >= 0"),
     ],
 )
 def test_bad_specs_are_rejected(schema, mutate, error):

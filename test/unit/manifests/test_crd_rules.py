@@ -1,0 +1,174 @@
+"""The shipped TFJob CRD on the local cluster's API server: schema plus CEL rules decide at
+admission what a user should hear about at ``kubectl apply`` time (issue 13 #5, #8, #9)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from localcluster.apiserver import Registry, StatusError
+
+ROOT = Path(__file__).resolve().parents[3]
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+EXAMPLES = sorted((ROOT / "examples/v1").rglob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def reg():
+    r = Registry()
+    r.create(CRDS, None, yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text()))
+    yield r
+    r.stop()
+
+
+def replica(replicas=1, container="tensorflow") -> dict:
+    return {
+        "replicas": replicas,
+        "template": {"spec": {"containers": [{"name": container, "image": "tf:1"}]}},
+    }
+
+
+def job(name="job", **specs) -> dict:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {"tfReplicaSpecs": specs or {"Worker": replica()}},
+    }
+
+
+_names = iter(range(10**6))
+
+
+def create(reg, body: dict) -> dict:
+    body = copy.deepcopy(body)
+    return reg.create(TFJOBS, "default", body)
+
+
+def rejected(reg, body: dict) -> list[dict]:
+    with pytest.raises(StatusError) as info:
+        reg.create(TFJOBS, "default", copy.deepcopy(body))
+    assert (info.value.code, info.value.reason) == (422, "Invalid"), info.value.message
+    assert info.value.status["details"]["kind"] == "TFJob"
+    return info.value.status["details"]["causes"]
+
+
+def messages(causes: list[dict]) -> str:
+    return " | ".join(f"{c['field']}: {c['message']}" for c in causes)
+
+
+def tfjob_examples():
+    for path in EXAMPLES:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc and doc.get("kind") == "TFJob":
+                yield pytest.param(doc, id=str(path.relative_to(ROOT)))
+
+
+@pytest.mark.parametrize("doc", list(tfjob_examples()))
+def test_every_example_is_admitted(reg, doc):
+    doc = copy.deepcopy(doc)
+    doc["metadata"]["namespace"] = "default"
+    doc["metadata"]["name"] = f"ex-{next(_names)}"
+    assert reg.create(TFJOBS, "default", doc)["spec"] == doc["spec"]
+
+
+# ------------------------------------------------------------------ finding 8: keys in any case
+def test_replica_keys_in_any_case_are_stored_intact(reg):
+    body = job("mixed-case", Ps=replica(2), WORKER=replica(3), chief=replica(1))
+    stored = reg.create(TFJOBS, "default", copy.deepcopy(body))
+    assert stored["spec"]["tfReplicaSpecs"] == body["spec"]["tfReplicaSpecs"]
+
+
+def test_unknown_replica_types_are_refused_with_a_clear_message(reg):
+    causes = rejected(reg, job("unknown", Worker=replica(), Parameterserver=replica()))
+    assert causes == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "object": unknown replica type Parameterserver: expected '
+            "PS, Worker, Chief, Master or Evaluator (in any case)",
+            "field": "spec.tfReplicaSpecs",
+        }
+    ]
+
+
+def test_one_type_spelt_twice_is_refused(reg):
+    causes = rejected(reg, job("twice", worker=replica(), Worker=replica()))
+    assert "a replica type is given twice" in messages(causes)
+
+
+@pytest.mark.parametrize(
+    ("specs", "why"),
+    [
+        ({"Chief": replica(), "master": replica()}, "at most one of Chief and Master"),
+        ({"Chief": replica(2)}, "Chief, Master and Evaluator take at most 1 replica"),
+        ({"evaluator": replica(2)}, "Chief, Master and Evaluator take at most 1 replica"),
+        ({"PS": replica(0), "Worker": replica()}, "PS and Worker at least 1"),
+        ({"Worker": replica(container="main")}, "needs a container named tensorflow"),
+        ({"Worker": {"replicas": 1}}, "needs a container named tensorflow"),
+        ({"Worker": replica(1001)}, "should be less than or equal to 1000"),
+        ({"Worker": replica(2**31 - 1)}, "should be less than or equal to 1000"),
+        ({"Worker": replica(2**40)}, "should be less than or equal to 1000"),
+        ({"Worker": replica(2**70)}, "must be of type integer"),
+    ],
+)
+def test_replica_rules(reg, specs, why):
+    assert why in messages(rejected(reg, job(f"r{next(_names)}", **specs)))
+
+
+def test_evaluator_may_have_zero_replicas(reg):
+    assert create(reg, job("eval-zero", Worker=replica(), Evaluator=replica(0)))
+
+
+@pytest.mark.parametrize(
+    "field", ["backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"]
+)
+def test_negative_durations_and_limits_are_refused(reg, field):
+    body = job(f"neg-{next(_names)}")
+    body["spec"][field] = -1
+    causes = rejected(reg, body)
+    assert causes[0]["field"] == f"spec.{field}"
+    assert causes[0]["message"].endswith("should be greater than or equal to 0")
+    body["spec"][field] = 0
+    assert create(reg, body)
+
+
+# ------------------------------------------------------------------ finding 5: names
+@pytest.mark.parametrize("name", ["UpperCase", "a b", "-lead", "a_b", "naïve", "trail-"])
+def test_names_that_are_no_subdomain_are_refused(reg, name):
+    causes = rejected(reg, job(name))
+    assert causes[0]["field"] == "metadata.name"
+
+
+@pytest.mark.parametrize("name", ["my.job", "1job", "9"])
+def test_names_that_make_no_service_name_are_refused(reg, name):
+    causes = rejected(reg, job(name))
+    assert [c["field"] for c in causes] == ["<nil>"]
+    assert "TFJob names must be DNS-1035 labels" in causes[0]["message"]
+
+
+def test_the_longest_generated_service_name_must_fit_63_characters(reg):
+    # worker-999 is the longest suffix with 1000 workers: 63 - len("-worker-999") = 52
+    assert create(reg, job("a" * 52, Worker=replica(1000)))
+    causes = rejected(reg, job("b" * 53, Worker=replica(1000)))
+    assert causes[0]["message"].startswith(
+        f'Invalid value: "object": TFJob name {"b" * 53} is too long'
+    )
+    # a single replica leaves room for a longer name (-worker-0)
+    assert create(reg, job("c" * 54, Worker=replica(1)))
+
+
+# ------------------------------------------------------------------ updates
+def test_an_invalid_edit_is_refused_and_the_status_stays_writable(reg):
+    created = create(reg, job("edit-me", Worker=replica(2)))
+    edited = copy.deepcopy(created)
+    edited["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 5000
+    with pytest.raises(StatusError) as info:
+        reg.update(TFJOBS, "default", "edit-me", edited)
+    assert info.value.code == 422
+    status = {"status": {"conditions": [{"type": "Created", "status": "True"}]}}
+    written = reg.patch(TFJOBS, "default", "edit-me", status, "merge", "status")
+    assert written["status"]["conditions"][0]["type"] == "Created"

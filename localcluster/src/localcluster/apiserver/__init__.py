@@ -3,7 +3,9 @@
 ``Registry`` (``registry.py`` over ``store.py``) holds the objects and implements the API
 semantics: one global resourceVersion, watch history with 410 Expired, selectors, pagination,
 optimistic concurrency, status subresources, patches, finalizers, graceful pod deletion, CRDs and
-garbage collection (``gc.py``). ``APIServer`` (``server.py``) serves it to kubectl 1.32, the
+garbage collection (``gc.py``). Admission validates as kube-apiserver does: typed-decoding
+errors (``decoding.py``, ``quantity.py``), names and pod specs (``validation.py``), CRD schemas
+(``schema.py``) and CRD validation rules in CEL (``celrules.py``). ``APIServer`` (``server.py``) serves it to kubectl 1.32, the
 ``kubernetes`` Python client and client-go: discovery (legacy and aggregated), OpenAPI v3 with
 ``fieldValidation``, Tables, chunked watches and logs, TLS with a bearer token, and fault
 injection. ``StatusError`` is every API failure, carrying the full ``metav1.Status``.
@@ -18,7 +20,8 @@ Typical use::
 
 Faults at run time: ``POST /_localcluster/faults`` with any of ``{"error_rate": 0.1,
 "error_code": 500|429|503, "retry_after": 1, "latency_ms": 50, "drop_watches": true,
-"compact": true}``; ``GET`` reads the settings (also ``server.faults.apply({...})`` in process).
+"compact": true}`` (validated: 400 for anything else); ``GET`` reads the settings (also
+``server.faults.apply({...})`` in process).
 """
 
 from .errors import StatusError

@@ -1,0 +1,60 @@
+"""Python SDK for TFJobs: ``TFJobClient``, the ``tfjob(...)`` builder and typed errors.
+
+>>> from tf_operator.sdk import TFJobClient, tfjob
+>>> client = TFJobClient()                      # kubeconfig or in-cluster config
+>>> client.create(tfjob("mnist", image="kubeflow/tf-dist-mnist-test:1.0", workers=2))
+>>> client.wait_for_job("mnist", timeout=600)   # driven by a watch
+>>> for pod, line in client.get_logs("mnist", replica_type="worker", follow=True): ...
+"""
+
+from tf_operator.sdk.builder import tfjob
+from tf_operator.sdk.client import TFJOBS, TFJobClient, load_job, pod_selector
+from tf_operator.sdk.conditions import (
+    get_conditions,
+    has_condition,
+    is_failed,
+    is_finished,
+    is_restarting,
+    is_running,
+    is_succeeded,
+    job_state,
+    replica_statuses,
+)
+from tf_operator.sdk.config import connect
+from tf_operator.sdk.errors import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    FieldCause,
+    Invalid,
+    NotFound,
+    WaitTimeout,
+)
+from tf_operator.sdk.logs import LogLine, LogStream
+
+__all__ = [
+    "TFJOBS",
+    "AlreadyExists",
+    "ApiError",
+    "Conflict",
+    "FieldCause",
+    "Invalid",
+    "LogLine",
+    "LogStream",
+    "NotFound",
+    "TFJobClient",
+    "WaitTimeout",
+    "connect",
+    "get_conditions",
+    "has_condition",
+    "is_failed",
+    "is_finished",
+    "is_restarting",
+    "is_running",
+    "is_succeeded",
+    "job_state",
+    "load_job",
+    "pod_selector",
+    "replica_statuses",
+    "tfjob",
+]

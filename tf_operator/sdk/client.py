@@ -1,0 +1,493 @@
+"""``TFJobClient``: TFJobs from Python, in the mould of the Kubeflow SDK's TFJobClient.
+
+Built on the project's own client (:mod:`tf_operator.k8s.client`): one connection pool, objects
+as plain JSON dicts, errors narrowed to :mod:`tf_operator.sdk.errors`. Waiting is driven by a
+watch on the one job (``fieldSelector=metadata.name=...``), resumed from the last
+resourceVersion when the server ends it and relisted after ``410 Gone``, so a wait costs one
+open request rather than a poll loop. Nothing here knows the operator's internals: pods are
+found by the labels v0.5.3 puts on them (``tf-job-name``, ``tf-replica-type``,
+``tf-replica-index``), which is also what ``kubectl`` users select on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import urllib3
+import yaml
+
+from tf_operator.apis.tensorflow.v1.constants import (
+    API_VERSION,
+    DEFAULT_CONTAINER_NAME,
+    GROUP_NAME,
+    GROUP_VERSION,
+    KIND,
+    PLURAL,
+    REPLICA_TYPE_ORDER,
+)
+from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource
+from tf_operator.k8s.client.errors import (
+    ApiError,
+    from_status,
+    is_resource_expired,
+)
+from tf_operator.sdk import conditions as cond
+from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
+from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
+from tf_operator.sdk.logs import LogLine, LogStream, merge
+
+TFJOBS = Resource(GROUP_NAME, GROUP_VERSION, PLURAL, KIND)
+
+# The labels v0.5.3 puts on every pod and service of a job.
+LABEL_GROUP_NAME = "group-name"
+LABEL_JOB_NAME = "tf-job-name"
+LABEL_REPLICA_TYPE = "tf-replica-type"  # the replica type in lower case
+LABEL_REPLICA_INDEX = "tf-replica-index"
+
+# A watch asks the server to end it after this long and is then resumed (kubectl uses ~30 min;
+# shorter keeps a wait responsive to a server that silently dropped it).
+WATCH_CHUNK_SECONDS = 300
+LIST_PAGE_SIZE = 500
+# How long get_logs(follow=True) waits for pods to exist and start before giving up.
+LOG_START_TIMEOUT = 120.0
+
+JobSource = Mapping[str, Any] | str | os.PathLike[str] | Any
+Callback = Callable[[dict], None]
+
+
+@contextlib.contextmanager
+def _api() -> Iterator[None]:
+    """Raise API errors as the SDK's narrower classes."""
+    try:
+        yield
+    except ApiError as err:
+        narrowed = translate(err)
+        if narrowed is err:
+            raise
+        raise narrowed from err
+
+
+def pod_selector(name: str, replica_type: str | None = None, index: int | None = None) -> str:
+    """The label selector of a TFJob's pods (optionally of one replica type and index)."""
+    parts = [f"{LABEL_GROUP_NAME}={GROUP_NAME}", f"{LABEL_JOB_NAME}={name}"]
+    if replica_type:
+        parts.append(f"{LABEL_REPLICA_TYPE}={replica_type.lower()}")
+    if index is not None:
+        parts.append(f"{LABEL_REPLICA_INDEX}={index}")
+    return ",".join(parts)
+
+
+def replica_order(pod: Mapping[str, Any]) -> tuple[int, str, int, str]:
+    """Sort key: replica types in the operator's order, then index, then name."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    rtype = labels.get(LABEL_REPLICA_TYPE, "")
+    order = [t.lower() for t in REPLICA_TYPE_ORDER]
+    rank = order.index(rtype) if rtype in order else len(order)
+    try:
+        index = int(labels.get(LABEL_REPLICA_INDEX, ""))
+    except ValueError:
+        index = -1
+    return rank, rtype, index, pod["metadata"]["name"]
+
+
+def load_job(source: JobSource) -> dict:
+    """A TFJob dict from a dict, an object with ``to_dict()`` (``apis`` types) or a YAML path."""
+    if isinstance(source, Mapping):
+        job = dict(source)
+    elif hasattr(source, "to_dict"):
+        job = source.to_dict()
+    elif isinstance(source, str | os.PathLike):
+        docs = [d for d in yaml.safe_load_all(Path(source).read_text()) if d]
+        if len(docs) != 1:
+            raise ValueError(f"{source}: expected one TFJob document, found {len(docs)}")
+        job = docs[0]
+    else:
+        raise TypeError(f"cannot make a TFJob from {type(source).__name__}")
+    if not isinstance(job, dict):
+        raise ValueError("a TFJob must be a mapping")
+    job.setdefault("apiVersion", API_VERSION)
+    job.setdefault("kind", KIND)
+    if job["kind"] != KIND:
+        raise ValueError(f"expected kind {KIND}, got {job['kind']!r}")
+    return job
+
+
+class TFJobClient:
+    """Create, inspect, wait for and delete TFJobs; read their pods' logs.
+
+    ``namespace`` is the default for every call (else the kubeconfig context's namespace, the
+    pod's namespace in a cluster, or ``default``). Pass ``kube`` to reuse a
+    :class:`~tf_operator.k8s.client.KubeClient`.
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
+        *,
+        context: str | None = None,
+        master: str | None = None,
+        kube: KubeClient | None = None,
+    ) -> None:
+        if kube is None:
+            conn = connect(kubeconfig, context=context, master=master)
+            kube, default_namespace = conn.kube, conn.namespace
+        else:
+            default_namespace = DEFAULT_NAMESPACE
+        self.kube = kube
+        self.namespace = namespace or default_namespace
+        self._jobs = kube.resource(TFJOBS)
+        self._pods = kube.resource(PODS)
+        self._events = kube.resource(EVENTS)
+
+    def close(self) -> None:
+        self.kube.close()
+
+    def __enter__(self) -> TFJobClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ns(self, namespace: str | None) -> str:
+        return namespace or self.namespace
+
+    # ---- CRUD -------------------------------------------------------------------------------
+    def create(self, tfjob: JobSource, namespace: str | None = None) -> dict:
+        """Submit a TFJob (dict, ``apis`` object or YAML path); returns it as stored."""
+        job = load_job(tfjob)
+        meta = job.setdefault("metadata", {})
+        namespace = namespace or meta.get("namespace") or self.namespace
+        meta["namespace"] = namespace
+        with _api():
+            return self._jobs.create(job, namespace=namespace)
+
+    def get(self, name: str, namespace: str | None = None) -> dict:
+        with _api():
+            return self._jobs.get(name, namespace=self._ns(namespace))
+
+    def list(
+        self,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        all_namespaces: bool = False,
+    ) -> list[dict]:
+        """TFJobs of one namespace (or all), oldest first, read in pages."""
+        ns = None if all_namespaces else self._ns(namespace)
+        items: list[dict] = []
+        token = None
+        with _api():
+            while True:
+                page = self._jobs.list(
+                    ns, label_selector, limit=LIST_PAGE_SIZE, continue_token=token
+                )
+                items += page.get("items") or []
+                token = (page.get("metadata") or {}).get("continue")
+                if not token:
+                    break
+        return sorted(items, key=_created_then_name)
+
+    def patch(
+        self,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        patch_type: str = "merge",
+    ) -> dict:
+        """Patch a TFJob (``merge``, ``json`` or ``strategic``); returns the result."""
+        with _api():
+            return self._jobs.patch(
+                name, patch, namespace=self._ns(namespace), patch_type=patch_type
+            )
+
+    def delete(
+        self, name: str, namespace: str | None = None, propagation: str | None = None
+    ) -> dict:
+        """Delete a TFJob. ``propagation``: None (the server's default, Background: the job goes
+        at once, its pods and services after it), ``Foreground`` (the job stays, with a
+        deletionTimestamp, until they are gone) or ``Orphan`` (they stay)."""
+        with _api():
+            return self._jobs.delete(name, self._ns(namespace), propagation_policy=propagation)
+
+    # ---- state ------------------------------------------------------------------------------
+    def get_conditions(self, name: str, namespace: str | None = None) -> list[dict]:
+        return cond.get_conditions(self.get(name, namespace))
+
+    def get_job_state(self, name: str, namespace: str | None = None) -> str:
+        return cond.job_state(self.get(name, namespace))
+
+    def is_running(self, name: str, namespace: str | None = None) -> bool:
+        return cond.is_running(self.get(name, namespace))
+
+    def is_restarting(self, name: str, namespace: str | None = None) -> bool:
+        return cond.is_restarting(self.get(name, namespace))
+
+    def is_succeeded(self, name: str, namespace: str | None = None) -> bool:
+        return cond.is_succeeded(self.get(name, namespace))
+
+    def is_failed(self, name: str, namespace: str | None = None) -> bool:
+        return cond.is_failed(self.get(name, namespace))
+
+    # ---- watching ---------------------------------------------------------------------------
+    def watch(
+        self,
+        namespace: str | None = None,
+        name: str | None = None,
+        label_selector: str | None = None,
+        timeout: float | None = None,
+        all_namespaces: bool = False,
+    ) -> Iterator[tuple[str, dict]]:
+        """The current TFJobs as ``("ADDED", job)``, then every change as it happens.
+
+        Yields ``(event_type, job)`` with type ADDED, MODIFIED or DELETED until ``timeout``
+        seconds have passed (forever when None). The watch is resumed where it ended; after
+        ``410 Gone`` the current state is listed again and replayed as MODIFIED."""
+        ns = None if all_namespaces else self._ns(namespace)
+        fields = f"metadata.name={name}" if name else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        version, current = self._list_version(ns, label_selector, fields)
+        for job in current:
+            yield "ADDED", job
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return
+            chunk = WATCH_CHUNK_SECONDS if left is None else min(WATCH_CHUNK_SECONDS, left)
+            try:
+                for event_type, job in self._watch_once(ns, label_selector, fields, version, chunk):
+                    version = job["metadata"].get("resourceVersion") or version
+                    yield event_type, job
+            except ApiError as err:
+                if not is_resource_expired(err):
+                    raise translate(err) from err
+                version, current = self._list_version(ns, label_selector, fields)
+                for job in current:
+                    yield "MODIFIED", job
+
+    def _list_version(
+        self, namespace: str | None, labels: str | None, fields: str | None
+    ) -> tuple[str, list[dict]]:
+        with _api():
+            listed = self._jobs.list(namespace, labels, fields)
+        items = sorted(listed.get("items") or [], key=_created_then_name)
+        return (listed.get("metadata") or {}).get("resourceVersion") or "", items
+
+    def _watch_once(
+        self,
+        namespace: str | None,
+        labels: str | None,
+        fields: str | None,
+        version: str,
+        seconds: float,
+    ) -> Iterator[tuple[str, dict]]:
+        with (
+            _api(),
+            self._jobs.watch(
+                namespace,
+                resource_version=version,
+                timeout_seconds=max(1, math.ceil(seconds)),
+                label_selector=labels,
+                field_selector=fields,
+            ) as stream,
+        ):
+            for event_type, obj in stream:
+                if event_type == "ERROR":
+                    raise from_status(obj)
+                if event_type in ("ADDED", "MODIFIED", "DELETED"):
+                    yield event_type, obj
+
+    def wait_for_job(
+        self,
+        name: str,
+        namespace: str | None = None,
+        conditions: Iterable[str] = cond.FINAL_CONDITIONS,
+        timeout: float = 600,
+        callback: Callback | None = None,
+    ) -> dict:
+        """Block until the job has one of ``conditions`` in force; return it then.
+
+        ``callback(job)`` sees the job as first read and after every change. Raises
+        :class:`WaitTimeout` after ``timeout`` seconds and :class:`NotFound` if the job does
+        not exist or is deleted meanwhile."""
+        wanted = tuple(conditions)
+        ns = self._ns(namespace)
+        last: dict | None = self.get(name, ns)  # NotFound at once, not after the timeout
+        for event_type, job in self.watch(ns, name=name, timeout=timeout):
+            if event_type == "DELETED":
+                raise NotFound(404, "NotFound", f'tfjobs.{GROUP_NAME} "{name}" was deleted')
+            last = job
+            if callback is not None:
+                callback(job)
+            if cond.has_any_condition(job, wanted):
+                return job
+        raise WaitTimeout(
+            f"TFJob {ns}/{name} has none of {', '.join(wanted)} after {timeout:g}s "
+            f"(state {cond.job_state(last or {})})",
+            last,
+        )
+
+    # ---- pods, events, logs -----------------------------------------------------------------
+    def get_pods(
+        self,
+        name: str,
+        namespace: str | None = None,
+        replica_type: str | None = None,
+        index: int | None = None,
+    ) -> list[dict]:
+        """The job's pods, by replica type (operator order) then index."""
+        with _api():
+            listed = self._pods.list(self._ns(namespace), pod_selector(name, replica_type, index))
+        return sorted(listed.get("items") or [], key=replica_order)
+
+    def get_pod_names(
+        self,
+        name: str,
+        namespace: str | None = None,
+        replica_type: str | None = None,
+        index: int | None = None,
+    ) -> list[str]:
+        return [p["metadata"]["name"] for p in self.get_pods(name, namespace, replica_type, index)]
+
+    def get_events(self, name: str, namespace: str | None = None) -> list[dict]:
+        """Events about the TFJob itself, oldest first."""
+        fields = f"involvedObject.kind={KIND},involvedObject.name={name}"
+        with _api():
+            listed = self._events.list(self._ns(namespace), field_selector=fields)
+        return sorted(listed.get("items") or [], key=_event_time)
+
+    def stream_pod_log(
+        self,
+        pod: str,
+        namespace: str | None = None,
+        container: str = DEFAULT_CONTAINER_NAME,
+        follow: bool = False,
+        tail_lines: int | None = None,
+    ) -> LogStream:
+        """One container's log as a :class:`LogStream` of lines (close it when done)."""
+        query: dict[str, Any] = {"container": container}
+        if follow:
+            query["follow"] = "true"
+        if tail_lines is not None:
+            query["tailLines"] = int(tail_lines)
+        path = PODS.path(self._ns(namespace), pod, "log")
+        timeout = urllib3.Timeout(connect=30.0, read=None if follow else 60.0)
+        with _api():
+            response = self.kube.transport.open("GET", path, query=query, timeout=timeout)
+        return LogStream(pod, response)
+
+    def get_logs(
+        self,
+        name: str,
+        namespace: str | None = None,
+        replica_type: str | None = None,
+        index: int | None = None,
+        follow: bool = False,
+        container: str = DEFAULT_CONTAINER_NAME,
+        tail_lines: int | None = None,
+        start_timeout: float = LOG_START_TIMEOUT,
+    ) -> Iterator[LogLine]:
+        """``(pod, line)`` from the job's pods (one replica type / index if given).
+
+        Without ``follow`` it gives what is logged so far, pod by pod. With ``follow`` it first
+        waits (up to ``start_timeout``) for every selected replica's pod to exist and start,
+        then streams all of them at once until their containers exit."""
+        ns = self._ns(namespace)
+        if follow:
+            pods = self._wait_pods_started(name, ns, replica_type, index, start_timeout)
+        else:
+            pods = self.get_pod_names(name, ns, replica_type, index)
+        if not follow:
+            for pod in pods:
+                stream = self.stream_pod_log(pod, ns, container, tail_lines=tail_lines)
+                for line in stream:
+                    yield LogLine(pod, line)
+            return
+        streams = [self.stream_pod_log(p, ns, container, True, tail_lines) for p in pods]
+        yield from merge(streams)
+
+    def expected_pod_names(
+        self, job: Mapping[str, Any], replica_type: str | None = None, index: int | None = None
+    ) -> list[str]:
+        """The pod names the operator gives the job's replicas (``<job>-<type>-<index>``)."""
+        name = job["metadata"]["name"]
+        names = []
+        for rtype, spec in ((job.get("spec") or {}).get("tfReplicaSpecs") or {}).items():
+            if replica_type and rtype.lower() != replica_type.lower():
+                continue
+            replicas = (spec or {}).get("replicas")
+            count = 1 if replicas is None else int(replicas)
+            for i in range(count):
+                if index is None or i == index:
+                    names.append(f"{name}-{rtype.lower()}-{i}")
+        return names
+
+    def _wait_pods_started(
+        self,
+        name: str,
+        namespace: str,
+        replica_type: str | None,
+        index: int | None,
+        timeout: float,
+    ) -> list[str]:
+        job = self.get(name, namespace)
+        names = self.expected_pod_names(job, replica_type, index)
+        expected = set(names)
+        if not expected:
+            raise ValueError(f"TFJob {namespace}/{name} has no replica matching the selection")
+        selector = pod_selector(name, replica_type, index)
+        deadline = time.monotonic() + timeout
+        started: set[str] = set()
+        with _api():
+            listed = self._pods.list(namespace, selector)
+        version = (listed.get("metadata") or {}).get("resourceVersion")
+        for pod in listed.get("items") or []:
+            if _started(pod):
+                started.add(pod["metadata"]["name"])
+        while not expected <= started:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = ", ".join(sorted(expected - started))
+                raise WaitTimeout(f"pods not started after {timeout:g}s: {missing}", job)
+            with (
+                _api(),
+                self._pods.watch(
+                    namespace,
+                    resource_version=version,
+                    timeout_seconds=max(1, math.ceil(left)),
+                    label_selector=selector,
+                ) as stream,
+            ):
+                for event_type, pod in stream:
+                    if event_type == "ERROR":
+                        raise translate(from_status(pod))
+                    version = pod["metadata"].get("resourceVersion") or version
+                    if event_type != "DELETED" and _started(pod):
+                        started.add(pod["metadata"]["name"])
+                    if expected <= started:
+                        break
+        return names
+
+
+def _started(pod: Mapping[str, Any]) -> bool:
+    """The pod's containers have run (a log exists to read)."""
+    return ((pod.get("status") or {}).get("phase") or "Pending") != "Pending"
+
+
+def _created_then_name(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _event_time(event: Mapping[str, Any]) -> str:
+    return (
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or (event.get("metadata") or {}).get("creationTimestamp")
+        or ""
+    )

@@ -31,6 +31,7 @@ from tf_operator.sdk.errors import (
     WaitTimeout,
 )
 from tf_operator.sdk.logs import LogLine, LogStream
+from tf_operator.sdk.replicas import ReplicaInfo, replica_info
 
 __all__ = [
     "TFJOBS",
@@ -42,6 +43,7 @@ __all__ = [
     "LogLine",
     "LogStream",
     "NotFound",
+    "ReplicaInfo",
     "TFJobClient",
     "WaitTimeout",
     "connect",
@@ -55,6 +57,7 @@ __all__ = [
     "job_state",
     "load_job",
     "pod_selector",
+    "replica_info",
     "replica_statuses",
     "tfjob",
 ]

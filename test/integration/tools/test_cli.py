@@ -1,0 +1,118 @@
+"""The ``tfjob`` command and the ``kubectl tfjob`` plugin against the local cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from test.integration.tools.conftest import python_job, unique
+from tf_operator.cli.main import cli
+
+pytestmark = pytest.mark.integration
+
+BIN = Path(sys.executable).parent
+
+
+def tfjob(cluster, *args: str, input: str | None = None):
+    result = CliRunner().invoke(cli, ["--kubeconfig", cluster.kubeconfig, *args], input=input)
+    return result
+
+
+def test_submit_wait_list_describe_logs_delete(cluster, operator, tmp_path):
+    name = unique("cli")
+    path = tmp_path / "job.yaml"
+    code = "print('step 1'); print('step 2')"
+    path.write_text(yaml.safe_dump(python_job(name, code, workers=2, clean_pod_policy="None")))
+
+    result = tfjob(cluster, "submit", str(path), "--wait", "--timeout", "60")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == f"tfjob.kubeflow.org/{name} created"
+    assert lines[-1] == f"tfjob.kubeflow.org/{name} succeeded"
+    # not a terminal: plain progress lines, one per change, ending with the final counts
+    assert lines[-2].endswith("Worker: active 0  succeeded 2  failed 0")
+    assert "Succeeded" in lines[-2] and "\033" not in result.output
+
+    listed = tfjob(cluster, "list", "-o", "wide").output.splitlines()
+    row = next(line.split() for line in listed if line.startswith(name + " "))
+    assert row[1] == "Succeeded" and row[3] == "Worker=2" and row[5] == "2"
+    as_json = json.loads(tfjob(cluster, "list", "-o", "json").output)
+    assert name in [j["metadata"]["name"] for j in as_json["items"]]
+
+    described = tfjob(cluster, "describe", name).output
+    assert f"{name}-worker-1" in described and "Succeeded" in described
+    assert "SuccessfulCreatePod" in described
+
+    logs = tfjob(cluster, "logs", name).output.splitlines()
+    assert logs == [f"[{name}-worker-{i}] step {s}" for i in (0, 1) for s in (1, 2)]
+    one = tfjob(cluster, "logs", name, "--replica", "worker", "--index", "1", "--tail", "1")
+    assert one.output == "step 2\n"
+
+    deleted = tfjob(cluster, "delete", name)
+    assert deleted.exit_code == 0 and deleted.output == f'tfjob.kubeflow.org "{name}" deleted\n'
+    missing = tfjob(cluster, "describe", name)
+    assert missing.exit_code == 1
+    assert f'Error from server (NotFound): tfjobs.kubeflow.org "{name}" not found' in missing.output
+
+
+def test_wait_exit_codes(cluster, operator):
+    failed = unique("cli-fail")
+    tfjob(cluster, "submit", "-", input=yaml.safe_dump(python_job(failed, "raise SystemExit(1)")))
+    assert tfjob(cluster, "wait", failed, "--timeout", "60").exit_code == 1
+    slow = unique("cli-slow")
+    tfjob(
+        cluster,
+        "submit",
+        "-",
+        input=yaml.safe_dump(python_job(slow, "import time; time.sleep(60)")),
+    )
+    result = tfjob(cluster, "wait", slow, "--timeout", "1")
+    assert result.exit_code == 2 and "timed out" in result.output
+    tfjob(cluster, "delete", failed, slow)
+
+
+def test_invalid_job_shows_the_api_error_and_causes(cluster):
+    job = python_job(unique("cli-bad"), "pass")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = "two"
+    result = tfjob(cluster, "submit", "-", input=yaml.safe_dump(job))
+    assert result.exit_code == 1
+    assert result.output.startswith("Error from server (Invalid): ")
+    assert "  spec.tfReplicaSpecs.Worker.replicas: " in result.output
+
+
+def test_example_runs_on_the_local_cluster(cluster, operator):
+    name = unique("cli-example")
+    result = tfjob(cluster, "submit", "--example", "tf-config", "--name", name, "--wait")
+    assert result.exit_code == 0, result.output
+    logs = tfjob(cluster, "logs", name, "--replica", "worker", "--index", "0").output
+    assert logs.startswith(f"task worker 0 on {name}-worker-0\ncluster ")
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kubectl_finds_the_plugin(cluster, operator, tmp_path):
+    """kubectl (a dispatcher binary here) runs ``kubectl-tfjob`` from PATH as ``kubectl tfjob``."""
+    name = unique("plugin")
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "KUBECONFIG": cluster.kubeconfig,
+        "HOME": str(tmp_path),
+    }
+    run = {"capture_output": True, "text": True, "env": env, "timeout": 60}
+    plugins = subprocess.run(["kubectl", "plugin", "list"], **run)
+    assert str(BIN / "kubectl-tfjob") in plugins.stdout, plugins.stderr
+    job = yaml.safe_dump(python_job(name, "pass"))
+    submitted = subprocess.run(["kubectl", "tfjob", "submit", "-", "--wait"], input=job, **run)
+    assert submitted.returncode == 0, submitted.stderr
+    listed = subprocess.run(["kubectl", "tfjob", "list"], **run)
+    assert any(line.split()[:2] == [name, "Succeeded"] for line in listed.stdout.splitlines())
+    usage = subprocess.run(["kubectl", "tfjob", "--help"], **run)
+    assert usage.stdout.startswith("Usage: kubectl tfjob ")

@@ -1,0 +1,140 @@
+"""Tables, ages, describe text and the progress view of the ``tfjob`` command."""
+
+import io
+import json
+from datetime import UTC, datetime
+
+import yaml
+
+from tf_operator.cli.describe import describe
+from tf_operator.cli.output import human_duration, render_jobs, table
+from tf_operator.cli.progress import ProgressView
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def job(name="j", state="Running", active=2, succeeded=1) -> dict:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T11:57:00Z"},
+        "spec": {"tfReplicaSpecs": {"PS": {"replicas": 1}, "Worker": {}}},
+        "status": {
+            "conditions": [{"type": state, "status": "True"}],
+            "replicaStatuses": {"Worker": {"active": active, "succeeded": succeeded}},
+            "startTime": "2026-01-01T11:58:00Z",
+        },
+    }
+
+
+def test_human_duration_like_kubectl():
+    assert [
+        human_duration(s) for s in (0, 59, 119, 192, 3600, 3 * 3600 + 300, 90000, 3 * 86400 + 7200)
+    ] == [
+        "0s",
+        "59s",
+        "119s",
+        "3m12s",
+        "60m",
+        "3h5m",
+        "25h",
+        "3d2h",
+    ]
+
+
+def test_table_aligns_columns():
+    assert table(["A", "LONGER"], [["x", "1"], ["yyyy", "2"]]) == (
+        "A      LONGER\nx      1\nyyyy   2"
+    )
+
+
+def test_render_jobs_formats(monkeypatch):
+    jobs = [job()]
+    plain = render_jobs(jobs, None).splitlines()
+    assert plain[0].split() == ["NAME", "STATE", "AGE"] and plain[1].split()[:2] == ["j", "Running"]
+    wide = render_jobs(jobs, "wide", all_namespaces=True).splitlines()
+    assert wide[0].split()[:2] == ["NAMESPACE", "NAME"]
+    assert wide[1].split()[:7] == [
+        "ns",
+        "j",
+        "Running",
+        wide[1].split()[3],
+        "PS=1,Worker=1",
+        "2",
+        "1",
+    ]
+    assert yaml.safe_load(render_jobs(jobs, "yaml"))["items"][0]["metadata"]["name"] == "j"
+    assert json.loads(render_jobs(jobs, "json"))["kind"] == "List"
+    assert render_jobs(jobs, "name") == "tfjob.kubeflow.org/j"
+
+
+def test_describe_lists_replicas_conditions_and_events():
+    pod = {
+        "metadata": {
+            "name": "j-worker-0",
+            "labels": {"tf-replica-type": "worker", "tf-replica-index": "0"},
+        },
+        "spec": {"nodeName": "node-1"},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "tensorflow",
+                    "restartCount": 2,
+                    "state": {"running": {}},
+                    "lastState": {"terminated": {"exitCode": 137, "reason": "Error"}},
+                }
+            ],
+        },
+    }
+    event = {
+        "metadata": {"creationTimestamp": "2026-01-01T11:59:00Z"},
+        "type": "Warning",
+        "reason": "Restarting",
+        "message": "pod j-worker-0 restarted",
+        "lastTimestamp": "2026-01-01T11:59:30Z",
+    }
+    text = describe(job(), [pod], [event], now=NOW)
+    assert "Created:          2026-01-01T11:57:00Z (3m ago)" in text
+    replica = next(line for line in text.splitlines() if "j-worker-0" in line and "node-1" in line)
+    assert replica.split() == ["worker", "0", "j-worker-0", "node-1", "Running", "2", "137", "-"]
+    assert "Warning   Restarting   30s   1       pod j-worker-0 restarted" in text
+    assert describe(job(), [], [], now=NOW).count("<none>") == 2
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_plain_progress_prints_a_line_per_change_only():
+    out, clock = io.StringIO(), Clock()
+    view = ProgressView(out, tty=False, clock=clock)
+    view.update(job(state="Created", active=0, succeeded=0))
+    clock.now += 5
+    view.update(job(state="Created", active=0, succeeded=0))  # same: nothing printed
+    view.update(job(active=2, succeeded=0))
+    view.close()
+    assert out.getvalue().splitlines() == [
+        "[0s] Created | PS: active 0  succeeded 0  failed 0 | Worker: active 0  succeeded 0  failed 0",
+        "[5s] Running | PS: active 0  succeeded 0  failed 0 | Worker: active 2  succeeded 0  failed 0",
+    ]
+    assert "\033" not in out.getvalue()
+
+
+def test_tty_progress_redraws_in_place():
+    out, clock = io.StringIO(), Clock()
+    view = ProgressView(out, tty=True, clock=clock)
+    view.update(job(active=1, succeeded=0))
+    clock.now += 75
+    view.update(job(state="Succeeded", active=0, succeeded=2))
+    view.close()
+    text = out.getvalue()
+    assert text.count("\033[3F") >= 2  # moved up over the 3 lines drawn before, then redrew
+    last = text.rsplit("\033[3F", 1)[1].replace("\033[2K", "").splitlines()
+    assert last == [
+        "TFJob ns/j: Succeeded (75s)",
+        "  PS      active 0  succeeded 0  failed 0",
+        "  Worker  active 0  succeeded 2  failed 0",
+    ]

@@ -1,0 +1,1 @@
+"""The ``tfjob`` command line (console scripts ``tfjob`` and ``kubectl-tfjob``)."""

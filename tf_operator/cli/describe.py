@@ -1,0 +1,94 @@
+"""``tfjob describe``: one TFJob, its replicas, conditions and recent events, as text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tf_operator.cli.output import age, replica_counts, table
+from tf_operator.sdk.conditions import get_conditions, job_state
+from tf_operator.sdk.replicas import replica_info
+
+RECENT_EVENTS = 10
+
+
+def describe(
+    job: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any]],
+    now: datetime | None = None,
+) -> str:
+    meta = job.get("metadata") or {}
+    status = job.get("status") or {}
+    spec = job.get("spec") or {}
+    fields = [
+        ("Name", meta.get("name")),
+        ("Namespace", meta.get("namespace")),
+        (
+            "Created",
+            f"{meta.get('creationTimestamp')} ({age(meta.get('creationTimestamp'), now)} ago)",
+        ),
+        ("State", job_state(job)),
+        ("Replicas", replica_counts(job)),
+        ("Clean pod policy", spec.get("cleanPodPolicy") or "Running (default)"),
+        ("Start time", status.get("startTime") or "-"),
+        ("Completion time", status.get("completionTime") or "-"),
+    ]
+    width = max(len(k) for k, _ in fields) + 2
+    out = [f"{(k + ':').ljust(width)}{v}" for k, v in fields]
+
+    out += ["", "Replicas:"]
+    rows = [
+        [
+            r.replica_type,
+            r.index,
+            r.pod,
+            r.node or "-",
+            r.phase,
+            r.restarts,
+            "-" if r.exit_code is None else r.exit_code,
+            r.reason or "-",
+        ]
+        for r in map(replica_info, pods)
+    ]
+    headers = ["TYPE", "INDEX", "POD", "NODE", "PHASE", "RESTARTS", "EXIT CODE", "REASON"]
+    out.append(_indent(table(headers, rows)) if rows else "  <none>")
+
+    out += ["", "Conditions:"]
+    conds = [
+        [
+            c.get("type", ""),
+            c.get("status", ""),
+            c.get("reason", ""),
+            c.get("lastTransitionTime") or "-",
+            c.get("message", ""),
+        ]
+        for c in get_conditions(job)
+    ]
+    headers = ["TYPE", "STATUS", "REASON", "LAST TRANSITION", "MESSAGE"]
+    out.append(_indent(table(headers, conds)) if conds else "  <none>")
+
+    out += ["", "Events:"]
+    recent = [
+        [
+            e.get("type", ""),
+            e.get("reason", ""),
+            age(
+                e.get("lastTimestamp")
+                or e.get("eventTime")
+                or e["metadata"].get("creationTimestamp"),
+                now,
+            ),
+            e.get("count") or 1,
+            e.get("message", ""),
+        ]
+        for e in events[-RECENT_EVENTS:]
+    ]
+    headers = ["TYPE", "REASON", "AGE", "COUNT", "MESSAGE"]
+    out.append(_indent(table(headers, recent)) if recent else "  <none>")
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

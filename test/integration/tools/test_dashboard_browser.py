@@ -1,0 +1,281 @@
+"""The dashboard in a real browser: Debian's chromium driven by Playwright.
+
+The real ``tf-operator-dashboard`` process serves the local cluster (with the real operator
+running the jobs); chromium runs headless with a fresh profile and every network feature that
+would reach outside this machine turned off. Screenshots land in ``build/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from test.integration.tools.conftest import ROOT, python_job, unique
+from tf_operator.sdk import NotFound
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+TIMEOUT_MS = 30_000
+NAMESPACE = "dashboard-test"
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+
+class Dashboard:
+    """A ``tf-operator-dashboard`` process; ``url`` once it listens."""
+
+    def __init__(self, kubeconfig: str, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "tf-operator-dashboard"),
+                f"--kubeconfig={kubeconfig}",
+                f"--namespace={NAMESPACE}",
+                "--port=0",
+                *args,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"},
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # blocks until it listens (or exits)
+        assert "serving on http://" in line, line + self.proc.stdout.read()
+        self.url = line.split()[3].rstrip("/")
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def namespace(cluster) -> str:
+    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    return NAMESPACE
+
+
+@pytest.fixture(scope="module")
+def dashboard(cluster, operator, namespace) -> Iterator[Dashboard]:
+    dash = Dashboard(cluster.kubeconfig, "--allow-write")
+    yield dash
+    dash.stop()
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory):
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with playwright_sync.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        yield context
+        context.close()
+
+
+@pytest.fixture
+def page(browser_context):
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    yield page
+    page.close()
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def screenshot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def gated_job(name: str, marker: Path, workers: int = 1) -> dict:
+    """Workers print a line, then wait for ``marker`` to exist before exiting 0."""
+    code = (
+        "import json,os,time\n"
+        "t = json.loads(os.environ['TF_CONFIG'])['task']\n"
+        "print('hello from', t['type'], t['index'], flush=True)\n"
+        f"while not os.path.exists({str(marker)!r}): time.sleep(0.05)\n"
+        "print('bye from', t['type'], t['index'])\n"
+    )
+    job = python_job(name, code, workers=workers, clean_pod_policy="None")
+    job["metadata"]["namespace"] = NAMESPACE
+    return job
+
+
+def test_list_updates_live_when_a_job_changes_phase(dashboard, client, page, tmp_path):
+    name = unique("live")
+    marker = tmp_path / "go"
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    expect(page.locator("#live")).to_have_text("live")
+    page.evaluate("window.notReloaded = true")
+
+    client.create(gated_job(name, marker))
+    row = page.locator(f'#jobs tr[data-name="{name}"]')
+    expect(row.locator(".state")).to_have_text("Running")
+    marker.touch()
+    expect(row.locator(".state")).to_have_text("Succeeded")
+    expect(row.locator("td").nth(4)).to_have_text("1")  # succeeded replicas
+    assert page.evaluate("window.notReloaded") is True  # pushed, not reloaded
+    screenshot(page, "jobs-list")
+
+
+def test_job_page_shows_replicas_conditions_and_logs(dashboard, client, page, tmp_path):
+    name = unique("page")
+    marker = tmp_path / "go"
+    client.create(gated_job(name, marker, workers=2))
+    client.wait_for_job(name, NAMESPACE, conditions=["Running"], timeout=60)
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+
+    replicas = page.locator("#replicas tbody tr")
+    expect(replicas).to_have_count(2)
+    for i in (0, 1):
+        row = page.locator(f'#replicas tr[data-pod="{name}-worker-{i}"]')
+        expect(row.locator(".phase")).to_have_text("Running")
+        expect(page.locator(f'pre[data-pod="{name}-worker-{i}"]')).to_contain_text(
+            f"hello from worker {i}"
+        )
+    marker.touch()  # the log keeps streaming and the page follows the job to its end
+    expect(page.locator(f'pre[data-pod="{name}-worker-0"]')).to_contain_text("bye from worker 0")
+    expect(page.locator("#state .state")).to_have_text("Succeeded")
+    expect(page.locator("#conditions li.current strong")).to_contain_text(["Created", "Succeeded"])
+    expect(page.locator("#events")).to_contain_text("SuccessfulCreatePod")
+    expect(page.locator(f'#replicas tr[data-pod="{name}-worker-1"] td').nth(6)).to_have_text("0")
+    screenshot(page, "job-page")
+
+
+def test_create_from_yaml_shows_the_api_error_inline(dashboard, client, page):
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    name = unique("pasted")
+    bad = f"""apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: {name}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: two
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: python:3.11-slim
+              command: [python3, -c, "print('hi')"]
+"""
+    page.fill("#yaml", bad)
+    page.click("#create-form button[type=submit]")
+    result = page.locator("#create-result.error")
+    expect(result).to_contain_text("is invalid")
+    expect(result.locator(".causes")).to_contain_text("spec.tfReplicaSpecs.Worker.replicas")
+    screenshot(page, "create-invalid")
+    with pytest.raises(NotFound):
+        client.get(name, NAMESPACE)
+
+    page.fill("#yaml", "metadata: [unclosed")
+    page.click("#create-form button[type=submit]")
+    expect(page.locator("#create-result.error")).to_contain_text("does not parse")
+
+    page.fill("#yaml", bad.replace("replicas: two", "replicas: 1"))
+    page.click("#create-form button[type=submit]")
+    expect(page.locator("#create-result.ok")).to_contain_text(f"Created {name}")
+    expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_be_visible()
+    assert client.get(name, NAMESPACE)["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] == 1
+
+
+def test_delete_asks_for_confirmation(dashboard, client, page, tmp_path):
+    name = unique("doomed")
+    client.create(gated_job(name, tmp_path / "never"))
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+    page.click("#delete")
+    dialog = page.locator("#confirm-delete")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    assert client.get(name, NAMESPACE)  # still there
+
+    page.click("#delete")
+    page.click("#confirm")
+    page.wait_for_url(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_have_count(0)
+    with pytest.raises(NotFound):
+        client.get(name, NAMESPACE)
+
+
+def test_read_only_by_default(cluster, namespace, client, page):
+    name = unique("ro")
+    client.create({**python_job(name, "pass"), "metadata": {"name": name, "namespace": NAMESPACE}})
+    dash = Dashboard(cluster.kubeconfig)
+    try:
+        assert dash.url.startswith("http://127.0.0.1:")
+        page.goto(f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+        expect(page.locator(".mode")).to_have_text("read-only")
+        expect(page.locator("#delete")).to_have_count(0)
+        page.goto(f"{dash.url}/namespaces/{NAMESPACE}")
+        expect(page.locator("#create-form")).to_have_count(0)
+        request = urllib.request.Request(
+            f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}",
+            method="DELETE",
+            headers={"X-TFJob-Dashboard": "1"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 403
+        assert client.get(name, NAMESPACE)
+        rebinding = urllib.request.Request(f"{dash.url}/healthz", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as bad_host:
+            urllib.request.urlopen(rebinding, timeout=10)
+        assert bad_host.value.code == 400
+    finally:
+        dash.stop()
+
+
+def test_writes_need_the_dashboard_header(dashboard, client):
+    """A cross-site form can POST but cannot add a custom header: such writes are refused."""
+    request = urllib.request.Request(
+        f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs",
+        data=b"kind: TFJob\nmetadata: {name: csrf}\n",
+        method="POST",
+        headers={"Content-Type": "text/plain"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403
+    with pytest.raises(NotFound):
+        client.get("csrf", NAMESPACE)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _chromium_is_real():
+    assert shutil.which(str(CHROMIUM))

@@ -1,0 +1,1 @@
+"""The TFJob dashboard (console script ``tf-operator-dashboard``; needs the ``dashboard`` extra)."""

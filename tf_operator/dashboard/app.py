@@ -1,0 +1,379 @@
+"""The dashboard's web application (Starlette): pages, event streams and the write endpoints.
+
+Pages are rendered on the server from the informer caches (:mod:`.cache`). Each page opens
+ONE server-sent-event stream (browsers allow only six connections per host, so a job page
+multiplexes its replicas' logs into its own stream rather than opening one per pod):
+
+* ``/namespaces/{ns}/stream``: ``reset`` (all rows) on connect, then ``upsert``/``delete`` of
+  one row, rendered on the server, whenever the informer sees a TFJob change;
+* ``/namespaces/{ns}/tfjobs/{name}/stream``: ``detail`` (replicas, conditions, events) on
+  connect and after every change to the job or its pods, ``log`` lines from each started
+  replica (a follower thread per container run), ``deleted`` when the job goes.
+
+Writes (create from YAML, delete) exist only with ``allow_write``; they also demand the
+``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and the Host header must name
+the address served (DNS-rebinding guard). Errors from the API server are returned verbatim
+(message and field causes) for the page to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from importlib import resources
+from typing import Any
+
+import yaml
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from tf_operator.dashboard import views
+from tf_operator.dashboard.cache import Change, ClusterCache
+from tf_operator.k8s.client import NAMESPACES
+from tf_operator.sdk import AlreadyExists, ApiError, Invalid, NotFound, TFJobClient, load_job
+from tf_operator.sdk.logs import LogStream
+from tf_operator.version import __version__
+
+log = logging.getLogger(__name__)
+
+WRITE_HEADER = "X-TFJob-Dashboard"
+KEEPALIVE_SECONDS = 15.0
+LOG_TAIL_LINES = 200  # lines of each container's log sent when the page opens
+MAX_FOLLOWED_PODS = 16  # replicas whose logs one job page streams
+MAX_YAML_BYTES = 1 << 20
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+class _Feed:
+    """One browser's event stream: a queue filled from other threads."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def push(self, item: Any) -> None:
+        """Thread-safe; raises RuntimeError once the loop has closed."""
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+    async def next_batch(self, timeout: float) -> list[Any]:
+        """Everything queued (waiting up to ``timeout`` for the first item; [] if none)."""
+        try:
+            batch = [await asyncio.wait_for(self.queue.get(), timeout)]
+        except TimeoutError:
+            return []
+        while not self.queue.empty():
+            batch.append(self.queue.get_nowait())
+        return batch
+
+
+class _LogFollower:
+    """Follows one container run's log in a thread, pushing ``("log", pod, line)``."""
+
+    def __init__(self, stream: LogStream, feed: _Feed) -> None:
+        self.stream = stream
+        self.thread = threading.Thread(
+            target=self._run, args=(feed,), name=f"dashboard log {stream.pod}", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, feed: _Feed) -> None:
+        try:
+            for line in self.stream:
+                feed.push(("log", self.stream.pod, line))
+        except (ApiError, RuntimeError) as err:
+            log.debug("log of %s ended: %s", self.stream.pod, err)
+
+    def stop(self) -> None:
+        self.stream.close()
+
+
+class Dashboard:
+    """Request handlers bound to one client, one cache and the server's settings."""
+
+    def __init__(
+        self,
+        client: TFJobClient,
+        cache: ClusterCache,
+        allow_write: bool,
+        default_namespace: str,
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.allow_write = allow_write
+        self.default_namespace = default_namespace
+        self.templates = Environment(
+            loader=PackageLoader("tf_operator.dashboard", "templates"),
+            autoescape=select_autoescape(["html"]),
+        )
+        self.templates.globals.update(allow_write=allow_write, version=__version__)
+        self.stopping = asyncio.Event()
+
+    def render(self, template: str, **context: Any) -> str:
+        return self.templates.get_template(template).render(**context)
+
+    # ---- pages ------------------------------------------------------------------------------
+    async def index(self, request: Request) -> Response:
+        return RedirectResponse(f"/namespaces/{self.default_namespace}", status_code=307)
+
+    async def jobs_page(self, request: Request) -> Response:
+        ns = request.path_params["namespace"]
+        namespaces = await run_in_threadpool(self._namespaces, ns)
+        rows = [views.job_row(j) for j in self.cache.jobs(ns)]
+        html = self.render("jobs.html", namespace=ns, namespaces=namespaces, rows=rows)
+        return HTMLResponse(html)
+
+    async def job_page(self, request: Request) -> Response:
+        ns, name = request.path_params["namespace"], request.path_params["name"]
+        job = self.cache.job(ns, name)
+        if job is None:
+            html = self.render("missing.html", namespace=ns, name=name)
+            return HTMLResponse(html, status_code=404)
+        detail = await self._detail(job)
+        return HTMLResponse(self.render("job.html", namespace=ns, name=name, detail=detail))
+
+    def _namespaces(self, current: str) -> list[str]:
+        try:
+            listed = self.client.kube.resource(NAMESPACES).list()
+            names = [n["metadata"]["name"] for n in listed.get("items") or []]
+        except ApiError:  # no right to list namespaces: offer the current one only
+            names = []
+        return sorted(set(names) | {current})
+
+    async def _detail(self, job: dict) -> dict[str, Any]:
+        meta = job["metadata"]
+        pods = self.cache.pods(meta["namespace"], meta["name"])
+        try:
+            events = await run_in_threadpool(
+                self.client.get_events, meta["name"], meta["namespace"]
+            )
+        except ApiError as err:
+            log.info("events of %s/%s: %s", meta["namespace"], meta["name"], err)
+            events = []
+        return views.job_detail(job, pods, events)
+
+    # ---- event streams ----------------------------------------------------------------------
+    def _stream(self, body: Callable[[_Feed], AsyncIterator[str]], wants) -> Response:
+        async def events() -> AsyncIterator[str]:
+            feed = _Feed()
+            token = self.cache.subscribe(wants, feed.push)
+            try:
+                async for chunk in body(feed):
+                    yield chunk
+            finally:
+                self.cache.unsubscribe(token)
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+    async def _changes(self, feed: _Feed) -> AsyncIterator[list[Any]]:
+        """Batches of queued items until the server stops; keep-alives while idle."""
+        while not self.stopping.is_set():
+            batch = await feed.next_batch(KEEPALIVE_SECONDS)
+            yield batch
+
+    async def jobs_stream(self, request: Request) -> Response:
+        ns = request.path_params["namespace"]
+
+        async def body(feed: _Feed) -> AsyncIterator[str]:
+            rows = [views.job_row(j) for j in self.cache.jobs(ns)]
+            yield _sse("reset", {"html": self.render("_rows.html", rows=rows)})
+            async for batch in self._changes(feed):
+                if not batch:
+                    yield ": keep-alive\n\n"
+                for name in dict.fromkeys(c.job for c in batch):
+                    job = self.cache.job(ns, name)
+                    if job is None:
+                        yield _sse("delete", {"name": name})
+                    else:
+                        html = self.render("_rows.html", rows=[views.job_row(job)])
+                        yield _sse("upsert", {"name": name, "html": html})
+
+        return self._stream(body, lambda c: c.kind == "job" and c.namespace == ns)
+
+    async def job_stream(self, request: Request) -> Response:
+        ns, name = request.path_params["namespace"], request.path_params["name"]
+
+        async def body(feed: _Feed) -> AsyncIterator[str]:
+            followers: dict[tuple[str, str, int], _LogFollower] = {}
+            try:
+                async for chunk in self._job_updates(ns, name, feed, followers):
+                    yield chunk
+            finally:
+                for follower in followers.values():
+                    follower.stop()
+
+        return self._stream(body, lambda c: c.namespace == ns and c.job == name)
+
+    async def _job_updates(
+        self,
+        ns: str,
+        name: str,
+        feed: _Feed,
+        followers: dict[tuple[str, str, int], _LogFollower],
+    ) -> AsyncIterator[str]:
+        batch: list[Any] = [Change("job", ns, name)]  # render once on connect
+        while True:
+            if any(isinstance(item, Change) for item in batch):
+                job = self.cache.job(ns, name)
+                if job is None:
+                    yield _sse("deleted", {"name": name})
+                    return
+                detail = await self._detail(job)
+                yield _sse("detail", {"html": self.render("_detail.html", detail=detail)})
+                for pod, marker in await self._follow_logs(ns, name, feed, followers):
+                    yield _sse("log", {"pod": pod, "lines": [marker]})
+            lines: dict[str, list[str]] = {}
+            for item in batch:
+                if isinstance(item, tuple):
+                    lines.setdefault(item[1], []).append(item[2])
+            for pod, text in lines.items():
+                yield _sse("log", {"pod": pod, "lines": text})
+            if self.stopping.is_set():
+                return
+            batch = await feed.next_batch(KEEPALIVE_SECONDS)
+            if not batch:
+                yield ": keep-alive\n\n"
+
+    async def _follow_logs(
+        self,
+        ns: str,
+        name: str,
+        feed: _Feed,
+        followers: dict[tuple[str, str, int], _LogFollower],
+    ) -> list[tuple[str, str]]:
+        """Start followers for container runs not followed yet; markers for restarted ones."""
+        markers = []
+        for pod in self.cache.pods(ns, name)[:MAX_FOLLOWED_PODS]:
+            key = views.log_key(pod)
+            if key is None or key in followers:
+                continue
+            if any(k[0] == key[0] for k in followers):
+                markers.append((key[0], f"--- {key[0]}: container restarted (run {key[2]}) ---"))
+            try:
+                stream = await run_in_threadpool(
+                    self.client.stream_pod_log, key[0], ns, follow=True, tail_lines=LOG_TAIL_LINES
+                )
+            except ApiError as err:
+                log.info("cannot follow the log of %s/%s: %s", ns, key[0], err)
+                continue
+            followers[key] = _LogFollower(stream, feed)
+        return markers
+
+    # ---- writes -----------------------------------------------------------------------------
+    def _refuse_write(self, request: Request) -> Response | None:
+        if not self.allow_write:
+            return JSONResponse(
+                {"error": "the dashboard is read-only (start it with --allow-write)"}, 403
+            )
+        if request.headers.get(WRITE_HEADER) != "1":
+            return JSONResponse({"error": f"missing {WRITE_HEADER} header"}, 403)
+        return None
+
+    async def create_job(self, request: Request) -> Response:
+        refused = self._refuse_write(request)
+        if refused:
+            return refused
+        ns = request.path_params["namespace"]
+        body = await request.body()
+        if len(body) > MAX_YAML_BYTES:
+            return JSONResponse({"error": "the YAML is larger than 1 MiB"}, 413)
+        try:
+            job = load_job(yaml.safe_load(body.decode("utf-8", "replace")) or {})
+        except yaml.YAMLError as err:
+            return JSONResponse({"error": f"the YAML does not parse: {err}"}, 400)
+        except (TypeError, ValueError) as err:
+            return JSONResponse({"error": str(err)}, 400)
+        meta = job.setdefault("metadata", {})
+        if meta.get("namespace", ns) != ns:
+            message = f"metadata.namespace is {meta['namespace']!r}, but this page shows {ns!r}"
+            return JSONResponse({"error": message}, 400)
+        try:
+            created = await run_in_threadpool(self.client.create, job, ns)
+        except ApiError as err:
+            return _api_error(err)
+        name = created["metadata"]["name"]
+        return JSONResponse({"name": name, "url": f"/namespaces/{ns}/tfjobs/{name}"}, 201)
+
+    async def delete_job(self, request: Request) -> Response:
+        refused = self._refuse_write(request)
+        if refused:
+            return refused
+        ns, name = request.path_params["namespace"], request.path_params["name"]
+        try:
+            await run_in_threadpool(self.client.delete, name, ns)
+        except ApiError as err:
+            return _api_error(err)
+        return JSONResponse({"deleted": name, "url": f"/namespaces/{ns}"})
+
+    async def healthz(self, request: Request) -> Response:
+        return Response("ok", media_type="text/plain")
+
+
+def _api_error(err: ApiError) -> Response:
+    causes = [str(c) for c in err.causes] if isinstance(err, Invalid) else []
+    status = err.status if err.status else 502
+    if isinstance(err, NotFound | AlreadyExists):
+        status = err.status
+    return JSONResponse(
+        {"error": err.message or str(err), "reason": err.reason, "causes": causes}, status
+    )
+
+
+def create_app(
+    client: TFJobClient,
+    cache: ClusterCache,
+    *,
+    allow_write: bool = False,
+    default_namespace: str | None = None,
+    allowed_hosts: Sequence[str] = ("*",),
+) -> Starlette:
+    """The ASGI app; its lifespan starts the cache's informers and stops them."""
+    dash = Dashboard(client, cache, allow_write, default_namespace or client.namespace)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if not await run_in_threadpool(cache.start):
+            log.warning("informer caches did not sync; pages may be incomplete")
+        try:
+            yield
+        finally:
+            dash.stopping.set()
+            await run_in_threadpool(cache.stop)
+
+    static = StaticFiles(directory=str(resources.files("tf_operator.dashboard") / "static"))
+    ns = "/namespaces/{namespace}"
+    routes = [
+        Route("/", dash.index),
+        Route("/healthz", dash.healthz),
+        Route(ns, dash.jobs_page),
+        Route(f"{ns}/stream", dash.jobs_stream),
+        Route(f"{ns}/tfjobs", dash.create_job, methods=["POST"]),
+        Route(ns + "/tfjobs/{name}", dash.job_page),
+        Route(ns + "/tfjobs/{name}", dash.delete_job, methods=["DELETE"]),
+        Route(ns + "/tfjobs/{name}/stream", dash.job_stream),
+        Mount("/static", static, name="static"),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.dashboard = dash
+    return app

@@ -1,0 +1,79 @@
+"""What each page shows, as plain dicts for the templates (no I/O, no web framework)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tf_operator.cli.output import age, duration, replica_counts
+from tf_operator.sdk.conditions import get_conditions, job_state, replica_statuses
+from tf_operator.sdk.replicas import replica_info
+
+
+def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    meta = job.get("metadata") or {}
+    counts = replica_statuses(job).values()
+    return {
+        "name": meta.get("name", ""),
+        "namespace": meta.get("namespace", ""),
+        "state": job_state(job),
+        "replicas": replica_counts(job),
+        "active": sum(c["active"] for c in counts),
+        "succeeded": sum(c["succeeded"] for c in counts),
+        "failed": sum(c["failed"] for c in counts),
+        "age": age(meta.get("creationTimestamp"), now),
+        "duration": duration(job, now) or "-",
+        "deleting": bool(meta.get("deletionTimestamp")),
+    }
+
+
+def job_detail(
+    job: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any]],
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    status = job.get("status") or {}
+    return {
+        "row": job_row(job, now),
+        "start_time": status.get("startTime") or "-",
+        "completion_time": status.get("completionTime") or "-",
+        "replicas": [replica_info(p) for p in pods],
+        "conditions": [
+            {
+                "type": c.get("type", ""),
+                "status": c.get("status", ""),
+                "reason": c.get("reason", ""),
+                "message": c.get("message", ""),
+                "time": c.get("lastTransitionTime") or c.get("lastUpdateTime") or "",
+            }
+            for c in get_conditions(job)
+        ],
+        "events": [
+            {
+                "type": e.get("type", ""),
+                "reason": e.get("reason", ""),
+                "message": e.get("message", ""),
+                "count": e.get("count") or 1,
+                "age": age(
+                    e.get("lastTimestamp")
+                    or e.get("eventTime")
+                    or (e.get("metadata") or {}).get("creationTimestamp"),
+                    now,
+                ),
+            }
+            for e in events
+        ],
+    }
+
+
+def log_key(pod: Mapping[str, Any]) -> tuple[str, str, int] | None:
+    """Which run of a pod's container a log follower reads: (name, uid, restarts); None while
+    the pod has not started (no log to read yet)."""
+    status = pod.get("status") or {}
+    if (status.get("phase") or "Pending") == "Pending":
+        return None
+    meta = pod.get("metadata") or {}
+    restarts = sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
+    return meta.get("name", ""), meta.get("uid", ""), restarts

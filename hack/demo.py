@@ -5,6 +5,9 @@ processes with their own loopback IPs and service DNS), install the TFJob CRD fr
 ``manifests/``, start ``tf-operator`` against the cluster's kubeconfig, submit
 ``examples/v1/local-dist-training/tfjob.yaml`` (or ``--tfjob FILE``), show the replicas and the
 chief's latest loss while it runs, then print the final TFJob status and the chief's log tail.
+Talking to the cluster goes through the SDK (``tf_operator.sdk.TFJobClient``): the wait is
+driven by a watch on the job and the loss by following the chief's log. ``--dashboard`` also
+starts ``tf-operator-dashboard`` and prints its URL.
 Everything started here is torn down on exit, also on Ctrl-C. Exit code 0 only if the job
 Succeeded.
 
@@ -146,7 +149,9 @@ def install_crd(kube: Any) -> None:
     except Exception as err:
         if not is_already_exists(err):
             raise DemoError(f"installing the CRD failed: {err}") from err
-    tfjobs = kube.resource(tfjob_resource())
+    from tf_operator.sdk import TFJOBS
+
+    tfjobs = kube.resource(TFJOBS)
     wait_until(lambda: tfjobs.list() is not None, 30, "the TFJob CRD to serve")
     print(f"installed CRD {crd['metadata']['name']} from {CRD_FILE.relative_to(ROOT)}")
 
@@ -180,10 +185,28 @@ def start_operator(workdir: Path, kubeconfig: str) -> Background:
     return operator
 
 
-def tfjob_resource() -> Any:
-    from tf_operator.k8s.client import Resource
-
-    return Resource("kubeflow.org", "v1", "tfjobs", "TFJob", True)
+def start_dashboard(workdir: Path, kubeconfig: str, namespace: str) -> tuple[Background, str]:
+    """``tf-operator-dashboard`` on a free loopback port; returns it and its URL."""
+    try:
+        import starlette  # noqa: F401 - only checking the optional extra is there
+    except ImportError as err:
+        raise DemoError("--dashboard needs the web extra: pip install -e '.[dashboard]'") from err
+    dashboard = Background(
+        "tf-operator-dashboard",
+        [
+            str(BIN / "tf-operator-dashboard"),
+            f"--kubeconfig={kubeconfig}",
+            f"--namespace={namespace}",
+            "--port=0",
+            "--allow-write",  # a throwaway local cluster: let the user try create and delete
+        ],
+        workdir / "dashboard.log",
+        stdout_pipe=True,
+    )
+    line = dashboard.read_line(timeout=30)
+    if "serving on http://" not in line:
+        raise DemoError(f"the dashboard did not start: {line!r}\n{dashboard.tail()}")
+    return dashboard, line.split()[3]
 
 
 def wait_until(fn, timeout: float, what: str) -> Any:
@@ -231,38 +254,14 @@ def localise(job: dict, workdir: Path) -> dict:
     return job
 
 
-def chief_pod_name(job: dict) -> str:
-    name = job["metadata"]["name"]
+def chief_replica(job: dict) -> str:
+    """The replica type whose index 0 reports the loss: Chief, else Master, else Worker."""
     specs = job["spec"]["tfReplicaSpecs"]
-    for rtype in ("Chief", "Master"):
-        if rtype in specs:
-            return f"{name}-{rtype.lower()}-0"
-    return f"{name}-worker-0"
+    return next((t for t in ("Chief", "Master") if t in specs), "Worker")
 
 
-def pod_log(kube: Any, namespace: str, name: str, tail: int) -> str:
-    from kubernetes.client import CoreV1Api
-
-    try:
-        resp = CoreV1Api(kube.api_client).read_namespaced_pod_log(
-            name, namespace, tail_lines=tail, _preload_content=False, _request_timeout=5
-        )
-        return resp.data.decode(errors="replace")
-    except Exception:  # noqa: BLE001 - the pod may not exist yet
-        return ""
-
-
-def latest_loss(log: str) -> str:
-    for line in reversed(log.splitlines()):
-        if " loss " in line:
-            return line.strip()
-    return ""
-
-
-def job_state(job: dict) -> str:
-    conditions = (job.get("status") or {}).get("conditions") or []
-    current = [c for c in conditions if c.get("status") == "True"]
-    return current[-1]["type"] if current else "Pending"
+def chief_pod_name(job: dict) -> str:
+    return f"{job['metadata']['name']}-{chief_replica(job).lower()}-0"
 
 
 def replica_summary(pods: list[dict]) -> str:
@@ -282,68 +281,146 @@ def replica_summary(pods: list[dict]) -> str:
 QUIET_EVENTS = ("SuccessfulCreatePod", "SuccessfulCreateService")
 
 
-def new_events(kube: Any, namespace: str, name: str, seen: set[str]) -> list[str]:
-    """Messages of the TFJob's events not printed yet (pod restarts, failures, ...)."""
-    from tf_operator.k8s.client import EVENTS
+class JobMonitor:
+    """Prints the job's progress: a line of replica phases plus the chief's latest loss, and
+    the job's notable events. Driven by the SDK: the TFJob watch behind ``wait_for_job`` and
+    the chief's followed log call :meth:`on_job` / :meth:`on_log`; nothing polls."""
 
-    lines = []
-    items = kube.resource(EVENTS).list(namespace=namespace)["items"]
-    for event in sorted(items, key=lambda e: e["metadata"].get("creationTimestamp") or ""):
-        uid = event["metadata"].get("uid") or event["metadata"]["name"]
-        if event.get("involvedObject", {}).get("name") != name or uid in seen:
-            continue
-        seen.add(uid)
-        if event.get("reason") not in QUIET_EVENTS:
-            lines.append(
-                f"  event {event.get('type')} {event.get('reason')}: {event.get('message')}"
-            )
-    return lines
+    def __init__(self, client: Any, job: dict) -> None:
+        self.client = client
+        self.name = job["metadata"]["name"]
+        self.namespace = job["metadata"]["namespace"]
+        self.tty = sys.stdout.isatty()
+        self.state = "Pending"
+        self.loss = ""
+        self._seen_events: set[str] = set()
+        self._last_line = ""
+        self._lock = threading.Lock()
+        self._follower: threading.Thread | None = None
+        self._finished = False
 
+    def on_job(self, job: dict) -> None:
+        from tf_operator.sdk import job_state
 
-def watch_job(kube: Any, job: dict, operator: Background, timeout: float) -> dict:
-    from tf_operator.k8s.client import PODS
+        self.state = job_state(job)
+        self.redraw()
 
-    name = job["metadata"]["name"]
-    namespace = job["metadata"]["namespace"]
-    tfjobs = kube.resource(tfjob_resource())
-    pods = kube.resource(PODS)
-    chief = chief_pod_name(job)
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    tty = sys.stdout.isatty()
-    last_line = ""
-    seen: set[str] = set()
-    while True:
-        for event_line in new_events(kube, namespace, name, seen):
-            print(("\r\033[K" if tty else "") + event_line, flush=True)
-            last_line = ""
-        loss = latest_loss(pod_log(kube, namespace, chief, 20))
-        current = tfjobs.get(name, namespace=namespace)
-        state = job_state(current)
-        items = pods.list(namespace=namespace, label_selector=f"tf-job-name={name}")["items"]
-        line = f"[{state}] {replica_summary(items)}" + (f" | chief: {loss}" if loss else "")
-        if line != last_line:
-            if tty:
-                print(
-                    "\r\033[K" + line[: shutil.get_terminal_size().columns - 1], end="", flush=True
-                )
+    def on_log(self, line: str) -> None:
+        if " loss " in line:
+            self.loss = line.strip()
+            self.redraw()
+
+    def follow_chief(self, replica_type: str) -> None:
+        """Feed the chief's log to :meth:`on_log` from a daemon thread until it exits."""
+
+        def run() -> None:
+            try:
+                for _, line in self.client.get_logs(
+                    self.name, self.namespace, replica_type, 0, follow=True
+                ):
+                    self.on_log(line)
+            except Exception:  # noqa: BLE001 - the demo goes on without the loss column
+                pass
+
+        self._follower = threading.Thread(target=run, name="chief log", daemon=True)
+        self._follower.start()
+
+    def redraw(self) -> None:
+        with self._lock:
+            if self._finished:
+                return
+            for event_line in self._new_events():
+                print(("\r\033[K" if self.tty else "") + event_line, flush=True)
+                self._last_line = ""
+            pods = self.client.get_pods(self.name, self.namespace)
+            line = f"[{self.state}] {replica_summary(pods)}"
+            line += f" | chief: {self.loss}" if self.loss else ""
+            if line == self._last_line:
+                return
+            if self.tty:
+                width = shutil.get_terminal_size().columns - 1
+                print("\r\033[K" + line[:width], end="", flush=True)
             else:
                 print(line, flush=True)
-            last_line = line
-        if state in TERMINAL:
-            if tty:
+            self._last_line = line
+
+    def finish(self) -> None:
+        """Draw the last state, once the chief's log has ended (its final loss line)."""
+        if self._follower is not None:
+            self._follower.join(CHIEF_LOG_END_SECONDS)
+        self.redraw()
+        with self._lock:
+            self._finished = True
+            if self.tty:
                 print()
-            return current
-        if not operator.alive():
-            raise DemoError(
-                f"tf-operator exited with {operator.proc.returncode}:\n{operator.tail()}"
+
+    def _new_events(self) -> list[str]:
+        """Messages of the TFJob's events not printed yet (pod restarts, failures, ...)."""
+        lines = []
+        for event in self.client.get_events(self.name, self.namespace):
+            uid = event["metadata"].get("uid") or event["metadata"]["name"]
+            if uid in self._seen_events:
+                continue
+            self._seen_events.add(uid)
+            if event.get("reason") not in QUIET_EVENTS:
+                lines.append(
+                    f"  event {event.get('type')} {event.get('reason')}: {event.get('message')}"
+                )
+        return lines
+
+
+# Between two checks that the operator still runs, the wait watches the job this long.
+OPERATOR_CHECK_SECONDS = 5.0
+# How long a finished job's chief log may take to end (it usually has already).
+CHIEF_LOG_END_SECONDS = 5.0
+
+
+def watch_job(client: Any, job: dict, operator: Background, timeout: float) -> dict:
+    """Wait for the job to finish (SDK, watch-driven), showing its progress as it goes."""
+    from tf_operator.sdk import WaitTimeout, job_state
+
+    monitor = JobMonitor(client, job)
+    monitor.follow_chief(chief_replica(job))
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            final = client.wait_for_job(
+                monitor.name,
+                monitor.namespace,
+                timeout=max(0.1, min(OPERATOR_CHECK_SECONDS, left)),
+                callback=monitor.on_job,
             )
-        if time.monotonic() > deadline:
-            raise DemoError(f"job not finished after {timeout:.0f}s (state {state})")
-        pause.wait(0.5)
+        except WaitTimeout as err:
+            if not operator.alive():
+                raise DemoError(
+                    f"tf-operator exited with {operator.proc.returncode}:\n{operator.tail()}"
+                ) from err
+            if time.monotonic() >= deadline:
+                state = job_state(err.job or {})
+                raise DemoError(f"job not finished after {timeout:.0f}s (state {state})") from err
+            continue
+        monitor.finish()
+        return final
 
 
-def print_result(kube: Any, job: dict, final: dict) -> None:
+def chief_log_tail(client: Any, job: dict, lines: int) -> str:
+    try:
+        return "\n".join(
+            line
+            for _, line in client.get_logs(
+                job["metadata"]["name"],
+                job["metadata"]["namespace"],
+                chief_replica(job),
+                0,
+                tail_lines=lines,
+            )
+        )
+    except Exception:  # noqa: BLE001 - the pod may be gone
+        return ""
+
+
+def print_result(client: Any, job: dict, final: dict) -> None:
     status = final.get("status") or {}
     print("\nFinal TFJob status:")
     for cond in status.get("conditions") or []:
@@ -353,9 +430,8 @@ def print_result(kube: Any, job: dict, final: dict) -> None:
     for rtype, counts in sorted((status.get("replicaStatuses") or {}).items()):
         print(f"  {rtype:<11} " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
     print(f"  startTime {status.get('startTime')}  completionTime {status.get('completionTime')}")
-    chief = chief_pod_name(job)
-    print(f"\nLast lines of {chief}:")
-    log = pod_log(kube, job["metadata"]["namespace"], chief, 8)
+    print(f"\nLast lines of {chief_pod_name(job)}:")
+    log = chief_log_tail(client, job, 8)
     print("  " + "\n  ".join(log.splitlines() or ["(no log)"]))
 
 
@@ -370,17 +446,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--timeout", type=float, default=150, help="seconds to wait for the job")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
+    parser.add_argument(
+        "--dashboard", action="store_true", help="also start tf-operator-dashboard; print its URL"
+    )
     return parser.parse_args(argv)
 
 
 def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> int:
     preflight()
-    from tf_operator.k8s.client import load_kube_client
+    from tf_operator.sdk import TFJobClient, job_state
 
     cluster, kubeconfig = start_cluster(workdir)
     started.append(cluster)
-    kube = load_kube_client(kubeconfig=kubeconfig)
-    install_crd(kube)
+    client = TFJobClient(kubeconfig)
+    install_crd(client.kube)
     operator = start_operator(workdir, kubeconfig)
     started.append(operator)
 
@@ -389,11 +468,20 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     else:
         job = localise(yaml.safe_load(EXAMPLES[args.exitcode].read_text()), workdir)
     namespace = job["metadata"].setdefault("namespace", DEFAULT_NAMESPACE)
-    ensure_namespace(kube, namespace)
-    kube.resource(tfjob_resource()).create(job, namespace=namespace)
+    ensure_namespace(client.kube, namespace)
+    url = ""
+    if args.dashboard:
+        dashboard, url = start_dashboard(workdir, kubeconfig, namespace)
+        started.append(dashboard)
+    client.create(job, namespace=namespace)
     print(f"submitted TFJob {job['metadata']['name']} in namespace {namespace}")
-    final = watch_job(kube, job, operator, args.timeout)
-    print_result(kube, job, final)
+    if url:
+        print(f"dashboard: {url}namespaces/{namespace}/tfjobs/{job['metadata']['name']}")
+    final = watch_job(client, job, operator, args.timeout)
+    print_result(client, job, final)
+    if url and sys.stdin.isatty():
+        with contextlib.suppress(EOFError):
+            input(f"\nThe dashboard is still serving at {url} - press Enter to stop. ")
     return 0 if job_state(final) == "Succeeded" else 1
 
 
@@ -412,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         code = 130
     finally:
-        for proc in reversed(started):  # operator first, then the cluster
+        for proc in reversed(started):  # dashboard and operator first, then the cluster
             proc.stop(grace=10)
         if code != 0 and started:
             print(f"\nlogs kept in {workdir}", file=sys.stderr)

@@ -31,6 +31,7 @@ from tf_operator.app.options import (
     ENV_KUBEFLOW_NAMESPACE,
     ServerOption,
 )
+from tf_operator.k8s.workqueue.prometheus_metrics import enable_prometheus_metrics
 from tf_operator.logger import configure_logging
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,7 @@ def install_signal_handlers(stop: threading.Event) -> None:
 
 def start_monitoring(opt: ServerOption) -> MonitoringServer | None:
     """Start the metrics/probe endpoint; a failure is logged and startup continues."""
+    enable_prometheus_metrics()  # before the controller builds its workqueue
     try:
         monitor = MonitoringServer(opt.monitoring_port, opt.monitoring_address)
     except OSError as err:

@@ -46,6 +46,10 @@ COVERAGE = {
     'make demo ARGS="--tfjob my-tfjob.yaml"': (
         "test/integration/operator/test_demo.py::test_demo_with_user_job_that_fails"
     ),
+    "make demo ARGS=--dashboard": (
+        "test/integration/tools/test_demo_dashboard.py"
+        "::test_demo_prints_a_dashboard_url_that_serves_the_job"
+    ),
     **{command: RUN for command in RUN_STEPS.values()},
 }
 

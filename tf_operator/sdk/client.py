@@ -31,7 +31,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
     PLURAL,
     REPLICA_TYPE_ORDER,
 )
-from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource
+from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource, ResourceClient
 from tf_operator.k8s.client.errors import (
     ApiError,
     from_status,
@@ -260,7 +260,8 @@ class TFJobClient:
                 return
             chunk = WATCH_CHUNK_SECONDS if left is None else min(WATCH_CHUNK_SECONDS, left)
             try:
-                for event_type, job in self._watch_once(ns, label_selector, fields, version, chunk):
+                events = _watch(self._jobs, ns, version, chunk, label_selector, fields)
+                for event_type, job in events:
                     version = job["metadata"].get("resourceVersion") or version
                     yield event_type, job
             except ApiError as err:
@@ -277,30 +278,6 @@ class TFJobClient:
             listed = self._jobs.list(namespace, labels, fields)
         items = sorted(listed.get("items") or [], key=_created_then_name)
         return (listed.get("metadata") or {}).get("resourceVersion") or "", items
-
-    def _watch_once(
-        self,
-        namespace: str | None,
-        labels: str | None,
-        fields: str | None,
-        version: str,
-        seconds: float,
-    ) -> Iterator[tuple[str, dict]]:
-        with (
-            _api(),
-            self._jobs.watch(
-                namespace,
-                resource_version=version,
-                timeout_seconds=max(1, math.ceil(seconds)),
-                label_selector=labels,
-                field_selector=fields,
-            ) as stream,
-        ):
-            for event_type, obj in stream:
-                if event_type == "ERROR":
-                    raise from_status(obj)
-                if event_type in ("ADDED", "MODIFIED", "DELETED"):
-                    yield event_type, obj
 
     def wait_for_job(
         self,
@@ -454,24 +431,40 @@ class TFJobClient:
             if left <= 0:
                 missing = ", ".join(sorted(expected - started))
                 raise WaitTimeout(f"pods not started after {timeout:g}s: {missing}", job)
-            with (
-                _api(),
-                self._pods.watch(
-                    namespace,
-                    resource_version=version,
-                    timeout_seconds=max(1, math.ceil(left)),
-                    label_selector=selector,
-                ) as stream,
-            ):
-                for event_type, pod in stream:
-                    if event_type == "ERROR":
-                        raise translate(from_status(pod))
-                    version = pod["metadata"].get("resourceVersion") or version
-                    if event_type != "DELETED" and _started(pod):
-                        started.add(pod["metadata"]["name"])
-                    if expected <= started:
-                        break
+            for event_type, pod in _watch(self._pods, namespace, version, left, selector):
+                version = pod["metadata"].get("resourceVersion") or version
+                if event_type != "DELETED" and _started(pod):
+                    started.add(pod["metadata"]["name"])
+                if expected <= started:
+                    break
         return names
+
+
+def _watch(
+    resource: ResourceClient,
+    namespace: str | None,
+    version: str | None,
+    seconds: float,
+    labels: str | None = None,
+    fields: str | None = None,
+) -> Iterator[tuple[str, dict]]:
+    """One watch from ``version`` that the server ends after ``seconds``: ADDED, MODIFIED and
+    DELETED events (bookmarks dropped); an ERROR event is raised as its API error."""
+    with (
+        _api(),
+        resource.watch(
+            namespace,
+            resource_version=version,
+            timeout_seconds=max(1, math.ceil(seconds)),
+            label_selector=labels,
+            field_selector=fields,
+        ) as stream,
+    ):
+        for event_type, obj in stream:
+            if event_type == "ERROR":
+                raise from_status(obj)
+            if event_type in ("ADDED", "MODIFIED", "DELETED"):
+                yield event_type, obj
 
 
 def _started(pod: Mapping[str, Any]) -> bool:

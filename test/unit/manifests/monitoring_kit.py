@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import yaml
@@ -30,8 +29,10 @@ _KEYWORDS = {
 _GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
 
 
-def render(workdir: Path) -> list[dict]:
+def render(workdir: Path, tmp_path_factory) -> list[dict]:
     """The standalone overlay plus the monitoring component, rendered by kubectl."""
+    from test.unit.manifests.test_manifests import render as render_kustomization
+
     rel = os.path.relpath(MANIFESTS, workdir)  # kustomize refuses absolute paths
     (workdir / "kustomization.yaml").write_text(
         yaml.safe_dump(
@@ -43,17 +44,7 @@ def render(workdir: Path) -> list[dict]:
             }
         )
     )
-    home = workdir / "home"
-    home.mkdir(exist_ok=True)
-    out = subprocess.run(
-        ["kubectl", "kustomize", str(workdir)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env={**os.environ, "HOME": str(home)},
-    )
-    return [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+    return render_kustomization(workdir, tmp_path_factory)
 
 
 def alert_rules() -> list[dict]:

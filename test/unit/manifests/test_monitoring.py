@@ -22,7 +22,7 @@ MONITORING_KINDS = ("ServiceMonitor", "PrometheusRule")
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> list[dict]:
-    return kit.render(tmp_path_factory.mktemp("monitoring"))
+    return kit.render(tmp_path_factory.mktemp("monitoring"), tmp_path_factory)
 
 
 def one(objs: list[dict], kind: str) -> dict:

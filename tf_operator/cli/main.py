@@ -80,7 +80,9 @@ def api_errors(fn: F) -> F:
 @click.option("-n", "--namespace", help="Namespace (default: the context's namespace).")
 @click.version_option(__version__, prog_name="tfjob")
 @click.pass_context
-def cli(ctx: click.Context, kubeconfig: str | None, context: str | None, namespace: str | None):
+def cli(
+    ctx: click.Context, kubeconfig: str | None, context: str | None, namespace: str | None
+) -> None:
     """Work with TFJobs (kubeflow.org/v1) on the current cluster."""
     settings = Settings(kubeconfig, context, namespace)
     ctx.obj = settings
@@ -124,7 +126,7 @@ def submit(
     wait: bool,
     timeout: float,
     output: str | None,
-):
+) -> None:
     """Create a TFJob from FILE (YAML, '-' for stdin) or a built-in --example."""
     if (file is None) == (example is None):
         raise click.UsageError("give exactly one of FILE or --example")
@@ -149,7 +151,8 @@ def submit(
 def _yaml_stdin() -> dict:
     import yaml
 
-    return yaml.safe_load(sys.stdin.read())
+    loaded: dict = yaml.safe_load(sys.stdin.read())
+    return loaded
 
 
 @cli.command(name="list")
@@ -161,7 +164,7 @@ def _yaml_stdin() -> dict:
 @api_errors
 def list_jobs(
     settings: Settings, all_namespaces: bool, selector: str | None, watch: bool, output: str | None
-):
+) -> None:
     """List TFJobs with their state."""
     client = settings.client
     if not watch:
@@ -189,7 +192,7 @@ def list_jobs(
 @click.argument("name")
 @pass_settings
 @api_errors
-def describe_job(settings: Settings, name: str):
+def describe_job(settings: Settings, name: str) -> None:
     """Show a TFJob: replicas (pod, node, phase, restarts, exit code), conditions, events."""
     client = settings.client
     job = client.get(name)
@@ -213,7 +216,7 @@ def logs(
     follow: bool,
     tail: int | None,
     prefix: bool | None,
-):
+) -> None:
     """Print the logs of a TFJob's pods (all of them unless --replica/--index narrow it)."""
     client = settings.client
     if not follow and not client.get_pod_names(name, replica_type=replica_type, index=index):
@@ -237,7 +240,7 @@ def logs(
 @click.option("--timeout", default=3600.0, show_default=True, help="Seconds to wait.")
 @pass_settings
 @api_errors
-def wait_job(settings: Settings, name: str, timeout: float):
+def wait_job(settings: Settings, name: str, timeout: float) -> None:
     """Wait for a TFJob to finish: exit 0 if it Succeeded, 1 if it Failed, 2 on timeout."""
     sys.exit(wait_with_progress(settings.client, name, timeout))
 
@@ -253,7 +256,7 @@ def wait_job(settings: Settings, name: str, timeout: float):
 )
 @pass_settings
 @api_errors
-def delete(settings: Settings, names: tuple[str, ...], cascade: str):
+def delete(settings: Settings, names: tuple[str, ...], cascade: str) -> None:
     """Delete TFJobs (their pods and services go with them)."""
     failed = False
     for name in names:

@@ -172,7 +172,9 @@ class Dashboard:
         return views.job_detail(job, pods, events)
 
     # ---- event streams ----------------------------------------------------------------------
-    def _stream(self, body: Callable[[_Feed], AsyncIterator[str]], wants) -> Response:
+    def _stream(
+        self, body: Callable[[_Feed], AsyncIterator[str]], wants: Callable[[Change], bool]
+    ) -> Response:
         async def events() -> AsyncIterator[str]:
             feed = _Feed()
             token = self.cache.subscribe(wants, feed.push)

@@ -46,7 +46,7 @@ def _job_index(pod: Any) -> list[str]:
     return [f"{meta.get('namespace')}/{job}"] if job else []
 
 
-def _object(obj: Any) -> dict:
+def _object(obj: Any) -> Any:
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
 
 

@@ -81,14 +81,13 @@ def tfjob(
         if value:
             metadata[key] = dict(value) if isinstance(value, Mapping) else value
     job_spec: dict[str, Any] = {"tfReplicaSpecs": specs}
-    for key, value in (
-        ("cleanPodPolicy", clean_pod_policy),
-        ("backoffLimit", backoff_limit),
-        ("activeDeadlineSeconds", active_deadline_seconds),
-        ("ttlSecondsAfterFinished", ttl_seconds_after_finished),
-    ):
-        if value is not None:
-            job_spec[key] = value
+    optional: dict[str, str | int | None] = {
+        "cleanPodPolicy": clean_pod_policy,
+        "backoffLimit": backoff_limit,
+        "activeDeadlineSeconds": active_deadline_seconds,
+        "ttlSecondsAfterFinished": ttl_seconds_after_finished,
+    }
+    job_spec.update({k: v for k, v in optional.items() if v is not None})
     job = {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": job_spec}
     validate_v1_tfjob(TFJob.from_dict(job))
     return job

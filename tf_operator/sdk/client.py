@@ -11,6 +11,7 @@ found by the labels v0.5.3 puts on them (``tf-job-name``, ``tf-replica-type``,
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import math
 import os
@@ -177,10 +178,10 @@ class TFJobClient:
         namespace: str | None = None,
         label_selector: str | None = None,
         all_namespaces: bool = False,
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         """TFJobs of one namespace (or all), oldest first, read in pages."""
         ns = None if all_namespaces else self._ns(namespace)
-        items: list[dict] = []
+        items: builtins.list[dict] = []
         token = None
         with _api():
             while True:
@@ -216,7 +217,7 @@ class TFJobClient:
             return self._jobs.delete(name, self._ns(namespace), propagation_policy=propagation)
 
     # ---- state ------------------------------------------------------------------------------
-    def get_conditions(self, name: str, namespace: str | None = None) -> list[dict]:
+    def get_conditions(self, name: str, namespace: str | None = None) -> builtins.list[dict]:
         return cond.get_conditions(self.get(name, namespace))
 
     def get_job_state(self, name: str, namespace: str | None = None) -> str:
@@ -273,7 +274,7 @@ class TFJobClient:
 
     def _list_version(
         self, namespace: str | None, labels: str | None, fields: str | None
-    ) -> tuple[str, list[dict]]:
+    ) -> tuple[str, builtins.list[dict]]:
         with _api():
             listed = self._jobs.list(namespace, labels, fields)
         items = sorted(listed.get("items") or [], key=_created_then_name)
@@ -316,7 +317,7 @@ class TFJobClient:
         namespace: str | None = None,
         replica_type: str | None = None,
         index: int | None = None,
-    ) -> list[dict]:
+    ) -> builtins.list[dict]:
         """The job's pods, by replica type (operator order) then index."""
         with _api():
             listed = self._pods.list(self._ns(namespace), pod_selector(name, replica_type, index))
@@ -328,10 +329,10 @@ class TFJobClient:
         namespace: str | None = None,
         replica_type: str | None = None,
         index: int | None = None,
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         return [p["metadata"]["name"] for p in self.get_pods(name, namespace, replica_type, index)]
 
-    def get_events(self, name: str, namespace: str | None = None) -> list[dict]:
+    def get_events(self, name: str, namespace: str | None = None) -> builtins.list[dict]:
         """Events about the TFJob itself, oldest first."""
         fields = f"involvedObject.kind={KIND},involvedObject.name={name}"
         with _api():
@@ -390,7 +391,7 @@ class TFJobClient:
 
     def expected_pod_names(
         self, job: Mapping[str, Any], replica_type: str | None = None, index: int | None = None
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         """The pod names the operator gives the job's replicas (``<job>-<type>-<index>``)."""
         name = job["metadata"]["name"]
         names = []
@@ -411,7 +412,7 @@ class TFJobClient:
         replica_type: str | None,
         index: int | None,
         timeout: float,
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         job = self.get(name, namespace)
         names = self.expected_pod_names(job, replica_type, index)
         expected = set(names)

@@ -1,0 +1,69 @@
+"""What the dashboard's pages show, and where it accepts requests from."""
+
+from datetime import UTC, datetime
+
+from tf_operator.dashboard.main import allowed_hosts
+from tf_operator.dashboard.views import job_detail, job_row, log_key
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+JOB = {
+    "metadata": {"name": "j", "namespace": "ns", "creationTimestamp": "2026-01-01T11:59:00Z"},
+    "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 2}}},
+    "status": {
+        "conditions": [
+            {"type": "Created", "status": "True", "lastTransitionTime": "2026-01-01T11:59:00Z"},
+            {"type": "Running", "status": "True", "lastTransitionTime": "2026-01-01T11:59:30Z"},
+        ],
+        "replicaStatuses": {"Worker": {"active": 1, "failed": 1}},
+        "startTime": "2026-01-01T11:59:10Z",
+    },
+}
+
+
+def pod(phase: str, restarts: int = 0, uid: str = "u1") -> dict:
+    return {
+        "metadata": {"name": "j-worker-0", "uid": uid, "labels": {"tf-replica-type": "worker"}},
+        "status": {"phase": phase, "containerStatuses": [{"restartCount": restarts}]},
+    }
+
+
+def test_job_row_sums_replica_counts():
+    row = job_row(JOB, NOW)
+    assert row == {
+        "name": "j",
+        "namespace": "ns",
+        "state": "Running",
+        "replicas": "Worker=2",
+        "active": 1,
+        "succeeded": 0,
+        "failed": 1,
+        "age": "60s",
+        "duration": "50s",
+        "deleting": False,
+    }
+
+
+def test_job_detail_orders_conditions_and_formats_events():
+    event = {"metadata": {}, "type": "Warning", "reason": "Boom", "message": "m", "count": 3,
+             "lastTimestamp": "2026-01-01T11:59:50Z"}  # fmt: skip
+    detail = job_detail(JOB, [pod("Running")], [event], NOW)
+    assert [c["type"] for c in detail["conditions"]] == ["Created", "Running"]
+    assert detail["events"] == [
+        {"type": "Warning", "reason": "Boom", "message": "m", "count": 3, "age": "10s"}
+    ]
+    assert detail["replicas"][0].pod == "j-worker-0" and detail["replicas"][0].phase == "Running"
+
+
+def test_log_key_changes_with_each_container_run():
+    assert log_key(pod("Pending")) is None  # nothing to read yet
+    first = log_key(pod("Running"))
+    assert first == ("j-worker-0", "u1", 0)
+    assert log_key(pod("Running", restarts=1)) != first  # restarted in place
+    assert log_key(pod("Running", uid="u2")) != first  # recreated under the same name
+
+
+def test_loopback_binds_accept_loopback_hosts_only():
+    assert "localhost" in allowed_hosts("127.0.0.1", ())
+    assert "*" not in allowed_hosts("::1", ("dash.example",))
+    assert "dash.example" in allowed_hosts("127.0.0.1", ("dash.example",))
+    assert allowed_hosts("0.0.0.0", ()) == ["*"]

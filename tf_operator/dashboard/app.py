@@ -116,16 +116,18 @@ class Dashboard:
         cache: ClusterCache,
         allow_write: bool,
         default_namespace: str,
+        prefix: str = "",
     ) -> None:
         self.client = client
         self.cache = cache
         self.allow_write = allow_write
         self.default_namespace = default_namespace
+        self.prefix = prefix
         self.templates = Environment(
             loader=PackageLoader("tf_operator.dashboard", "templates"),
             autoescape=select_autoescape(["html"]),
         )
-        self.templates.globals.update(allow_write=allow_write, version=__version__)
+        self.templates.globals.update(allow_write=allow_write, version=__version__, prefix=prefix)
         self.stopping = asyncio.Event()
 
     def render(self, template: str, **context: Any) -> str:
@@ -133,7 +135,9 @@ class Dashboard:
 
     # ---- pages ------------------------------------------------------------------------------
     async def index(self, request: Request) -> Response:
-        return RedirectResponse(f"/namespaces/{self.default_namespace}", status_code=307)
+        return RedirectResponse(
+            f"{self.prefix}/namespaces/{self.default_namespace}", status_code=307
+        )
 
     async def jobs_page(self, request: Request) -> Response:
         ns = request.path_params["namespace"]
@@ -314,7 +318,8 @@ class Dashboard:
         except ApiError as err:
             return _api_error(err)
         name = created["metadata"]["name"]
-        return JSONResponse({"name": name, "url": f"/namespaces/{ns}/tfjobs/{name}"}, 201)
+        url = f"{self.prefix}/namespaces/{ns}/tfjobs/{name}"
+        return JSONResponse({"name": name, "url": url}, 201)
 
     async def delete_job(self, request: Request) -> Response:
         refused = self._refuse_write(request)
@@ -325,7 +330,7 @@ class Dashboard:
             await run_in_threadpool(self.client.delete, name, ns)
         except ApiError as err:
             return _api_error(err)
-        return JSONResponse({"deleted": name, "url": f"/namespaces/{ns}"})
+        return JSONResponse({"deleted": name, "url": f"{self.prefix}/namespaces/{ns}"})
 
     async def healthz(self, request: Request) -> Response:
         return Response("ok", media_type="text/plain")
@@ -341,6 +346,13 @@ def _api_error(err: ApiError) -> Response:
     )
 
 
+def _redirect_to(url: str) -> Callable[[Request], Any]:
+    async def redirect(request: Request) -> Response:
+        return RedirectResponse(url, status_code=307)
+
+    return redirect
+
+
 def create_app(
     client: TFJobClient,
     cache: ClusterCache,
@@ -348,9 +360,13 @@ def create_app(
     allow_write: bool = False,
     default_namespace: str | None = None,
     allowed_hosts: Sequence[str] = ("*",),
+    url_prefix: str = "",
 ) -> Starlette:
-    """The ASGI app; its lifespan starts the cache's informers and stops them."""
-    dash = Dashboard(client, cache, allow_write, default_namespace or client.namespace)
+    """The ASGI app; its lifespan starts the cache's informers and stops them. With
+    ``url_prefix`` (e.g. ``/tfjobs/ui``, where v0.5.3's dashboard lived behind Kubeflow's
+    gateway) every page, stream and asset is served, and linked, below that path."""
+    prefix = "/" + url_prefix.strip("/") if url_prefix.strip("/") else ""
+    dash = Dashboard(client, cache, allow_write, default_namespace or client.namespace, prefix)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -375,6 +391,8 @@ def create_app(
         Route(ns + "/tfjobs/{name}/stream", dash.job_stream),
         Mount("/static", static, name="static"),
     ]
+    if prefix:
+        routes = [Mount(prefix, routes=routes), Route("/", _redirect_to(prefix + "/"))]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.dashboard = dash

@@ -55,6 +55,11 @@ def listen(address: str, port: int) -> socket.socket:
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="0: any free port.")
 @click.option("--allow-write", is_flag=True, help="Enable creating and deleting TFJobs.")
 @click.option("--allowed-host", multiple=True, help="Extra Host header value to accept.")
+@click.option(
+    "--url-prefix",
+    default="",
+    help="Serve below this path, e.g. /tfjobs/ui behind a gateway (v0.5.3's path).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log requests and informer activity.")
 @click.version_option(__version__, prog_name="tf-operator-dashboard")
 def main(
@@ -66,6 +71,7 @@ def main(
     port: int,
     allow_write: bool,
     allowed_host: tuple[str, ...],
+    url_prefix: str,
     verbose: bool,
 ) -> None:
     """Serve the TFJob dashboard: live job lists, job pages with replicas, logs and events."""
@@ -92,12 +98,14 @@ def main(
         allow_write=allow_write,
         default_namespace=watch_namespace or client.namespace,
         allowed_hosts=allowed_hosts(address, allowed_host),
+        url_prefix=url_prefix,
     )
     sock = listen(address, port)
     host, bound = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     mode = "read-write" if allow_write else "read-only"
-    print(f"tf-operator-dashboard serving on http://{shown}:{bound}/ ({mode})", flush=True)
+    path = "/" + url_prefix.strip("/") + "/" if url_prefix.strip("/") else "/"
+    print(f"tf-operator-dashboard serving on http://{shown}:{bound}{path} ({mode})", flush=True)
     config = uvicorn.Config(
         app,
         log_level="info" if verbose else "warning",

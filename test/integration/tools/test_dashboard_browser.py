@@ -233,16 +233,19 @@ def test_delete_asks_for_confirmation(dashboard, client, page, tmp_path):
         client.get(name, NAMESPACE)
 
 
-def test_read_only_by_default(cluster, namespace, client, page):
+def test_read_only_by_default_and_served_below_a_prefix(cluster, namespace, client, page):
     name = unique("ro")
     client.create({**python_job(name, "pass"), "metadata": {"name": name, "namespace": NAMESPACE}})
-    dash = Dashboard(cluster.kubeconfig)
+    dash = Dashboard(cluster.kubeconfig, "--url-prefix=/tfjobs/ui")  # v0.5.3's path
     try:
-        assert dash.url.startswith("http://127.0.0.1:")
+        assert dash.url.startswith("http://127.0.0.1:") and dash.url.endswith("/tfjobs/ui")
         page.goto(f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
         expect(page.locator(".mode")).to_have_text("read-only")
+        expect(page.locator("#live")).to_have_text("live")  # the stream is under the prefix too
         expect(page.locator("#delete")).to_have_count(0)
-        page.goto(f"{dash.url}/namespaces/{NAMESPACE}")
+        page.click("a.back")  # links keep the prefix
+        page.wait_for_url(f"{dash.url}/namespaces/{NAMESPACE}")
+        expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_be_visible()
         expect(page.locator("#create-form")).to_have_count(0)
         request = urllib.request.Request(
             f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}",

@@ -69,7 +69,11 @@ def test_reuses_family_registered_by_someone_else():
     assert value(registry, "workqueue_depth", "z") == 1
 
 
-def test_unnamed_queue_or_noop_provider_has_no_metrics_object():
+def test_unnamed_queue_or_noop_provider_has_no_metrics_object(monkeypatch):
+    from tf_operator.k8s.workqueue import metrics as metrics_module
+
+    # the process-wide provider may have been set by an earlier test that ran the server
+    monkeypatch.setattr(metrics_module, "_provider", metrics_module.NOOP_PROVIDER)
     assert new_queue_metrics("", PrometheusMetricsProvider(CollectorRegistry()), None) is None
     assert new_queue_metrics("named", MetricsProvider(), None) is None
     assert Queue("named")._metrics is None  # default provider is the no-op one

@@ -33,11 +33,10 @@ def test_create_wait_pods_and_logs(client, operator):
     assert seen[-1] == "Succeeded" and len(seen) >= 2  # the first read, then changes
     assert client.get_pod_names(name) == [f"{name}-worker-0", f"{name}-worker-1"]
     assert client.get_pod_names(name, replica_type="Worker", index=1) == [f"{name}-worker-1"]
-    lines = list(client.get_logs(name))
-    assert [(p, line) for p, line in lines] == [
-        (f"{name}-worker-0", "hello worker 0"),
-        (f"{name}-worker-1", "hello worker 1"),
-    ]
+    # worker 0 alone decides success: follow until worker 1 has exited too, then read again
+    expected = [(f"{name}-worker-0", "hello worker 0"), (f"{name}-worker-1", "hello worker 1")]
+    assert sorted(client.get_logs(name, follow=True)) == expected
+    assert list(client.get_logs(name)) == expected  # pod by pod, in replica order
     types = [c["type"] for c in client.get_conditions(name)]
     assert types[0] == "Created" and "Succeeded" in types
     assert any(e["reason"] == "SuccessfulCreatePod" for e in client.get_events(name))

@@ -1,0 +1,155 @@
+"""Named allowances: where our operator deliberately writes something other than v0.5.3.
+
+Each allowance turns what v0.5.3 wrote (a fixture) into what we write instead, for one known
+and deliberate divergence: a v0.5.3 defect the port fixes. A case opts in by listing the names
+in its ``case.yaml``; nothing is allowed implicitly, and an allowance listed for a case where it
+changes nothing is an error (it would hide nothing, or hide the wrong thing). The normaliser
+(``golden_normalise``) only removes what the cluster or the run decides; differences between
+the operators live here, in the open.
+
+An allowance gets the case and one snapshot (``{"pods": [...], "services": [...], ...}``, plus
+``tfjob_status`` in a final snapshot) and edits it in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from golden_normalise import TF_CONFIG
+
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
+GANG_SCHEDULER = "kube-batch"
+
+
+@dataclass(frozen=True)
+class Allowance:
+    name: str
+    v053: str  # what v0.5.3 did
+    ours: str  # what we do instead, and why
+    apply: Callable[[Any, dict], None]
+
+
+def _replica_template(case: Any, pod: dict) -> dict:
+    """The TFJob's pod template for this pod's replica type (label ``tf-replica-type``)."""
+    rt = pod["metadata"]["labels"]["tf-replica-type"]
+    for rtype, spec in case.tfjob["spec"]["tfReplicaSpecs"].items():
+        if rtype.lower() == rt:
+            return spec["template"]
+    raise KeyError(f"no replica type {rt!r} in {case.name}")
+
+
+def _tf_config_once(case: Any, snapshot: dict) -> None:
+    for pod in snapshot["pods"]:
+        for container in pod["spec"]["containers"]:
+            env = container.get("env") or []
+            positions = [i for i, e in enumerate(env) if e.get("name") == TF_CONFIG]
+            if len(positions) > 1:
+                first, last = positions[0], positions[-1]
+                env[first] = env[last]
+                container["env"] = [e for i, e in enumerate(env) if i not in positions[1:]]
+
+
+def _gang_annotations(case: Any, snapshot: dict) -> None:
+    for pod in snapshot["pods"]:
+        annotations = pod["metadata"].setdefault("annotations", {})
+        annotations[GROUP_NAME_ANNOTATION] = case.job_name
+        annotations[TASK_SPEC_ANNOTATION] = pod["metadata"]["labels"]["tf-replica-type"]
+
+
+def _gang_scheduler_per_pod(case: Any, snapshot: dict) -> None:
+    for pod in snapshot["pods"]:
+        if not (_replica_template(case, pod).get("spec") or {}).get("schedulerName"):
+            pod["spec"]["schedulerName"] = GANG_SCHEDULER
+
+
+def _copy_missing(source: dict, target: dict) -> None:
+    for key, value in source.items():
+        target.setdefault(key, value)
+
+
+def _template_fields_kept(case: Any, snapshot: dict) -> None:
+    for pod in snapshot["pods"]:
+        template_spec = _replica_template(case, pod).get("spec") or {}
+        spec = pod["spec"]
+        for key in ("containers", "initContainers"):
+            by_name = {c["name"]: c for c in template_spec.get(key) or []}
+            for container in spec.get(key) or []:
+                _copy_missing(by_name.get(container["name"], {}), container)
+        _copy_missing(template_spec, spec)
+
+
+def _last_phases(case: Any) -> dict[str, str]:
+    """The phase the steps last wrote for each replica (``all`` covers every replica)."""
+    phases: dict[str, str] = {}
+    replicas = [
+        f"{rtype.lower()}-{i}"
+        for rtype, spec in case.tfjob["spec"]["tfReplicaSpecs"].items()
+        for i in range(int(spec.get("replicas", 1)))
+    ]
+    for step in case.steps:
+        for replica, state in step.pods.items():
+            phase = state if isinstance(state, str) else state["phase"]
+            for name in replicas if replica == "all" else [replica]:
+                phases[name] = phase
+    return phases
+
+
+def _limit_failure_deletes_active_pods(case: Any, snapshot: dict) -> None:
+    if "tfjob_status" not in snapshot:
+        return  # only the state after the steps
+    phases = _last_phases(case)
+    active = {
+        f"{case.job_name}-{replica}"
+        for replica, phase in phases.items()
+        if phase in ("Pending", "Running")
+    }
+    for kind in ("pods", "services"):
+        snapshot[kind] = [o for o in snapshot[kind] if o["metadata"]["name"] not in active]
+
+
+ALLOWANCES = {
+    a.name: a
+    for a in (
+        Allowance(
+            "tf_config_defined_once",
+            v053="appended its TF_CONFIG to a container that already defined one: two entries",
+            ours="replaces the user's entry in place, so TF_CONFIG is defined exactly once "
+            "and means what the operator computed",
+            apply=_tf_config_once,
+        ),
+        Allowance(
+            "gang_pod_annotations",
+            v053="created the PodGroup but never linked pods to it: without the "
+            "scheduling.k8s.io/group-name annotation kube-batch gives each pod its own group "
+            "of one, so there is no gang",
+            ours="annotates every pod with its group (the job name) and its task "
+            "(volcano.sh/task-spec: the replica type)",
+            apply=_gang_annotations,
+        ),
+        Allowance(
+            "gang_scheduler_per_pod",
+            v053="left every pod of the job to the default scheduler as soon as one replica "
+            "template named another scheduler",
+            ours="decides per pod: only pods whose template names a scheduler keep it",
+            apply=_gang_scheduler_per_pod,
+        ),
+        Allowance(
+            "template_fields_kept",
+            v053="decoded pod templates into Kubernetes 1.11 types and silently dropped every "
+            "field newer than that",
+            ours="copies the template as written: nothing a user wrote is pruned",
+            apply=_template_fields_kept,
+        ),
+        Allowance(
+            "limit_failure_deletes_active_pods",
+            v053="applied cleanPodPolicy to a job failed by its backoff limit or deadline: "
+            "under None (or Running, for pending pods) its pods kept running after the failure",
+            ours="deletes every active pod, and its service, of a job failed by a limit: the "
+            "limit exists to stop the job",
+            apply=_limit_failure_deletes_active_pods,
+        ),
+    )
+}

@@ -2,7 +2,8 @@
 wrote. Shared by ``record.py`` (the v0.5.3 reference binary) and ``test_golden.py`` (ours).
 
 A case is a directory under ``v0.5.3/``: ``tfjob.yaml`` (the input), ``case.yaml`` (which
-environment runs it, optional lifecycle ``steps`` and named ``allowances``), and the recorded
+environment runs it, optional lifecycle ``steps``, named ``allowances`` and, while one is being
+fixed, a ``known_defect`` of our operator that can make the case fail), and the recorded
 fixtures ``pods.json``, ``services.json`` (+ ``podgroups.json`` with gang scheduling) and, for
 cases with steps, ``final.json``.
 
@@ -92,7 +93,9 @@ class Step:
     ``pods`` maps ``all`` or a replica (``worker-0``) to a phase, or to a dict with ``phase``,
     ``exitCode`` (default 0, or 1 for Failed) and ``restartCount`` (default 0). ``until`` is a
     TFJob condition type that must become True, or ``recreated <replica>``: that replica's pod
-    exists again under a new uid.
+    exists again under a new uid. States are written in the order given: a state that ends
+    the job (worker 0 or the chief succeeding) goes last, or the operator's clean-up could
+    delete a pod before its own state is written.
     """
 
     pods: dict[str, Any]
@@ -108,6 +111,7 @@ class Case:
     tfjob: dict
     steps: tuple[Step, ...]
     allowances: tuple[str, ...]
+    known_defect: str | None = None
 
     @property
     def namespace(self) -> str:
@@ -150,6 +154,7 @@ def load_cases(root: Path = FIXTURES) -> list[Case]:
                 tfjob=yaml.safe_load((path / "tfjob.yaml").read_text()),
                 steps=steps,
                 allowances=tuple(meta.get("allowances") or ()),
+                known_defect=meta.get("known_defect"),
             )
         )
     return cases

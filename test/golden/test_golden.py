@@ -10,6 +10,10 @@ environment) and as the exact string v0.5.3 wrote (compact JSON, cluster keys so
 
 Waits are on conditions: the comparison is retried until the objects match or the timeout
 passes, and lifecycle steps wait for a TFJob condition or a recreated pod.
+
+A case whose ``case.yaml`` names a ``known_defect`` (a bug of our operator, reported and being
+fixed) may differ: when only such cases differ the test is an expected failure that prints the
+differences. Remove the entry once the defect is fixed.
 """
 
 from __future__ import annotations
@@ -162,15 +166,17 @@ def test_operator_writes_what_v053_wrote(environment: str, tmp_path: Path) -> No
         results = list(zip(cases, pool.map(lambda c: check_case(session, c), cases), strict=True))
         alive = session.operator.alive()  # type: ignore[union-attr]
         log_tail = session.operator.tail()  # type: ignore[union-attr]
-    failures = [
-        f"--- {case.name}: {case.description}\n" + "\n".join(problems)
-        for case, problems in results
-        if problems
-    ]
-    assert alive, f"tf-operator exited during the test:\n{log_tail}"
-    assert not failures, f"{len(failures)} of {len(cases)} cases differ from v0.5.3:\n\n" + (
-        "\n\n".join(failures)
+    failed = [(case, problems) for case, problems in results if problems]
+    report = "\n\n".join(
+        f"--- {case.name}: {case.description}\n"
+        + (f"(known defect: {case.known_defect})\n" if case.known_defect else "")
+        + "\n".join(problems)
+        for case, problems in failed
     )
+    assert alive, f"tf-operator exited during the test:\n{log_tail}"
+    if failed and all(case.known_defect for case, _ in failed):
+        pytest.xfail(f"only cases with a known operator defect differ:\n\n{report}")
+    assert not failed, f"{len(failed)} of {len(cases)} cases differ from v0.5.3:\n\n{report}"
 
 
 def test_cases_cover_every_replica_type_and_restart_policy() -> None:

@@ -20,6 +20,7 @@ exit codes, restart counts) through the status subresource and wait for a TFJob 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -127,8 +128,6 @@ class Case:
         return sum(int(spec.get("replicas", 1)) for spec in specs)
 
     def fixture(self, name: str) -> Any:
-        import json
-
         return json.loads((self.path / name).read_text())
 
     def fixture_names(self) -> list[str]:

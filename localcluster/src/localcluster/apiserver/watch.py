@@ -126,6 +126,16 @@ class Watch:
     def pending(self) -> int:
         return len(self._queue)
 
+    def wait(self, timeout: float) -> bool:
+        """Block until an event may be queued (or the watch closed), without consuming it; lets
+        a consumer pop under its own lock (``RegistryInformer.sync``)."""
+        if self._queue or self.closed:
+            return True
+        self._ready.clear()
+        if not self._queue and not self.closed:
+            self._ready.wait(timeout)
+        return bool(self._queue) or self.closed
+
     def get(self, timeout: float) -> tuple[str, dict] | None:
         """``(event type, object copy)``; None on timeout, or at once once ``closed``."""
         item = self.next_event(timeout)

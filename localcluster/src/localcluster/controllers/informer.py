@@ -7,12 +7,20 @@ with ``(event_type, new_or_last_obj, old_obj_or_None)`` from its own thread, so 
 handler never runs concurrently with itself. After a relist it emits the
 difference (ADDED/MODIFIED/DELETED) so handlers need no special resync path.
 Objects handed to handlers are shared with the store: handlers must not mutate them.
+
+``sync()`` is a barrier: it applies, on the caller's thread, every event committed before the
+call (the registry queues events into watches while committing), so a component driven step
+by step (the batch scheduler's ``run_once``) sees exactly what a test wrote. Events are popped
+and handled under one consume lock, so handlers still never run concurrently or out of order;
+a handler must not call ``sync`` itself. A resource that does not exist (a CRD not installed
+yet) is treated as empty and retried every ``MISSING_RETRY_SECONDS`` without noise.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
@@ -29,6 +37,8 @@ LEASES: GVR = ("coordination.k8s.io", "v1", "leases")
 
 _POLL_SECONDS = 0.2
 _RELIST_BACKOFF_SECONDS = 0.5
+# A resource whose type is not registered (404 on list) is looked for again this often.
+MISSING_RETRY_SECONDS = 5.0
 
 
 def object_key(obj: dict) -> str:
@@ -60,6 +70,9 @@ class RegistryInformer:
         self._by_namespace: dict[str, dict[str, dict]] = {}
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
+        self._consume = threading.Lock()  # held while popping and handling events
+        self._watch = None  # the live watch, set and cleared under _consume
+        self._missing = False  # the resource type does not exist (yet)
 
     def has_synced(self) -> bool:
         return self._synced.is_set()
@@ -100,43 +113,87 @@ class RegistryInformer:
         while not stop_event.is_set():
             try:
                 self._list_and_watch(stop_event)
-            except Exception:  # noqa: BLE001 - any failure means relist, as a reflector would
+            except Exception as err:  # noqa: BLE001 - any failure means relist, as a reflector would
                 if stop_event.is_set():
                     return
+                if getattr(err, "code", None) == 404:
+                    self._mark_missing()
+                    stop_event.wait(MISSING_RETRY_SECONDS)
+                    continue
                 logger.exception("informer for %s failed; relisting", self._gvr[2])
                 stop_event.wait(_RELIST_BACKOFF_SECONDS)
 
-    def _list_and_watch(self, stop_event: threading.Event) -> None:
-        items, resource_version = self._registry.list(
-            self._gvr,
-            namespace=self._namespace,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
-        )
-        self._replace(items)
+    def _mark_missing(self) -> None:
+        logger.debug("%s not served (yet); treating it as empty", self._gvr[2])
+        with self._consume:
+            self._missing = True
+            self._replace([])
         self._synced.set()
-        watch = self._registry.watch(
-            self._gvr,
-            namespace=self._namespace,
-            resource_version=resource_version,
-            label_selector=self._label_selector,
-            field_selector=self._field_selector,
-        )
+
+    def sync(self, timeout: float = 10.0) -> bool:
+        """Handle every event committed before this call, on this thread (see module docstring).
+
+        False when no watch could be used within ``timeout`` (informer not started or relisting).
+        """
+        deadline = time.monotonic() + timeout
+        if not self._synced.wait(timeout):
+            return False
+        while True:
+            with self._consume:
+                watch = self._watch
+                if watch is not None and not watch.closed and self._drain(watch):
+                    return True
+                if watch is None and self._missing:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)  # the informer thread is relisting; poll until it has a watch
+
+    def _list_and_watch(self, stop_event: threading.Event) -> None:
+        with self._consume:
+            items, resource_version = self._registry.list(
+                self._gvr,
+                namespace=self._namespace,
+                label_selector=self._label_selector,
+                field_selector=self._field_selector,
+            )
+            self._missing = False
+            self._replace(items)
+            watch = self._registry.watch(
+                self._gvr,
+                namespace=self._namespace,
+                resource_version=resource_version,
+                label_selector=self._label_selector,
+                field_selector=self._field_selector,
+            )
+            self._watch = watch
+        self._synced.set()
         try:
             while not stop_event.is_set():
-                event = watch.get(_POLL_SECONDS)
-                if event is None:
-                    if getattr(watch, "closed", False):
-                        logger.info("watch of %s closed; relisting", self._gvr[2])
-                        return
+                if not watch.wait(_POLL_SECONDS):
                     continue
-                event_type, obj = event
-                if event_type not in ("ADDED", "MODIFIED", "DELETED"):
-                    logger.info("watch of %s ended with %s; relisting", self._gvr[2], event_type)
+                with self._consume:
+                    healthy = self._drain(watch)
+                if not healthy or (watch.closed and not watch.pending()):
+                    logger.info("watch of %s closed; relisting", self._gvr[2])
                     return
-                self._apply(event_type, obj)
         finally:
+            with self._consume:
+                self._watch = None
             watch.stop()
+
+    def _drain(self, watch) -> bool:
+        """Handle every queued event (``_consume`` held); False when the watch must be replaced."""
+        while True:
+            event = watch.get(0)
+            if event is None:
+                return not watch.closed
+            event_type, obj = event
+            if event_type not in ("ADDED", "MODIFIED", "DELETED"):
+                logger.info("watch of %s ended with %s; relisting", self._gvr[2], event_type)
+                watch.close(f"ended with {event_type}")
+                return False
+            self._apply(event_type, obj)
 
     def _apply(self, event_type: str, obj: dict) -> None:
         key = object_key(obj)

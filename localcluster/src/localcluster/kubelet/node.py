@@ -33,6 +33,7 @@ class NodeConfig:
     labels: dict[str, str] = field(default_factory=dict)
     address: str = "127.0.0.1"
     runtime: str = "simulated"
+    taints: list[dict] = field(default_factory=list)  # core/v1 Taints, written to spec.taints
 
 
 def _now() -> str:
@@ -76,7 +77,7 @@ def build_node(config: NodeConfig) -> dict:
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": config.name, "labels": labels},
-        "spec": {},
+        "spec": {"taints": [dict(t) for t in config.taints]} if config.taints else {},
         "status": {
             "capacity": capacity,
             "allocatable": dict(capacity),
@@ -117,6 +118,7 @@ def register_node(registry, config: NodeConfig) -> dict:
             raise
         stored = registry.get(NODES, None, config.name)
         stored["metadata"]["labels"] = desired["metadata"]["labels"]
+        stored["spec"] = {**(stored.get("spec") or {}), **desired["spec"]}
         stored["metadata"].pop("resourceVersion", None)
         stored = registry.update(NODES, None, config.name, stored)
     stored = copy.deepcopy(stored)

@@ -21,6 +21,8 @@ REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
 REASON_TOO_MANY_PODS = "Too many pods"
+# Taint effects that keep new pods off a node (PreferNoSchedule only lowers a node's score).
+BLOCKING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 def _sum_into(total: dict[str, Fraction], resources: dict | None) -> None:
@@ -58,11 +60,16 @@ def is_active(pod: dict) -> bool:
 
 @dataclass
 class NodeInfo:
-    """A node and the sum of the requests of the active pods bound to it."""
+    """A node and the sum of the requests of the active pods bound to it.
+
+    ``releasing`` is the part of ``requested`` held by pods that are being deleted: they still
+    occupy the node, but a batch scheduler may plan against it ("future idle").
+    """
 
     node: dict
     requested: dict[str, Fraction] = field(default_factory=dict)
     pod_count: int = 0
+    releasing: dict[str, Fraction] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -156,6 +163,35 @@ def matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
     return any(match_node_selector_term(term, node) for term in terms)
 
 
+def tolerates(toleration: dict, taint: dict) -> bool:
+    """One toleration against one taint, as core/v1 ``Toleration.ToleratesTaint``."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def untolerated_taint(pod: dict, node: dict) -> dict | None:
+    """The first NoSchedule/NoExecute taint of ``node`` that no toleration of ``pod`` covers."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in BLOCKING_TAINT_EFFECTS:
+            continue
+        if not any(tolerates(t, taint) for t in tolerations):
+            return taint
+    return None
+
+
+def taint_reason(taint: dict) -> str:
+    return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
+
+
 def node_condition_reasons(node: dict) -> list[str]:
     """Cordoned or not-Ready nodes take no new pods."""
     if (node.get("spec") or {}).get("unschedulable"):
@@ -171,6 +207,9 @@ def fit_reasons(pod: dict, info: NodeInfo) -> list[str]:
     reasons = node_condition_reasons(info.node)
     if reasons:
         return reasons
+    taint = untolerated_taint(pod, info.node)
+    if taint is not None:  # kube-scheduler's filter order: TaintToleration before NodeAffinity
+        return [taint_reason(taint)]
     if not matches_node_selector_and_affinity(pod, info.node):
         return [REASON_AFFINITY]
     return resource_reasons(pod, info)

@@ -1,13 +1,18 @@
 """The default scheduler loop: watch pods and nodes, bind what fits, report what does not.
 
-Design: two informers feed one lock-protected cache (``NodeInfo`` per node with
-the requests of its active bound pods) and an active queue of pending pod keys.
-One worker thread pops a key, runs the pure predicates from ``predicates``,
-"assumes" the pod on the chosen node (so the next decision already counts it)
-and calls ``registry.bind_pod``. A pod that fits nowhere gets the condition
-``PodScheduled=False/Unschedulable`` and waits in the unschedulable set until a
-node or pod change (or the periodic retry) moves it back to the active queue.
-Pods that name another scheduler (kube-batch, volcano) are never touched.
+Design: the shared ``NodeLedger`` (one pod and one node informer for every scheduler of the
+cluster) keeps what each node holds; this scheduler listens to its events to keep an active
+queue of pending pod keys. One worker thread pops a key, runs the pure predicates from
+``predicates`` against the ledger under its lock, "assumes" the pod on the chosen node (so
+the next decision, of this or a batch scheduler, already counts it) and calls
+``registry.bind_pod``. A pod that fits nowhere gets the condition
+``PodScheduled=False/Unschedulable`` and waits in the unschedulable set until a node or pod
+change (or the periodic retry) moves it back to the active queue. Pods that name another
+scheduler (kube-batch, volcano) are never touched.
+
+A pod the predicates cannot even evaluate (a malformed quantity, selector or affinity that
+got past validation) gets ``PodScheduled=False/SchedulerError`` and a ``FailedScheduling``
+event with the error, and is retried like an unschedulable pod: no pod can stop the loop.
 """
 
 from __future__ import annotations
@@ -18,19 +23,17 @@ import threading
 from collections import deque
 
 from localcluster.controllers.events import now_rfc3339, record_event
-from localcluster.controllers.informer import (
-    NODES,
-    PODS,
-    RegistryInformer,
-    object_key,
-)
-from localcluster.scheduler.predicates import NodeInfo, is_active, select_node
+from localcluster.controllers.informer import PODS, object_key
+from localcluster.scheduler.ledger import NodeLedger
+from localcluster.scheduler.predicates import is_active, select_node
 
 logger = logging.getLogger(__name__)
 
 SCHEDULER_NAME = "default-scheduler"
 # Unschedulable pods are retried at least this often even without cluster changes.
 DEFAULT_RETRY_SECONDS = 5.0
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
 
 
 def is_responsible(pod: dict) -> bool:
@@ -51,23 +54,27 @@ def needs_scheduling(pod: dict) -> bool:
 class Scheduler:
     """Binds pending pods whose schedulerName is empty or ``default-scheduler``."""
 
-    def __init__(self, registry, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
+    def __init__(
+        self,
+        registry,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        ledger: NodeLedger | None = None,
+    ) -> None:
         self._registry = registry
         self._retry_seconds = retry_seconds
+        self.ledger = ledger or NodeLedger(registry)
         self._cond = threading.Condition()
-        self._nodes: dict[str, NodeInfo] = {}
-        self._bound: dict[str, tuple[str, dict]] = {}  # pod key -> (node name, pod counted)
         self._pending: dict[str, dict] = {}  # pod key -> latest unbound pod
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
         self._unschedulable: set[str] = set()
-        self._pods = RegistryInformer(registry, PODS, self._on_pod)
-        self._node_informer = RegistryInformer(registry, NODES, self._on_node)
+        self._moves = 0  # bumped whenever room may have been freed (see _park)
+        self.ledger.add_pod_listener(self._on_pod)
+        self.ledger.add_node_listener(self._on_node)
         self._threads: list[threading.Thread] = []
 
     def start(self, stop_event: threading.Event) -> None:
-        self._threads.append(self._node_informer.start(stop_event))
-        self._threads.append(self._pods.start(stop_event))
+        self._threads += self.ledger.start(stop_event)
         worker = threading.Thread(
             target=self._run, args=(stop_event,), name="scheduler", daemon=True
         )
@@ -80,51 +87,24 @@ class Scheduler:
         for thread in self._threads:
             thread.join(timeout)
 
-    # -- cache maintenance (informer threads) ---------------------------------
+    # -- queue maintenance (ledger listeners) ----------------------------------------------
 
-    def _info(self, node_name: str) -> NodeInfo:
-        info = self._nodes.get(node_name)
-        if info is None:
-            info = self._nodes[node_name] = NodeInfo(node={})
-        return info
-
-    def _on_node(self, event_type: str, node: dict, _old: dict | None) -> None:
-        name = node["metadata"]["name"]
+    def _on_node(self, _event_type: str, _node: dict, _old: dict | None) -> None:
         with self._cond:
-            if event_type == "DELETED":
-                self._info(name).node = {}
-            else:
-                self._info(name).node = node
             self._flush_unschedulable()
 
     def _on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
         key = object_key(pod)
         with self._cond:
-            self._forget_bound(key)
-            node_name = (pod.get("spec") or {}).get("nodeName")
-            if event_type == "DELETED" or not is_active(pod) or node_name:
-                self._pending.pop(key, None)
-                self._unschedulable.discard(key)
-                if event_type != "DELETED" and node_name and is_active(pod):
-                    self._assume(key, node_name, pod)
-                else:
-                    self._flush_unschedulable()  # resources were freed
-                return
-            if needs_scheduling(pod):
+            if event_type != "DELETED" and needs_scheduling(pod):
                 self._pending[key] = pod
                 if key not in self._unschedulable:
                     self._enqueue(key)
-            else:
-                self._pending.pop(key, None)
-
-    def _forget_bound(self, key: str) -> None:
-        entry = self._bound.pop(key, None)
-        if entry is not None:
-            self._info(entry[0]).remove_pod(entry[1])
-
-    def _assume(self, key: str, node_name: str, pod: dict) -> None:
-        self._bound[key] = (node_name, pod)
-        self._info(node_name).add_pod(pod)
+                return
+            self._pending.pop(key, None)
+            self._unschedulable.discard(key)
+            if event_type == "DELETED" or not is_active(pod):
+                self._flush_unschedulable()  # resources were freed
 
     def _enqueue(self, key: str) -> None:
         if key not in self._queued:
@@ -133,14 +113,25 @@ class Scheduler:
             self._cond.notify()
 
     def _flush_unschedulable(self) -> None:
+        self._moves += 1
         for key in sorted(self._unschedulable):
             self._enqueue(key)
         self._unschedulable.clear()
 
-    # -- scheduling (worker thread) --------------------------------------------
+    def _park(self, key: str, moves_at_pop: int) -> None:
+        """Wait for a change, unless one already happened while the pod was being evaluated."""
+        with self._cond:
+            if key not in self._pending:
+                return
+            if self._moves != moves_at_pop:
+                self._enqueue(key)
+            else:
+                self._unschedulable.add(key)
+
+    # -- scheduling (worker thread) --------------------------------------------------------
 
     def _run(self, stop_event: threading.Event) -> None:
-        self._node_informer.wait_for_sync()
+        self.ledger.wait_for_sync()
         while not stop_event.is_set():
             with self._cond:
                 if not self._queue:
@@ -151,21 +142,30 @@ class Scheduler:
                 key = self._queue.popleft()
                 self._queued.discard(key)
                 pod = self._pending.get(key)
-                if pod is None:
-                    continue
-                infos = [i for i in self._nodes.values() if i.node]
-                chosen, message = select_node(pod, infos)
-                if chosen is not None:
-                    self._assume(key, chosen.name, pod)
-                else:
-                    self._unschedulable.add(key)
+                moves = self._moves
+            if pod is None:
+                continue
             try:
-                if chosen is not None:
-                    self._bind(key, pod, chosen.name)
-                else:
-                    self._mark_unschedulable(pod, message)
+                self._schedule_one(key, pod, moves)
             except Exception:  # noqa: BLE001 - keep scheduling other pods
                 logger.exception("scheduling %s failed", key)
+                self._park(key, moves)
+
+    def _schedule_one(self, key: str, pod: dict, moves: int) -> None:
+        reason, message = REASON_UNSCHEDULABLE, ""
+        try:
+            with self.ledger.locked() as infos:
+                chosen, message = select_node(pod, infos)
+                if chosen is not None:
+                    self.ledger.assume(pod, chosen.name)
+        except Exception as err:  # noqa: BLE001 - a malformed pod: report it, never stop
+            chosen, reason = None, REASON_SCHEDULER_ERROR
+            message = f"cannot evaluate pod {key}: {err}"
+        if chosen is not None:
+            self._bind(key, pod, chosen.name)
+            return
+        self._park(key, moves)
+        self._mark_unschedulable(pod, reason, message)
 
     def _bind(self, key: str, pod: dict, node_name: str) -> None:
         meta = pod["metadata"]
@@ -173,9 +173,7 @@ class Scheduler:
             self._registry.bind_pod(meta["namespace"], meta["name"], node_name)
         except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile: the watch tells
             logger.info("binding %s to %s failed: %s", key, node_name, err)
-            with self._cond:
-                if self._bound.get(key, ("", None))[1] is pod:
-                    self._forget_bound(key)
+            self.ledger.forget(key)
             return
         logger.debug("bound %s to %s", key, node_name)
         record_event(
@@ -187,13 +185,13 @@ class Scheduler:
             SCHEDULER_NAME,
         )
 
-    def _mark_unschedulable(self, pod: dict, message: str) -> None:
+    def _mark_unschedulable(self, pod: dict, reason: str, message: str) -> None:
         conditions = (pod.get("status") or {}).get("conditions") or []
         current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
         if (
             current
             and current.get("status") == "False"
-            and current.get("reason") == "Unschedulable"
+            and current.get("reason") == reason
             and current.get("message") == message
         ):
             return
@@ -204,7 +202,7 @@ class Scheduler:
             {
                 "type": "PodScheduled",
                 "status": "False",
-                "reason": "Unschedulable",
+                "reason": reason,
                 "message": message,
                 "lastProbeTime": None,
                 "lastTransitionTime": now_rfc3339(),

@@ -1,6 +1,7 @@
 """The scheduler loop against the in-process Registry (threads, no HTTP, no processes)."""
 
 import threading
+import uuid
 
 import pytest
 
@@ -111,3 +112,68 @@ def test_pods_fill_every_node(cluster):
         make_pod(cluster, f"p{i}", cpu="1")
     nodes = [node_of(wait_for_pod(cluster, "default", f"p{i}", node_of)) for i in range(4)]
     assert sorted(nodes) == ["n0", "n0", "n1", "n1"]
+
+
+def store_unvalidated(registry, namespace, pod):
+    """Write a pod straight into the store, as a buggy client past validation would leave it."""
+    pod = {"apiVersion": "v1", "kind": "Pod", **pod}
+    meta = pod["metadata"]
+    meta.update(namespace=namespace, uid=str(uuid.uuid4()))
+    meta["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    pod.setdefault("status", {"phase": "Pending"})
+    rt = registry.resolve(PODS)
+    with registry._lock:
+        registry._commit(rt, (namespace, meta["name"]), pod, "ADDED", None)
+
+
+def test_a_malformed_pod_is_reported_and_never_stops_the_loop(cluster):
+    register_node(cluster, NodeConfig("n0", cpu="2"))
+    bad = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "lots"}}}
+    store_unvalidated(
+        cluster, "default", {"metadata": {"name": "bad"}, "spec": {"containers": [bad]}}
+    )
+    weird = {"nodeSelectorTerms": "not-a-list"}
+    store_unvalidated(
+        cluster,
+        "default",
+        {
+            "metadata": {"name": "weird"},
+            "spec": {
+                "containers": [{"name": "c", "image": "x"}],
+                "affinity": {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": weird}
+                },
+            },
+        },
+    )
+    bound_bad = {"metadata": {"name": "bound-bad"}, "spec": {"containers": [bad], "nodeName": "n0"}}
+    store_unvalidated(cluster, "default", bound_bad)
+    make_pod(cluster, "later", cpu="2")
+
+    assert node_of(wait_for_pod(cluster, "default", "later", node_of)) == "n0"
+    pod = wait_for_pod(cluster, "default", "bad", scheduled_condition)
+    condition = scheduled_condition(pod)
+    assert (condition["status"], condition["reason"]) == ("False", "SchedulerError")
+    assert "invalid quantity 'lots'" in condition["message"]
+    assert wait_for_pod(cluster, "default", "weird", scheduled_condition)
+    events, _ = cluster.list(("", "v1", "events"), "default")
+    failed = {e["involvedObject"]["name"] for e in events if e["reason"] == "FailedScheduling"}
+    assert {"bad", "weird"} <= failed
+
+
+def test_taints_keep_pods_off_unless_tolerated(cluster):
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    register_node(cluster, NodeConfig("gpu-0", gpus=1, taints=[taint]))
+    make_pod(cluster, "plain")
+    expected = "0/1 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}."
+    pod = wait_for_pod(
+        cluster,
+        "default",
+        "plain",
+        lambda p: (scheduled_condition(p) or {}).get("message") == expected,
+    )
+    assert node_of(pod) is None
+    toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    spec = {"containers": [{"name": "c", "image": "x"}], "tolerations": [toleration]}
+    cluster.create(PODS, "default", {"metadata": {"name": "tolerant"}, "spec": spec})
+    assert node_of(wait_for_pod(cluster, "default", "tolerant", node_of)) == "gpu-0"

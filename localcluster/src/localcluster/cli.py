@@ -15,8 +15,10 @@ import threading
 
 import click
 
+from localcluster.batchscheduler.flavours import FLAVOURS
 from localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
 from localcluster.kubelet.dns import DNS_MODES
+from localcluster.nodepool import NodePool, parse_node_pool
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,30 @@ def parse_labels(text: str) -> dict[str, str]:
             raise click.BadParameter(f"expected key=value, got {item!r}")
         labels[key] = value
     return labels
+
+
+def node_pools_option(_ctx, _param, values: tuple[str, ...]) -> list[NodePool]:
+    try:
+        return [parse_node_pool(v) for v in values]
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+
+
+def flavour_confs_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
+    confs = {}
+    for value in values:
+        flavour, sep, path = value.partition("=")
+        if not sep or flavour not in FLAVOURS or not path:
+            raise click.BadParameter(f"expected FLAVOUR=PATH with FLAVOUR in {sorted(FLAVOURS)}")
+        confs[flavour] = path
+    return confs
+
+
+def seconds_option(_ctx, _param, value: str) -> float:
+    try:
+        return float(value[:-1]) if value.endswith("s") else float(value)
+    except ValueError as err:
+        raise click.BadParameter(f"expected seconds like 1s or 0.5, got {value!r}") from err
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,6 +81,35 @@ def parse_labels(text: str) -> dict[str, str]:
 @click.option("--node-gpus", default=0, show_default=True, help="nvidia.com/gpu per node.")
 @click.option("--node-pods", default=110, show_default=True, help="Max pods per node.")
 @click.option("--node-labels", default="", help="Extra node labels, k=v,k2=v2.")
+@click.option(
+    "--node-pool",
+    "node_pools",
+    multiple=True,
+    callback=node_pools_option,
+    help="A pool of nodes <name>-<i>, replacing --nodes; repeatable: "
+    "name=gpu,count=2,cpu=8,memory=32Gi,gpus=1,pods=110,labels=k=v;k2=v2,taints=k=v:NoSchedule",
+)
+@click.option(
+    "--batch-scheduler",
+    "batch_schedulers",
+    multiple=True,
+    type=click.Choice(sorted(FLAVOURS)),
+    help="Also run this gang scheduler for pods naming it; repeatable.",
+)
+@click.option(
+    "--batch-scheduler-conf",
+    "batch_scheduler_conf",
+    multiple=True,
+    callback=flavour_confs_option,
+    help="FLAVOUR=PATH of a kube-batch/Volcano scheduler configuration file; repeatable.",
+)
+@click.option(
+    "--batch-schedule-period",
+    default="1s",
+    show_default=True,
+    callback=seconds_option,
+    help="Seconds between batch scheduling cycles.",
+)
 @click.option(
     "--watch-history",
     default=10000,
@@ -142,6 +197,10 @@ def main(**options) -> None:
         dns=options["dns"],
         cluster_domains=tuple(options["cluster_domains"]),
         state_dir=options["state_dir"],
+        node_pools=options["node_pools"],
+        batch_schedulers=tuple(options["batch_schedulers"]),
+        batch_scheduler_conf=options["batch_scheduler_conf"],
+        batch_schedule_period=options["batch_schedule_period"],
     )
     cluster.start()
     try:

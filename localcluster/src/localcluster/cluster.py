@@ -12,6 +12,10 @@ write, like real components over HTTP). ``kubelet`` picks the runtime:
 
 Use it as a context manager; ``kubeconfig`` is the path of a kubeconfig that
 kubectl and the Python client accept unchanged.
+
+``node_pools`` gives nodes of different shapes (``NodePool``: labels, taints, GPUs);
+``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;
+see ``localcluster.batchscheduler``). All schedulers share one ``NodeLedger``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ from localcluster.kubelet.process import ProcessRuntime
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
 from localcluster.kubelet.simulated import SimulatedRuntime
 from localcluster.kubelet.timers import TimerQueue
+from localcluster.nodepool import NodePool
 from localcluster.scheduler import Scheduler
+from localcluster.scheduler.ledger import NodeLedger
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +89,21 @@ class LocalCluster:
         state_dir: str | None = None,
         scheduler: bool | None = None,
         endpoints: bool = True,
+        node_pools: list[NodePool] | None = None,
+        batch_schedulers: tuple[str, ...] = (),
+        batch_scheduler_conf: dict | None = None,
+        batch_schedule_period: float = 1.0,
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
         self.kubelet_mode = kubelet
-        self.node_count = 0 if kubelet == "none" else nodes
         self.node_spec = node or NodeSpec()
+        # node pools (``<pool>-<i>`` nodes) replace ``nodes`` x ``node`` when given
+        self.node_pools = list(node_pools or [])
+        self.node_count = 0 if kubelet == "none" else len(self._node_configs(nodes))
+        self._nodes_requested = nodes
+        self._batch = (tuple(batch_schedulers), batch_scheduler_conf, batch_schedule_period)
+        self.batch_schedulers: dict = {}  # flavour name -> BatchScheduler
         self.timing = simulated or SimulatedTiming()
         self.dns_mode = "none"
         self._host, self._port, self._tls, self._token = host, port, tls, token
@@ -174,28 +189,58 @@ class LocalCluster:
                     registry, os.path.join(self.state_dir, "hosts"), self._domains
                 )
                 self._threads += self.hosts.start(self._stop)
-        for index in range(self.node_count):
-            kubelet = self._new_kubelet(registry, index)
+        configs = self._node_configs(self._nodes_requested) if self.node_count else []
+        for config in configs:
+            kubelet = self._new_kubelet(registry, config)
             self._threads += kubelet.start(self._stop)
             self.kubelets.append(kubelet)
         for kubelet in self.kubelets:
             kubelet.wait_for_sync(30)
+        ledger = NodeLedger(registry)
         if self._run_scheduler:
-            self.scheduler = Scheduler(registry)
+            self.scheduler = Scheduler(registry, ledger=ledger)
             self.scheduler.start(self._stop)
+        flavours, confs, period = self._batch
+        if flavours:
+            from localcluster.batchscheduler.bootstrap import start_batch_schedulers
+
+            self.batch_schedulers, threads = start_batch_schedulers(
+                registry, ledger, flavours, confs, period, self._stop
+            )
+            self._threads += threads
         self.server.register_log_provider(self._logs)
 
-    def _new_kubelet(self, registry, index: int) -> Kubelet:
+    def _node_configs(self, nodes: int) -> list[NodeConfig]:
+        if self.node_pools:
+            return [
+                NodeConfig(
+                    name=name,
+                    cpu=pool.cpu,
+                    memory=pool.memory,
+                    gpus=pool.gpus,
+                    pods=pool.pods,
+                    labels=dict(pool.labels),
+                    runtime=self.kubelet_mode,
+                    taints=[dict(t) for t in pool.taints],
+                )
+                for pool in self.node_pools
+                for name in pool.node_names()
+            ]
         spec = self.node_spec
-        config = NodeConfig(
-            name=f"localcluster-node-{index}",
-            cpu=spec.cpu,
-            memory=spec.memory,
-            gpus=spec.gpus,
-            pods=spec.pods,
-            labels=dict(spec.labels),
-            runtime=self.kubelet_mode,
-        )
+        return [
+            NodeConfig(
+                name=f"localcluster-node-{index}",
+                cpu=spec.cpu,
+                memory=spec.memory,
+                gpus=spec.gpus,
+                pods=spec.pods,
+                labels=dict(spec.labels),
+                runtime=self.kubelet_mode,
+            )
+            for index in range(nodes)
+        ]
+
+    def _new_kubelet(self, registry, config: NodeConfig) -> Kubelet:
         timers = TimerQueue()
         runtime: ContainerRuntime
         if self.kubelet_mode == "simulated":
@@ -227,6 +272,8 @@ class LocalCluster:
                 logger.exception("stopping kubelet %s failed", kubelet.node.name)
         if self.scheduler is not None:
             self.scheduler.join(2)
+        for batch in self.batch_schedulers.values():
+            batch.join(2)
         if self.server is not None:
             self.server.stop()
         for thread in self._threads:

@@ -1,0 +1,247 @@
+"""The batch scheduler's object model: resources, tasks, jobs, nodes and queues of one session.
+
+Mirrors kube-batch's ``pkg/scheduler/api`` (``TaskInfo``, ``JobInfo``, ``NodeInfo``,
+``QueueInfo``), with two simplifications: a resource vector is a plain ``dict`` of exact
+``Fraction``s (no tolerances: spec §11 #2), and every object here is built fresh for each
+session from the cache, so a session may mutate it freely.
+
+Invariants: a task is indexed in its job under exactly its current status; a node's ``used``
+counts every task placed on it (bound pods from the ledger plus this session's allocations),
+``pipelined`` the tasks planned against resources still being released.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+Resources = dict[str, Fraction]
+
+CPU, MEMORY, GPU = "cpu", "memory", "nvidia.com/gpu"
+ZERO = Fraction(0)
+# Upstream's default priority for a task whose pod names none (kube-batch api.NewTaskInfo).
+DEFAULT_TASK_PRIORITY = 1
+
+
+def add(target: Resources, amounts: Resources, sign: int = 1) -> None:
+    """``target += sign * amounts``, in place."""
+    for name, value in amounts.items():
+        target[name] = target.get(name, ZERO) + sign * value
+
+
+def plus(a: Resources, b: Resources, sign: int = 1) -> Resources:
+    out = dict(a)
+    add(out, b, sign)
+    return out
+
+
+def fits(request: Resources, available: Resources) -> bool:
+    """Every dimension of ``request`` is at most the same dimension of ``available``."""
+    return all(value <= available.get(name, ZERO) for name, value in request.items())
+
+
+def short_of(request: Resources, available: Resources) -> list[str]:
+    """The dimensions ``request`` exceeds, cpu and memory first, then the rest by name."""
+    short = [n for n, v in request.items() if v > 0 and v > available.get(n, ZERO)]
+    return sorted(short, key=lambda n: (n != CPU, n != MEMORY, n))
+
+
+def is_empty(request: Resources) -> bool:
+    return all(value == 0 for value in request.values())
+
+
+def share(allocated: Resources, total: Resources) -> Fraction:
+    """Dominant share: the largest allocated/total over the dimensions (0/0 = 0, x/0 = 1)."""
+    best = ZERO
+    for name in set(allocated) | set(total):
+        used, whole = allocated.get(name, ZERO), total.get(name, ZERO)
+        if whole > 0:
+            ratio = used / whole
+        else:
+            ratio = Fraction(1) if used > 0 else ZERO
+        best = max(best, ratio)
+    return best
+
+
+class TaskStatus(enum.Enum):
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+ALLOCATED_LIKE = frozenset(
+    {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING}
+)
+# Statuses whose pods hold a node's resources.
+ON_NODE = ALLOCATED_LIKE | {TaskStatus.RELEASING}
+
+
+def task_status(pod: dict) -> TaskStatus:
+    """A pod's status as the batch scheduler sees it (spec §3.2)."""
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    if phase in ("Pending", "Running") and deleting:
+        return TaskStatus.RELEASING
+    if phase == "Pending":
+        return TaskStatus.BOUND if (pod.get("spec") or {}).get("nodeName") else TaskStatus.PENDING
+    if phase == "Running":
+        return TaskStatus.RUNNING
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    return TaskStatus.UNKNOWN
+
+
+@dataclass(eq=False)
+class TaskInfo:
+    """One pod of a job, as this session sees it."""
+
+    key: str  # namespace/name
+    name: str
+    namespace: str
+    job: str  # job id
+    pod: dict
+    resreq: Resources  # what the pod holds while it runs
+    init_resreq: Resources  # what it needs to start (init containers included)
+    status: TaskStatus
+    node: str | None
+    priority: int
+    created: str
+    task_spec: str  # volcano.sh/task-spec annotation, "" when absent
+    preemptable: bool = True
+    # (status, node) of the last allocation undone in this session, for the pod's message
+    last_transaction: tuple[TaskStatus, str] | None = None
+
+    @property
+    def best_effort(self) -> bool:
+        return is_empty(self.init_resreq)
+
+
+@dataclass(eq=False)
+class JobInfo:
+    """One PodGroup (or shadow group) and its tasks."""
+
+    uid: str  # "<namespace>/<group name>", or the shadow group's owner
+    namespace: str
+    name: str
+    min_member: int
+    queue: str
+    priority: int
+    created: str
+    podgroup: dict | None  # None for a shadow group: nothing is written about it
+    phase: str = ""
+    conditions: list[dict] = field(default_factory=list)
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
+    # volcano: per task key, node -> reasons; kube-batch: node -> short dimensions
+    fit_errors: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    fit_delta: dict[str, list[str]] = field(default_factory=dict)
+    unschedulable: bool = False  # gang wrote Unschedulable in this session
+    fit_message: str = ""  # the gang condition message written in this session
+
+    def add_task(self, task: TaskInfo) -> None:
+        self.tasks[task.key] = task
+        self.by_status.setdefault(task.status, {})[task.key] = task
+
+    def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        self.by_status.get(task.status, {}).pop(task.key, None)
+        task.status = status
+        self.by_status.setdefault(status, {})[task.key] = task
+
+    def with_status(self, *statuses: TaskStatus) -> list[TaskInfo]:
+        return [t for s in statuses for t in self.by_status.get(s, {}).values()]
+
+    def count(self, *statuses: TaskStatus) -> int:
+        return sum(len(self.by_status.get(s, ())) for s in statuses)
+
+    def ready_count(self) -> int:
+        """Allocated-like or Succeeded tasks, plus best-effort Pending ones (Volcano's rule:
+        a replica without requests must not keep its gang from ever being ready)."""
+        pending_be = sum(1 for t in self.with_status(TaskStatus.PENDING) if t.best_effort)
+        return self.count(*ALLOCATED_LIKE, TaskStatus.SUCCEEDED) + pending_be
+
+    def valid_count(self) -> int:
+        return self.count(
+            *ALLOCATED_LIKE, TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING
+        )
+
+    def is_pending_phase(self) -> bool:
+        return self.phase in ("", "Pending")
+
+    def allocated(self) -> Resources:
+        total: Resources = {}
+        for task in self.with_status(*ALLOCATED_LIKE):
+            add(total, task.resreq)
+        return total
+
+
+@dataclass(eq=False)
+class NodeInfo:
+    """A node as a session sees it: allocatable, what is used, released and planned."""
+
+    name: str
+    node: dict
+    allocatable: Resources
+    used: Resources
+    releasing: Resources
+    max_pods: int | None
+    pod_count: int
+    pipelined: Resources = field(default_factory=dict)
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)  # this scheduler's tasks on it
+
+    @property
+    def idle(self) -> Resources:
+        return plus(self.allocatable, self.used, -1)
+
+    @property
+    def future_idle(self) -> Resources:
+        out = self.idle
+        add(out, self.releasing)
+        add(out, self.pipelined, -1)
+        return out
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Place ``task`` (status already set) on this node."""
+        if task.status == TaskStatus.PIPELINED:
+            add(self.pipelined, task.resreq)
+        else:
+            add(self.used, task.resreq)
+            if task.status == TaskStatus.RELEASING:
+                add(self.releasing, task.resreq)
+        self.pod_count += 1
+        self.tasks[task.key] = task
+
+    def remove_task(self, task: TaskInfo) -> None:
+        """Undo ``add_task`` for ``task`` in its current status."""
+        if task.status == TaskStatus.PIPELINED:
+            add(self.pipelined, task.resreq, -1)
+        else:
+            add(self.used, task.resreq, -1)
+            if task.status == TaskStatus.RELEASING:
+                add(self.releasing, task.resreq, -1)
+        self.pod_count -= 1
+        self.tasks.pop(task.key, None)
+
+    def start_releasing(self, task: TaskInfo) -> None:
+        add(self.releasing, task.resreq)
+
+    def stop_releasing(self, task: TaskInfo) -> None:
+        add(self.releasing, task.resreq, -1)
+
+
+@dataclass(eq=False)
+class QueueInfo:
+    name: str
+    weight: int
+    reclaimable: bool
+    created: str
+    capability: Resources | None = None

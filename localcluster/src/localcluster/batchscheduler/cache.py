@@ -1,0 +1,452 @@
+"""The batch scheduler's cache: informers feed a live model; ``snapshot()`` builds a session's
+jobs, nodes and queues from it; its writer methods are the only API writes a flavour makes.
+
+Sources: the shared ``NodeLedger`` (nodes, and every pod through a listener, of which this
+flavour keeps those whose ``schedulerName`` is its own), and informers for the flavour's
+PodGroups and Queues and for PriorityClasses. ``sync()`` is the barrier over all of them.
+
+Pod to job: annotation ``scheduling.k8s.io/group-name`` names a PodGroup in the pod's
+namespace (job id ``<namespace>/<name>``). A pod without it forms, with the other pods of
+its controller, a *shadow* group of minMember 1 (kube-batch's in-memory shadow PodGroup; the
+Volcano flavour does the same instead of creating real ``podgroup-<uid>`` objects), so such
+pods get no gang semantics, as with v0.5.3. A job appears in a snapshot only if its PodGroup
+and its queue exist.
+
+Objects this cache writes (a bound pod, a PodGroup status) are kept as written until the
+informers deliver something at least as new, so the next cycle never acts on a stale copy.
+Events are emitted only when (reason, message) differs from the last one for that object
+(upstream repeated them every cycle: spec §11 #5).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from fractions import Fraction
+from typing import Any
+
+from localcluster.batchscheduler.api import (
+    DEFAULT_TASK_PRIORITY,
+    ON_NODE,
+    JobInfo,
+    NodeInfo,
+    QueueInfo,
+    Resources,
+    TaskInfo,
+    TaskStatus,
+    task_status,
+)
+from localcluster.batchscheduler.flavours import (
+    DEFAULT_QUEUE,
+    GROUP_NAME_ANNOTATION,
+    PREEMPTABLE_ANNOTATION,
+    PRIORITY_CLASSES,
+    TASK_SPEC_ANNOTATION,
+    Flavour,
+)
+from localcluster.controllers.events import now_rfc3339, record_event
+from localcluster.controllers.informer import PODS, RegistryInformer, object_key
+from localcluster.scheduler.ledger import NodeLedger
+from localcluster.scheduler.predicates import container_requests
+
+logger = logging.getLogger(__name__)
+
+
+def _rv(obj: dict | None) -> int:
+    try:
+        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
+    pass
+
+
+def task_requests(pod: dict) -> tuple[Resources, Resources]:
+    """(Resreq, InitResreq): containers summed; at least the largest init container."""
+    spec = pod.get("spec") or {}
+    resreq: Resources = {}
+    for container in spec.get("containers") or []:
+        for name, value in container_requests(container).items():
+            resreq[name] = resreq.get(name, Fraction(0)) + value
+    init = dict(resreq)
+    for container in spec.get("initContainers") or []:
+        for name, value in container_requests(container).items():
+            init[name] = max(init.get(name, Fraction(0)), value)
+    resreq.pop("pods", None)
+    init.pop("pods", None)
+    return resreq, init
+
+
+def _controller_uid(pod: dict) -> str | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid")
+    return None
+
+
+def _is_ready(node: dict) -> bool:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+class BatchCache:
+    """Live model of one flavour's world, and its API writer (see module docstring)."""
+
+    def __init__(self, registry, ledger: NodeLedger, flavour: Flavour) -> None:
+        self.registry = registry
+        self.ledger = ledger
+        self.flavour = flavour
+        self._lock = threading.Lock()
+        self._pods: dict[str, dict] = {}
+        self._requests: dict[str, tuple[int, Resources, Resources]] = {}  # key -> (rv, req, init)
+        self._written: dict[str, dict] = {}  # PodGroups as we last wrote them
+        self._last_event: dict[str, tuple[str, str]] = {}
+        self.podgroups = RegistryInformer(registry, flavour.podgroups, self._on_podgroup)
+        self.queues = RegistryInformer(registry, flavour.queues, _ignore)
+        self.priority_classes = RegistryInformer(registry, PRIORITY_CLASSES, _ignore)
+        ledger.add_pod_listener(self._on_pod)
+
+    # -- feeding ------------------------------------------------------------------------
+
+    def start(self, stop_event: threading.Event) -> list[threading.Thread]:
+        threads = self.ledger.start(stop_event)
+        for informer in (self.podgroups, self.queues, self.priority_classes):
+            threads.append(informer.start(stop_event))
+        return threads
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        informers = (self.podgroups, self.queues, self.priority_classes)
+        return self.ledger.wait_for_sync(timeout) and all(
+            i.wait_for_sync(timeout) for i in informers
+        )
+
+    def sync(self, timeout: float = 10.0) -> bool:
+        """Apply every change committed before this call (see ``RegistryInformer.sync``)."""
+        informers = (self.priority_classes, self.queues, self.podgroups)
+        return all(i.sync(timeout) for i in informers) and self.ledger.sync(timeout)
+
+    def _on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
+        if (pod.get("spec") or {}).get("schedulerName") != self.flavour.name:
+            return
+        key = object_key(pod)
+        with self._lock:
+            if event_type == "DELETED":
+                self._pods.pop(key, None)
+                self._requests.pop(key, None)
+            elif _rv(pod) >= _rv(self._pods.get(key)):
+                self._pods[key] = pod
+
+    def _observe_pod(self, pod: dict) -> None:
+        """A pod as returned by our own write: keep it unless the informer has newer."""
+        key = object_key(pod)
+        with self._lock:
+            if key in self._pods and _rv(pod) > _rv(self._pods[key]):
+                self._pods[key] = pod
+
+    def _on_podgroup(self, event_type: str, podgroup: dict, _old: dict | None) -> None:
+        key = object_key(podgroup)
+        with self._lock:
+            written = self._written.get(key)
+            if event_type == "DELETED" or (written is not None and _rv(podgroup) >= _rv(written)):
+                self._written.pop(key, None)
+            if event_type == "DELETED":
+                self._last_event.pop(key, None)
+
+    # -- snapshot -----------------------------------------------------------------------
+
+    def snapshot(self) -> tuple[dict[str, JobInfo], dict[str, NodeInfo], dict[str, QueueInfo]]:
+        """Fresh, independent jobs, nodes and queues for one session."""
+        nodes = self._nodes()
+        queues = self._queues()
+        priorities, default_priority = self._priorities()
+        jobs = self._jobs(queues, priorities, default_priority)
+        with self._lock:
+            pods = list(self._pods.values())
+        for pod in pods:
+            try:
+                self._add_task(pod, jobs, nodes, queues, priorities)
+            except Exception:  # noqa: BLE001 - one malformed pod must not stop the cycle
+                logger.exception("%s: ignoring pod %s", self.flavour.name, object_key(pod))
+        return jobs, nodes, queues
+
+    def _nodes(self) -> dict[str, NodeInfo]:
+        out: dict[str, NodeInfo] = {}
+        for name, info in self.ledger.snapshot().items():
+            if not _is_ready(info.node):
+                continue
+            try:
+                allocatable = info.allocatable()
+            except ValueError:
+                logger.warning("%s: node %s has unparsable capacity", self.flavour.name, name)
+                continue
+            max_pods = allocatable.pop("pods", None)
+            used = {k: v for k, v in info.requested.items() if k != "pods"}
+            out[name] = NodeInfo(
+                name=name,
+                node=info.node,
+                allocatable=allocatable,
+                used=used,
+                releasing=dict(info.releasing),
+                max_pods=int(max_pods) if max_pods is not None else None,
+                pod_count=info.pod_count,
+            )
+        return out
+
+    def _queues(self) -> dict[str, QueueInfo]:
+        out = {}
+        for queue in self.queues.items():
+            meta, spec = queue.get("metadata") or {}, queue.get("spec") or {}
+            try:
+                weight = int(spec.get("weight") or 0)
+            except (TypeError, ValueError):
+                weight = 0
+            out[meta["name"]] = QueueInfo(
+                name=meta["name"],
+                weight=weight if weight > 0 else 1,  # 0 would starve the queue (spec §11 #10)
+                reclaimable=spec.get("reclaimable", True) is not False,
+                created=meta.get("creationTimestamp") or "",
+            )
+        return out
+
+    def _priorities(self) -> tuple[dict[str, int], int]:
+        values, default = {}, 0
+        for pc in self.priority_classes.items():
+            try:
+                value = int(pc.get("value") or 0)
+            except (TypeError, ValueError):
+                continue
+            values[pc["metadata"]["name"]] = value
+            if pc.get("globalDefault"):
+                default = value
+        return values, default
+
+    def _jobs(
+        self, queues: dict[str, QueueInfo], priorities: dict[str, int], default: int
+    ) -> dict[str, JobInfo]:
+        jobs: dict[str, JobInfo] = {}
+        with self._lock:
+            written = dict(self._written)
+        for informed in self.podgroups.items():
+            key = object_key(informed)
+            podgroup = written.get(key, informed)
+            meta, spec = podgroup.get("metadata") or {}, podgroup.get("spec") or {}
+            queue = spec.get("queue") or DEFAULT_QUEUE
+            if queue not in queues:
+                logger.debug("%s: podgroup %s: queue %s not found", self.flavour.name, key, queue)
+                continue
+            status = copy.deepcopy(podgroup.get("status") or {})
+            try:
+                min_member = int(spec.get("minMember") or 0)
+            except (TypeError, ValueError):
+                logger.warning("%s: podgroup %s: bad minMember", self.flavour.name, key)
+                continue
+            jobs[key] = JobInfo(
+                uid=key,
+                namespace=meta.get("namespace") or "",
+                name=meta.get("name") or "",
+                min_member=min_member,
+                queue=queue,
+                priority=priorities.get(spec.get("priorityClassName") or "", default),
+                created=meta.get("creationTimestamp") or "",
+                podgroup=podgroup,
+                phase=status.get("phase") or "",
+                conditions=list(status.get("conditions") or []),
+            )
+        return jobs
+
+    def _shadow_job(self, pod: dict, jobs: dict[str, JobInfo], queues) -> JobInfo | None:
+        meta = pod.get("metadata") or {}
+        uid = f"shadow/{_controller_uid(pod) or meta.get('uid')}"
+        if uid not in jobs:
+            if DEFAULT_QUEUE not in queues:
+                return None
+            jobs[uid] = JobInfo(
+                uid=uid,
+                namespace=meta.get("namespace") or "",
+                name=uid,
+                min_member=1,
+                queue=DEFAULT_QUEUE,
+                priority=0,
+                created=meta.get("creationTimestamp") or "",
+                podgroup=None,
+                phase="Inqueue",
+            )
+        return jobs[uid]
+
+    def _requests_of(self, key: str, pod: dict) -> tuple[Resources, Resources]:
+        rv = _rv(pod)
+        with self._lock:
+            cached = self._requests.get(key)
+        if cached is not None and cached[0] == rv:
+            return cached[1], cached[2]
+        resreq, init = task_requests(pod)
+        with self._lock:
+            self._requests[key] = (rv, resreq, init)
+        return resreq, init
+
+    def _add_task(self, pod, jobs, nodes, queues, priorities) -> None:
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        annotations = meta.get("annotations") or {}
+        group = annotations.get(GROUP_NAME_ANNOTATION)
+        if group:
+            job = jobs.get(f"{meta.get('namespace')}/{group}")
+        else:
+            job = self._shadow_job(pod, jobs, queues)
+        if job is None:
+            return
+        key = object_key(pod)
+        resreq, init = self._requests_of(key, pod)
+        status = task_status(pod)
+        node_name = spec.get("nodeName")
+        if status == TaskStatus.PENDING:
+            assumed = self.ledger.node_of(key)
+            if assumed is not None:  # bound by us; the binding is on its way
+                status, node_name = TaskStatus.BINDING, assumed
+        priority = spec.get("priority")
+        if priority is None:
+            priority = priorities.get(spec.get("priorityClassName") or "", DEFAULT_TASK_PRIORITY)
+        task = TaskInfo(
+            key=key,
+            name=meta.get("name") or "",
+            namespace=meta.get("namespace") or "",
+            job=job.uid,
+            pod=pod,
+            resreq=resreq,
+            init_resreq=init,
+            status=status,
+            node=node_name,
+            priority=int(priority),
+            created=meta.get("creationTimestamp") or "",
+            task_spec=annotations.get(TASK_SPEC_ANNOTATION) or "",
+            preemptable=str(annotations.get(PREEMPTABLE_ANNOTATION, "true")).lower() != "false",
+        )
+        job.add_task(task)
+        if node_name in nodes and status in ON_NODE:
+            nodes[node_name].tasks[key] = task  # its resources are already in the ledger's
+
+    # -- writing (the sessions' Writer) ---------------------------------------------------
+
+    def bind(self, tasks: list[TaskInfo]) -> set[str]:
+        failures = self.ledger.try_assume_all([(t.pod, t.node or "") for t in tasks])
+        if failures:
+            logger.info("%s: gang no longer fits, binding none: %s", self.flavour.name, failures)
+            return {t.key for t in tasks}
+        failed = set()
+        for task in tasks:
+            try:
+                bound = self.registry.bind_pod(task.namespace, task.name, task.node)
+            except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile
+                logger.info("%s: binding %s failed: %s", self.flavour.name, task.key, err)
+                self.ledger.forget(task.key)
+                failed.add(task.key)
+                continue
+            self._observe_pod(bound)
+            logger.debug("%s: bound %s to %s", self.flavour.name, task.key, task.node)
+            message = f"Successfully assigned {task.key} to {task.node}"
+            record_event(self.registry, task.pod, "Normal", "Scheduled", message, self.flavour.name)
+        return failed
+
+    def evict(self, task: TaskInfo, reason: str) -> bool:
+        message = f"Pod is evicted, because of {reason}"
+        try:
+            if self.flavour.volcano:
+                condition = {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "Evict",
+                    "message": message,
+                }
+                self._patch_pod_condition(task, condition)
+                record_event(
+                    self.registry, task.pod, "Warning", "Evict", message, self.flavour.name
+                )
+            self.registry.delete(PODS, task.namespace, task.name)
+        except Exception as err:  # noqa: BLE001 - gone already: nothing to evict
+            logger.info("%s: evicting %s failed: %s", self.flavour.name, task.key, err)
+            return False
+        logger.debug("%s: evicted %s (%s)", self.flavour.name, task.key, reason)
+        return True
+
+    def job_event(self, job: JobInfo, event_type: str, reason: str, message: str) -> None:
+        """An event on the job's PodGroup, every time (evictions)."""
+        if job.podgroup is not None:
+            self._event(job.uid, job.podgroup, event_type, reason, message, dedupe=False)
+
+    def write_podgroup_status(self, job: JobInfo, status: dict) -> None:
+        """Merge-patch ``status`` (no resourceVersion: never conflicts with minMember edits),
+        on ``/status`` only when the CRD has that subresource (Volcano's and kube-batch's
+        upstream CRDs do not)."""
+        rt = self.registry.resolve(self.flavour.podgroups)
+        subresource = "status" if getattr(rt, "has_status", False) else None
+        # counters are omitted when zero (as upstream's omitempty): null removes a stale one
+        body = {"running": None, "succeeded": None, "failed": None, **status}
+        try:
+            written = self.registry.patch(
+                self.flavour.podgroups,
+                job.namespace,
+                job.name,
+                {"status": body},
+                "merge",
+                subresource=subresource,
+            )
+        except Exception as err:  # noqa: BLE001 - deleted meanwhile: the informer will tell
+            logger.info("%s: status of %s not written: %s", self.flavour.name, job.uid, err)
+            return
+        with self._lock:
+            self._written[job.uid] = written
+
+    def podgroup_event(self, job: JobInfo, event_type: str, reason: str, message: str) -> None:
+        """A PodGroup event, only when (reason, message) differs from the last one."""
+        if job.podgroup is not None:
+            self._event(job.uid, job.podgroup, event_type, reason, message, dedupe=True)
+
+    def set_pod_condition(self, task: TaskInfo, reason: str, message: str) -> None:
+        """PodScheduled=False with ``reason``/``message`` plus a Warning event, on change only."""
+        for current in (task.pod.get("status") or {}).get("conditions") or []:
+            if (
+                current.get("type") == "PodScheduled"
+                and current.get("status") == "False"
+                and current.get("reason") == reason
+                and current.get("message") == message
+            ):
+                return
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+        }
+        try:
+            self._patch_pod_condition(task, condition)
+        except Exception as err:  # noqa: BLE001 - pod gone or bound meanwhile
+            logger.info("%s: condition of %s not written: %s", self.flavour.name, task.key, err)
+            return
+        reason_text = self.flavour.pod_event_reason
+        self._event(task.key, task.pod, "Warning", reason_text, message, dedupe=False)
+
+    def _patch_pod_condition(self, task: TaskInfo, condition: dict[str, Any]) -> None:
+        stamped = {**condition, "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+        patched = self.registry.patch(
+            PODS,
+            task.namespace,
+            task.name,
+            {"status": {"conditions": [stamped]}},
+            "strategic",
+            subresource="status",
+        )
+        self._observe_pod(patched)
+
+    def _event(
+        self, key: str, obj: dict, event_type: str, reason: str, message: str, dedupe: bool
+    ) -> None:
+        if dedupe:
+            with self._lock:
+                if self._last_event.get(key) == (reason, message):
+                    return
+                self._last_event[key] = (reason, message)
+        record_event(self.registry, obj, event_type, reason, message, self.flavour.name)

@@ -155,10 +155,46 @@ def test_cluster_role_grants_what_the_operator_uses(rendered):
 def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     objs = rendered[overlay]
     crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
-    assert crds == {"tfjobs.kubeflow.org", f"podgroups.{group}"}
+    queues = {f"queues.{group}"} if scheduler == "kube-batch" else set()
+    assert crds == {"tfjobs.kubeflow.org", f"podgroups.{group}"} | queues
     grants = _rules(objs)
     assert {(group, "podgroups", v) for v in ("get", "create", "patch", "delete")} <= grants
     (deploy,) = by_kind(objs, "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--enable-gang-scheduling=true" in args
     assert f"--gang-scheduler-name={scheduler}" in args
+
+
+def test_kube_batch_default_queue_renders(tmp_path_factory):
+    (queue,) = render(MANIFESTS / "components/gang-kube-batch/default-queue", tmp_path_factory)
+    assert queue["apiVersion"] == "scheduling.incubator.k8s.io/v1alpha1"
+    assert (queue["kind"], queue["metadata"]["name"], queue["spec"]) == (
+        "Queue",
+        "default",
+        {"weight": 1},
+    )
+
+
+def test_volcano_podgroup_crd_has_no_status_subresource():
+    """Volcano v1.8's CRD has none: a scheduler's writes to /status would 404 there."""
+    crd = yaml.safe_load((MANIFESTS / "components/gang-volcano/podgroup-crd.yaml").read_text())
+    (version,) = crd["spec"]["versions"]
+    assert not (version.get("subresources") or {}).get("status")
+    columns = [c["name"] for c in version["additionalPrinterColumns"]]
+    assert columns == ["STATUS", "minMember", "RUNNINGS", "AGE", "QUEUE"]
+
+
+@pytest.mark.parametrize(
+    ("component", "packaged"),
+    [
+        ("gang-kube-batch/podgroup-crd.yaml", "kube-batch-podgroup-crd.yaml"),
+        ("gang-kube-batch/queue-crd.yaml", "kube-batch-queue-crd.yaml"),
+        ("gang-volcano/podgroup-crd.yaml", "volcano-podgroup-crd.yaml"),
+    ],
+)
+def test_local_cluster_installs_the_shipped_crds(component, packaged):
+    """The local cluster's batch schedulers install exactly the CRDs the manifests ship."""
+    from localcluster.batchscheduler.bootstrap import crd
+
+    shipped = yaml.safe_load((MANIFESTS / "components" / component).read_text())
+    assert crd(packaged) == shipped

@@ -1,0 +1,125 @@
+"""kubectl against the local cluster's gang scheduling objects, for both API groups: PodGroups
+and Queues list with their printer columns, ``kubectl describe`` shows status, conditions and
+the scheduler's events; the kube-batch overlay and its default Queue apply cleanly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.nodepool import NodePool
+
+from .conftest import PODS, ROOT
+
+pytestmark = pytest.mark.integration
+
+GROUPS = {
+    "kube-batch": ("scheduling.incubator.k8s.io", "v1alpha1", "podgroups"),
+    "volcano": ("scheduling.volcano.sh", "v1beta1", "podgroups"),
+}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    with LocalCluster(
+        kubelet="simulated",
+        simulated=SimulatedTiming(start_delay=0.1),
+        node_pools=[NodePool("n", cpu="2", memory="8Gi")],
+        batch_schedulers=("kube-batch", "volcano"),
+        batch_schedule_period=0,
+    ) as c:
+        env = {**os.environ, "HOME": str(home), "KUBECONFIG": c.kubeconfig}
+
+        def kubectl(*args: str) -> str:
+            out = subprocess.run(
+                ["kubectl", *args], capture_output=True, text=True, env=env, timeout=60
+            )
+            assert out.returncode == 0, out.stderr
+            return out.stdout
+
+        c.kubectl = kubectl
+        for flavour, gvr in GROUPS.items():
+            for name, cpu in (("fits", "1"), ("too-big", "3")):
+                group = f"{flavour}-{name}"
+                c.registry.create(
+                    gvr,
+                    "default",
+                    {
+                        "apiVersion": f"{gvr[0]}/{gvr[1]}",
+                        "kind": "PodGroup",
+                        "metadata": {"name": group},
+                        "spec": {"minMember": 1},
+                    },
+                )
+                pod = {
+                    "metadata": {
+                        "name": f"{group}-0",
+                        "annotations": {"scheduling.k8s.io/group-name": group},
+                    },
+                    "spec": {
+                        "schedulerName": flavour,
+                        "containers": [
+                            {"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}
+                        ],
+                    },
+                }
+                c.registry.create(PODS, "default", pod)
+            c.batch_schedulers[flavour].run_once()
+        yield c
+
+
+@pytest.mark.parametrize("flavour", list(GROUPS))
+def test_get_podgroups_shows_phase_and_members(cluster, flavour):
+    group = GROUPS[flavour][0]
+    out = cluster.kubectl("get", f"podgroups.{group}")
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["NAME", "STATUS", "MINMEMBER", "RUNNINGS"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows[f"{flavour}-fits"][1] == "Running"
+    pending = "Inqueue" if flavour == "volcano" else "Pending"
+    assert rows[f"{flavour}-too-big"][1] == pending
+    queues = cluster.kubectl("get", f"queues.{group}", "-o", "name")
+    assert queues.split() == [f"queue.{group}/default"]
+
+
+@pytest.mark.parametrize("flavour", list(GROUPS))
+def test_describe_podgroup_shows_conditions_and_events(cluster, flavour):
+    group = GROUPS[flavour][0]
+    out = cluster.kubectl("describe", f"podgroups.{group}", f"{flavour}-too-big")
+    assert "Unschedulable" in out and "NotEnoughResources" in out
+    assert "1/1 tasks in gang unschedulable" in out
+    assert "Events:" in out and "Warning  Unschedulable" in out
+    pod = cluster.kubectl("describe", "pod", f"{flavour}-too-big-0")
+    reason = "FailedScheduling" if flavour == "volcano" else "Unschedulable"
+    assert f"Warning  {reason}" in pod
+
+
+def test_pg_short_name_is_volcanos(cluster):
+    out = cluster.kubectl("get", "pg", "-o", "name")
+    assert sorted(out.split()) == [
+        "podgroup.scheduling.volcano.sh/volcano-fits",
+        "podgroup.scheduling.volcano.sh/volcano-too-big",
+    ]
+
+
+def test_kube_batch_overlay_then_default_queue_apply(tmp_path):
+    with LocalCluster(kubelet="none") as cluster:
+        env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": cluster.kubeconfig}
+        for target in ("overlays/gang-kube-batch", "components/gang-kube-batch/default-queue"):
+            out = subprocess.run(
+                ["kubectl", "apply", "-k", str(ROOT / "manifests" / target)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=60,
+            )
+            assert out.returncode == 0, out.stderr
+        assert "queue.scheduling.incubator.k8s.io/default created" in out.stdout
+        queue = cluster.registry.get(
+            ("scheduling.incubator.k8s.io", "v1alpha1", "queues"), None, "default"
+        )
+        assert queue["spec"] == {"weight": 1}

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -51,6 +52,14 @@ from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.predicates import container_requests
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Snapshot:
+    jobs: dict[str, JobInfo]
+    nodes: dict[str, NodeInfo]
+    queues: dict[str, QueueInfo]
+    malformed: dict[str, tuple[dict, str]]  # pending pods that cannot be evaluated, with why
 
 
 def _rv(obj: dict | None) -> int:
@@ -159,7 +168,7 @@ class BatchCache:
 
     # -- snapshot -----------------------------------------------------------------------
 
-    def snapshot(self) -> tuple[dict[str, JobInfo], dict[str, NodeInfo], dict[str, QueueInfo]]:
+    def snapshot(self) -> Snapshot:
         """Fresh, independent jobs, nodes and queues for one session."""
         nodes = self._nodes()
         queues = self._queues()
@@ -167,12 +176,15 @@ class BatchCache:
         jobs = self._jobs(queues, priorities, default_priority)
         with self._lock:
             pods = list(self._pods.values())
+        malformed: dict[str, tuple[dict, str]] = {}
         for pod in pods:
             try:
                 self._add_task(pod, jobs, nodes, queues, priorities)
-            except Exception:  # noqa: BLE001 - one malformed pod must not stop the cycle
-                logger.exception("%s: ignoring pod %s", self.flavour.name, object_key(pod))
-        return jobs, nodes, queues
+            except Exception as err:  # noqa: BLE001 - one malformed pod must not stop the cycle
+                if task_status(pod) == TaskStatus.PENDING:
+                    malformed[object_key(pod)] = (pod, f"cannot evaluate pod: {err}")
+                logger.warning("%s: pod %s: %s", self.flavour.name, object_key(pod), err)
+        return Snapshot(jobs, nodes, queues, malformed)
 
     def _nodes(self) -> dict[str, NodeInfo]:
         out: dict[str, NodeInfo] = {}
@@ -361,7 +373,7 @@ class BatchCache:
                     "reason": "Evict",
                     "message": message,
                 }
-                self._patch_pod_condition(task, condition)
+                self._patch_pod_condition(task.pod, condition)
                 record_event(
                     self.registry, task.pod, "Warning", "Evict", message, self.flavour.name
                 )
@@ -405,9 +417,12 @@ class BatchCache:
         if job.podgroup is not None:
             self._event(job.uid, job.podgroup, event_type, reason, message, dedupe=True)
 
-    def set_pod_condition(self, task: TaskInfo, reason: str, message: str) -> None:
-        """PodScheduled=False with ``reason``/``message`` plus a Warning event, on change only."""
-        for current in (task.pod.get("status") or {}).get("conditions") or []:
+    def set_pod_condition(
+        self, pod: dict, reason: str, message: str, event_reason: str | None = None
+    ) -> None:
+        """PodScheduled=False with ``reason``/``message`` plus a Warning event (the flavour's
+        reason unless given), on change only."""
+        for current in (pod.get("status") or {}).get("conditions") or []:
             if (
                 current.get("type") == "PodScheduled"
                 and current.get("status") == "False"
@@ -421,20 +436,22 @@ class BatchCache:
             "reason": reason,
             "message": message,
         }
+        key = object_key(pod)
         try:
-            self._patch_pod_condition(task, condition)
+            self._patch_pod_condition(pod, condition)
         except Exception as err:  # noqa: BLE001 - pod gone or bound meanwhile
-            logger.info("%s: condition of %s not written: %s", self.flavour.name, task.key, err)
+            logger.info("%s: condition of %s not written: %s", self.flavour.name, key, err)
             return
-        reason_text = self.flavour.pod_event_reason
-        self._event(task.key, task.pod, "Warning", reason_text, message, dedupe=False)
+        event = event_reason or self.flavour.pod_event_reason
+        self._event(key, pod, "Warning", event, message, dedupe=False)
 
-    def _patch_pod_condition(self, task: TaskInfo, condition: dict[str, Any]) -> None:
+    def _patch_pod_condition(self, pod: dict, condition: dict[str, Any]) -> None:
         stamped = {**condition, "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+        meta = pod.get("metadata") or {}
         patched = self.registry.patch(
             PODS,
-            task.namespace,
-            task.name,
+            meta.get("namespace"),
+            meta.get("name"),
             {"status": {"conditions": [stamped]}},
             "strategic",
             subresource="status",

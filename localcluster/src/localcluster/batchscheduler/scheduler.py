@@ -31,6 +31,10 @@ from localcluster.scheduler.ledger import NodeLedger
 logger = logging.getLogger(__name__)
 
 DEFAULT_SCHEDULE_PERIOD = 1.0
+# A pod the scheduler cannot evaluate (malformed quantity, selector, affinity), as kube-scheduler
+# reports it: condition reason SchedulerError, Warning event FailedScheduling.
+REASON_SCHEDULER_ERROR = "SchedulerError"
+FAILED_SCHEDULING = "FailedScheduling"
 
 
 class BatchScheduler:
@@ -103,8 +107,11 @@ class BatchScheduler:
             return self._cycle()
 
     def _cycle(self) -> CycleSummary:
-        jobs, nodes, queues = self.cache.snapshot()
-        ssn = Session(self.flavour, self.conf, jobs, nodes, queues, self.cache, now=now_rfc3339())
+        snap = self.cache.snapshot()
+        ssn = Session(
+            self.flavour, self.conf, snap.jobs, snap.nodes, snap.queues, self.cache, now_rfc3339()
+        )
+        ssn.malformed.update({key: message for key, (_, message) in snap.malformed.items()})
         plugins = [build(option) for tier in self.conf.tiers for option in tier]
         for plugin in plugins:
             plugin.on_open(ssn)
@@ -115,21 +122,32 @@ class BatchScheduler:
                 logger.exception("%s: action %s failed", self.flavour.name, name)
         for plugin in plugins:
             plugin.on_close(ssn)
+        self._close(ssn, {key: pod for key, (pod, _) in snap.malformed.items()})
+        logger.debug(
+            "%s: session %s: %d jobs, bound %d, evicted %d",
+            self.flavour.name,
+            ssn.uid,
+            len(ssn.jobs),
+            len(ssn.summary.bound),
+            len(ssn.summary.evicted),
+        )
+        return ssn.summary
+
+    def _close(self, ssn: Session, malformed_pods: dict[str, dict]) -> None:
+        """Write back every job, then report the pods that could not be evaluated."""
+        pods = dict(malformed_pods)
         for job in ssn.jobs.values():
             try:
                 self._close_job(ssn, job)
             except Exception:  # noqa: BLE001 - one job's write-back must not stop the others
                 logger.exception("%s: closing job %s failed", self.flavour.name, job.uid)
             ssn.summary.ready[job.uid] = ssn.job_ready(job)
-        logger.debug(
-            "%s: session %s: %d jobs, bound %d, evicted %d",
-            self.flavour.name,
-            ssn.uid,
-            len(jobs),
-            len(ssn.summary.bound),
-            len(ssn.summary.evicted),
-        )
-        return ssn.summary
+            pods.update({t.key: t.pod for t in job.tasks.values() if t.key in ssn.malformed})
+        for key, message in ssn.malformed.items():
+            if key in pods:
+                self.cache.set_pod_condition(
+                    pods[key], REASON_SCHEDULER_ERROR, message, FAILED_SCHEDULING
+                )
 
     def _close_job(self, ssn: Session, job: JobInfo) -> None:
         """Write back one job's PodGroup status, PodGroup event and pod conditions (§9)."""
@@ -148,7 +166,7 @@ class BatchScheduler:
         waiting = [TaskStatus.PENDING, TaskStatus.ALLOCATED]
         if volcano:
             waiting.append(TaskStatus.PIPELINED)
-        tasks = job.with_status(*waiting)
+        tasks = [t for t in job.with_status(*waiting) if t.key not in ssn.malformed]
         if not tasks:
             return
         fit_text = "" if volcano else status.kube_batch_fit_text(job)
@@ -157,4 +175,4 @@ class BatchScheduler:
                 reason, message = status.task_reason(job, task)
             else:
                 reason, message = status.REASON_UNSCHEDULABLE, fit_text
-            self.cache.set_pod_condition(task, reason, message)
+            self.cache.set_pod_condition(task.pod, reason, message)

@@ -36,6 +36,7 @@ from localcluster.batchscheduler.flavours import Flavour
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[TaskInfo], None]
+MALFORMED = "pod cannot be evaluated"
 
 
 class Writer(Protocol):
@@ -97,6 +98,7 @@ class Session:
         for node in self.node_list:
             add(self.total, node.allocatable)
         self.summary = CycleSummary(session=self.uid)
+        self.malformed: dict[str, str] = {}  # pod key -> why it cannot be evaluated
         self._hooks: dict[str, dict[str, Callable]] = defaultdict(dict)
         self._on_allocate: list[Handler] = []
         self._on_deallocate: list[Handler] = []
@@ -157,11 +159,20 @@ class Session:
         return functools.cmp_to_key(self.task_cmp)
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> list[str]:
-        """The first failing plugin's reasons; empty when every plugin passes."""
-        for fn in self._walk("Predicate"):
-            reasons = fn(task, node)
-            if reasons:
-                return reasons
+        """The first failing plugin's reasons; empty when every plugin passes. A task the
+        predicates cannot evaluate (malformed selector or affinity) fits nowhere and is
+        reported as malformed at close."""
+        if task.key in self.malformed:
+            return [MALFORMED]
+        try:
+            for fn in self._walk("Predicate"):
+                reasons = fn(task, node)
+                if reasons:
+                    return reasons
+        except Exception as err:  # noqa: BLE001 - bad pod data, not a scheduler failure
+            logger.warning("%s: cannot evaluate %s: %s", self.flavour.name, task.key, err)
+            self.malformed[task.key] = f"cannot evaluate pod: {err}"
+            return [MALFORMED]
         return []
 
     def node_score(self, task: TaskInfo, node: NodeInfo) -> int:

@@ -87,18 +87,19 @@ def fit_text(job: JobInfo, volcano: bool) -> str:
     return volcano_fit_text(job) if volcano else kube_batch_fit_text(job)
 
 
-def allocated_this_cycle(job: JobInfo) -> int:
-    """Pending tasks whose last transaction this session was an allocation (undone since)."""
+def allocated_this_cycle(job: JobInfo, volcano: bool) -> int:
+    """Pending tasks whose last transaction this session placed them (undone since): Volcano
+    counts allocations, kube-batch (which kept them) pipelinings too."""
+    placed = (TaskStatus.ALLOCATED,) if volcano else (TaskStatus.ALLOCATED, TaskStatus.PIPELINED)
     return sum(
         1
         for t in job.with_status(TaskStatus.PENDING)
-        if t.last_transaction
-        and t.last_transaction[0] in (TaskStatus.ALLOCATED, TaskStatus.PIPELINED)
+        if t.last_transaction and t.last_transaction[0] in placed
     )
 
 
 def unschedulable_message(job: JobInfo, volcano: bool) -> str:
-    unready = job.min_member - (job.ready_count() + allocated_this_cycle(job))
+    unready = job.min_member - (job.ready_count() + allocated_this_cycle(job, volcano))
     return f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {fit_text(job, volcano)}"
 
 
@@ -106,7 +107,7 @@ def event_message(job: JobInfo, volcano: bool) -> str:
     """The Warning event's text: #Pending tasks (kube-batch: minus those upstream still held)."""
     pending = job.count(TaskStatus.PENDING)
     if not volcano:
-        pending -= allocated_this_cycle(job)
+        pending -= allocated_this_cycle(job, volcano)
     return f"{pending}/{len(job.tasks)} tasks in gang unschedulable: {fit_text(job, volcano)}"
 
 

@@ -2,8 +2,10 @@
 
 Mirrors kube-batch's ``pkg/scheduler/api`` (``TaskInfo``, ``JobInfo``, ``NodeInfo``,
 ``QueueInfo``), with two simplifications: a resource vector is a plain ``dict`` of exact
-``Fraction``s (no tolerances: spec §11 #2), and every object here is built fresh for each
-session from the cache, so a session may mutate it freely.
+integers in milli-units (a quantity times 1000, rounded up as Kubernetes rounds sub-milli
+values; no tolerances: spec §11 #2; integers because a cycle compares them ~10^5 times), and
+every object here is built fresh for each session from the cache, so a session may mutate it
+freely.
 
 Invariants: a task is indexed in its job under exactly its current status; a node's ``used``
 counts every task placed on it (bound pods from the ledger plus this session's allocations),
@@ -13,13 +15,27 @@ counts every task placed on it (bound pods from the ledger plus this session's a
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
-Resources = dict[str, Fraction]
+Resources = dict[str, int]  # resource name -> milli-units
 
 CPU, MEMORY, GPU = "cpu", "memory", "nvidia.com/gpu"
-ZERO = Fraction(0)
+ZERO = 0
+MILLI = 1000
+
+
+def milli(value: Fraction) -> int:
+    """A parsed quantity in milli-units, rounded up."""
+    return math.ceil(value * MILLI)
+
+
+def to_resources(amounts: dict[str, Fraction]) -> Resources:
+    return {name: milli(value) for name, value in amounts.items() if name != "pods"}
+
+
 # Upstream's default priority for a task whose pod names none (kube-batch api.NewTaskInfo).
 DEFAULT_TASK_PRIORITY = 1
 
@@ -51,16 +67,18 @@ def is_empty(request: Resources) -> bool:
     return all(value == 0 for value in request.values())
 
 
-def share(allocated: Resources, total: Resources) -> Fraction:
-    """Dominant share: the largest allocated/total over the dimensions (0/0 = 0, x/0 = 1)."""
-    best = ZERO
+def share(allocated: Resources, total: dict[str, Any]) -> float:
+    """Dominant share: the largest allocated/total over the dimensions (0/0 = 0, x/0 = 1).
+    A float, as upstream's: shares only order jobs and queues."""
+    best = 0.0
     for name in set(allocated) | set(total):
         used, whole = allocated.get(name, ZERO), total.get(name, ZERO)
         if whole > 0:
-            ratio = used / whole
+            ratio = float(used) / float(whole)
         else:
-            ratio = Fraction(1) if used > 0 else ZERO
-        best = max(best, ratio)
+            ratio = 1.0 if used > 0 else 0.0
+        if ratio > best:
+            best = ratio
     return best
 
 
@@ -118,12 +136,17 @@ class TaskInfo:
     created: str
     task_spec: str  # volcano.sh/task-spec annotation, "" when absent
     preemptable: bool = True
+    # where the pod may go, as one comparable value (node selector, node affinity, tolerations):
+    # tasks with equal keys pass or fail the same static predicates on a node
+    placement: str = ""
     # (status, node) of the last allocation undone in this session, for the pod's message
     last_transaction: tuple[TaskStatus, str] | None = None
+    best_effort: bool = field(init=False)
+    shape: tuple = field(init=False)  # init_resreq as a hashable value
 
-    @property
-    def best_effort(self) -> bool:
-        return is_empty(self.init_resreq)
+    def __post_init__(self) -> None:
+        self.best_effort = is_empty(self.init_resreq)
+        self.shape = tuple(sorted(self.init_resreq.items()))
 
 
 @dataclass(eq=False)
@@ -147,12 +170,22 @@ class JobInfo:
     fit_delta: dict[str, list[str]] = field(default_factory=dict)
     unschedulable: bool = False  # gang wrote Unschedulable in this session
     fit_message: str = ""  # the gang condition message written in this session
+    pending_best_effort: int = 0  # kept by add_task/set_status
+    reasons: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # status.task_reason, at close
 
     def add_task(self, task: TaskInfo) -> None:
         self.tasks[task.key] = task
         self.by_status.setdefault(task.status, {})[task.key] = task
+        if task.status == TaskStatus.PENDING and task.best_effort:
+            self.pending_best_effort += 1
 
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        if task.best_effort:
+            self.pending_best_effort += (status == TaskStatus.PENDING) - (
+                task.status == TaskStatus.PENDING
+            )
         self.by_status.get(task.status, {}).pop(task.key, None)
         task.status = status
         self.by_status.setdefault(status, {})[task.key] = task
@@ -166,8 +199,7 @@ class JobInfo:
     def ready_count(self) -> int:
         """Allocated-like or Succeeded tasks, plus best-effort Pending ones (Volcano's rule:
         a replica without requests must not keep its gang from ever being ready)."""
-        pending_be = sum(1 for t in self.with_status(TaskStatus.PENDING) if t.best_effort)
-        return self.count(*ALLOCATED_LIKE, TaskStatus.SUCCEEDED) + pending_be
+        return self.count(*ALLOCATED_LIKE, TaskStatus.SUCCEEDED) + self.pending_best_effort
 
     def valid_count(self) -> int:
         return self.count(
@@ -197,6 +229,7 @@ class NodeInfo:
     pod_count: int
     pipelined: Resources = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)  # this scheduler's tasks on it
+    version: int = 0  # bumped on every change, so per-node results can be cached
 
     @property
     def idle(self) -> Resources:
@@ -209,8 +242,25 @@ class NodeInfo:
         add(out, self.pipelined, -1)
         return out
 
+    def fits_idle(self, request: Resources) -> bool:
+        """``fits(request, self.idle)`` without building the vector (the hot path)."""
+        alloc, used = self.allocatable, self.used
+        for name, value in request.items():
+            if value > alloc.get(name, 0) - used.get(name, 0):
+                return False
+        return True
+
+    def fits_future(self, request: Resources) -> bool:
+        """``fits(request, self.future_idle)`` without building the vector."""
+        alloc, used, rel, pip = self.allocatable, self.used, self.releasing, self.pipelined
+        for name, value in request.items():
+            if value > alloc.get(name, 0) - used.get(name, 0) + rel.get(name, 0) - pip.get(name, 0):
+                return False
+        return True
+
     def add_task(self, task: TaskInfo) -> None:
         """Place ``task`` (status already set) on this node."""
+        self.version += 1
         if task.status == TaskStatus.PIPELINED:
             add(self.pipelined, task.resreq)
         else:
@@ -222,6 +272,7 @@ class NodeInfo:
 
     def remove_task(self, task: TaskInfo) -> None:
         """Undo ``add_task`` for ``task`` in its current status."""
+        self.version += 1
         if task.status == TaskStatus.PIPELINED:
             add(self.pipelined, task.resreq, -1)
         else:
@@ -232,9 +283,11 @@ class NodeInfo:
         self.tasks.pop(task.key, None)
 
     def start_releasing(self, task: TaskInfo) -> None:
+        self.version += 1
         add(self.releasing, task.resreq)
 
     def stop_releasing(self, task: TaskInfo) -> None:
+        self.version += 1
         add(self.releasing, task.resreq, -1)
 
 

@@ -21,6 +21,7 @@ Events are emitted only when (reason, message) differs from the last one for tha
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from localcluster.batchscheduler.api import (
     TaskInfo,
     TaskStatus,
     task_status,
+    to_resources,
 )
 from localcluster.batchscheduler.flavours import (
     DEFAULT_QUEUE,
@@ -76,7 +78,7 @@ def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
 def task_requests(pod: dict) -> tuple[Resources, Resources]:
     """(Resreq, InitResreq): containers summed; at least the largest init container."""
     spec = pod.get("spec") or {}
-    resreq: Resources = {}
+    resreq: dict[str, Fraction] = {}
     for container in spec.get("containers") or []:
         for name, value in container_requests(container).items():
             resreq[name] = resreq.get(name, Fraction(0)) + value
@@ -84,9 +86,18 @@ def task_requests(pod: dict) -> tuple[Resources, Resources]:
     for container in spec.get("initContainers") or []:
         for name, value in container_requests(container).items():
             init[name] = max(init.get(name, Fraction(0)), value)
-    resreq.pop("pods", None)
-    init.pop("pods", None)
-    return resreq, init
+    return to_resources(resreq), to_resources(init)
+
+
+def placement_key(pod: dict) -> str:
+    """What the static predicates look at, as one string (see ``TaskInfo.placement``)."""
+    spec = pod.get("spec") or {}
+    parts = (
+        spec.get("nodeSelector"),
+        (spec.get("affinity") or {}).get("nodeAffinity"),
+        spec.get("tolerations"),
+    )
+    return json.dumps(parts, sort_keys=True, default=str)
 
 
 def _controller_uid(pod: dict) -> str | None:
@@ -112,7 +123,8 @@ class BatchCache:
         self.flavour = flavour
         self._lock = threading.Lock()
         self._pods: dict[str, dict] = {}
-        self._requests: dict[str, tuple[int, Resources, Resources]] = {}  # key -> (rv, req, init)
+        # pod key -> (rv, resreq, init resreq, placement key): parsed once per pod version
+        self._parsed: dict[str, tuple[int, Resources, Resources, str]] = {}
         self._written: dict[str, dict] = {}  # PodGroups as we last wrote them
         self._last_event: dict[str, tuple[str, str]] = {}
         self.podgroups = RegistryInformer(registry, flavour.podgroups, self._on_podgroup)
@@ -146,7 +158,7 @@ class BatchCache:
         with self._lock:
             if event_type == "DELETED":
                 self._pods.pop(key, None)
-                self._requests.pop(key, None)
+                self._parsed.pop(key, None)
             elif _rv(pod) >= _rv(self._pods.get(key)):
                 self._pods[key] = pod
 
@@ -196,14 +208,13 @@ class BatchCache:
             except ValueError:
                 logger.warning("%s: node %s has unparsable capacity", self.flavour.name, name)
                 continue
-            max_pods = allocatable.pop("pods", None)
-            used = {k: v for k, v in info.requested.items() if k != "pods"}
+            max_pods = allocatable.get("pods")
             out[name] = NodeInfo(
                 name=name,
                 node=info.node,
-                allocatable=allocatable,
-                used=used,
-                releasing=dict(info.releasing),
+                allocatable=to_resources(allocatable),
+                used=to_resources(info.requested),
+                releasing=to_resources(info.releasing),
                 max_pods=int(max_pods) if max_pods is not None else None,
                 pod_count=info.pod_count,
             )
@@ -290,16 +301,17 @@ class BatchCache:
             )
         return jobs[uid]
 
-    def _requests_of(self, key: str, pod: dict) -> tuple[Resources, Resources]:
+    def _parse(self, key: str, pod: dict) -> tuple[Resources, Resources, str]:
         rv = _rv(pod)
         with self._lock:
-            cached = self._requests.get(key)
+            cached = self._parsed.get(key)
         if cached is not None and cached[0] == rv:
-            return cached[1], cached[2]
+            return cached[1], cached[2], cached[3]
         resreq, init = task_requests(pod)
+        placement = placement_key(pod)
         with self._lock:
-            self._requests[key] = (rv, resreq, init)
-        return resreq, init
+            self._parsed[key] = (rv, resreq, init, placement)
+        return resreq, init, placement
 
     def _add_task(self, pod, jobs, nodes, queues, priorities) -> None:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
@@ -312,7 +324,7 @@ class BatchCache:
         if job is None:
             return
         key = object_key(pod)
-        resreq, init = self._requests_of(key, pod)
+        resreq, init, placement = self._parse(key, pod)
         status = task_status(pod)
         node_name = spec.get("nodeName")
         if status == TaskStatus.PENDING:
@@ -336,6 +348,7 @@ class BatchCache:
             created=meta.get("creationTimestamp") or "",
             task_spec=annotations.get(TASK_SPEC_ANNOTATION) or "",
             preemptable=str(annotations.get(PREEMPTABLE_ANNOTATION, "true")).lower() != "false",
+            placement=placement,
         )
         job.add_task(task)
         if node_name in nodes and status in ON_NODE:

@@ -17,7 +17,7 @@ import functools
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -99,7 +99,10 @@ class Session:
             add(self.total, node.allocatable)
         self.summary = CycleSummary(session=self.uid)
         self.malformed: dict[str, str] = {}  # pod key -> why it cannot be evaluated
+        # (task shape, node) -> (node version, reasons, idle room): see feasible_nodes
+        self.node_checks: dict[tuple, tuple[int, list[str], bool]] = {}
         self._hooks: dict[str, dict[str, Callable]] = defaultdict(dict)
+        self._chains: dict[str, list[Callable]] = {}
         self._on_allocate: list[Handler] = []
         self._on_deallocate: list[Handler] = []
 
@@ -107,20 +110,25 @@ class Session:
 
     def register(self, plugin: str, hook: str, fn: Callable) -> None:
         self._hooks[hook][plugin] = fn
+        self._chains.pop(hook, None)
 
     def add_event_handler(self, allocate: Handler, deallocate: Handler) -> None:
         self._on_allocate.append(allocate)
         self._on_deallocate.append(deallocate)
 
-    def _walk(self, hook: str) -> Iterator[Callable]:
-        registered = self._hooks.get(hook)
-        if not registered:
-            return
-        for tier in self.conf.tiers:
-            for option in tier:
-                fn = registered.get(option.name)
-                if fn is not None and option.enabled(hook):
-                    yield fn
+    def _walk(self, hook: str) -> list[Callable]:
+        """The hook's functions in tier and plugin order (computed once per hook)."""
+        chain = self._chains.get(hook)
+        if chain is None:
+            registered = self._hooks.get(hook) or {}
+            chain = [
+                registered[option.name]
+                for tier in self.conf.tiers
+                for option in tier
+                if option.name in registered and option.enabled(hook)
+            ]
+            self._chains[hook] = chain
+        return chain
 
     # -- combined hooks ------------------------------------------------------------------
 
@@ -175,8 +183,13 @@ class Session:
             return [MALFORMED]
         return []
 
-    def node_score(self, task: TaskInfo, node: NodeInfo) -> int:
-        return sum(fn(task, node) for fn in self._walk("NodeOrder"))
+    @functools.cached_property
+    def node_score(self) -> Callable[[TaskInfo, NodeInfo], int]:
+        """Sum of the NodeOrder hooks (fixed once the plugins have opened)."""
+        fns = self._walk("NodeOrder")
+        if len(fns) == 1:
+            return fns[0]
+        return lambda task, node: sum(fn(task, node) for fn in fns)
 
     def job_ready(self, job: JobInfo) -> bool:
         return all(fn(job) for fn in self._walk("JobReady"))

@@ -57,7 +57,15 @@ def node_errors_text(errors: dict[str, list[str]]) -> str:
 
 
 def task_reason(job: JobInfo, task: TaskInfo) -> tuple[str, str]:
-    """Volcano's (reason, message) for a task left unscheduled at close."""
+    """Volcano's (reason, message) for a task left unscheduled at close (computed once per
+    task; the gang message, written last, is looked up at each call)."""
+    if task.key not in job.reasons:
+        job.reasons[task.key] = _task_reason(job, task)
+    reason, message = job.reasons[task.key]
+    return reason, message if message is not None else job.fit_message or ALL_NODES_UNAVAILABLE
+
+
+def _task_reason(job: JobInfo, task: TaskInfo) -> tuple[str, str | None]:
     status, node = task.last_transaction or (task.status, task.node or "")
     prefix = f"Pod {task.namespace}/{task.name} can possibly be assigned to {node}"
     if status == TaskStatus.ALLOCATED:
@@ -67,7 +75,7 @@ def task_reason(job: JobInfo, task: TaskInfo) -> tuple[str, str]:
     errors = job.fit_errors.get(task.key)
     if errors is not None:
         return REASON_UNSCHEDULABLE, node_errors_text(errors)
-    return REASON_UNSCHEDULABLE, job.fit_message or ALL_NODES_UNAVAILABLE
+    return REASON_UNSCHEDULABLE, None
 
 
 def volcano_fit_text(job: JobInfo) -> str:

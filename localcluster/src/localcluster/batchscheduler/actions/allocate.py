@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from localcluster.batchscheduler.actions.common import by_score, feasible_nodes
-from localcluster.batchscheduler.api import JobInfo, QueueInfo, TaskInfo, TaskStatus, fits, short_of
+from localcluster.batchscheduler.actions.common import best_node, by_score, feasible_nodes
+from localcluster.batchscheduler.api import JobInfo, QueueInfo, TaskInfo, TaskStatus, short_of
 from localcluster.batchscheduler.errcache import PredicateErrorCache
 from localcluster.batchscheduler.pqueue import PriorityQueue
 from localcluster.batchscheduler.session import Statement
@@ -115,13 +115,12 @@ def _place_tasks(
 def _place_volcano(
     ssn: Session, job: JobInfo, task: TaskInfo, cache: PredicateErrorCache, statement: Statement
 ) -> bool:
-    nodes, errors = feasible_nodes(ssn, task, cache, with_resources=True)
+    nodes, errors, idle = feasible_nodes(ssn, task, cache, with_resources=True)
     if not nodes:
         job.fit_errors[task.key] = errors
         logger.debug("%s: no node for %s: %s", ssn.flavour.name, task.key, errors)
         return False
-    idle = [n for n in nodes if fits(task.init_resreq, n.idle)]
-    best = by_score(ssn, task, idle or nodes)[0]
+    best = best_node(ssn, task, idle or nodes)
     if idle:
         statement.allocate(task, best.name)
     else:
@@ -133,14 +132,14 @@ def _place_volcano(
 def _place_kube_batch(
     ssn: Session, job: JobInfo, task: TaskInfo, cache: PredicateErrorCache, statement: Statement
 ) -> bool:
-    nodes, _ = feasible_nodes(ssn, task, cache, with_resources=False)
+    nodes, _, _ = feasible_nodes(ssn, task, cache, with_resources=False)
     job.fit_delta = {}
     for node in by_score(ssn, task, nodes):
-        if fits(task.init_resreq, node.idle):
+        if node.fits_idle(task.init_resreq):
             statement.allocate(task, node.name)
             return True
         job.fit_delta[node.name] = short_of(task.resreq, node.idle)
-        if fits(task.init_resreq, node.future_idle):
+        if node.fits_future(task.init_resreq):
             statement.pipeline(task, node.name)
             return True
     logger.debug("%s: no node for %s", ssn.flavour.name, task.key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from localcluster.batchscheduler.actions.common import by_score, feasible_nodes
+from localcluster.batchscheduler.actions.common import best_node, feasible_nodes
 from localcluster.batchscheduler.api import TaskStatus
 from localcluster.batchscheduler.errcache import PredicateErrorCache
 from localcluster.batchscheduler.session import Statement
@@ -35,11 +35,11 @@ def execute(ssn: Session) -> None:
         cache = PredicateErrorCache(ssn.conf.error_cache if volcano else "off", job.uid)
         try:
             for task in sorted(tasks, key=ssn.task_key):
-                nodes, errors = feasible_nodes(ssn, task, cache, with_resources=False)
+                nodes, errors, _ = feasible_nodes(ssn, task, cache, with_resources=False)
                 if not nodes:
                     job.fit_errors[task.key] = errors
                     break
-                statement.allocate(task, by_score(ssn, task, nodes)[0].name)
+                statement.allocate(task, best_node(ssn, task, nodes).name)
             if ssn.job_ready(job):
                 statement.commit()
             else:

@@ -8,7 +8,6 @@ candidate's job holds with the candidate removed.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from localcluster.batchscheduler.api import JobInfo, Resources, TaskInfo, add, plus, share
@@ -16,7 +15,7 @@ from localcluster.batchscheduler.api import JobInfo, Resources, TaskInfo, add, p
 if TYPE_CHECKING:
     from localcluster.batchscheduler.session import Session
 
-SHARE_EPSILON = Fraction(1, 10**6)
+SHARE_EPSILON = 1e-6
 
 
 class DrfPlugin:
@@ -25,7 +24,7 @@ class DrfPlugin:
     def __init__(self, arguments: dict[str, Any]) -> None:
         self.arguments = arguments
         self.allocated: dict[str, Resources] = {}
-        self.shares: dict[str, Fraction] = {}
+        self.shares: dict[str, float] = {}
 
     def on_open(self, ssn: Session) -> None:
         total = ssn.total

@@ -8,11 +8,9 @@ name by the allocate action (upstream picked at random, §11 #8).
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from localcluster.batchscheduler.api import CPU, MEMORY, ZERO, NodeInfo, TaskInfo
+from localcluster.batchscheduler.api import CPU, MEMORY, NodeInfo, TaskInfo
 
 if TYPE_CHECKING:
     from localcluster.batchscheduler.session import Session
@@ -23,22 +21,23 @@ MAX_SCORE = 100
 def least_requested(task: TaskInfo, node: NodeInfo) -> int:
     scores = []
     for name in (CPU, MEMORY):
-        capacity = node.allocatable.get(name, ZERO)
-        free = capacity - node.used.get(name, ZERO) - task.resreq.get(name, ZERO)
-        scores.append(0 if capacity <= 0 or free < 0 else math.floor(free * MAX_SCORE / capacity))
-    return math.floor(Fraction(sum(scores), len(scores)))
+        capacity = node.allocatable.get(name, 0)
+        free = capacity - node.used.get(name, 0) - task.resreq.get(name, 0)
+        scores.append(0 if capacity <= 0 or free < 0 else free * MAX_SCORE // capacity)
+    return sum(scores) // len(scores)
 
 
 def balanced_resource(task: TaskInfo, node: NodeInfo) -> int:
-    fractions = []
-    for name in (CPU, MEMORY):
-        capacity = node.allocatable.get(name, ZERO)
-        if capacity <= 0:
-            return 0
-        fractions.append((node.used.get(name, ZERO) + task.resreq.get(name, ZERO)) / capacity)
-    if any(f >= 1 for f in fractions):
+    """floor((1 - |cpu fraction - memory fraction|) * 100), in exact integer arithmetic."""
+    cpu_cap, mem_cap = node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0)
+    if cpu_cap <= 0 or mem_cap <= 0:
         return 0
-    return math.floor((1 - abs(fractions[0] - fractions[1])) * MAX_SCORE)
+    cpu = node.used.get(CPU, 0) + task.resreq.get(CPU, 0)
+    mem = node.used.get(MEMORY, 0) + task.resreq.get(MEMORY, 0)
+    if cpu >= cpu_cap or mem >= mem_cap:
+        return 0
+    whole = cpu_cap * mem_cap
+    return (whole - abs(cpu * mem_cap - mem * cpu_cap)) * MAX_SCORE // whole
 
 
 class NodeOrderPlugin:
@@ -49,10 +48,19 @@ class NodeOrderPlugin:
         self.balanced_weight = int(arguments.get("balancedresource.weight", 1))
 
     def on_open(self, ssn: Session) -> None:
+        # scores depend on the task's cpu and memory and the node's state (its version)
+        cache: dict[tuple[int, int, str], tuple[int, int]] = {}
+
         def score(task: TaskInfo, node: NodeInfo) -> int:
-            return self.least_weight * least_requested(task, node) + (
+            key = (task.resreq.get(CPU, 0), task.resreq.get(MEMORY, 0), node.name)
+            hit = cache.get(key)
+            if hit is not None and hit[0] == node.version:
+                return hit[1]
+            value = self.least_weight * least_requested(task, node) + (
                 self.balanced_weight * balanced_resource(task, node)
             )
+            cache[key] = (node.version, value)
+            return value
 
         ssn.register(self.name, "NodeOrder", score)
 

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 REASON_POD_NUMBER = "node(s) pod number exceeded"
 
 
-def predicate_reasons(task: TaskInfo, node: NodeInfo) -> list[str]:
+def static_reasons(task: TaskInfo, node: NodeInfo) -> list[str]:
+    """The checks that depend only on the pod's placement rules and the node object."""
     if (node.node.get("spec") or {}).get("unschedulable"):
         return [REASON_UNSCHEDULABLE]
     if not matches_node_selector_and_affinity(task.pod, node.node):
@@ -35,9 +36,14 @@ def predicate_reasons(task: TaskInfo, node: NodeInfo) -> list[str]:
     taint = untolerated_taint(task.pod, node.node)
     if taint is not None:
         return [taint_reason(taint)]
-    if node.max_pods is not None and node.pod_count + 1 > node.max_pods:
-        return [REASON_POD_NUMBER]
     return []
+
+
+def predicate_reasons(task: TaskInfo, node: NodeInfo) -> list[str]:
+    reasons = static_reasons(task, node)
+    if not reasons and node.max_pods is not None and node.pod_count + 1 > node.max_pods:
+        return [REASON_POD_NUMBER]
+    return reasons
 
 
 class PredicatesPlugin:
@@ -47,7 +53,19 @@ class PredicatesPlugin:
         self.arguments = arguments
 
     def on_open(self, ssn: Session) -> None:
-        ssn.register(self.name, "Predicate", predicate_reasons)
+        # a session's nodes do not change: static results are shared by equal placements
+        static: dict[tuple[str, str], list[str]] = {}
+
+        def predicate(task: TaskInfo, node: NodeInfo) -> list[str]:
+            key = (task.placement, node.name)
+            reasons = static.get(key)
+            if reasons is None:
+                reasons = static[key] = static_reasons(task, node)
+            if not reasons and node.max_pods is not None and node.pod_count + 1 > node.max_pods:
+                return [REASON_POD_NUMBER]
+            return reasons
+
+        ssn.register(self.name, "Predicate", predicate)
 
     def on_close(self, ssn: Session) -> None:
         pass

@@ -45,7 +45,7 @@ class QueueAttr:
     allocated: Resources = field(default_factory=dict)
     request: Resources = field(default_factory=dict)
     deserved: Resources = field(default_factory=dict)
-    share: Fraction = ZERO
+    share: float = 0.0
 
 
 def _minimum(a: Resources, b: Resources) -> Resources:
@@ -140,9 +140,9 @@ class ProportionPlugin:
         ssn.register(self.name, "Reclaimable", reclaimable)
         ssn.add_event_handler(lambda t: update(t, +1), lambda t: update(t, -1))
 
-    def _share(self, queue: str) -> Fraction:
+    def _share(self, queue: str) -> float:
         attr = self.attrs.get(queue)
-        return attr.share if attr else ZERO
+        return attr.share if attr else 0.0
 
     def on_close(self, ssn: Session) -> None:
         self.attrs = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-ORDER = ["workqueue", "informer", "apiserver", "operator"]
+ORDER = ["workqueue", "informer", "apiserver", "operator", "batchscheduler"]
 MARKER = "BENCH_RESULT "
 PER_SCRIPT_TIMEOUT_S = 420
 

@@ -194,7 +194,12 @@ class JobInfo:
         return [t for s in statuses for t in self.by_status.get(s, {}).values()]
 
     def count(self, *statuses: TaskStatus) -> int:
-        return sum(len(self.by_status.get(s, ())) for s in statuses)
+        by_status, total = self.by_status, 0
+        for status in statuses:
+            tasks = by_status.get(status)
+            if tasks:
+                total += len(tasks)
+        return total
 
     def ready_count(self) -> int:
         """Allocated-like or Succeeded tasks, plus best-effort Pending ones (Volcano's rule:

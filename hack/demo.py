@@ -486,6 +486,12 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a == "--gang" or a.startswith("--gang=") for a in argv):  # the gang scheduling demo
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from demo_gang import main as gang_demo
+
+        return gang_demo(argv)
     args = parse_args(argv)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))

@@ -1,0 +1,54 @@
+"""`make demo ARGS="--gang volcano|kube-batch"` and the `--without-task-spec` story, through
+hack/demo.py's dispatch, as a user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def demo(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "hack/demo.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "waiting"), [("volcano", "Inqueue"), ("kube-batch", "Pending")]
+)
+def test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu(scheduler, waiting):
+    out = demo("--gang", scheduler)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"PodGroup phases: {waiting} -> Running -> deleted" in out.stdout
+    assert "the gang waits: 2/3 tasks in gang unschedulable" in out.stdout
+    assert "tf-test-master-0   cpu-0  resType=CPU" in out.stdout
+    for worker in ("tf-test-worker-0", "tf-test-worker-1"):
+        assert f"{worker}   gpu-0  resType=GPU" in out.stdout
+    assert "TFJob tf-test Succeeded" in out.stdout
+
+
+def test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why():
+    out = demo("--gang", "volcano", "--without-task-spec", "--timeout", "4")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "nothing is bound" in out.stdout
+    assert (
+        "0/2 nodes are unavailable: 1 Insufficient nvidia.com/gpu, "
+        "1 node(s) didn't match Pod's node affinity/selector." in out.stdout
+    )
+    assert "Pending: 1 Schedulable, 2 Unschedulable" in out.stdout
+    assert "volcano-sh/volcano#2937" in out.stdout
+
+
+def test_without_task_spec_is_a_volcano_story():
+    out = demo("--gang", "kube-batch", "--without-task-spec")
+    assert out.returncode == 2 and "--gang volcano" in out.stderr

@@ -1,0 +1,52 @@
+"""RegistryInformer.sync(): a barrier that applies every committed change on the caller's
+thread, in order, and a resource type that does not exist yet is an empty, quiet informer."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from localcluster.apiserver import Registry
+from localcluster.controllers.informer import RegistryInformer
+
+CONFIGMAPS = ("", "v1", "configmaps")
+WIDGETS = ("example.com", "v1", "widgets")
+
+
+@pytest.fixture
+def registry():
+    reg = Registry()
+    stop = threading.Event()
+    yield reg, stop
+    stop.set()
+    reg.stop()
+
+
+def test_sync_applies_everything_written_before_it(registry):
+    reg, stop = registry
+    seen: list[tuple[str, str]] = []
+    informer = RegistryInformer(
+        reg, CONFIGMAPS, lambda t, o, _: seen.append((t, o["metadata"]["name"]))
+    )
+    informer.start(stop)
+    assert informer.sync(5)
+    for i in range(200):
+        reg.create(CONFIGMAPS, "default", {"metadata": {"name": f"cm-{i}"}})
+    reg.delete(CONFIGMAPS, "default", "cm-7")
+    assert informer.sync(5)
+    names = [n for t, n in seen if t == "ADDED" and n.startswith("cm-")]
+    assert names == [f"cm-{i}" for i in range(200)]  # in commit order, none missing
+    assert seen[-1] == ("DELETED", "cm-7")
+    assert informer.get("default/cm-7") is None and informer.get("default/cm-199") is not None
+
+
+def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
+    reg, stop = registry
+    informer = RegistryInformer(reg, WIDGETS, lambda *_: None)
+    with caplog.at_level(logging.INFO, logger="localcluster.controllers.informer"):
+        informer.start(stop)
+        assert informer.sync(5)
+    assert informer.items() == []
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO]

@@ -143,10 +143,12 @@ class TaskInfo:
     last_transaction: tuple[TaskStatus, str] | None = None
     best_effort: bool = field(init=False)
     shape: tuple = field(init=False)  # init_resreq as a hashable value
+    request_shape: tuple = field(init=False)  # resreq as a hashable value
 
     def __post_init__(self) -> None:
         self.best_effort = is_empty(self.init_resreq)
         self.shape = tuple(sorted(self.init_resreq.items()))
+        self.request_shape = tuple(sorted(self.resreq.items()))
 
 
 @dataclass(eq=False)

@@ -32,6 +32,7 @@ from localcluster.batchscheduler.api import (
 )
 from localcluster.batchscheduler.conf import SchedulerConf
 from localcluster.batchscheduler.flavours import Flavour
+from localcluster.batchscheduler.ranking import NodeRanking
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class Session:
         self.malformed: dict[str, str] = {}  # pod key -> why it cannot be evaluated
         # (task shape, node) -> (node version, reasons, idle room): see feasible_nodes
         self.node_checks: dict[tuple, tuple[int, list[str], bool]] = {}
+        self.node_changes: list[str] = []  # names of nodes whose state changed, in order
+        self.rankings: dict[tuple, NodeRanking] = {}  # by task requests: see actions.common
         self._hooks: dict[str, dict[str, Callable]] = defaultdict(dict)
         self._chains: dict[str, list[Callable]] = {}
         self._on_allocate: list[Handler] = []
@@ -229,6 +232,7 @@ class Session:
         self.jobs[task.job].set_status(task, status)
         task.node = node_name
         self.nodes[node_name].add_task(task)
+        self.node_changes.append(node_name)
         for handler in self._on_allocate:
             handler(task)
 
@@ -237,6 +241,7 @@ class Session:
         node = self.nodes[task.node or ""]
         task.last_transaction = (task.status, node.name)
         node.remove_task(task)
+        self.node_changes.append(node.name)
         self.jobs[task.job].set_status(task, TaskStatus.PENDING)
         task.node = None
         for handler in self._on_deallocate:
@@ -247,12 +252,14 @@ class Session:
         previous = task.status
         self.jobs[task.job].set_status(task, TaskStatus.RELEASING)
         self.nodes[task.node or ""].start_releasing(task)
+        self.node_changes.append(task.node or "")
         for handler in self._on_deallocate:
             handler(task)
         return previous
 
     def unevict(self, task: TaskInfo, previous: TaskStatus) -> None:
         self.nodes[task.node or ""].stop_releasing(task)
+        self.node_changes.append(task.node or "")
         self.jobs[task.job].set_status(task, previous)
         for handler in self._on_allocate:
             handler(task)

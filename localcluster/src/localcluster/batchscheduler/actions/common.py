@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from localcluster.batchscheduler.api import NodeInfo, TaskInfo, short_of
 from localcluster.batchscheduler.errcache import PredicateErrorCache
+from localcluster.batchscheduler.ranking import NodeRanking
 from localcluster.batchscheduler.session import MALFORMED
 
 if TYPE_CHECKING:
@@ -61,19 +62,28 @@ def _check(ssn: Session, task: TaskInfo, node: NodeInfo, with_resources: bool) -
     return ssn.predicate(task, node)
 
 
+def _ranking(ssn: Session, task: TaskInfo) -> NodeRanking:
+    key = task.request_shape
+    ranking = ssn.rankings.get(key)
+    if ranking is None:
+        ranking = ssn.rankings[key] = NodeRanking(task, ssn.nodes, ssn.node_score, ssn.node_changes)
+    return ranking
+
+
 def by_score(ssn: Session, task: TaskInfo, nodes: list[NodeInfo]) -> list[NodeInfo]:
     """Best first: highest node-order score, ties to the smallest name (§11 #8)."""
     if len(nodes) <= 1:
         return list(nodes)
-    return sorted(nodes, key=lambda n: (-ssn.node_score(task, n), n.name))
+    names = _ranking(ssn, task).ordered({n.name for n in nodes})
+    return [ssn.nodes[name] for name in names]
 
 
 def best_node(ssn: Session, task: TaskInfo, nodes: list[NodeInfo]) -> NodeInfo:
-    """``by_score(...)[0]`` without sorting."""
+    """``by_score(...)[0]``, without scoring every node."""
     if len(nodes) == 1:
         return nodes[0]
-    score = ssn.node_score
-    return min((-score(task, n), n.name, n) for n in nodes)[2]
+    name = _ranking(ssn, task).best({n.name for n in nodes})
+    return ssn.nodes[name or nodes[0].name]
 
 
 def victim_first(tasks: list[TaskInfo]) -> list[TaskInfo]:

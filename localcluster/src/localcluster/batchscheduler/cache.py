@@ -26,7 +26,6 @@ import logging
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from localcluster.batchscheduler.api import (
     DEFAULT_TASK_PRIORITY,
@@ -48,9 +47,10 @@ from localcluster.batchscheduler.flavours import (
     TASK_SPEC_ANNOTATION,
     Flavour,
 )
-from localcluster.controllers.events import now_rfc3339, record_event
+from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer, object_key
 from localcluster.scheduler.ledger import NodeLedger
+from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
 from localcluster.scheduler.predicates import container_requests
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,7 @@ class BatchCache:
         self._parsed: dict[str, tuple[int, Resources, Resources, str]] = {}
         self._written: dict[str, dict] = {}  # PodGroups as we last wrote them
         self._last_event: dict[str, tuple[str, str]] = {}
+        self._reporter = ConditionReporter(registry, flavour.name)
         self.podgroups = RegistryInformer(registry, flavour.podgroups, self._on_podgroup)
         self.queues = RegistryInformer(registry, flavour.queues, _ignore)
         self.priority_classes = RegistryInformer(registry, PRIORITY_CLASSES, _ignore)
@@ -159,6 +160,7 @@ class BatchCache:
             if event_type == "DELETED":
                 self._pods.pop(key, None)
                 self._parsed.pop(key, None)
+                self._reporter.forget(key)
             elif _rv(pod) >= _rv(self._pods.get(key)):
                 self._pods[key] = pod
 
@@ -386,7 +388,7 @@ class BatchCache:
                     "reason": "Evict",
                     "message": message,
                 }
-                self._patch_pod_condition(task.pod, condition)
+                self._observe_pod(patch_condition(self.registry, task.pod, condition))
                 record_event(
                     self.registry, task.pod, "Warning", "Evict", message, self.flavour.name
                 )
@@ -435,41 +437,11 @@ class BatchCache:
     ) -> None:
         """PodScheduled=False with ``reason``/``message`` plus a Warning event (the flavour's
         reason unless given), on change only."""
-        for current in (pod.get("status") or {}).get("conditions") or []:
-            if (
-                current.get("type") == "PodScheduled"
-                and current.get("status") == "False"
-                and current.get("reason") == reason
-                and current.get("message") == message
-            ):
-                return
-        condition = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": reason,
-            "message": message,
-        }
-        key = object_key(pod)
-        try:
-            self._patch_pod_condition(pod, condition)
-        except Exception as err:  # noqa: BLE001 - pod gone or bound meanwhile
-            logger.info("%s: condition of %s not written: %s", self.flavour.name, key, err)
-            return
-        event = event_reason or self.flavour.pod_event_reason
-        self._event(key, pod, "Warning", event, message, dedupe=False)
-
-    def _patch_pod_condition(self, pod: dict, condition: dict[str, Any]) -> None:
-        stamped = {**condition, "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
-        meta = pod.get("metadata") or {}
-        patched = self.registry.patch(
-            PODS,
-            meta.get("namespace"),
-            meta.get("name"),
-            {"status": {"conditions": [stamped]}},
-            "strategic",
-            subresource="status",
+        patched = self._reporter.report(
+            pod, reason, message, event_reason or self.flavour.pod_event_reason
         )
-        self._observe_pod(patched)
+        if patched is not None:
+            self._observe_pod(patched)
 
     def _event(
         self, key: str, obj: dict, event_type: str, reason: str, message: str, dedupe: bool

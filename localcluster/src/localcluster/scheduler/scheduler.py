@@ -17,14 +17,14 @@ event with the error, and is retried like an unschedulable pod: no pod can stop 
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections import deque
 
-from localcluster.controllers.events import now_rfc3339, record_event
-from localcluster.controllers.informer import PODS, object_key
+from localcluster.controllers.events import record_event
+from localcluster.controllers.informer import object_key
 from localcluster.scheduler.ledger import NodeLedger
+from localcluster.scheduler.podconditions import ConditionReporter
 from localcluster.scheduler.predicates import is_active, select_node
 
 logger = logging.getLogger(__name__)
@@ -69,6 +69,7 @@ class Scheduler:
         self._queued: set[str] = set()
         self._unschedulable: set[str] = set()
         self._moves = 0  # bumped whenever room may have been freed (see _park)
+        self._reporter = ConditionReporter(registry, SCHEDULER_NAME)
         self.ledger.add_pod_listener(self._on_pod)
         self.ledger.add_node_listener(self._on_node)
         self._threads: list[threading.Thread] = []
@@ -103,6 +104,8 @@ class Scheduler:
                 return
             self._pending.pop(key, None)
             self._unschedulable.discard(key)
+            if is_responsible(pod):
+                self._reporter.forget(key)
             if event_type == "DELETED" or not is_active(pod):
                 self._flush_unschedulable()  # resources were freed
 
@@ -186,35 +189,4 @@ class Scheduler:
         )
 
     def _mark_unschedulable(self, pod: dict, reason: str, message: str) -> None:
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
-        if (
-            current
-            and current.get("status") == "False"
-            and current.get("reason") == reason
-            and current.get("message") == message
-        ):
-            return
-        updated = copy.deepcopy(pod)
-        status = updated.setdefault("status", {})
-        status.setdefault("phase", "Pending")
-        status["conditions"] = [c for c in conditions if c.get("type") != "PodScheduled"] + [
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": reason,
-                "message": message,
-                "lastProbeTime": None,
-                "lastTransitionTime": now_rfc3339(),
-            }
-        ]
-        updated["metadata"].pop("resourceVersion", None)
-        meta = updated["metadata"]
-        try:
-            self._registry.update(
-                PODS, meta["namespace"], meta["name"], updated, subresource="status"
-            )
-        except Exception as err:  # noqa: BLE001 - pod gone or changed: the watch brings it back
-            logger.info("could not mark %s unschedulable: %s", object_key(pod), err)
-            return
-        record_event(self._registry, pod, "Warning", "FailedScheduling", message, SCHEDULER_NAME)
+        self._reporter.report(pod, reason, message, "FailedScheduling")

@@ -306,9 +306,13 @@ def run_job(api: Api, scheduler: str, timeout: float, workdir: Path, kubeconfig:
             if time.monotonic() > deadline:
                 raise DemoFailed(f"the job did not finish within {timeout:.0f}s")
             watcher.look(with_job=True)
-            if cordoned and watcher.waiting_reason:
+            pods = api.pods()
+            # once the scheduler has judged the whole gang (every pod has its reason)
+            judged = len(pods) == 3 and all(pod_condition(p)[0] for p in pods)
+            if cordoned and watcher.waiting_reason and judged:
+                watcher.look(with_job=False)  # the gang's message of that same cycle
                 watcher.say(f"the gang waits: {watcher.waiting_reason}")
-                for pod in api.pods():
+                for pod in pods:
                     reason, message = pod_condition(pod)
                     watcher.say(f"  {pod.metadata.name}: {reason}: {message}")
                 watcher.say("uncordoning gpu-0")

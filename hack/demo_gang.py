@@ -45,24 +45,7 @@ POOLS = (
     "name=cpu,count=1,cpu=8,memory=16Gi,labels=resType=CPU",
     "name=gpu,count=1,cpu=8,memory=32Gi,gpus=2,labels=resType=GPU;nvidia-device-enable=enable",
 )
-# Volcano 1.5-1.10: predicate failures cached per "<job>/<volcano.sh/task-spec>".
-VOLCANO_TASK_SPEC_CACHE = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-configurations:
-- name: allocate
-  arguments:
-    predicateErrorCache: task-spec
-"""
+
 PODGROUP_API = {
     "volcano": ("scheduling.volcano.sh", "v1beta1"),
     "kube-batch": ("scheduling.incubator.k8s.io", "v1alpha1"),
@@ -386,8 +369,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace, workdir: Path) -> int:
+    from localcluster.batchscheduler.flavours import VOLCANO_CONF
+
+    # Volcano 1.5-1.10: predicate failures cached per "<job>/<volcano.sh/task-spec>"
     conf = workdir / "volcano-conf.yaml"
-    conf.write_text(VOLCANO_TASK_SPEC_CACHE)
+    cache = {"name": "allocate", "arguments": {"predicateErrorCache": "task-spec"}}
+    conf.write_text(VOLCANO_CONF + yaml.safe_dump({"configurations": [cache]}))
     argv = [str(BIN / "tf-operator-localcluster"), "--kubelet=simulated", "--port=0"]
     argv += [f"--kubeconfig={workdir / 'kubeconfig'}", f"--batch-scheduler={args.gang}"]
     argv += [f"--node-pool={pool}" for pool in POOLS]

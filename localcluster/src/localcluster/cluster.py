@@ -211,33 +211,25 @@ class LocalCluster:
         self.server.register_log_provider(self._logs)
 
     def _node_configs(self, nodes: int) -> list[NodeConfig]:
-        if self.node_pools:
-            return [
-                NodeConfig(
-                    name=name,
-                    cpu=pool.cpu,
-                    memory=pool.memory,
-                    gpus=pool.gpus,
-                    pods=pool.pods,
-                    labels=dict(pool.labels),
-                    runtime=self.kubelet_mode,
-                    taints=[dict(t) for t in pool.taints],
-                )
-                for pool in self.node_pools
-                for name in pool.node_names()
-            ]
         spec = self.node_spec
+        pools = self.node_pools or [
+            NodePool(
+                "localcluster-node", nodes, spec.cpu, spec.memory, spec.gpus, spec.pods, spec.labels
+            )
+        ]
         return [
             NodeConfig(
-                name=f"localcluster-node-{index}",
-                cpu=spec.cpu,
-                memory=spec.memory,
-                gpus=spec.gpus,
-                pods=spec.pods,
-                labels=dict(spec.labels),
+                name=name,
+                cpu=pool.cpu,
+                memory=pool.memory,
+                gpus=pool.gpus,
+                pods=pool.pods,
+                labels=dict(pool.labels),
                 runtime=self.kubelet_mode,
+                taints=[dict(t) for t in pool.taints],
             )
-            for index in range(nodes)
+            for pool in pools
+            for name in pool.node_names()
         ]
 
     def _new_kubelet(self, registry, config: NodeConfig) -> Kubelet:

@@ -25,7 +25,6 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from fractions import Fraction
 
 from localcluster.batchscheduler.api import (
     DEFAULT_TASK_PRIORITY,
@@ -51,7 +50,7 @@ from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
-from localcluster.scheduler.predicates import container_requests
+from localcluster.scheduler.predicates import containers_requests, pod_requests
 
 logger = logging.getLogger(__name__)
 
@@ -77,16 +76,7 @@ def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
 
 def task_requests(pod: dict) -> tuple[Resources, Resources]:
     """(Resreq, InitResreq): containers summed; at least the largest init container."""
-    spec = pod.get("spec") or {}
-    resreq: dict[str, Fraction] = {}
-    for container in spec.get("containers") or []:
-        for name, value in container_requests(container).items():
-            resreq[name] = resreq.get(name, Fraction(0)) + value
-    init = dict(resreq)
-    for container in spec.get("initContainers") or []:
-        for name, value in container_requests(container).items():
-            init[name] = max(init.get(name, Fraction(0)), value)
-    return to_resources(resreq), to_resources(init)
+    return to_resources(containers_requests(pod)), to_resources(pod_requests(pod))
 
 
 def placement_key(pod: dict) -> str:

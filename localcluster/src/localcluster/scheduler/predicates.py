@@ -40,13 +40,19 @@ def container_requests(container: dict) -> dict[str, Fraction]:
     return out
 
 
+def containers_requests(pod: dict) -> dict[str, Fraction]:
+    """What the pod holds while it runs: the sum over its (non-init) containers."""
+    total: dict[str, Fraction] = {}
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        for name, value in container_requests(container).items():
+            total[name] = total.get(name, Fraction(0)) + value
+    return total
+
+
 def pod_requests(pod: dict) -> dict[str, Fraction]:
     """Effective requests: sum over containers, at least the largest init container."""
     spec = pod.get("spec") or {}
-    total: dict[str, Fraction] = {}
-    for container in spec.get("containers") or []:
-        for name, value in container_requests(container).items():
-            total[name] = total.get(name, Fraction(0)) + value
+    total = containers_requests(pod)
     for container in spec.get("initContainers") or []:
         for name, value in container_requests(container).items():
             total[name] = max(total.get(name, Fraction(0)), value)

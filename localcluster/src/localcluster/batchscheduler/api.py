@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 Resources = dict[str, int]  # resource name -> milli-units
+# Exact amounts that may be fractional (a queue's deserved share): proportion's vectors.
+Amounts = dict[str, Any]
 
 CPU, MEMORY, GPU = "cpu", "memory", "nvidia.com/gpu"
 ZERO = 0
@@ -40,7 +43,7 @@ def to_resources(amounts: dict[str, Fraction]) -> Resources:
 DEFAULT_TASK_PRIORITY = 1
 
 
-def add(target: Resources, amounts: Resources, sign: int = 1) -> None:
+def add(target: Amounts, amounts: Mapping[str, Any], sign: int = 1) -> None:
     """``target += sign * amounts``, in place."""
     for name, value in amounts.items():
         target[name] = target.get(name, ZERO) + sign * value
@@ -52,7 +55,7 @@ def plus(a: Resources, b: Resources, sign: int = 1) -> Resources:
     return out
 
 
-def fits(request: Resources, available: Resources) -> bool:
+def fits(request: Mapping[str, Any], available: Mapping[str, Any]) -> bool:
     """Every dimension of ``request`` is at most the same dimension of ``available``."""
     return all(value <= available.get(name, ZERO) for name, value in request.items())
 
@@ -173,9 +176,8 @@ class JobInfo:
     unschedulable: bool = False  # gang wrote Unschedulable in this session
     fit_message: str = ""  # the gang condition message written in this session
     pending_best_effort: int = 0  # kept by add_task/set_status
-    reasons: dict[str, tuple[str, str]] = field(
-        default_factory=dict
-    )  # status.task_reason, at close
+    # status.task_reason per task key, at close
+    reasons: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     def add_task(self, task: TaskInfo) -> None:
         self.tasks[task.key] = task

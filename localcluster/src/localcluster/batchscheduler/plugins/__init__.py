@@ -43,4 +43,4 @@ BUILDERS = {
 
 
 def build(option: PluginOption) -> Plugin:
-    return BUILDERS[option.name](option.arguments)  # type: ignore[abstract]
+    return BUILDERS[option.name](option.arguments)

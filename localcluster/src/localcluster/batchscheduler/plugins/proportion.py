@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from localcluster.batchscheduler.api import (
     ALLOCATED_LIKE,
     ZERO,
+    Amounts,
     QueueInfo,
     Resources,
     TaskInfo,
@@ -44,31 +45,31 @@ class QueueAttr:
     weight: int
     allocated: Resources = field(default_factory=dict)
     request: Resources = field(default_factory=dict)
-    deserved: Resources = field(default_factory=dict)
+    deserved: Amounts = field(default_factory=dict)
     share: float = 0.0
 
 
-def _minimum(a: Resources, b: Resources) -> Resources:
+def _minimum(a: Amounts, b: Amounts) -> Amounts:
     return {n: min(a.get(n, ZERO), b.get(n, ZERO)) for n in set(a) | set(b)}
 
 
-def _scaled(amounts: Resources, factor: Fraction) -> Resources:
+def _scaled(amounts: Amounts, factor: Fraction) -> Amounts:
     return {n: v * factor for n, v in amounts.items()}
 
 
-def _empty(amounts: Resources) -> bool:
+def _empty(amounts: Amounts) -> bool:
     return all(v <= 0 for v in amounts.values())
 
 
 def hand_out(attrs: dict[str, QueueAttr], total: Resources, volcano: bool) -> None:
     """Fill every attr's ``deserved`` from ``total`` (see module docstring)."""
-    remaining = dict(total)
+    remaining: Amounts = dict(total)
     met: set[str] = set()
     for _ in range(MAX_ROUNDS):
         weight = sum(a.weight for a in attrs.values() if a.name not in met)
         if weight == 0:
             return
-        handed: Resources = {}
+        handed: Amounts = {}
         for attr in attrs.values():
             if attr.name in met:
                 continue

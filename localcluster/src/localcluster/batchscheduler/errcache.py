@@ -13,7 +13,11 @@ two tasks of one key differ (volcano-sh/volcano#2937: a TFJob's master and worke
 
 from __future__ import annotations
 
+import logging
+
 from localcluster.batchscheduler.api import TaskInfo
+
+logger = logging.getLogger(__name__)
 
 
 class PredicateErrorCache:
@@ -33,7 +37,10 @@ class PredicateErrorCache:
         """Stored failures that apply to ``task`` (a copy taken before it is evaluated, as
         upstream decides 'failed before' once per task)."""
         key = self.key(task)
-        return dict(self._errors.get(key, {})) if key is not None else {}
+        known = dict(self._errors.get(key, {})) if key is not None else {}
+        if known:
+            logger.debug("error cache hit for %s under %r: %s", task.key, key, sorted(known))
+        return known
 
     def record(self, task: TaskInfo, node: str, reasons: list[str]) -> None:
         key = self.key(task)

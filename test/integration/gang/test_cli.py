@@ -1,0 +1,74 @@
+"""The local cluster's command line for gang scheduling: --node-pool, --batch-scheduler,
+--batch-scheduler-conf and --batch-schedule-period, seen through the official client."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
+    conf = tmp_path / "volcano.yaml"
+    conf.write_text('actions: "enqueue, allocate, backfill"\ntiers: []\n')
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated",
+            "--kubeconfig", str(kubeconfig), "--log-level", "warning",
+            "--node-pool", "name=cpu,count=2,cpu=4,memory=8Gi,labels=resType=CPU",
+            "--node-pool", "name=gpu,gpus=2,labels=resType=GPU;zone=a,taints=nvidia.com/gpu=present:NoSchedule",
+            "--batch-scheduler", "volcano", "--batch-scheduler", "kube-batch",
+            "--batch-scheduler-conf", f"volcano={conf}", "--batch-schedule-period", "0.5s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("ready "), proc.stderr.read() if proc.poll() is not None else line
+        from kubernetes import client, config
+
+        api = config.new_client_from_config(config_file=str(kubeconfig))
+        nodes = {n.metadata.name: n for n in client.CoreV1Api(api).list_node().items}
+        assert sorted(nodes) == ["cpu-0", "cpu-1", "gpu-0"]
+        assert nodes["cpu-1"].status.capacity["cpu"] == "4"
+        assert nodes["gpu-0"].metadata.labels["zone"] == "a"
+        assert nodes["gpu-0"].status.capacity["nvidia.com/gpu"] == "2"
+        (taint,) = nodes["gpu-0"].spec.taints
+        assert (taint.key, taint.value, taint.effect) == ("nvidia.com/gpu", "present", "NoSchedule")
+        custom = client.CustomObjectsApi(api)
+        for group, version in (
+            ("scheduling.volcano.sh", "v1beta1"),
+            ("scheduling.incubator.k8s.io", "v1alpha1"),
+        ):
+            queues = custom.list_cluster_custom_object(group, version, "queues")["items"]
+            assert [q["metadata"]["name"] for q in queues] == ["default"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "complaint"),
+    [
+        ("--node-pool", "count=2", "needs a name"),
+        ("--node-pool", "name=x,taints=a=b:Sometimes", "NoSchedule"),
+        ("--batch-scheduler-conf", "yunikorn=/tmp/x", "FLAVOUR=PATH"),
+        ("--batch-schedule-period", "soon", "seconds"),
+    ],
+)
+def test_bad_values_are_refused_with_a_reason(flag, value, complaint):
+    out = subprocess.run(
+        [sys.executable, "-m", "localcluster", flag, value],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert complaint in out.stderr

@@ -50,6 +50,14 @@ COVERAGE = {
         "test/integration/tools/test_demo_dashboard.py"
         "::test_demo_prints_a_dashboard_url_that_serves_the_job"
     ),
+    'make demo ARGS="--gang volcano"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu"
+    ),
+    'make demo ARGS="--gang volcano --without-task-spec"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"
+    ),
     **{command: RUN for command in RUN_STEPS.values()},
 }
 

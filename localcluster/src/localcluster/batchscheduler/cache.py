@@ -50,7 +50,7 @@ from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
-from localcluster.scheduler.predicates import containers_requests, pod_requests
+from localcluster.scheduler.predicates import running_and_effective_requests
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,8 @@ def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
 
 def task_requests(pod: dict) -> tuple[Resources, Resources]:
     """(Resreq, InitResreq): containers summed; at least the largest init container."""
-    return to_resources(containers_requests(pod)), to_resources(pod_requests(pod))
+    running, effective = running_and_effective_requests(pod)
+    return to_resources(running), to_resources(effective)
 
 
 def placement_key(pod: dict) -> str:

@@ -31,6 +31,7 @@ from localcluster.batchscheduler.api import (
     add,
 )
 from localcluster.batchscheduler.conf import SchedulerConf
+from localcluster.batchscheduler.feasibility import Feasibility
 from localcluster.batchscheduler.flavours import Flavour
 from localcluster.batchscheduler.ranking import NodeRanking
 
@@ -100,10 +101,10 @@ class Session:
             add(self.total, node.allocatable)
         self.summary = CycleSummary(session=self.uid)
         self.malformed: dict[str, str] = {}  # pod key -> why it cannot be evaluated
-        # (task shape, node) -> (node version, reasons, idle room): see feasible_nodes
-        self.node_checks: dict[tuple, tuple[int, list[str], bool]] = {}
         self.node_changes: list[str] = []  # names of nodes whose state changed, in order
-        self.rankings: dict[tuple, NodeRanking] = {}  # by task requests: see actions.common
+        # memos kept current from node_changes: by task shape, and by task requests
+        self.feasibility: dict[tuple, Feasibility] = {}
+        self.rankings: dict[tuple, NodeRanking] = {}
         self._hooks: dict[str, dict[str, Callable]] = defaultdict(dict)
         self._chains: dict[str, list[Callable]] = {}
         self._on_allocate: list[Handler] = []

@@ -49,14 +49,20 @@ def containers_requests(pod: dict) -> dict[str, Fraction]:
     return total
 
 
+def running_and_effective_requests(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """(what the pod holds while it runs, what it needs to start): the second is the first
+    raised to the largest init container."""
+    running = containers_requests(pod)
+    effective = dict(running)
+    for container in (pod.get("spec") or {}).get("initContainers") or []:
+        for name, value in container_requests(container).items():
+            effective[name] = max(effective.get(name, Fraction(0)), value)
+    return running, effective
+
+
 def pod_requests(pod: dict) -> dict[str, Fraction]:
     """Effective requests: sum over containers, at least the largest init container."""
-    spec = pod.get("spec") or {}
-    total = containers_requests(pod)
-    for container in spec.get("initContainers") or []:
-        for name, value in container_requests(container).items():
-            total[name] = max(total.get(name, Fraction(0)), value)
-    return total
+    return running_and_effective_requests(pod)[1]
 
 
 def is_active(pod: dict) -> bool:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from localcluster.batchscheduler.api import NodeInfo, TaskInfo, short_of
+from localcluster.batchscheduler.api import NodeInfo, TaskInfo
 from localcluster.batchscheduler.errcache import PredicateErrorCache
+from localcluster.batchscheduler.feasibility import Feasibility
 from localcluster.batchscheduler.ranking import NodeRanking
-from localcluster.batchscheduler.session import MALFORMED
 
 if TYPE_CHECKING:
     from localcluster.batchscheduler.session import Session
@@ -18,48 +18,26 @@ def feasible_nodes(
     ssn: Session, task: TaskInfo, cache: PredicateErrorCache, with_resources: bool
 ) -> tuple[list[NodeInfo], dict[str, list[str]], list[NodeInfo]]:
     """Nodes that pass the predicates (and, when ``with_resources``, have future room first,
-    as Volcano checks it), the reasons of the others by node name, and the feasible nodes
-    with idle room for the task now.
-
-    Results are memoised per task shape (requests and placement rules) and node version, so
-    the replicas of a gang, and gangs alike, are checked once per node change (this assumes,
-    as every built-in predicate does, that a verdict depends only on those two).
-    """
+    as Volcano checks it), the reasons of the others by node name, and the feasible nodes with
+    idle room for the task now. Nodes the error cache already failed for the task's group
+    are rejected with the stored reasons; the rest of the failures are stored."""
+    key = (task.shape, task.placement, with_resources)
+    entry = ssn.feasibility.get(key)
+    if entry is None:
+        entry = ssn.feasibility[key] = Feasibility(ssn, task, with_resources)
+    if entry.malformed:
+        ssn.malformed.setdefault(task.key, entry.malformed)
+    feasible, errors, idle = entry.lists()
     known = cache.known_failures(task)
-    memo = ssn.node_checks
-    shape = (task.shape, task.placement, with_resources)
-    request = task.init_resreq
-    feasible: list[NodeInfo] = []
-    idle: list[NodeInfo] = []
-    errors: dict[str, list[str]] = {}
-    for node in ssn.node_list:
-        reasons = known.get(node.name)
-        fits_idle = False
-        if reasons is None:
-            hit = memo.get((shape, node.name))
-            if hit is not None and hit[0] == node.version:
-                reasons, fits_idle = hit[1], hit[2]
-            else:
-                reasons = _check(ssn, task, node, with_resources)
-                fits_idle = not reasons and node.fits_idle(request)
-                if reasons != [MALFORMED]:  # a malformed pod is judged on its own
-                    memo[(shape, node.name)] = (node.version, reasons, fits_idle)
-            if reasons:
-                cache.record(task, node.name, reasons)
-        if reasons:
-            errors[node.name] = reasons
-        else:
-            feasible.append(node)
-            if fits_idle:
-                idle.append(node)
+    if known:
+        errors = {**errors, **known}
+        feasible = [n for n in feasible if n.name not in known]
+        idle = [n for n in idle if n.name not in known]
+    if cache.key(task) is not None:
+        for name, reasons in errors.items():
+            if name not in known:
+                cache.record(task, name, reasons)
     return feasible, errors, idle
-
-
-def _check(ssn: Session, task: TaskInfo, node: NodeInfo, with_resources: bool) -> list[str]:
-    if with_resources and not node.fits_future(task.init_resreq):
-        # Volcano names only the first short resource
-        return [f"Insufficient {short_of(task.init_resreq, node.future_idle)[0]}"]
-    return ssn.predicate(task, node)
 
 
 def _ranking(ssn: Session, task: TaskInfo) -> NodeRanking:

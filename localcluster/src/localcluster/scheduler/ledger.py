@@ -116,6 +116,7 @@ class NodeLedger:
                     requested=dict(info.requested),
                     pod_count=info.pod_count,
                     releasing=dict(info.releasing),
+                    parsed=info.parsed,
                 )
                 for name, info in self._nodes.items()
                 if info.node

@@ -82,16 +82,22 @@ class NodeInfo:
     requested: dict[str, Fraction] = field(default_factory=dict)
     pod_count: int = 0
     releasing: dict[str, Fraction] = field(default_factory=dict)
+    # (the node object it was parsed from, its parsed allocatable): parsed once per node version
+    parsed: tuple[dict, dict[str, Fraction]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.node["metadata"]["name"]
 
     def allocatable(self) -> dict[str, Fraction]:
+        """The node's allocatable (else capacity), parsed; shared, so never change it."""
+        if self.parsed is not None and self.parsed[0] is self.node:
+            return self.parsed[1]
         status = self.node.get("status") or {}
         source = status.get("allocatable") or status.get("capacity") or {}
         out: dict[str, Fraction] = {}
         _sum_into(out, source)
+        self.parsed = (self.node, out)
         return out
 
     def add_pod(self, pod: dict) -> None:
@@ -105,13 +111,17 @@ class NodeInfo:
         self.pod_count -= 1
 
 
-def resource_reasons(pod: dict, info: NodeInfo) -> list[str]:
+def resource_reasons(
+    pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None
+) -> list[str]:
     """ "Insufficient <resource>" per resource the node cannot supply, plus pod count."""
     allocatable = info.allocatable()
     reasons = []
     if "pods" in allocatable and info.pod_count + 1 > allocatable["pods"]:
         reasons.append(REASON_TOO_MANY_PODS)
-    for name, wanted in sorted(pod_requests(pod).items()):
+    if requests is None:
+        requests = pod_requests(pod)
+    for name, wanted in sorted(requests.items()):
         if wanted <= 0 or name == "pods":
             continue
         free = allocatable.get(name, Fraction(0)) - info.requested.get(name, Fraction(0))
@@ -214,8 +224,11 @@ def node_condition_reasons(node: dict) -> list[str]:
     return []
 
 
-def fit_reasons(pod: dict, info: NodeInfo) -> list[str]:
-    """Every reason this node rejects the pod; empty when it fits."""
+def fit_reasons(
+    pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None
+) -> list[str]:
+    """Every reason this node rejects the pod; empty when it fits (``requests``: the pod's,
+    when the caller has them already)."""
     reasons = node_condition_reasons(info.node)
     if reasons:
         return reasons
@@ -224,7 +237,7 @@ def fit_reasons(pod: dict, info: NodeInfo) -> list[str]:
         return [taint_reason(taint)]
     if not matches_node_selector_and_affinity(pod, info.node):
         return [REASON_AFFINITY]
-    return resource_reasons(pod, info)
+    return resource_reasons(pod, info, requests)
 
 
 def unschedulable_message(node_count: int, reasons_per_node: Iterable[list[str]]) -> str:
@@ -238,10 +251,11 @@ def unschedulable_message(node_count: int, reasons_per_node: Iterable[list[str]]
     return f"0/{node_count} nodes are available: {', '.join(parts)}."
 
 
-def score(pod: dict, info: NodeInfo) -> Fraction:
+def score(pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None) -> Fraction:
     """Least-allocated score: the mean free share of cpu and memory once the pod is placed."""
     allocatable = info.allocatable()
-    requests = pod_requests(pod)
+    if requests is None:
+        requests = pod_requests(pod)
     shares = []
     for name in ("cpu", "memory"):
         capacity = allocatable.get(name, Fraction(0))
@@ -256,13 +270,16 @@ def select_node(pod: dict, infos: list[NodeInfo]) -> tuple[NodeInfo | None, str]
     """The best feasible node, or None with the Unschedulable message."""
     feasible: list[NodeInfo] = []
     rejections: list[list[str]] = []
+    requests = pod_requests(pod)
     for info in infos:
-        reasons = fit_reasons(pod, info)
+        reasons = fit_reasons(pod, info, requests)
         if reasons:
             rejections.append(reasons)
         else:
             feasible.append(info)
     if not feasible:
         return None, unschedulable_message(len(infos), rejections)
-    best = max(feasible, key=lambda i: (score(pod, i), -i.pod_count, [-ord(c) for c in i.name]))
+    best = max(
+        feasible, key=lambda i: (score(pod, i, requests), -i.pod_count, [-ord(c) for c in i.name])
+    )
     return best, ""

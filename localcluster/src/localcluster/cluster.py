@@ -45,7 +45,6 @@ from localcluster.scheduler.ledger import NodeLedger
 logger = logging.getLogger(__name__)
 
 KUBELET_MODES = ("none", "simulated", "process")
-DEFAULT_TOKEN = "localcluster-admin-token"
 
 
 @dataclass
@@ -166,7 +165,7 @@ class LocalCluster:
         self.kubeconfig = write_kubeconfig(
             self._kubeconfig_path,
             self.url,
-            self.server.token or DEFAULT_TOKEN,
+            self.server.admin_token,
             getattr(self.server, "cert_file", None),
         )
         logger.info(

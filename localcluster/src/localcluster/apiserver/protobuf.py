@@ -1,7 +1,8 @@
 """Decoding of Kubernetes protobuf request bodies for the few kinds kubectl sends that way.
 
 ``kubectl create namespace|configmap|secret|serviceaccount|role|rolebinding|clusterrole|
-clusterrolebinding|deployment|job|service|poddisruptionbudget|priorityclass`` POST
+clusterrolebinding|deployment|job|service|poddisruptionbudget|priorityclass|token`` and
+``kubectl auth can-i|whoami`` POST
 ``application/vnd.kubernetes.protobuf`` bodies (the ``k8s\\0`` magic,
 then a ``runtime.Unknown`` envelope holding the typed message). Replies are always JSON, which
 kubectl accepts. Each supported kind is described by a small field-number table taken from the
@@ -164,7 +165,48 @@ PDB_SPEC: Schema = {
     3: ("maxUnavailable", "ios", False),
 }
 
+RESOURCE_ATTRIBUTES: Schema = {
+    1: ("namespace", "s", False),
+    2: ("verb", "s", False),
+    3: ("group", "s", False),
+    4: ("version", "s", False),
+    5: ("resource", "s", False),
+    6: ("subresource", "s", False),
+    7: ("name", "s", False),
+}
+NON_RESOURCE_ATTRIBUTES: Schema = {1: ("path", "s", False), 2: ("verb", "s", False)}
+ACCESS_REVIEW_SPEC: Schema = {
+    1: ("resourceAttributes", RESOURCE_ATTRIBUTES, False),
+    2: ("nonResourceAttributes", NON_RESOURCE_ATTRIBUTES, False),
+    3: ("user", "s", False),
+    4: ("groups", "s", True),
+    6: ("uid", "s", False),
+}
+TOKEN_REQUEST_SPEC: Schema = {
+    1: ("audiences", "s", True),
+    3: (
+        "boundObjectRef",
+        {
+            1: ("kind", "s", False),
+            2: ("apiVersion", "s", False),
+            3: ("name", "s", False),
+            4: ("uid", "s", False),
+        },
+        False,
+    ),
+    4: ("expirationSeconds", "i", False),
+}
+
 KINDS: dict[str, Schema] = {
+    "SelfSubjectAccessReview": _object({2: ("spec", ACCESS_REVIEW_SPEC, False)}),
+    "SubjectAccessReview": _object({2: ("spec", ACCESS_REVIEW_SPEC, False)}),
+    "LocalSubjectAccessReview": _object({2: ("spec", ACCESS_REVIEW_SPEC, False)}),
+    "SelfSubjectRulesReview": _object({2: ("spec", {1: ("namespace", "s", False)}, False)}),
+    "SelfSubjectReview": _object({}),
+    "TokenReview": _object(
+        {2: ("spec", {1: ("token", "s", False), 2: ("audiences", "s", True)}, False)}
+    ),
+    "TokenRequest": _object({2: ("spec", TOKEN_REQUEST_SPEC, False)}),
     "Deployment": _object({2: ("spec", DEPLOYMENT_SPEC, False)}),
     "Job": _object({2: ("spec", JOB_SPEC, False)}),
     "Service": _object({2: ("spec", SERVICE_SPEC, False)}),

@@ -76,6 +76,11 @@ def _workload(plural: str, kind: str, short_name: str, scalable: bool = True) ->
     )
 
 
+def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> ResourceType:
+    """A create-only review kind (access, rules and token reviews); never stored."""
+    return _rt(group, ["v1"], plural, kind, namespaced, verbs=["create"])
+
+
 def builtin_types() -> list[ResourceType]:
     """The built-in kinds, in discovery order."""
     status = ("status",)
@@ -113,7 +118,14 @@ def builtin_types() -> list[ResourceType]:
         _rt("", ["v1"], "events", "Event", short_names=["ev"]),
         _rt("", ["v1"], "configmaps", "ConfigMap", short_names=["cm"]),
         _rt("", ["v1"], "secrets", "Secret"),
-        _rt("", ["v1"], "serviceaccounts", "ServiceAccount", short_names=["sa"]),
+        _rt(
+            "",
+            ["v1"],
+            "serviceaccounts",
+            "ServiceAccount",
+            short_names=["sa"],
+            subresources=("token",),
+        ),
         _rt(
             "",
             ["v1"],
@@ -149,6 +161,17 @@ def builtin_types() -> list[ResourceType]:
             "ClusterRoleBinding",
             False,
             name_rule="path",
+        ),
+        _review("authentication.k8s.io", "tokenreviews", "TokenReview"),
+        _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
+        _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+        _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
+        _review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview"),
+        _review(
+            "authorization.k8s.io",
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            namespaced=True,
         ),
         _rt(
             "scheduling.k8s.io",

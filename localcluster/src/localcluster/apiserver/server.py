@@ -1,14 +1,25 @@
 """``APIServer``: the Kubernetes REST API over HTTP(S) in front of a ``Registry``.
 
-Request flow: ``httpcore`` parses the request; ``_app`` authenticates (bearer token, TLS only),
-applies injected faults, routes by path to discovery/OpenAPI/version handlers or to the REST
-handlers, and turns any ``StatusError`` into a ``Status`` reply. Watches and ``log?follow=true``
+Request flow: ``httpcore`` parses the request; ``_app`` authenticates and authorizes it
+(``auth``: bearer tokens, impersonation, RBAC), applies injected faults, routes by path to
+discovery/OpenAPI/version handlers or to the REST handlers, and turns any ``StatusError`` into a
+``Status`` reply.
+
+Listeners: the main one serves ``url`` (HTTPS with ``tls=True``). Without a token it is open:
+requests without credentials run as the ``system:unsecured`` superuser, like kube-apiserver's old
+insecure port, so it refuses a non-loopback address unless ``insecure=True``. With a token (or
+TLS, which always has one) requests without credentials are ``system:anonymous`` and RBAC allows
+them only ``/healthz``, ``/livez``, ``/readyz`` and ``/version``. ``secure_port`` adds an HTTPS
+listener for in-cluster clients (service-account tokens; anonymous is ``system:anonymous``) and
+the ``kubernetes`` Service and Endpoints in ``default`` that point at it. Watches and ``log?follow=true``
 stream chunked JSON/text from their connection's thread; every other reply is one JSON body with
 ``Content-Type: application/json`` (or a Table when kubectl asks for one).
 """
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import logging
 import secrets
 import threading
@@ -17,6 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from . import discovery, errors, params, tables
+from .auth import bootstrap
+from .auth.authenticator import UNSECURED_USER
+from .auth.filters import RequestAuth
+from .auth.reviews import REVIEW_KINDS
+from .auth.tokenrequest import create_token
+from .auth.user import UserInfo, anonymous_user
 from .errors import StatusError
 from .faults import Faults
 from .httpcore import (
@@ -57,6 +74,9 @@ class APIServer:
         bookmark_interval: float = 5.0,
         header_timeout: float = HEADER_TIMEOUT,
         idle_timeout: float = IDLE_TIMEOUT,
+        secure_port: int | None = None,
+        authorization_mode: str = "RBAC",
+        insecure: bool = False,
     ) -> None:
         self.host = host
         self.header_timeout = header_timeout
@@ -64,14 +84,19 @@ class APIServer:
         self.port = port
         self.tls = tls
         self.token = token if token or not tls else secrets.token_hex(16)
+        self.admin_token = self.token or secrets.token_hex(16)
+        self.secure_port = secure_port
+        self._insecure = insecure
         self._owns_registry = registry is None
         self.registry = registry or Registry(watch_history=watch_history)
+        self.auth = RequestAuth(self.registry, self.admin_token, authorization_mode)
         self.faults = Faults(self.registry, **(faults or {}))
         self.request_metrics = RequestMetrics()
         self.cert_file: str | None = None
         self.key_file: str | None = None
         self._log_provider: LogProvider | None = None
         self._server: ThreadingServer | None = None
+        self._secure_server: ThreadingServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._watches = WatchStream(self.registry, self._stopping, bookmark_interval)
@@ -88,40 +113,67 @@ class APIServer:
         stop_event) -> Iterator[bytes]`` serves ``pods/{name}/log``."""
         self._log_provider = fn
 
+    @property
+    def secure_url(self) -> str | None:
+        """The HTTPS address in-cluster clients use (the main one with ``tls=True``)."""
+        if self.tls:
+            return self.url
+        if self._secure_server is None:
+            return None
+        return f"https://{self.host}:{self.secure_port}"
+
     def start(self) -> None:
         """Listen (again, after ``stop``); a registry shared with an earlier server keeps its data."""
+        if not (self.token or self._insecure or _is_loopback(self.host)):
+            raise ValueError(
+                f"refusing to serve an open API server on {self.host}: set a token "
+                "(or TLS), or pass insecure=True"
+            )
         self._stopping.clear()
         self.registry.gc.start()
+        bootstrap.ensure(self.registry)
         ctx = None
-        if self.tls:
+        if self.tls or self.secure_port is not None:
             self.cert_file, self.key_file = make_self_signed(self.host)
             ctx = server_context(self.cert_file, self.key_file)
-        self._server = ThreadingServer(
-            (self.host, self.port),
-            self._app,
+        self._server = self._listen(self.port, ctx if self.tls else None, secure=self.tls)
+        self.port = self._server.server_address[1]
+        if self.secure_port is not None and not self.tls:
+            self._secure_server = self._listen(self.secure_port, ctx, secure=True)
+            self.secure_port = self._secure_server.server_address[1]
+        if self.secure_url is not None:
+            bootstrap.ensure_kubernetes_service(self.registry, self.host, self.secure_url)
+        log.info("API server listening on %s", self.url)
+
+    def _listen(self, port: int, ctx, secure: bool) -> ThreadingServer:
+        server = ThreadingServer(
+            (self.host, port),
+            functools.partial(self._app, secure=secure),
             ctx,
             header_timeout=self.header_timeout,
             idle_timeout=self.idle_timeout,
         )
-        self.port = self._server.server_address[1]
         self._thread = threading.Thread(
-            target=self._server.serve_forever,
+            target=server.serve_forever,
             kwargs={"poll_interval": 0.2},
-            name="apiserver",
+            name="apiserver-secure" if secure else "apiserver",
             daemon=True,
         )
         self._thread.start()
-        log.info("API server listening on %s", self.url)
+        return server
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._server is not None:
-            self._server.stopping = True
+        servers = [s for s in (self._server, self._secure_server) if s is not None]
+        for server in servers:
+            server.stopping = True
+        if servers:
             self.registry.drop_watches("server stopping")
-            self._server.shutdown()
-            self._server.server_close()
-            self._server.close_connections()
-            self._server = None
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+            server.close_connections()
+        self._server = self._secure_server = None
         if self._owns_registry:
             self.registry.stop()
 
@@ -133,10 +185,12 @@ class APIServer:
         self.stop()
 
     # ------------------------------------------------------------------ request entry point
-    def _app(self, req: Request, resp: Responder) -> None:
+    def _app(self, req: Request, resp: Responder, secure: bool = False) -> None:
         started = time.monotonic()
         try:
-            self._authenticate(req)
+            open_listener = not (secure or self.token)
+            anonymous = UNSECURED_USER if open_listener else anonymous_user()
+            req.extra["user"] = self.auth.admit(req, anonymous)
             if req.body_too_large:
                 raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
             if req.path != FAULTS_PATH:
@@ -164,14 +218,6 @@ class APIServer:
             return
         headers = [("Retry-After", str(e.retry_after))] if e.retry_after is not None else []
         resp.send(e.code, dumps(e.status), headers=headers)
-
-    def _authenticate(self, req: Request) -> None:
-        if not (self.tls and self.token):
-            return
-        auth = req.header("authorization")
-        scheme, _, value = auth.partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip(), self.token):
-            raise errors.unauthorized()
 
     def _route(self, req: Request, resp: Responder) -> None:
         path = req.path.rstrip("/") or "/"
@@ -313,6 +359,8 @@ class APIServer:
         if not rest or len(rest) > 3:
             raise errors.resource_not_found()
         plural = rest[0]
+        if (group, plural) in REVIEW_KINDS and len(rest) == 1:
+            return self._review(req, resp, group, version, plural, namespace)
         rt = self.registry.resolve((group, version, plural))
         if namespace is not None and not rt.namespaced:
             raise errors.resource_not_found()
@@ -331,6 +379,8 @@ class APIServer:
             )
         if sub == "binding":
             return self._binding(req, resp, namespace or "", name)
+        if sub == "token":
+            return self._token_request(req, resp, namespace or "", name)
         if sub == "scale":
             return self._scale(req, resp, gvr, namespace, name)
         self._item(req, resp, rt, gvr, namespace, name, sub)
@@ -515,6 +565,43 @@ class APIServer:
             "code": 201,
         }
         self._json(resp, status, 201)
+
+    # ------------------------------------------------------------------ auth APIs
+    def _review(
+        self,
+        req: Request,
+        resp: Responder,
+        group: str,
+        version: str,
+        plural: str,
+        namespace: str | None,
+    ) -> None:
+        self.registry.resolve((group, version, plural))
+        if req.method != "POST":
+            raise errors.method_not_allowed()
+        user: UserInfo = req.extra["user"]
+        body = params.object_body(req)
+        self._json(
+            resp, self.auth.reviews.create(group, plural, version, body, user, namespace), 201
+        )
+
+    def _token_request(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
+        if req.method != "POST":
+            raise errors.method_not_allowed()
+        body = params.object_body(req)
+        token = create_token(
+            self.registry, self.auth.tokens, namespace, name, body, self.registry._clock()
+        )
+        self._json(resp, token, 201)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def kubeconfig(server: APIServer, context: str = CONTEXT_NAME) -> dict:

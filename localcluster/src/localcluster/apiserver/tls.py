@@ -1,7 +1,8 @@
 """Self-signed serving certificates for ``tls=True``, made with the ``openssl`` command line tool.
 
-The certificate is valid for ``127.0.0.1``, ``localhost`` and the bind address, and marked as a
-CA, so a kubeconfig can name the certificate itself as ``certificate-authority``.
+The certificate is valid for ``127.0.0.1``, ``localhost``, the bind address and the in-cluster
+names of the ``kubernetes`` Service (``kubernetes.default.svc...`` and its ClusterIP), and marked
+as a CA, so a kubeconfig or a pod's ``ca.crt`` can name the certificate itself as its authority.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from pathlib import Path
 
 
 def _san(host: str) -> str:
-    names = {"IP:127.0.0.1", "DNS:localhost"}
+    names = {"IP:127.0.0.1", "DNS:localhost", "IP:10.96.0.1", "DNS:kubernetes"}
+    names |= {
+        f"DNS:kubernetes.{d}" for d in ("default", "default.svc", "default.svc.cluster.local")
+    }
     try:
         ipaddress.ip_address(host)
         names.add(f"IP:{host}")

@@ -442,7 +442,12 @@ def test_tls_requires_token():
         ctx = ssl.create_default_context(cafile=server.cert_file)
         client = Client(server, ctx)
         code, _, body, _ = client.request("GET", "/api/v1/namespaces")
-        assert_status(body, 401, "Unauthorized")
+        assert_status(body, 403, "Forbidden")
+        assert body["message"] == (
+            'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" '
+            'in API group "" at the cluster scope'
+        )
+        assert client.request("GET", "/version")[0] == 200  # public info stays anonymous
         assert (
             client.request("GET", "/api/v1/namespaces", headers={"Authorization": "Bearer s3cret"})[
                 0

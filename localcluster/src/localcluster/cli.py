@@ -117,7 +117,23 @@ def seconds_option(_ctx, _param, value: str) -> float:
     help="Events kept for watch resumption (older RVs get 410).",
 )
 @click.option("--tls", is_flag=True, help="Serve HTTPS with a self-signed certificate.")
-@click.option("--token", default=None, help="Bearer token for the kubeconfig user.")
+@click.option(
+    "--token",
+    default=None,
+    help="Admin bearer token, enforced on every request (kubectl sends it only with --tls).",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Allow an open API server (no token) on a non-loopback --host.",
+)
+@click.option(
+    "--authorization-mode",
+    type=click.Choice(["RBAC", "AlwaysAllow"]),
+    default="RBAC",
+    show_default=True,
+    help="AlwaysAllow skips RBAC for service-account requests (benchmarks only).",
+)
 @click.option(
     "--sim-start-delay",
     default=0.5,
@@ -128,7 +144,14 @@ def seconds_option(_ctx, _param, value: str) -> float:
     "--sim-restart-delay",
     default=0.5,
     show_default=True,
-    help="Seconds before a container is restarted (both kubelets).",
+    help="Restart back-off: the wait before a crashing container's second restart, doubling "
+    "after each restart (both kubelets; a real kubelet uses 10 s).",
+)
+@click.option(
+    "--restart-backoff-max",
+    default=15.0,
+    show_default=True,
+    help="Cap of the restart back-off (a real kubelet uses 300 s).",
 )
 @click.option(
     "--sim-run-seconds",
@@ -182,6 +205,8 @@ def main(**options) -> None:
         watch_history=options["watch_history"],
         tls=options["tls"],
         token=options["token"],
+        insecure=options["insecure"],
+        authorization_mode=options["authorization_mode"],
         node=NodeSpec(
             cpu=options["node_cpu"],
             memory=options["node_memory"],
@@ -192,6 +217,7 @@ def main(**options) -> None:
         simulated=SimulatedTiming(
             start_delay=options["sim_start_delay"],
             restart_delay=options["sim_restart_delay"],
+            max_restart_delay=options["restart_backoff_max"],
             default_run_seconds=options["sim_run_seconds"],
         ),
         dns=options["dns"],
@@ -202,7 +228,12 @@ def main(**options) -> None:
         batch_scheduler_conf=options["batch_scheduler_conf"],
         batch_schedule_period=options["batch_schedule_period"],
     )
-    cluster.start()
+    if options["token"] and not options["tls"]:
+        logger.warning("--token without --tls: kubectl sends bearer tokens only over HTTPS")
+    try:
+        cluster.start()
+    except ValueError as err:
+        raise click.UsageError(str(err)) from err
     try:
         sys.stdout.write(f"ready {cluster.url} {cluster.kubeconfig}\n")
         sys.stdout.flush()

@@ -10,8 +10,13 @@ write, like real components over HTTP). ``kubelet`` picks the runtime:
 - ``"process"``: containers' commands run as local processes, with per-pod
   loopback IPs, logs through ``kubectl logs`` and service DNS (``kubelet.dns``).
 
+Like kind, the cluster runs what kube-controller-manager would: endpoints, the
+``default`` ServiceAccount and ``kube-root-ca.crt`` of every namespace; its API server
+enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
+(``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
+
 Use it as a context manager; ``kubeconfig`` is the path of a kubeconfig that
-kubectl and the Python client accept unchanged.
+kubectl and the Python client accept unchanged (as ``system:masters``).
 
 ``node_pools`` gives nodes of different shapes (``NodePool``: labels, taints, GPUs);
 ``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;
@@ -30,6 +35,11 @@ from dataclasses import dataclass, field
 
 from localcluster.apiserver.kubeconfig import write_kubeconfig
 from localcluster.controllers.endpoints import EndpointsController
+from localcluster.controllers.namespace_objects import (
+    default_service_accounts,
+    root_ca_publisher,
+)
+from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
@@ -63,8 +73,9 @@ class SimulatedTiming:
     """Timing of the simulated kubelet (seconds)."""
 
     start_delay: float = 0.5
-    restart_delay: float = DEFAULT_RESTART_DELAY
+    restart_delay: float = DEFAULT_RESTART_DELAY  # first restart back-off (both kubelets)
     default_run_seconds: float | None = None
+    max_restart_delay: float = DEFAULT_MAX  # the back-off doubles up to this
 
 
 class LocalCluster:
@@ -92,6 +103,9 @@ class LocalCluster:
         batch_schedulers: tuple[str, ...] = (),
         batch_scheduler_conf: dict | None = None,
         batch_schedule_period: float = 1.0,
+        secure_port: int | None = None,
+        authorization_mode: str = "RBAC",
+        insecure: bool = False,
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
@@ -114,6 +128,10 @@ class LocalCluster:
         self._kubeconfig_path = kubeconfig or os.path.join(self.state_dir, "kubeconfig")
         self._run_scheduler = (kubelet != "none") if scheduler is None else scheduler
         self._run_endpoints = endpoints
+        # in-cluster clients (process pods) need HTTPS: by default only the process kubelet
+        self._secure_port = secure_port if secure_port is not None or kubelet != "process" else 0
+        self._authorization_mode = authorization_mode
+        self._insecure = insecure
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.server = None
@@ -155,9 +173,13 @@ class LocalCluster:
             watch_history=self._watch_history,
             tls=self._tls,
             token=self._token,
+            secure_port=self._secure_port,
+            authorization_mode=self._authorization_mode,
+            insecure=self._insecure,
+            admission_plugins=("ServiceAccount",),
         )
-        self.server.start()
         try:
+            self.server.start()
             self._start_components()
         except BaseException:
             self.stop()
@@ -181,6 +203,7 @@ class LocalCluster:
         registry = self.server.registry
         if self._run_endpoints:
             self._threads += EndpointsController(registry).start(self._stop)
+        self._start_namespace_objects(registry)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":
@@ -208,6 +231,15 @@ class LocalCluster:
             )
             self._threads += threads
         self.server.register_log_provider(self._logs)
+
+    def _start_namespace_objects(self, registry) -> None:
+        controllers = [default_service_accounts(registry)]
+        if self.server.cert_file:
+            controllers.append(root_ca_publisher(registry, self.server.cert_file))
+        for controller in controllers:
+            self._threads += controller.start(self._stop)
+        for controller in controllers:
+            controller.wait_ready(30)
 
     def _node_configs(self, nodes: int) -> list[NodeConfig]:
         spec = self.node_spec
@@ -248,7 +280,13 @@ class LocalCluster:
                 cluster_domain=self._domains[0] if self._domains else "cluster.local",
             )
         return Kubelet(
-            registry, config, runtime, self.ips, timers, restart_delay=self.timing.restart_delay
+            registry,
+            config,
+            runtime,
+            self.ips,
+            timers,
+            restart_delay=self.timing.restart_delay,
+            max_restart_delay=self.timing.max_restart_delay,
         )
 
     def stop(self) -> None:

@@ -111,6 +111,8 @@ class Registry(Store):
         self.commit_observers.append(self.gc.observe)
         self._local = threading.local()  # per-request fieldValidation mode and warnings
         self._cluster_ips = defaults.ClusterIPAllocator()
+        # mutating admission plugins, called as plugin(rt, namespace, obj) before a create
+        self.admission: list[Callable[[ResourceType, str | None, dict], None]] = []
         for ns in _SEEDED_NAMESPACES:
             self.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
         self.gc.start()
@@ -134,6 +136,8 @@ class Registry(Store):
                     "FieldValueRequired",
                 )
                 raise _invalid(rt, "", [cause])
+        for plugin in self.admission:
+            plugin(rt, namespace, obj)
         with self._lock:
             if rt.namespaced:
                 self._check_namespace(rt, namespace, m["name"])

@@ -29,6 +29,7 @@ from typing import Any
 
 from . import discovery, errors, params, tables
 from .auth import bootstrap
+from .auth.admission import ServiceAccountAdmission
 from .auth.authenticator import UNSECURED_USER
 from .auth.filters import RequestAuth
 from .auth.reviews import REVIEW_KINDS
@@ -56,6 +57,10 @@ from .tls import make_self_signed, server_context
 log = logging.getLogger(__name__)
 
 FAULTS_PATH = "/_localcluster/faults"
+# Optional admission plugins (kube-apiserver enables ServiceAccount by default; it needs the
+# controller that creates each namespace's ``default`` account, so a bare server leaves it off,
+# as envtest does, and ``LocalCluster`` turns it on).
+ADMISSION_PLUGINS = ("ServiceAccount",)
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -77,6 +82,7 @@ class APIServer:
         secure_port: int | None = None,
         authorization_mode: str = "RBAC",
         insecure: bool = False,
+        admission_plugins: tuple[str, ...] = (),
     ) -> None:
         self.host = host
         self.header_timeout = header_timeout
@@ -90,6 +96,15 @@ class APIServer:
         self._owns_registry = registry is None
         self.registry = registry or Registry(watch_history=watch_history)
         self.auth = RequestAuth(self.registry, self.admin_token, authorization_mode)
+        unknown = set(admission_plugins) - set(ADMISSION_PLUGINS)
+        if unknown:
+            raise ValueError(
+                f"unknown admission plugins {sorted(unknown)}; known: {ADMISSION_PLUGINS}"
+            )
+        if "ServiceAccount" in admission_plugins and not any(
+            isinstance(p, ServiceAccountAdmission) for p in self.registry.admission
+        ):
+            self.registry.admission.append(ServiceAccountAdmission(self.registry))
         self.faults = Faults(self.registry, **(faults or {}))
         self.request_metrics = RequestMetrics()
         self.cert_file: str | None = None

@@ -4,7 +4,8 @@ Flow: an informer on pods with ``spec.nodeName=<node>`` feeds ``on_pod``. A new
 pod gets a loopback IP and a ``PodRecord``; each container is handed to the
 runtime, which reports starts and exits back (``container_started`` /
 ``container_exited``). The kubelet decides restarts (``podstatus.apply_exit``)
-and schedules them on the shared ``TimerQueue``. A pod whose deletionTimestamp
+and schedules them on the shared ``TimerQueue`` after the container's back-off
+(``backoff``: at once, then doubling up to a maximum, ``CrashLoopBackOff``). A pod whose deletionTimestamp
 appears is stopped with its grace period and then removed with
 ``gracePeriodSeconds=0``, as the real kubelet finishes graceful deletion.
 
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 
 from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer
+from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.node import NodeConfig, register_node, renew_lease
 from localcluster.kubelet.podstatus import (
@@ -29,6 +31,7 @@ from localcluster.kubelet.podstatus import (
     ContainerRecord,
     PodRecord,
     apply_exit,
+    back_off,
     build_status,
     mark_running,
     rfc3339,
@@ -38,7 +41,7 @@ from localcluster.kubelet.timers import TimerQueue
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RESTART_DELAY = 0.5
+DEFAULT_RESTART_DELAY = DEFAULT_INITIAL
 LEASE_RENEW_SECONDS = 10.0
 
 
@@ -54,13 +57,14 @@ class Kubelet:
         timers: TimerQueue,
         restart_delay: float = DEFAULT_RESTART_DELAY,
         events: bool = True,
+        max_restart_delay: float = DEFAULT_MAX,
     ) -> None:
         self.registry = registry
         self.node = node
         self.runtime = runtime
         self.timers = timers
         self._ips = ips
-        self._restart_delay = restart_delay
+        self._backoff = RestartBackOff(restart_delay, max_restart_delay, timers.clock.monotonic)
         self._lock = threading.RLock()
         self._records: dict[str, PodRecord] = {}
         self._dirty: set[str] = set()
@@ -174,6 +178,7 @@ class Kubelet:
             self._request_delete(record.key, record.uid)
 
     def _forget(self, record: PodRecord) -> None:
+        self._backoff.forget(f"{record.uid}/")
         self._records.pop(record.key, None)
         self._dirty.discard(record.key)
         self._written.pop(record.key, None)
@@ -213,12 +218,18 @@ class Kubelet:
             if reason in ("ContainerCannotRun", "CreateContainerConfigError"):
                 self._event(record, "Warning", "Failed", f"Error: {message}")
             if apply_exit(record, state, exit_code, now, reason, message):
-                if exit_code != 0:
-                    text = f"Back-off restarting failed container {container} in pod {record.name}"
-                    self._event(record, "Warning", "BackOff", text)
-                self.timers.call_later(
-                    self._restart_delay, lambda: self._restart(record, container)
+                wait = self._backoff.wait(
+                    f"{record.uid}/{container}", self.timers.clock.monotonic()
                 )
+                if wait > 0:
+                    pod = f"{record.name}_{record.namespace}({record.uid})"
+                    back_off(
+                        state,
+                        f"back-off {go_duration(wait)} restarting failed container={container} pod={pod}",
+                    )
+                    text = f"Back-off restarting failed container {container} in pod {pod}"
+                    self._event(record, "Warning", "BackOff", text)
+                self.timers.call_later(wait, lambda: self._restart(record, container))
             self._mark_dirty(pod_key)
             self._finish_if_stopped(record)
 
@@ -229,6 +240,7 @@ class Kubelet:
                 return
             if record.terminating or not state.restart_pending:
                 return
+            self._backoff.restarted(f"{record.uid}/{container}")
             state.restart_count += 1
             state.restart_pending = False
             spec = next(c for c in record.pod["spec"]["containers"] if c["name"] == container)

@@ -120,12 +120,16 @@ def apply_exit(
         return False
     container.last_state = {"terminated": container.terminated_state()}
     container.state = WAITING
-    container.reason = "CrashLoopBackOff" if exit_code != 0 else "ContainerCreating"
-    container.message = (
-        f"back-off restarting failed container {container.name}" if exit_code != 0 else ""
-    )
+    container.reason = "ContainerCreating"
+    container.message = ""
     container.restart_pending = True
     return True
+
+
+def back_off(container: ContainerRecord, message: str) -> None:
+    """Show a container waiting out its restart back-off."""
+    container.reason = "CrashLoopBackOff"
+    container.message = message
 
 
 def pod_phase(record: PodRecord) -> str:

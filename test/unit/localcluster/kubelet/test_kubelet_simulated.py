@@ -12,6 +12,7 @@ from localcluster.apiserver import Registry, StatusError
 from localcluster.kubelet import (
     EXIT_CODE,
     RUN_SECONDS,
+    START_SECONDS,
     IPAllocator,
     Kubelet,
     ManualClock,
@@ -35,7 +36,13 @@ class Harness:
         self.ips = IPAllocator()
         runtime = SimulatedRuntime(self.timers, start_delay=START)
         self.kubelet = Kubelet(
-            self.registry, self.node, runtime, self.ips, self.timers, restart_delay=RESTART
+            self.registry,
+            self.node,
+            runtime,
+            self.ips,
+            self.timers,
+            restart_delay=RESTART,
+            max_restart_delay=4 * RESTART,
         )
 
     def create(self, name, annotations=None, restart_policy="Never", containers=("main",)):
@@ -124,16 +131,14 @@ def test_never_policy_fails_on_nonzero_exit(h):
 
 def test_on_failure_restarts_in_place_until_success(h):
     h.create("retry", {RUN_SECONDS: "1", EXIT_CODE: "1,0"}, restart_policy="OnFailure")
-    h.advance(START + 1)
+    h.advance(START + 1)  # the first restart needs no back-off: it starts at once
     status = h.status("retry")
     assert status["phase"] == "Running"
     cs = h.container("retry")
-    assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert cs["state"]["waiting"]["reason"] == "ContainerCreating"
     assert cs["lastState"]["terminated"]["exitCode"] == 1
-    assert cs["restartCount"] == 0
+    assert cs["restartCount"] == 1
 
-    h.advance(RESTART)  # restart: new attempt is created
-    assert h.container("retry")["restartCount"] == 1
     h.advance(START)
     cs = h.container("retry")
     assert "running" in cs["state"] and cs["restartCount"] == 1
@@ -146,17 +151,46 @@ def test_on_failure_restarts_in_place_until_success(h):
         ("", "v1", "events"), "default", field_selector="involvedObject.name=retry"
     )
     assert [e["reason"] for e in events].count("Started") == 2
+
+
+def test_crash_loop_back_off_doubles_up_to_the_cap(h):
+    """Restarts after 0, d, 2d, 4d... capped (d = RESTART, cap = 4d), with CrashLoopBackOff."""
+    h.create(
+        "crash", {START_SECONDS: "0", RUN_SECONDS: "0", EXIT_CODE: "1"}, restart_policy="Always"
+    )
+    h.advance(0.01, step=0.01)
+    assert h.container("crash")["restartCount"] >= 1
+    waits = []
+    for _ in range(5):
+        restarts = h.container("crash")["restartCount"]
+        cs = h.container("crash")
+        assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        waited = 0.0
+        while h.container("crash")["restartCount"] == restarts:
+            h.advance(0.5)
+            waited += 0.5
+        waits.append(waited)
+    assert waits == [RESTART, 2 * RESTART, 4 * RESTART, 4 * RESTART, 4 * RESTART]
+    cs = h.container("crash")
+    message = cs["state"]["waiting"]["message"]
+    assert message.startswith("back-off 8s restarting failed container=main pod=crash_default(")
+    events, _ = h.registry.list(
+        ("", "v1", "events"), "default", field_selector="involvedObject.name=crash"
+    )
     backoff = [e for e in events if e["reason"] == "BackOff"]
-    assert backoff[0]["type"] == "Warning" and backoff[0]["source"]["host"] == "node-a"
+    assert backoff and backoff[0]["type"] == "Warning" and backoff[0]["source"]["host"] == "node-a"
 
 
 def test_always_restarts_even_after_success(h):
-    h.create("loop", {RUN_SECONDS: "1"}, restart_policy="Always")
-    for attempt in range(3):
-        h.advance(START + 1)
-        assert h.status("loop")["phase"] == "Running"
-        h.advance(RESTART)
-        assert h.container("loop")["restartCount"] == attempt + 1
+    h.create("loop", {RUN_SECONDS: "10"}, restart_policy="Always")
+    h.advance(START + 10)
+    assert h.status("loop")["phase"] == "Running"
+    assert h.container("loop")["restartCount"] == 1  # first restart at once
+    h.advance(START + 10)  # the second exit waits out the back-off, exit code 0 or not
+    cs = h.container("loop")
+    assert cs["restartCount"] == 1 and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    h.advance(RESTART)
+    assert h.container("loop")["restartCount"] == 2
 
 
 def test_per_container_annotations(h):

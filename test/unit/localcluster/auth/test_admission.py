@@ -1,0 +1,79 @@
+"""ServiceAccount admission: default account, the projected token volume, automount opt-outs."""
+
+import pytest
+
+from localcluster.apiserver import Registry, StatusError
+from localcluster.apiserver.auth.admission import TOKEN_MOUNT_PATH, ServiceAccountAdmission
+
+PODS = ("", "v1", "pods")
+SA = ("", "v1", "serviceaccounts")
+
+
+@pytest.fixture
+def registry():
+    reg = Registry()
+    reg.admission.append(ServiceAccountAdmission(reg, sleep=lambda _: None))
+    reg.create(SA, "default", {"metadata": {"name": "default"}})
+    yield reg
+    reg.stop()
+
+
+def pod(name, **spec):
+    containers = [{"name": "c", "image": "x"}]
+    return {"metadata": {"name": name}, "spec": {"containers": containers, **spec}}
+
+
+def test_default_account_and_token_volume(registry):
+    created = registry.create(
+        PODS, "default", pod("p", initContainers=[{"name": "i", "image": "x"}])
+    )
+    spec = created["spec"]
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
+    (volume,) = spec["volumes"]
+    assert volume["name"].startswith("kube-api-access-") and len(volume["name"]) == 21
+    sources = volume["projected"]["sources"]
+    assert sources[0] == {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}
+    assert sources[1]["configMap"]["name"] == "kube-root-ca.crt"
+    assert sources[2]["downwardAPI"]["items"][0]["path"] == "namespace"
+    for container in spec["containers"] + spec["initContainers"]:
+        assert container["volumeMounts"] == [
+            {"name": volume["name"], "readOnly": True, "mountPath": TOKEN_MOUNT_PATH}
+        ]
+
+
+def test_missing_account_is_forbidden(registry):
+    with pytest.raises(StatusError) as err:
+        registry.create(PODS, "default", pod("p", serviceAccountName="ghost"))
+    assert err.value.code == 403
+    assert err.value.message == (
+        'pods "p" is forbidden: error looking up service account default/ghost: '
+        'serviceaccount "ghost" not found'
+    )
+
+
+def test_missing_namespace_stays_a_404(registry):
+    with pytest.raises(StatusError) as err:
+        registry.create(PODS, "nowhere", pod("p"))
+    assert err.value.code == 404
+
+
+def test_automount_opt_outs(registry):
+    registry.create(
+        SA, "default", {"metadata": {"name": "quiet"}, "automountServiceAccountToken": False}
+    )
+    quiet = registry.create(PODS, "default", pod("a", serviceAccountName="quiet"))
+    assert "volumes" not in quiet["spec"]
+    loud = registry.create(
+        PODS, "default", pod("b", serviceAccountName="quiet", automountServiceAccountToken=True)
+    )
+    assert loud["spec"]["volumes"][0]["name"].startswith("kube-api-access-")
+    off = registry.create(PODS, "default", pod("c", automountServiceAccountToken=False))
+    assert "volumes" not in off["spec"]
+
+
+def test_own_mount_at_the_token_path_is_kept(registry):
+    mine = {"name": "mine", "mountPath": TOKEN_MOUNT_PATH}
+    spec = {"containers": [{"name": "c", "image": "x", "volumeMounts": [mine]}]}
+    created = registry.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})
+    assert created["spec"]["containers"][0]["volumeMounts"] == [mine]
+    assert "volumes" not in created["spec"]

@@ -18,6 +18,7 @@ import click
 from localcluster.batchscheduler.flavours import FLAVOURS
 from localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
 from localcluster.kubelet.dns import DNS_MODES
+from localcluster.kubelet.images import LocalImage, parse_image_option
 from localcluster.nodepool import NodePool, parse_node_pool
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,13 @@ def seconds_option(_ctx, _param, value: str) -> float:
         return float(value[:-1]) if value.endswith("s") else float(value)
     except ValueError as err:
         raise click.BadParameter(f"expected seconds like 1s or 0.5, got {value!r}") from err
+
+
+def parse_images(values: tuple[str, ...]) -> list[tuple[str, LocalImage]]:
+    try:
+        return [parse_image_option(v) for v in values]
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--image") from err
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -181,6 +189,14 @@ def seconds_option(_ctx, _param, value: str) -> float:
     help="Where logs and hosts files go (default: a temporary directory).",
 )
 @click.option(
+    "--image",
+    "images",
+    multiple=True,
+    metavar="IMAGE=EXECUTABLE",
+    help="Process kubelet: run containers of IMAGE (any tag) as EXECUTABLE; repeatable. "
+    "Images declared by installed distributions are known without this.",
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -227,6 +243,7 @@ def main(**options) -> None:
         batch_schedulers=tuple(options["batch_schedulers"]),
         batch_scheduler_conf=options["batch_scheduler_conf"],
         batch_schedule_period=options["batch_schedule_period"],
+        images=dict(parse_images(options["images"])),
     )
     if options["token"] and not options["tls"]:
         logger.warning("--token without --tls: kubectl sends bearer tokens only over HTTPS")

@@ -8,7 +8,9 @@ write, like real components over HTTP). ``kubelet`` picks the runtime:
 - ``"simulated"``: pods run on timers driven by annotations (see
   ``kubelet.simulated``); cheap enough for thousands of pods.
 - ``"process"``: containers' commands run as local processes, with per-pod
-  loopback IPs, logs through ``kubectl logs`` and service DNS (``kubelet.dns``).
+  loopback IPs, logs through ``kubectl logs``, service DNS (``kubelet.dns``), the
+  service-account token at its standard path and images mapped to local commands
+  (``kubelet.images``: declared by installed distributions, plus ``images``).
 
 Like kind, the cluster runs what kube-controller-manager would: endpoints, the
 ``default`` ServiceAccount and ``kube-root-ca.crt`` of every namespace; its API server
@@ -30,9 +32,11 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from localcluster.apiserver.auth.tokenrequest import create_token
 from localcluster.apiserver.kubeconfig import write_kubeconfig
 from localcluster.controllers.endpoints import EndpointsController
 from localcluster.controllers.namespace_objects import (
@@ -41,6 +45,7 @@ from localcluster.controllers.namespace_objects import (
 )
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
+from localcluster.kubelet.images import ImageTable, LocalImage, discover
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
 from localcluster.kubelet.node import NodeConfig
@@ -106,6 +111,8 @@ class LocalCluster:
         secure_port: int | None = None,
         authorization_mode: str = "RBAC",
         insecure: bool = False,
+        images: Mapping[str, LocalImage] | None = None,
+        discover_images: bool = True,
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
@@ -132,6 +139,10 @@ class LocalCluster:
         self._secure_port = secure_port if secure_port is not None or kubelet != "process" else 0
         self._authorization_mode = authorization_mode
         self._insecure = insecure
+        # process kubelet: images run as local commands (declared by installed distributions,
+        # then the ones given here)
+        found = discover() if discover_images and kubelet == "process" else {}
+        self.images = ImageTable(found).merged(images or {})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.server = None
@@ -278,6 +289,8 @@ class LocalCluster:
                 hosts=self.hosts,
                 dns_mode=self.dns_mode,
                 cluster_domain=self._domains[0] if self._domains else "cluster.local",
+                images=self.images,
+                token_source=self._request_token,
             )
         return Kubelet(
             registry,
@@ -287,6 +300,12 @@ class LocalCluster:
             timers,
             restart_delay=self.timing.restart_delay,
             max_restart_delay=self.timing.max_restart_delay,
+        )
+
+    def _request_token(self, namespace: str, account: str, body: dict) -> dict:
+        """What a kubelet's token manager asks of the TokenRequest API."""
+        return create_token(
+            self.server.registry, self.server.auth.tokens, namespace, account, body, time.time()
         )
 
     def stop(self) -> None:

@@ -31,6 +31,7 @@ import tempfile
 import threading
 
 from localcluster.controllers.informer import ENDPOINTS, SERVICES, RegistryInformer
+from localcluster.kubelet.mounts import Bind, namespace_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -81,10 +82,6 @@ _socket.gethostbyname = gethostbyname
 _socket.gethostbyname_ex = gethostbyname_ex
 '''
 
-# The shell wrapper a "mount" pod's container runs under: $0 hosts file, $1 hostname.
-MOUNT_WRAPPER = (
-    'mount --bind "$0" /etc/hosts && { hostname "$1" 2>/dev/null || true; } && shift && exec "$@"'
-)
 
 _probe_lock = threading.Lock()
 _probe_result: bool | None = None
@@ -114,20 +111,12 @@ def probe_mount_namespace() -> bool:
         return _probe_result
 
 
+def hosts_bind(hosts_file: str) -> Bind:
+    return Bind(hosts_file, "/etc/hosts")
+
+
 def mount_prefix(hosts_file: str, hostname: str) -> list[str]:
-    return [
-        "unshare",
-        "--mount",
-        "--uts",
-        "--propagation",
-        "private",
-        "--",
-        "/bin/sh",
-        "-c",
-        MOUNT_WRAPPER,
-        hosts_file,
-        hostname,
-    ]
+    return namespace_prefix([hosts_bind(hosts_file)], hostname)
 
 
 def resolve_mode(mode: str) -> str:

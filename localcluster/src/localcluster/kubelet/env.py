@@ -35,7 +35,7 @@ def expand(text: str, env: dict[str, str]) -> str:
     return _REFERENCE.sub(replace, text)
 
 
-def _field_value(record: PodRecord, path: str) -> str:
+def field_value(record: PodRecord, path: str) -> str:
     meta = record.pod.get("metadata") or {}
     spec = record.pod.get("spec") or {}
     simple = {
@@ -57,7 +57,7 @@ def _field_value(record: PodRecord, path: str) -> str:
     raise ContainerConfigError(f"unsupported fieldRef {path!r}")
 
 
-def _object_data(registry, gvr, namespace: str, name: str, optional: bool) -> dict[str, str] | None:
+def object_data(registry, gvr, namespace: str, name: str, optional: bool) -> dict[str, str] | None:
     try:
         obj = registry.get(gvr, namespace, name)
     except Exception as err:  # noqa: BLE001
@@ -72,7 +72,7 @@ def _object_data(registry, gvr, namespace: str, name: str, optional: bool) -> di
 
 
 def _key_ref(registry, gvr, namespace: str, ref: dict) -> str | None:
-    data = _object_data(registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
+    data = object_data(registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
     if data is None:
         return None
     if ref.get("key") not in data:
@@ -113,7 +113,7 @@ def _env_from(registry, namespace: str, source: dict) -> dict[str, str]:
     for gvr, ref_key in ((CONFIGMAPS, "configMapRef"), (SECRETS, "secretRef")):
         ref = source.get(ref_key)
         if ref:
-            data = _object_data(
+            data = object_data(
                 registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional"))
             )
             out.update({prefix + k: v for k, v in (data or {}).items()})
@@ -123,7 +123,7 @@ def _env_from(registry, namespace: str, source: dict) -> dict[str, str]:
 def _value_from(registry, record: PodRecord, spec: dict, name: str, source: dict) -> str | None:
     """The value of one ``env[].valueFrom``; None when an optional key is missing."""
     if "fieldRef" in source:
-        return _field_value(record, source["fieldRef"].get("fieldPath", ""))
+        return field_value(record, source["fieldRef"].get("fieldPath", ""))
     if "resourceFieldRef" in source:
         return _resource_value(spec, source["resourceFieldRef"])
     if "configMapKeyRef" in source:

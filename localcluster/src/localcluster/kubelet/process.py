@@ -1,8 +1,14 @@
 """Process container runtime: each container's command runs as a local process.
 
-The image is ignored; ``command`` + ``args`` run with the container's env and
-``workingDir`` (default: a per-pod sandbox directory), in a new session so the
-whole process tree can be signalled as one group. stdout and stderr go to one
+An image runs only if the image table maps it to a local command (``images``);
+otherwise ``command`` + ``args`` run as given. Either way the process gets the
+container's env (plus ``KUBERNETES_SERVICE_*``, ``serviceenv``) and ``workingDir``
+(default: a per-pod sandbox directory), in a new session so the whole process
+tree can be signalled as one group. Volumes (``volumes``: the service-account
+token, ConfigMaps, Secrets...) are files under the pod directory, bind-mounted at
+their ``mountPath`` in the pod's private mount namespace when one is available;
+a volume that cannot be set up yet (a missing ConfigMap) is retried, the pod
+staying in ContainerCreating. stdout and stderr go to one
 log file per attempt (``<state>/pods/<ns>_<pod>_<uid>/<container>/<attempt>.log``)
 served by ``logs`` (tail, limit, previous attempt, and follow until the attempt
 ends). One reaper thread polls all children; an exit by signal N reports 128+N.
@@ -28,18 +34,24 @@ from localcluster.kubelet.dns import (
     HOSTS_ENV,
     SITECUSTOMIZE,
     ClusterHosts,
-    mount_prefix,
+    hosts_bind,
+    probe_mount_namespace,
 )
 from localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
+from localcluster.kubelet.images import ImageTable, LocalImage, container_command
+from localcluster.kubelet.mounts import Bind, namespace_prefix
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.serviceenv import kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
+from localcluster.kubelet.volumes import PodVolumes, TokenSource, VolumeError
 
 logger = logging.getLogger(__name__)
 
 REAP_INTERVAL = 0.05
 PR_SET_PDEATHSIG = 1
 FOLLOW_INTERVAL = 0.1
+VOLUME_RETRY_SECONDS = 0.5
 _INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "SHELL")
 
 
@@ -87,8 +99,13 @@ class ProcessRuntime(ContainerRuntime):
         hosts: ClusterHosts | None = None,
         dns_mode: str = "none",
         cluster_domain: str = "cluster.local",
+        images: ImageTable | None = None,
+        token_source: TokenSource | None = None,
     ) -> None:
         self._registry = registry
+        self._images = images or ImageTable()
+        self._volumes = PodVolumes(registry, timers, token_source)
+        self._mount_namespaces: bool | None = None
         self._state_dir = state_dir
         self._timers = timers
         self._hosts = hosts
@@ -124,9 +141,12 @@ class ProcessRuntime(ContainerRuntime):
             names.insert(0, fqdn)
         return hostname, " ".join(dict.fromkeys(names))
 
-    def _base_env(self, record: PodRecord) -> dict[str, str]:
+    def _base_env(self, record: PodRecord, image: LocalImage | None) -> dict[str, str]:
         env = {k: os.environ[k] for k in _INHERITED_ENV if k in os.environ}
+        if image is not None and image.path:
+            env["PATH"] = os.pathsep.join([*image.path, env.get("PATH", os.defpath)])
         env["HOSTNAME"] = self._hostname(record)[0]
+        env.update(kubernetes_service_env(self._registry))
         return env
 
     def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
@@ -142,6 +162,12 @@ class ProcessRuntime(ContainerRuntime):
         try:
             argv, env, cwd = self._prepare(record, spec)
             popen = self._spawn(argv, env, cwd, proc.log_path)
+        except VolumeError as err:
+            logger.info("pod %s: %s; retrying", record.key, err)
+            self._timers.call_later(
+                VOLUME_RETRY_SECONDS, lambda: self._retry_start(record, spec, attempt, proc)
+            )
+            return
         except ContainerConfigError as err:
             self._fail(proc, 1, "CreateContainerConfigError", str(err))
             return
@@ -154,6 +180,12 @@ class ProcessRuntime(ContainerRuntime):
         logger.debug("started %s/%s pid %d: %s", record.key, name, popen.pid, argv)
         self.callbacks.container_started(record.key, name, container_id)
 
+    def _retry_start(self, record: PodRecord, spec: dict, attempt: int, proc: _Proc) -> None:
+        with self._lock:
+            current = self._procs.get((record.key, spec["name"])) is proc and not self._closed
+        if current and not record.terminating:
+            self.start_container(record, spec, attempt)
+
     def _fail(self, proc: _Proc, code: int, reason: str, message: str) -> None:
         with open(proc.log_path, "ab") as handle:
             handle.write(f"localcluster: {reason}: {message}\n".encode())
@@ -163,12 +195,15 @@ class ProcessRuntime(ContainerRuntime):
         )
 
     def _prepare(self, record: PodRecord, spec: dict) -> tuple[list[str], dict[str, str], str]:
-        env = container_env(self._registry, record, spec, self._base_env(record))
-        argv = container_argv(spec, env)
+        image = self._images.lookup(spec.get("image") or "")
+        env = container_env(self._registry, record, spec, self._base_env(record, image))
+        command, args = container_command(spec, image)
+        argv = container_argv({"command": command, "args": args}, env)
         if not argv:
             raise _CannotRun(
-                "the process kubelet runs only containers with a command; "
-                f"container {spec['name']!r} has none (images are not run)"
+                "the process kubelet runs only containers with a command or a known image; "
+                f"container {spec['name']!r} has no command and image "
+                f"{spec.get('image')!r} is not in its image table"
             )
         cwd = spec.get("workingDir") or os.path.join(self._pod_dir(record), "sandbox")
         if not spec.get("workingDir"):
@@ -178,16 +213,27 @@ class ProcessRuntime(ContainerRuntime):
         executable = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
         if not executable or not os.access(os.path.join(cwd, executable), os.X_OK):
             raise _CannotRun(f'exec: "{argv[0]}": executable file not found in $PATH')
+        binds: list[Bind] = []
         if self._hosts is not None and self._dns_mode != "none":
             hosts_file = self._hosts_file(record)
             if self._dns_mode == "mount":
-                argv = [*mount_prefix(hosts_file, self._hostname(record)[0]), *argv]
+                binds.append(hosts_bind(hosts_file))
             else:
                 env[HOSTS_ENV] = hosts_file
                 env["PYTHONPATH"] = os.pathsep.join(
                     p for p in (self._hook_dir, env.get("PYTHONPATH")) if p
                 )
+        volume_dirs = self._volumes.setup(record, self._pod_dir(record))
+        if self._can_mount():
+            binds += self._volumes.binds(record, spec, volume_dirs)
+        if binds:
+            argv = [*namespace_prefix(binds, self._hostname(record)[0]), *argv]
         return argv, env, cwd
+
+    def _can_mount(self) -> bool:
+        if self._mount_namespaces is None:
+            self._mount_namespaces = self._dns_mode == "mount" or probe_mount_namespace()
+        return self._mount_namespaces
 
     def _hosts_file(self, record: PodRecord) -> str:
         with self._lock:
@@ -270,6 +316,7 @@ class ProcessRuntime(ContainerRuntime):
 
     def remove_pod(self, record: PodRecord) -> None:
         self.stop_pod(record, 0)
+        self._volumes.teardown(record)
         with self._lock:
             for key in [k for k in self._procs if k[0] == record.key]:
                 del self._procs[key]

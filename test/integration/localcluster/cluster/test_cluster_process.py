@@ -133,7 +133,7 @@ def test_container_without_command_fails_clearly(cluster):
     assert terminated["reason"] == "ContainerCannotRun"
     assert "command" in terminated["message"]
     described = kubectl(cluster, "describe", "pod", "imageonly").stdout
-    assert "ContainerCannotRun" in described and "images are not run" in described
+    assert "ContainerCannotRun" in described and "not in its image table" in described
 
 
 def test_pod_reaches_another_pod_by_service_dns_name(cluster):

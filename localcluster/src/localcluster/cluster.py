@@ -12,8 +12,9 @@ write, like real components over HTTP). ``kubelet`` picks the runtime:
   service-account token at its standard path and images mapped to local commands
   (``kubelet.images``: declared by installed distributions, plus ``images``).
 
-Like kind, the cluster runs what kube-controller-manager would: endpoints, the
-``default`` ServiceAccount and ``kube-root-ca.crt`` of every namespace; its API server
+Like kind, the cluster runs what kube-controller-manager would: endpoints,
+Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
+of every namespace; its API server
 enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
 (``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
 
@@ -38,11 +39,13 @@ from dataclasses import dataclass, field
 
 from localcluster.apiserver.auth.tokenrequest import create_token
 from localcluster.apiserver.kubeconfig import write_kubeconfig
+from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
 from localcluster.controllers.namespace_objects import (
     default_service_accounts,
     root_ca_publisher,
 )
+from localcluster.controllers.replicaset import ReplicaSetController
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
 from localcluster.kubelet.images import ImageTable, LocalImage, discover
@@ -215,6 +218,8 @@ class LocalCluster:
         if self._run_endpoints:
             self._threads += EndpointsController(registry).start(self._stop)
         self._start_namespace_objects(registry)
+        self._threads += ReplicaSetController(registry).start(self._stop)
+        self._threads += DeploymentController(registry).start(self._stop)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":

@@ -72,9 +72,14 @@ def pod_phase_is(*phases: str) -> Callable[[dict], bool]:
 
 
 def kubectl(
-    cluster: LocalCluster, *args: str, timeout: float = 60.0, home: str | None = None
+    cluster: LocalCluster,
+    *args: str,
+    timeout: float = 60.0,
+    home: str | None = None,
+    check: bool = False,
 ) -> subprocess.CompletedProcess:
-    """Run kubectl with the cluster's kubeconfig and a temporary HOME; text output."""
+    """Run kubectl with the cluster's kubeconfig and a temporary HOME; text output. With
+    ``check``, a non-zero exit raises AssertionError carrying kubectl's output."""
     with contextlib.ExitStack() as stack:
         if home is None:
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix="kubectl-home-"))
@@ -83,7 +88,7 @@ def kubectl(
             "HOME": home,
             "KUBECONFIG": cluster.kubeconfig,
         }
-        return subprocess.run(
+        proc = subprocess.run(
             ["kubectl", *args],
             env=env,
             capture_output=True,
@@ -91,3 +96,6 @@ def kubectl(
             timeout=timeout,
             check=False,
         )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc

@@ -19,7 +19,19 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import apply, celrules, crds, decoding, defaults, errors, patches, scale, schema, validation
+from . import (
+    apply,
+    celrules,
+    crds,
+    decoding,
+    defaults,
+    errors,
+    patches,
+    scale,
+    schema,
+    validation,
+    workloads,
+)
 from .errors import StatusError
 from .gc import GarbageCollector
 from .objects import clone, format_time, meta, strip_nulls
@@ -250,6 +262,8 @@ class Registry(Store):
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:
                 schema.apply_defaults(obj, sch)
+        elif rt.storage_key in workloads.KINDS:
+            workloads.apply_defaults(rt.storage_key, obj)
         else:
             defaults.apply(rt.storage_key, obj, old, self._cluster_ips)
 
@@ -297,6 +311,8 @@ class Registry(Store):
         else:
             for path, spec in decoding.pod_specs(rt, obj):
                 causes += validation.validate_pod_spec(spec, path)
+        if rt.storage_key in workloads.KINDS:
+            causes += workloads.validate(obj, old)
         if rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:

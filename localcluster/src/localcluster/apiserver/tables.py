@@ -77,8 +77,18 @@ def _pod_status(p: dict) -> str:
     return reason or _get(p, "status", "phase", default="Unknown")
 
 
-def _restarts(p: dict) -> int:
-    return sum(s.get("restartCount", 0) for s in _get(p, "status", "containerStatuses", default=[]))
+def _restarts(p: dict) -> str:
+    """``3 (42s ago)``: the restart count and, once restarted, how long ago the last ended."""
+    statuses = _get(p, "status", "containerStatuses", default=[])
+    count = sum(s.get("restartCount", 0) for s in statuses)
+    finished = [
+        t
+        for s in statuses
+        if (t := parse_time(_get(s, "lastState", "terminated", "finishedAt", default="")))
+    ]
+    if not count or not finished:
+        return str(count)
+    return f"{count} ({human_duration(time.time() - max(finished))} ago)"
 
 
 def _svc_ports(s: dict) -> str:
@@ -166,15 +176,39 @@ def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> di
     return {"name": name, "type": typ, "format": fmt, "description": name, "priority": priority}
 
 
+def _template_containers(w: dict, field: str) -> str:
+    containers = _get(w, "spec", "template", "spec", "containers", default=[])
+    return ",".join(str(c.get(field, "")) for c in containers)
+
+
+def _label_selector(w: dict) -> str:
+    """``metav1.FormatLabelSelector``: matchLabels then matchExpressions, comma-joined."""
+    selector = _get(w, "spec", "selector", default={}) or {}
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, values = expr.get("operator"), ",".join(expr.get("values") or [])
+        if op in ("In", "NotIn"):
+            parts.append(f"{expr.get('key')} {op.lower()} ({values})")
+        else:
+            parts.append(expr.get("key", "") if op == "Exists" else f"!{expr.get('key')}")
+    return ",".join(parts) or "<none>"
+
+
 NAME = (_col("Name", fmt="name"), _name)
 AGE = (_col("Age"), _age)
+
+_WORKLOAD_WIDE: list[tuple[dict, Cell]] = [
+    (_col("Containers", priority=1), lambda w: _template_containers(w, "name")),
+    (_col("Images", priority=1), lambda w: _template_containers(w, "image")),
+    (_col("Selector", priority=1), _label_selector),
+]
 
 _COLUMNS: dict[tuple[str, str], list[tuple[dict, Cell]]] = {
     ("", "pods"): [
         NAME,
         (_col("Ready"), _pod_ready),
         (_col("Status"), _pod_status),
-        (_col("Restarts", "integer"), _restarts),
+        (_col("Restarts"), _restarts),
         AGE,
         (_col("IP", priority=1), lambda p: _get(p, "status", "podIP", default="<none>")),
         (_col("Node", priority=1), lambda p: _get(p, "spec", "nodeName", default="<none>")),
@@ -272,6 +306,7 @@ _COLUMNS: dict[tuple[str, str], list[tuple[dict, Cell]]] = {
         (_col("Up-to-date", "integer"), lambda d: _get(d, "status", "updatedReplicas", default=0)),
         (_col("Available", "integer"), lambda d: _get(d, "status", "availableReplicas", default=0)),
         AGE,
+        *_WORKLOAD_WIDE,
     ],
     ("apps", "replicasets"): [
         NAME,
@@ -279,6 +314,7 @@ _COLUMNS: dict[tuple[str, str], list[tuple[dict, Cell]]] = {
         (_col("Current", "integer"), lambda d: _get(d, "status", "replicas", default=0)),
         (_col("Ready", "integer"), lambda d: _get(d, "status", "readyReplicas", default=0)),
         AGE,
+        *_WORKLOAD_WIDE,
     ],
     ("apps", "statefulsets"): [
         NAME,

@@ -383,7 +383,8 @@ def test_create_generators_send_protobuf(kubectl, apiserver):
     assert reg.get(("", "v1", "secrets"), "gen", "s")["data"] == {"a": "Yg=="}
     d = reg.get(("apps", "v1", "deployments"), "gen", "d")
     assert d["spec"]["replicas"] == 2 and d["spec"]["selector"] == {"matchLabels": {"app": "d"}}
-    assert d["spec"]["template"]["spec"]["containers"][0]["ports"] == [{"containerPort": 80}]
+    ports = d["spec"]["template"]["spec"]["containers"][0]["ports"]
+    assert ports == [{"containerPort": 80, "protocol": "TCP"}]  # template defaulted
     job = reg.get(("batch", "v1", "jobs"), "gen", "j")
     assert job["spec"]["template"]["spec"]["containers"][0]["command"] == ["echo", "hi"]
     port = reg.get(("", "v1", "services"), "gen", "np")["spec"]["ports"][0]

@@ -182,7 +182,14 @@ def test_scale_subresource_for_deployments_and_crds(reg):
         "default",
         {
             "metadata": {"name": "d"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {
+                    "metadata": {"labels": {"app": "d"}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]},
+                },
+            },
         },
     )
     s = reg.get_scale(deploy, "default", "d")

@@ -12,6 +12,14 @@ NODES = ("", "v1", "nodes")
 NS = ("", "v1", "namespaces")
 SVC = ("", "v1", "services")
 DEPLOY = ("apps", "v1", "deployments")
+DEPLOY_SPEC = {
+    "replicas": 1,
+    "selector": {"matchLabels": {"app": "web"}},
+    "template": {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    },
+}
 
 
 class FakeClock:
@@ -58,7 +66,7 @@ def test_create_sets_server_fields_and_rejects_duplicates(reg):
 
 def test_generate_name_and_generation(reg):
     obj = reg.create(
-        DEPLOY, "default", {"metadata": {"generateName": "web-"}, "spec": {"replicas": 1}}
+        DEPLOY, "default", {"metadata": {"generateName": "web-"}, "spec": DEPLOY_SPEC}
     )
     assert obj["metadata"]["name"].startswith("web-") and len(obj["metadata"]["name"]) == 9
     assert obj["metadata"]["generation"] == 1

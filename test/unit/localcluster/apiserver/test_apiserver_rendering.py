@@ -93,4 +93,8 @@ def test_pod_table_columns():
     pod = {"metadata": {"name": "p", "creationTimestamp": "2020-01-01T00:00:00Z"}, "spec": {"containers": [{"name": "c"}], "nodeName": "n1"},
            "status": {"phase": "Running", "podIP": "10.0.0.1", "containerStatuses": [{"ready": True, "restartCount": 2, "state": {"running": {}}}]}}  # fmt: skip
     row = tables.table(pods, "v1", [pod], {})["rows"][0]["cells"]
-    assert row[:4] == ["p", "1/1", "Running", 2] and row[5:7] == ["10.0.0.1", "n1"]
+    assert row[:4] == ["p", "1/1", "Running", "2"] and row[5:7] == ["10.0.0.1", "n1"]
+    last = {"terminated": {"exitCode": 1, "finishedAt": "2020-01-01T00:00:00Z"}}
+    pod["status"]["containerStatuses"][0]["lastState"] = last
+    restarts = tables.table(pods, "v1", [pod], {})["rows"][0]["cells"][3]
+    assert restarts.startswith("2 (") and restarts.endswith(" ago)")  # as kubectl 1.32 shows

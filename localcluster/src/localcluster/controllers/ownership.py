@@ -1,0 +1,70 @@
+"""Controller references and the claim rules of workload controllers (adopt and release).
+
+A controller owns the objects whose ``ownerReferences`` carry its UID with ``controller:
+true``. Like kube-controller-manager's ``ControllerRefManager``, a controller adopts orphans
+its selector matches (adding its reference, guarded by the object's resourceVersion so a
+concurrent change wins) and releases objects it owns that its selector no longer matches;
+objects being deleted are neither adopted nor released.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from localcluster.apiserver.workloads import label_selector_matches
+
+logger = logging.getLogger(__name__)
+
+
+def controller_ref(obj: dict) -> dict | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_reference(owner: dict) -> dict:
+    meta = owner["metadata"]
+    return {
+        "apiVersion": owner["apiVersion"],
+        "kind": owner["kind"],
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def claim(registry, gvr, owner: dict, selector: dict, candidates: list[dict]) -> list[dict]:
+    """The candidates ``owner`` controls after adopting matching orphans and releasing
+    non-matching ones (writes through ``registry``; a lost race just skips the object)."""
+    uid = owner["metadata"]["uid"]
+    owner_deleting = bool(owner["metadata"].get("deletionTimestamp"))
+    owned = []
+    for obj in candidates:
+        meta = obj["metadata"]
+        ref = controller_ref(obj)
+        matches = label_selector_matches(selector, meta.get("labels") or {})
+        if ref is not None and ref.get("uid") == uid:
+            if matches or owner_deleting:
+                owned.append(obj)
+            elif not meta.get("deletionTimestamp"):
+                refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
+                _set_owners(registry, gvr, obj, refs)
+        elif ref is None and matches and not owner_deleting and not meta.get("deletionTimestamp"):
+            adopted = _set_owners(
+                registry, gvr, obj, [*(meta.get("ownerReferences") or []), owner_reference(owner)]
+            )
+            if adopted is not None:
+                owned.append(adopted)
+    return owned
+
+
+def _set_owners(registry, gvr, obj: dict, refs: list[dict]) -> dict | None:
+    meta = obj["metadata"]
+    patch = {"metadata": {"ownerReferences": refs, "resourceVersion": meta["resourceVersion"]}}
+    try:
+        return registry.patch(gvr, meta.get("namespace"), meta["name"], patch, "merge")
+    except Exception as err:  # noqa: BLE001 - changed or gone meanwhile: the next sync decides
+        logger.debug("could not change the owners of %s: %s", meta["name"], err)
+        return None

@@ -36,6 +36,7 @@ from localcluster.kubelet.podstatus import (
     mark_running,
     rfc3339,
 )
+from localcluster.kubelet.probes import Prober
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
 from localcluster.kubelet.timers import TimerQueue
 
@@ -43,6 +44,11 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_RESTART_DELAY = DEFAULT_INITIAL
 LEASE_RENEW_SECONDS = 10.0
+_PROBE_NAMES = {
+    "readinessProbe": "Readiness",
+    "livenessProbe": "Liveness",
+    "startupProbe": "Startup",
+}
 
 
 class Kubelet:
@@ -78,6 +84,11 @@ class Kubelet:
         self._informer = RegistryInformer(
             registry, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
         )
+        self._prober: Prober | None = None
+        if getattr(runtime, "supports_probes", False):
+            self._prober = Prober(
+                timers, self.probe_result, getattr(runtime, "exec_in_container", None)
+            )
         runtime.attach(self)
 
     # -- lifecycle --------------------------------------------------------------
@@ -110,6 +121,8 @@ class Kubelet:
         with self._lock:
             self._stopping = True
             self._wake.notify_all()
+        if self._prober is not None:
+            self._prober.close()
         self.runtime.close()
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
@@ -163,7 +176,13 @@ class Kubelet:
             self.runtime.start_container(record, spec, 0)
         logger.debug("kubelet %s admitted %s with IP %s", self.node.name, key, record.pod_ip)
 
+    def _stop_probes(self, record: PodRecord, container: str | None = None) -> None:
+        if self._prober is not None:
+            for name in [container] if container else list(record.containers):
+                self._prober.stop(record.key, name)
+
     def _terminate(self, record: PodRecord, grace: float) -> None:
+        self._stop_probes(record)
         record.terminating = True
         record.grace_seconds = grace
         for container in record.running():
@@ -178,6 +197,7 @@ class Kubelet:
             self._request_delete(record.key, record.uid)
 
     def _forget(self, record: PodRecord) -> None:
+        self._stop_probes(record)
         self._backoff.forget(f"{record.uid}/")
         self._records.pop(record.key, None)
         self._dirty.discard(record.key)
@@ -192,8 +212,51 @@ class Kubelet:
             record = self._records.get(pod_key)
             if record is None or container not in record.containers or record.terminating:
                 return
-            mark_running(record.containers[container], self.timers.clock.wall(), container_id)
+            state = record.containers[container]
+            mark_running(state, self.timers.clock.wall(), container_id)
             self._event(record, "Normal", "Started", f"Started container {container}")
+            spec = self._container_spec(record, container)
+            if self._prober is not None and spec is not None:
+                state.ready = False if Prober.has(spec, "readinessProbe") else None
+                state.started = False if Prober.has(spec, "startupProbe") else None
+                self._prober.start(pod_key, record.pod_ip, spec)
+            self._mark_dirty(pod_key)
+
+    @staticmethod
+    def _container_spec(record: PodRecord, name: str) -> dict | None:
+        containers = (record.pod.get("spec") or {}).get("containers") or []
+        return next((c for c in containers if c.get("name") == name), None)
+
+    def probe_result(
+        self, pod_key: str, container: str, kind: str, ok: bool | None, message: str
+    ) -> None:
+        """From the prober's threads: a failed attempt (``ok`` None: an Unhealthy event) or a
+        verdict (readiness; or a kill when liveness or startup failed)."""
+        with self._lock:
+            record = self._records.get(pod_key)
+            state = record.containers.get(container) if record is not None else None
+            if state is None or state.state != RUNNING or record.terminating:
+                return
+            if ok is None:
+                what = _PROBE_NAMES[kind]
+                self._event(record, "Warning", "Unhealthy", f"{what} probe failed: {message}")
+                return
+            if kind == "readinessProbe":
+                state.ready = ok
+            elif kind == "startupProbe" and ok:
+                state.started = True
+            else:
+                verb = "liveness" if kind == "livenessProbe" else "startup"
+                self._event(
+                    record,
+                    "Normal",
+                    "Killing",
+                    f"Container {container} failed {verb} probe, will be restarted",
+                )
+                grace = float(
+                    (record.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+                )
+                self.runtime.stop_container(record, container, grace)
             self._mark_dirty(pod_key)
 
     def container_exited(
@@ -212,6 +275,7 @@ class Kubelet:
             state = record.containers[container]
             if state.state == RUNNING and state.container_id != container_id:
                 return  # report about an older attempt
+            self._stop_probes(record, container)
             now = self.timers.clock.wall()
             if state.container_id != container_id:
                 state.container_id = container_id  # failed before it ever ran

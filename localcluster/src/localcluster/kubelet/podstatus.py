@@ -39,6 +39,12 @@ class ContainerRecord:
     last_state: dict | None = None
     container_id: str = ""
     restart_pending: bool = False
+    ready: bool | None = None  # the readiness probe's verdict; None: no probe (ready when running)
+    started: bool | None = None  # the startup probe's verdict; None: no probe
+
+    @property
+    def is_ready(self) -> bool:
+        return self.state == RUNNING and self.ready is not False and self.started is not False
 
     def terminated_state(self) -> dict:
         state = {
@@ -98,6 +104,7 @@ def mark_running(container: ContainerRecord, now: float, container_id: str) -> N
     container.finished_at = None
     container.container_id = container_id
     container.restart_pending = False
+    container.ready = container.started = None
 
 
 def apply_exit(
@@ -195,8 +202,8 @@ def _container_status(container: ContainerRecord) -> dict:
         "name": container.name,
         "image": container.image,
         "imageID": "",
-        "ready": container.state == RUNNING,
-        "started": container.state == RUNNING,
+        "ready": container.is_ready,
+        "started": container.state == RUNNING and container.started is not False,
         "restartCount": container.restart_count,
         "state": state,
         "lastState": container.last_state or {},
@@ -222,7 +229,7 @@ def build_status(record: PodRecord, now: float) -> dict:
     """The full PodStatus for the record; updates ``record.conditions``/``finished``."""
     phase = pod_phase(record)
     record.finished = phase in ("Succeeded", "Failed")
-    unready = [c.name for c in record.containers.values() if c.state != RUNNING]
+    unready = [c.name for c in record.containers.values() if not c.is_ready]
     if record.finished:
         ready, reason, message = False, POD_COMPLETED, ""
     elif unready:

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 from localcluster.kubelet.dns import (
     HOSTS_ENV,
-    SITECUSTOMIZE,
     ClusterHosts,
     hosts_bind,
     probe_mount_namespace,
@@ -41,6 +40,7 @@ from localcluster.kubelet.env import ContainerConfigError, container_argv, conta
 from localcluster.kubelet.images import ImageTable, LocalImage, container_command
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 from localcluster.kubelet.podstatus import PodRecord
+from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
 from localcluster.kubelet.serviceenv import kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
@@ -64,6 +64,8 @@ class _Proc:
     log_path: str
     popen: subprocess.Popen | None = None
     exit_code: int | None = None
+    env: dict[str, str] | None = None
+    namespaced: bool = False
 
 
 def _death_signal_setter() -> Callable[[], None] | None:
@@ -90,6 +92,7 @@ class ProcessRuntime(ContainerRuntime):
     """Runs containers as process groups on this machine."""
 
     name = "process"
+    supports_probes = True
 
     def __init__(
         self,
@@ -115,14 +118,10 @@ class ProcessRuntime(ContainerRuntime):
         self._procs: dict[tuple[str, str], _Proc] = {}  # latest attempt per container
         self._hosts_files: dict[str, str] = {}
         self._closed = False
-        self._hook_dir = os.path.join(state_dir, "resolver-hook")
+        self._hook_dir = write_hook(os.path.join(state_dir, "python-hook"))
         self._preexec = _death_signal_setter()
         self._reaper = threading.Thread(target=self._reap_loop, name="process-reaper", daemon=True)
         self._reaper.start()
-        if self._dns_mode == "python":
-            os.makedirs(self._hook_dir, exist_ok=True)
-            with open(os.path.join(self._hook_dir, "sitecustomize.py"), "w") as handle:
-                handle.write(SITECUSTOMIZE)
 
     # -- starting ------------------------------------------------------------
 
@@ -147,6 +146,7 @@ class ProcessRuntime(ContainerRuntime):
             env["PATH"] = os.pathsep.join([*image.path, env.get("PATH", os.defpath)])
         env["HOSTNAME"] = self._hostname(record)[0]
         env.update(kubernetes_service_env(self._registry))
+        env[POD_IP_ENV] = record.pod_ip
         return env
 
     def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
@@ -161,6 +161,7 @@ class ProcessRuntime(ContainerRuntime):
             self._procs[(record.key, name)] = proc
         try:
             argv, env, cwd = self._prepare(record, spec)
+            proc.env, proc.namespaced = env, argv[0] == "unshare"
             popen = self._spawn(argv, env, cwd, proc.log_path)
         except VolumeError as err:
             logger.info("pod %s: %s; retrying", record.key, err)
@@ -197,6 +198,7 @@ class ProcessRuntime(ContainerRuntime):
     def _prepare(self, record: PodRecord, spec: dict) -> tuple[list[str], dict[str, str], str]:
         image = self._images.lookup(spec.get("image") or "")
         env = container_env(self._registry, record, spec, self._base_env(record, image))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (self._hook_dir, env.get("PYTHONPATH")) if p)
         command, args = container_command(spec, image)
         argv = container_argv({"command": command, "args": args}, env)
         if not argv:
@@ -220,9 +222,6 @@ class ProcessRuntime(ContainerRuntime):
                 binds.append(hosts_bind(hosts_file))
             else:
                 env[HOSTS_ENV] = hosts_file
-                env["PYTHONPATH"] = os.pathsep.join(
-                    p for p in (self._hook_dir, env.get("PYTHONPATH")) if p
-                )
         volume_dirs = self._volumes.setup(record, self._pod_dir(record))
         if self._can_mount():
             binds += self._volumes.binds(record, spec, volume_dirs)
@@ -313,6 +312,35 @@ class ProcessRuntime(ContainerRuntime):
             self._timers.call_later(
                 grace_seconds, lambda: [self._signal(p, signal.SIGKILL) for p in procs]
             )
+
+    def stop_container(self, record: PodRecord, container: str, grace_seconds: float) -> None:
+        with self._lock:
+            proc = self._procs.get((record.key, container))
+        if proc is None:
+            return
+        self._signal(proc, signal.SIGTERM if grace_seconds > 0 else signal.SIGKILL)
+        if grace_seconds > 0:
+            self._timers.call_later(grace_seconds, lambda: self._signal(proc, signal.SIGKILL))
+
+    def exec_in_container(
+        self, pod_key: str, container: str, argv: list[str], timeout: float
+    ) -> tuple[int, str]:
+        """Run ``argv`` like ``kubectl exec`` would: the container's env, mounts and hostname."""
+        with self._lock:
+            proc = self._procs.get((pod_key, container))
+        if proc is None or proc.popen is None or proc.exit_code is not None:
+            return 1, "container is not running"
+        if proc.namespaced:
+            argv = ["nsenter", "-t", str(proc.popen.pid), "-m", "-u", "--", *argv]
+        try:
+            done = subprocess.run(
+                argv, env=proc.env, capture_output=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return 1, f"command timed out after {timeout:g}s"
+        except OSError as err:
+            return 126, str(err)
+        return done.returncode, (done.stdout + done.stderr).decode(errors="replace")
 
     def remove_pod(self, record: PodRecord) -> None:
         self.stop_pod(record, 0)

@@ -64,6 +64,9 @@ class ContainerRuntime:
     def stop_pod(self, record: PodRecord, grace_seconds: float) -> None:
         raise NotImplementedError
 
+    def stop_container(self, record: PodRecord, container: str, grace_seconds: float) -> None:
+        """Stop one container (a failed liveness probe); its exit is reported as usual."""
+
     def remove_pod(self, record: PodRecord) -> None:
         """Forget a pod whose object is gone (free logs, cancel timers)."""
 

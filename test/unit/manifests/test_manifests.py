@@ -11,7 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
-OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano"]
+OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano", "namespaced"]
 # The kubectl on these machines (1.32) and the newest schema the validator ships.
 K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
 
@@ -198,3 +198,24 @@ def test_local_cluster_installs_the_shipped_crds(component, packaged):
 
     shipped = yaml.safe_load((MANIFESTS / "components" / component).read_text())
     assert crd(packaged) == shipped
+
+
+def test_namespaced_overlay_uses_a_role_in_its_namespace(rendered):
+    objs = rendered["namespaced"]
+    assert not by_kind(objs, "ClusterRole") and not by_kind(objs, "ClusterRoleBinding")
+    (role,) = by_kind(objs, "Role")
+    (binding,) = by_kind(objs, "RoleBinding")
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "kubeflow"
+    assert _rules([{**role, "kind": "ClusterRole"}]) == _rules(rendered["standalone"])
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "tf-job-operator",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "tf-job-operator", "namespace": "kubeflow"}
+    ]
+    (deploy,) = by_kind(objs, "Deployment")
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert "--namespace=$(KUBEFLOW_NAMESPACE)" in container["args"]
+    assert container["env"][0]["name"] == "KUBEFLOW_NAMESPACE"  # defined, so $(...) expands

@@ -65,9 +65,7 @@ def test_create_sets_server_fields_and_rejects_duplicates(reg):
 
 
 def test_generate_name_and_generation(reg):
-    obj = reg.create(
-        DEPLOY, "default", {"metadata": {"generateName": "web-"}, "spec": DEPLOY_SPEC}
-    )
+    obj = reg.create(DEPLOY, "default", {"metadata": {"generateName": "web-"}, "spec": DEPLOY_SPEC})
     assert obj["metadata"]["name"].startswith("web-") and len(obj["metadata"]["name"]) == 9
     assert obj["metadata"]["generation"] == 1
     name = obj["metadata"]["name"]

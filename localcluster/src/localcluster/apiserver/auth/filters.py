@@ -2,19 +2,23 @@
 
 One object per API server owns the token issuer, the authenticator, the authorizer and the
 review handlers, so the HTTP layer makes one call per request (``admit``) and learns the user
-the request runs as, or gets the 401/403 ``StatusError`` to send.
+the request runs as, or gets the 401/403 ``StatusError`` to send. ``decisions`` counts every
+authorization decision by user, verb and resource (a minimal audit log: tests read which
+operations a service account performed and which were denied).
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from ..httpcore import Request
 from .authenticator import Authenticator
-from .authorizer import Authorizer
+from .authorizer import Authorizer, forbidden
 from .impersonation import impersonate
-from .requestinfo import request_attributes
+from .requestinfo import RequestAttributes, request_attributes
 from .reviews import Reviews
 from .tokens import TokenIssuer
 from .user import UserInfo
@@ -32,10 +36,27 @@ class RequestAuth:
         self.authenticator = Authenticator(admin_token, self.tokens)
         self.authorizer = Authorizer(registry, authorization_mode)
         self.reviews = Reviews(self.authorizer, self.tokens)
+        # (user, verb, API group, resource[/subresource] or path, allowed) -> count
+        self.decisions: Counter[tuple[str, str, str, str, bool]] = Counter()
+        self._lock = threading.Lock()
 
     def admit(self, req: Request, anonymous: UserInfo) -> UserInfo:
         """The user ``req`` runs as; raises 401 (bad credentials) or 403 (not allowed)."""
         user = self.authenticator.authenticate(req.header("authorization"), anonymous)
         user = impersonate(req.headers, user, self.authorizer)
-        self.authorizer.check(user, request_attributes(req.method, req.path, req.query))
+        attrs = request_attributes(req.method, req.path, req.query)
+        decision = self.authorizer.authorize(user, attrs)
+        self._record(user, attrs, decision.allowed)
+        if not decision.allowed:
+            raise forbidden(user, attrs, decision.reason)
         return user
+
+    def _record(self, user: UserInfo, attrs: RequestAttributes, allowed: bool) -> None:
+        target = attrs.combined_resource if attrs.resource_request else attrs.path
+        with self._lock:
+            self.decisions[(user.name, attrs.verb, attrs.api_group, target, allowed)] += 1
+
+    def decisions_of(self, username: str) -> dict[tuple[str, str, str, bool], int]:
+        """``(verb, group, resource, allowed) -> count`` for one user."""
+        with self._lock:
+            return {k[1:]: n for k, n in self.decisions.items() if k[0] == username}

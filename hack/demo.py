@@ -492,6 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         from demo_gang import main as gang_demo
 
         return gang_demo(argv)
+    if "--in-cluster" in argv:  # the operator deployed from manifests/ (hack/demo_incluster.py)
+        sys.path.insert(0, str(Path(__file__).parent))
+        from demo_incluster import main as in_cluster
+
+        return in_cluster([a for a in argv if a != "--in-cluster"])
     args = parse_args(argv)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))

@@ -37,3 +37,6 @@ def test_operator_deployed_from_the_manifests_runs_a_job(incluster):
     assert metric(text, "tf_operator_jobs_successful") >= 1
     assert incluster.operator_responses(200) > 0
     assert incluster.operator_responses(403) == 0
+    (pod,) = incluster.operator_pods()  # the same pod, never restarted by a probe
+    assert pod["metadata"]["name"] == name
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 0

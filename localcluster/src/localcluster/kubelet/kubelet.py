@@ -245,7 +245,7 @@ class Kubelet:
                 state.ready = ok
             elif kind == "startupProbe" and ok:
                 state.started = True
-            else:
+            elif not ok:  # liveness or startup failed: kill, the restart policy decides
                 verb = "liveness" if kind == "livenessProbe" else "startup"
                 self._event(
                     record,

@@ -94,6 +94,29 @@ def test_failing_liveness_probe_restarts_the_container(cluster):
     )
 
 
+def test_passing_liveness_probe_keeps_the_container(cluster, tmp_path):
+    server = SERVER.replace(
+        "def log_message(self, *a): pass", "def log_message(self, *a): print(self.path, flush=True)"
+    )
+    probe = {"httpGet": {"path": "/live", "port": 8082}, "periodSeconds": 1}
+    flag = tmp_path / "up"
+    flag.write_text("ok")
+    container = {
+        "name": "c",
+        "image": "x",
+        "command": [sys.executable, "-c", server.replace("8080", "8082"), str(flag)],
+        "livenessProbe": probe,
+    }
+    cluster.registry.create(
+        PODS, "default", {"metadata": {"name": "fine"}, "spec": {"containers": [container]}}
+    )
+    logs = lambda: b"".join(cluster._logs("default", "fine", "c")).decode()  # noqa: E731
+    wait_for(lambda: logs().count("/live") >= 3, 30)  # three passing probes
+    status = cluster.registry.get(PODS, "default", "fine")["status"]["containerStatuses"][0]
+    assert status["restartCount"] == 0 and "running" in status["state"]
+    assert "Killing" not in [r for r, _ in events(cluster, "fine")]
+
+
 def test_tcp_readiness_and_exec_startup(cluster, tmp_path):
     container = {
         "name": "c",

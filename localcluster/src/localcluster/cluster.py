@@ -14,7 +14,7 @@ write, like real components over HTTP). ``kubelet`` picks the runtime:
 
 Like kind, the cluster runs what kube-controller-manager would: endpoints,
 Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
-of every namespace; its API server
+of every namespace, ClusterRole aggregation; its API server
 enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
 (``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
 
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from localcluster.apiserver.auth.tokenrequest import create_token
 from localcluster.apiserver.kubeconfig import write_kubeconfig
+from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
 from localcluster.controllers.namespace_objects import (
@@ -220,6 +221,7 @@ class LocalCluster:
         self._start_namespace_objects(registry)
         self._threads += ReplicaSetController(registry).start(self._stop)
         self._threads += DeploymentController(registry).start(self._stop)
+        self._threads += ClusterRoleAggregation(registry).start(self._stop)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":

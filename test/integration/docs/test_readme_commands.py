@@ -58,6 +58,7 @@ COVERAGE = {
         "test/integration/gang/test_demo_gang.py::"
         "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"
     ),
+    "make demo ARGS=--in-cluster": "test/integration/incluster/test_demo_incluster.py::test_in_cluster_demo",
     **{command: RUN for command in RUN_STEPS.values()},
 }
 

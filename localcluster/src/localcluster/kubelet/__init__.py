@@ -11,13 +11,18 @@ Simulated (``simulated``) — timers on one heap per kubelet; pod annotations
   ``localcluster.tf-operator.io/run-seconds``    run time per attempt (absent: forever)
   ``localcluster.tf-operator.io/exit-code``      exit code, or "1,1,0" per restart
 
-Process (``process``) — ``command`` + ``args`` run as a local process group
-with the container env (fieldRef, ConfigMap/Secret refs), ``workingDir`` and a
-log file per attempt served to ``kubectl logs [-f] [--previous]``.
-Limits: images, volumes, probes, init containers, resource limits and
-``timestamps=true`` logs are not emulated; pods share the host network
-namespace, so two pods must not bind the same port on 0.0.0.0 (bind the pod IP,
-which your own service name resolves to).
+Process (``process``) — ``command`` + ``args`` (or a known image's entrypoint,
+``images``) run as a local process group with the container env (fieldRef,
+ConfigMap/Secret refs, ``KUBERNETES_SERVICE_*``), ``workingDir``, the pod's
+volumes bind-mounted in a private mount namespace (``volumes``: the
+service-account token at its standard path, ConfigMaps, Secrets, downward API),
+probes (``probes``) and a log file per attempt served to
+``kubectl logs [-f] [--previous]``. Restarts follow the kubelet's back-off
+(``backoff``). Limits: init containers, resource limits, ``securityContext``
+and ``timestamps=true`` logs are not emulated; pods share the host network
+namespace, so two pods must not bind the same port on 0.0.0.0 (Python programs
+are rebound to their pod IP by ``pyhook``; others must bind the pod IP, which
+their own service name resolves to).
 
 DNS (``dns``) — per-pod hosts files listing service names -> pod IPs, seen by
 processes through a private mount namespace over /etc/hosts (root only) or a

@@ -107,3 +107,19 @@ def test_cli_help_lists_the_flags():
         "--sim-start-delay",
     ):
         assert flag in result.stdout
+
+
+def test_open_cluster_on_a_public_address_needs_insecure(tmp_path):
+    """Issue 13 item 7: no token on a non-loopback address is refused unless --insecure."""
+    base = [sys.executable, "-m", "localcluster", "--kubelet", "none", "--host", "0.0.0.0",
+            "--kubeconfig", str(tmp_path / "config"), "--log-level", "warning"]  # fmt: skip
+    refused = subprocess.run(base, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "insecure" in refused.stderr
+    proc = subprocess.Popen(
+        [*base, "--insecure"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().startswith("ready http://0.0.0.0:")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0

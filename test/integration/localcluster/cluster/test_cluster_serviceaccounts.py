@@ -72,3 +72,32 @@ def test_kubernetes_service_points_at_the_secure_listener(cluster):
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         }
     ]
+
+
+def test_aggregated_cluster_role_collects_labelled_rules(cluster):
+    reg = cluster.registry
+    roles = ("rbac.authorization.k8s.io", "v1", "clusterroles")
+    selector = {"matchLabels": {"example.com/aggregate-to-jobs": "true"}}
+    reg.create(
+        roles,
+        None,
+        {"metadata": {"name": "jobs"}, "aggregationRule": {"clusterRoleSelectors": [selector]}},
+    )
+    tfjobs = {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": ["get", "list"]}
+    pods = {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}
+    labels = {"example.com/aggregate-to-jobs": "true"}
+    reg.create(roles, None, {"metadata": {"name": "b-tfjobs", "labels": labels}, "rules": [tfjobs]})
+    reg.create(
+        roles, None, {"metadata": {"name": "a-pods", "labels": labels}, "rules": [pods, tfjobs]}
+    )
+    reg.create(
+        roles,
+        None,
+        {
+            "metadata": {"name": "other"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+        },
+    )
+    wait_for(lambda: reg.get(roles, None, "jobs").get("rules") == [pods, tfjobs], 10)
+    reg.delete(roles, None, "a-pods")
+    wait_for(lambda: reg.get(roles, None, "jobs").get("rules") == [tfjobs], 10)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import yaml
-from demo import EXAMPLES, ROOT, Background, DemoError, localise
+from demo import EXAMPLES, ROOT, Background, DemoError, localise, start_cluster
 
 OVERLAYS = ("standalone", "gang-kube-batch", "gang-volcano", "namespaced")
 OPERATOR_NAMESPACE = "kubeflow"
@@ -44,26 +44,6 @@ class Kubectl:
         if check and proc.returncode != 0:
             raise DemoError(f"kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
         return proc.stdout
-
-
-def start_cluster(workdir: Path) -> tuple[Background, str]:
-    cluster = Background(
-        "local cluster",
-        [
-            str(Path(sys.executable).parent / "tf-operator-localcluster"),
-            "--kubelet=process",
-            f"--kubeconfig={workdir / 'kubeconfig'}",
-            f"--state-dir={workdir / 'cluster-state'}",
-        ],
-        workdir / "cluster.log",
-        stdout_pipe=True,
-    )
-    line = cluster.read_line(timeout=60)
-    if not line.startswith("ready "):
-        raise DemoError(f"local cluster did not start: {line!r}\n{cluster.tail()}")
-    _, url, kubeconfig = line.split()
-    print(f"local cluster ready at {url} (kubelet: process)")
-    return cluster, kubeconfig
 
 
 def step(title: str, output: str) -> None:

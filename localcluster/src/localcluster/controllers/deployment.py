@@ -112,7 +112,7 @@ class DeploymentController:
         return self._rolling(deployment, sets)
 
     def _rolling(self, deployment: dict, sets: list[dict]) -> float | None:
-        new_rs, old_sets = self._new_and_old(deployment, sets, create=True)
+        new_rs, old_sets = self._new_and_old(deployment, sets)
         all_sets = [*old_sets, new_rs]
         wanted = du.new_rs_replicas(deployment, all_sets, new_rs)
         if du.replicas(new_rs) > du.replicas(deployment):
@@ -132,7 +132,7 @@ class DeploymentController:
         return self._finish(deployment, old_sets, new_rs)
 
     def _recreate(self, deployment: dict, sets: list[dict]) -> float | None:
-        new_rs, old_sets = self._new_and_old(deployment, sets, create=False)
+        new_rs, old_sets = self._existing_new_set(deployment, sets)
         active_old = [rs for rs in old_sets if du.replicas(rs) > 0]
         if active_old:
             old_sets = [
@@ -142,13 +142,13 @@ class DeploymentController:
         if self._old_pods_running(deployment, old_sets):
             return self._sync_status(deployment, [*old_sets, *([new_rs] if new_rs else [])], new_rs)
         if new_rs is None:
-            new_rs, old_sets = self._new_and_old(deployment, sets, create=True)
+            new_rs, old_sets = self._new_and_old(deployment, sets)
         if du.replicas(new_rs) != du.replicas(deployment):
             new_rs = self._scale(deployment, new_rs, du.replicas(deployment))
         return self._finish(deployment, old_sets, new_rs)
 
     def _sync_paused(self, deployment: dict, sets: list[dict]) -> float | None:
-        new_rs, old_sets = self._new_and_old(deployment, sets, create=False)
+        new_rs, old_sets = self._existing_new_set(deployment, sets)
         active_old = [rs for rs in old_sets if du.replicas(rs) > 0]
         if new_rs is not None and not active_old and du.replicas(new_rs) != du.replicas(deployment):
             new_rs = self._scale(deployment, new_rs, du.replicas(deployment))
@@ -171,9 +171,10 @@ class DeploymentController:
 
     # -- replica sets -----------------------------------------------------------------
 
-    def _new_and_old(
-        self, deployment: dict, sets: list[dict], create: bool
+    def _existing_new_set(
+        self, deployment: dict, sets: list[dict]
     ) -> tuple[dict | None, list[dict]]:
+        """(the new set if it exists, with its revision synced; the old sets)."""
         template = (deployment.get("spec") or {}).get("template") or {}
         matching = sorted(
             (
@@ -185,12 +186,10 @@ class DeploymentController:
         )
         new_rs = matching[0] if matching else None
         old_sets = [rs for rs in sets if rs is not new_rs]
-        next_revision = max((du.revision(rs) for rs in old_sets), default=0) + 1
         if new_rs is None:
-            if not create:
-                return None, old_sets
-            new_rs = self._create_new_set(deployment, old_sets, next_revision)
-        elif du.revision(new_rs) < next_revision or self._annotations_stale(deployment, new_rs):
+            return None, old_sets
+        next_revision = self._next_revision(old_sets)
+        if du.revision(new_rs) < next_revision or self._annotations_stale(deployment, new_rs):
             new_rs = self._annotate(deployment, new_rs, max(du.revision(new_rs), next_revision))
             self._progress(
                 deployment,
@@ -200,6 +199,18 @@ class DeploymentController:
             )
         self._set_revision(deployment, du.revision(new_rs))
         return new_rs, old_sets
+
+    def _new_and_old(self, deployment: dict, sets: list[dict]) -> tuple[dict, list[dict]]:
+        """(the new set, created when missing; the old sets)."""
+        new_rs, old_sets = self._existing_new_set(deployment, sets)
+        if new_rs is None:
+            new_rs = self._create_new_set(deployment, old_sets, self._next_revision(old_sets))
+            self._set_revision(deployment, du.revision(new_rs))
+        return new_rs, old_sets
+
+    @staticmethod
+    def _next_revision(old_sets: list[dict]) -> int:
+        return max((du.revision(rs) for rs in old_sets), default=0) + 1
 
     def _replica_annotations(self, deployment: dict) -> dict[str, str]:
         desired = du.replicas(deployment)
@@ -281,16 +292,8 @@ class DeploymentController:
         return created
 
     def _bump_collisions(self, deployment: dict, count: int) -> None:
-        current = self._registry.get(
-            DEPLOYMENTS, deployment["metadata"]["namespace"], deployment["metadata"]["name"]
-        )
-        current.setdefault("status", {})["collisionCount"] = count
-        self._registry.update(
-            DEPLOYMENTS,
-            deployment["metadata"]["namespace"],
-            deployment["metadata"]["name"],
-            current,
-            subresource="status",
+        self._write_status(
+            deployment, {**(deployment.get("status") or {}), "collisionCount": count}
         )
 
     def _scale(self, deployment: dict, rs: dict, count: int) -> dict:

@@ -53,7 +53,7 @@ def ready_since(pod: dict) -> float | None:
 
 def _deletion_rank(pod: dict) -> tuple:
     status = pod.get("status") or {}
-    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase"), 0)
+    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase") or "", 0)
     restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
     created = parse_time(pod["metadata"].get("creationTimestamp") or "") or 0.0
     return (

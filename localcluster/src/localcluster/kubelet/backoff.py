@@ -43,7 +43,7 @@ class RestartBackOff:
         """Record a restart now: start or double the entry's delay."""
         now = self._clock()
         entry = self._entries.get(key)
-        if not self._fresh(entry, now):
+        if entry is None or not self._fresh(entry, now):
             self._entries[key] = _Entry(self.initial, now)
             return
         entry.delay = min(entry.delay * 2, self.maximum)

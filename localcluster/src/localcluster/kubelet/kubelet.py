@@ -235,7 +235,7 @@ class Kubelet:
         with self._lock:
             record = self._records.get(pod_key)
             state = record.containers.get(container) if record is not None else None
-            if state is None or state.state != RUNNING or record.terminating:
+            if record is None or state is None or state.state != RUNNING or record.terminating:
                 return
             if ok is None:
                 what = _PROBE_NAMES[kind]

@@ -51,6 +51,8 @@ def _attributes(kind: str, spec: dict, namespace: str | None = None) -> RequestA
         return RequestAttributes(
             verb=non_resource.get("verb", ""), path=non_resource.get("path", "")
         )
+    if not isinstance(resource, dict):
+        raise _invalid(kind, AUTHORIZATION, "spec.resourceAttributes", "must be an object")
     ns = resource.get("namespace", "")
     if namespace is not None:
         if ns and ns != namespace:
@@ -116,9 +118,11 @@ class Reviews:
         kind, _ = REVIEW_KINDS[(group, plural)]
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a {kind}")
-        spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+        spec = body.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}
         status = self._handlers[kind](spec, user, namespace)
-        out_meta = {"creationTimestamp": None}
+        out_meta: dict[str, Any] = {"creationTimestamp": None}
         if namespace:
             out_meta["namespace"] = namespace
         return {

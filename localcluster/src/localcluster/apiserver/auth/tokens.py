@@ -82,6 +82,7 @@ class TokenIssuer:
     ) -> tuple[str, int]:
         """A token for ``service_account`` (a stored object); returns ``(token, expiry)``."""
         now = int(self._clock())
+        expiry = now + int(expiration_seconds)
         sa_meta = meta(service_account)
         scope: dict[str, Any] = {
             "namespace": namespace,
@@ -91,7 +92,7 @@ class TokenIssuer:
             scope[bound.kind.lower()] = {"name": bound.name, "uid": bound.uid}
         claims = {
             "aud": list(audiences or self.audiences),
-            "exp": now + int(expiration_seconds),
+            "exp": expiry,
             "iat": now,
             "iss": self.issuer,
             "jti": str(uuid.uuid4()),
@@ -101,7 +102,7 @@ class TokenIssuer:
         }
         header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
         payload = _b64(json.dumps(claims, separators=(",", ":")).encode())
-        return f"{header}.{payload}.{self._sign(f'{header}.{payload}')}", claims["exp"]
+        return f"{header}.{payload}.{self._sign(f'{header}.{payload}')}", expiry
 
     def _sign(self, signing_input: str) -> str:
         return _b64(hmac.new(self._key, signing_input.encode(), hashlib.sha256).digest())

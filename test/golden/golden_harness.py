@@ -48,6 +48,7 @@ SERVICES = ("", "v1", "services")
 PODGROUPS = ("scheduling.incubator.k8s.io", "v1alpha1", "podgroups")
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 NAMESPACES = ("", "v1", "namespaces")
+SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
 # Leader-lock traffic (renewals every few seconds) is not the operator reacting to a job.
 LOCK_RESOURCES = frozenset({"endpoints", "leases", "configmaps"})
@@ -314,7 +315,24 @@ class Session:
         for ns in self.environment.namespaces:
             if ns not in existing:
                 self.registry.create(NAMESPACES, None, {"metadata": {"name": ns}})
+        self._create_service_accounts()
         wait_for(self._tfjobs_served, 30, "the TFJob CRD to be served")
+
+    def _create_service_accounts(self) -> None:
+        """The accounts the cases' templates name: ServiceAccount admission (as on any real
+        cluster) refuses pods whose account does not exist."""
+        for case in self.cases:
+            for spec in (case.tfjob.get("spec") or {}).get("tfReplicaSpecs", {}).values():
+                name = ((spec.get("template") or {}).get("spec") or {}).get("serviceAccountName")
+                if not name:
+                    continue
+                try:
+                    self.registry.create(
+                        SERVICE_ACCOUNTS, case.namespace, {"metadata": {"name": name}}
+                    )
+                except Exception as err:  # noqa: BLE001 - named by several replicas or cases
+                    if getattr(err, "code", None) != 409:
+                        raise
 
     def _tfjobs_served(self) -> bool:
         try:

@@ -17,6 +17,9 @@ run decides, never what an operator wrote:
   port ``protocol: TCP``... see ``_POD_DEFAULTS`` and friends): once stored, an operator that
   wrote such a value and one that left it out are indistinguishable, and dropping them keeps
   the fixtures independent of how complete the local cluster's defaulting is;
+- what the ServiceAccount admission plugin adds to every pod: ``serviceAccountName`` when it
+  is ``default`` (and its deprecated alias ``serviceAccount``), the projected
+  ``kube-api-access-<random>`` token volume and each container's mount of it;
 - the serialised form of resource quantities: the API server stores every quantity as a
   string (a client's ``1`` comes back as ``"1"``), so numbers in container ``resources`` are
   turned into their string;
@@ -94,7 +97,30 @@ def _quantities_as_strings(resources: dict) -> None:
                 resources[section][name] = str(value)
 
 
+def _drop_service_account_admission(spec: dict) -> None:
+    if spec.get("serviceAccount") == spec.get("serviceAccountName"):
+        spec.pop("serviceAccount", None)
+    _drop_defaults(spec, {"serviceAccountName": "default"})
+    added = {
+        v["name"]
+        for v in spec.get("volumes") or []
+        if v.get("name", "").startswith("kube-api-access-") and "projected" in v
+    }
+    if not added:
+        return
+    spec["volumes"] = [v for v in spec["volumes"] if v["name"] not in added]
+    if not spec["volumes"]:
+        del spec["volumes"]
+    for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        mounts = [m for m in container.get("volumeMounts") or [] if m.get("name") not in added]
+        if mounts:
+            container["volumeMounts"] = mounts
+        else:
+            container.pop("volumeMounts", None)
+
+
 def _normalise_pod_spec(spec: dict) -> None:
+    _drop_service_account_admission(spec)
     _drop_defaults(spec, _POD_DEFAULTS)
     for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         _quantities_as_strings(container.get("resources") or {})

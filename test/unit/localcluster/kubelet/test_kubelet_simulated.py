@@ -286,5 +286,6 @@ def test_a_bad_annotation_restarts_as_the_policy_says(h):
     cs = h.container("badretry")
     assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
     assert cs["lastState"]["terminated"]["reason"] == "CreateContainerConfigError"
+    assert h.container("badretry")["restartCount"] == 1  # the first restart needs no back-off
     h.advance(RESTART + 0.5)
-    assert h.container("badretry")["restartCount"] == 1
+    assert h.container("badretry")["restartCount"] == 2

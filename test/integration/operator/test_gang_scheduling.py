@@ -57,7 +57,12 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
         sim.registry.bind_pod("default", pod["metadata"]["name"], node)
     sim.wait_condition(name, "Succeeded", 30)
     sim.wait_for(lambda: not _exists(sim, podgroups, name), 30, "PodGroup deleted")
-    assert any(e["reason"] == "SuccessfulDeletePodGroup" for e in sim.events(name))
+    # events are sent asynchronously: the deletion may be seen before its event
+    sim.wait_for(
+        lambda: any(e["reason"] == "SuccessfulDeletePodGroup" for e in sim.events(name)),
+        30,
+        "the SuccessfulDeletePodGroup event",
+    )
 
 
 def _exists(sim, gvr, name):

@@ -8,9 +8,10 @@ The rules are client-go's ``BaseControllerRefManager.ClaimObject`` (which v0.5.3
 * orphan: adopt it if we are not being deleted, it matches and is not itself being deleted.
 
 Before the first adoption of a pass, ``can_adopt`` re-reads the owner (a live quorum GET for
-pods and, unlike v0.5.3, for services too: spec §10 #26) and refuses if it is gone, was
-replaced (other UID) or is being deleted. Releases and adoptions are strategic-merge patches;
-an object that vanished meanwhile (404) is simply not claimed.
+pods and, unlike v0.5.3, for services too: divergence D25) and refuses if it is gone, was
+replaced (other UID) or is being deleted. Releases and adoptions are strategic-merge patches
+through the object's control; an object that vanished meanwhile (404) is simply not claimed.
+One manager class serves pods and services; the subclasses only name the kind.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tf_operator.control.util import get_controller_of, labels_of, meta
+from tf_operator.control.object_control import ObjectControl
 from tf_operator.k8s.client import is_invalid, is_not_found
+from tf_operator.k8s.labels import Selector
+from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta, namespaced_name
 
 log = logging.getLogger(__name__)
+
+ObjectFilter = Callable[[Obj], bool]
 
 
 class ClaimErrors(Exception):
@@ -34,28 +39,35 @@ class ClaimErrors(Exception):
         self.errors = errors
 
 
-class BaseControllerRefManager:
-    """Claim logic shared by the pod and service managers."""
+_NOT_RUN = object()
+
+
+class ControllerRefManager:
+    """Claims objects of one kind (``noun``) for ``controller`` through ``control.patch``."""
+
+    noun = "Object"
 
     def __init__(
         self,
+        control: ObjectControl,
         controller: Any,
-        selector: Any,
+        selector: Selector,
         api_version: str,
         kind: str,
         can_adopt: Callable[[], None],
     ) -> None:
+        self.control = control
         self.controller = controller
         self.selector = selector
         self.api_version = api_version
         self.kind = kind
         self._can_adopt = can_adopt
         self._can_adopt_once = threading.Lock()
-        self._can_adopt_result: BaseException | None | bool = False  # False = not run yet
+        self._can_adopt_result: object = _NOT_RUN  # then None (passed) or the error
 
     @property
     def _uid(self) -> str:
-        return meta(self.controller).get("uid", "")
+        return str(meta(self.controller).get("uid", ""))
 
     def _controller_deleting(self) -> bool:
         return bool(meta(self.controller).get("deletionTimestamp"))
@@ -63,22 +75,16 @@ class BaseControllerRefManager:
     def can_adopt(self) -> None:
         """Run the adoption pre-check once per manager; raise its error every time."""
         with self._can_adopt_once:
-            if self._can_adopt_result is False:
+            if self._can_adopt_result is _NOT_RUN:
                 try:
                     self._can_adopt()
                     self._can_adopt_result = None
                 except Exception as err:  # remembered and re-raised for every adoption
                     self._can_adopt_result = err
-            if self._can_adopt_result is not None:
+            if isinstance(self._can_adopt_result, BaseException):
                 raise self._can_adopt_result
 
-    def claim_object(
-        self,
-        obj: dict,
-        match: Callable[[dict], bool],
-        adopt: Callable[[dict], None],
-        release: Callable[[dict], None],
-    ) -> bool:
+    def claim_object(self, obj: Obj, match: ObjectFilter) -> bool:
         ref = get_controller_of(obj)
         if ref is not None:
             if ref.get("uid") != self._uid:
@@ -88,7 +94,7 @@ class BaseControllerRefManager:
             if self._controller_deleting():
                 return False
             try:
-                release(obj)
+                self.release(obj)
             except Exception as err:
                 if is_not_found(err):
                     return False
@@ -99,30 +105,24 @@ class BaseControllerRefManager:
         if meta(obj).get("deletionTimestamp"):
             return False
         try:
-            adopt(obj)
+            self.adopt(obj)
         except Exception as err:
             if is_not_found(err):
                 return False
             raise
         return True
 
-    def claim(
-        self,
-        objects: list[dict],
-        adopt: Callable[[dict], None],
-        release: Callable[[dict], None],
-        filters: tuple[Callable[[dict], bool], ...] = (),
-    ) -> list[dict]:
+    def claim(self, objects: list[Obj], *filters: ObjectFilter) -> list[Obj]:
         """Claim every object; raise :class:`ClaimErrors` (after trying all) if any failed."""
 
-        def match(obj: dict) -> bool:
+        def match(obj: Obj) -> bool:
             return self.selector.matches(labels_of(obj)) and all(f(obj) for f in filters)
 
-        claimed: list[dict] = []
+        claimed: list[Obj] = []
         errors: list[BaseException] = []
         for obj in objects:
             try:
-                if self.claim_object(obj, match, adopt, release):
+                if self.claim_object(obj, match):
                     claimed.append(obj)
             except Exception as err:
                 errors.append(err)
@@ -130,7 +130,31 @@ class BaseControllerRefManager:
             raise ClaimErrors(errors)
         return claimed
 
-    def adopt_patch(self, obj: dict) -> dict:
+    def adopt(self, obj: Obj) -> None:
+        try:
+            self.can_adopt()
+        except Exception as err:
+            raise RuntimeError(f"can't adopt {self.noun} {namespaced_name(obj)}: {err}") from err
+        m = meta(obj)
+        self.control.patch(m.get("namespace", ""), m.get("name", ""), self.adopt_patch(obj))
+
+    def release(self, obj: Obj) -> None:
+        m = meta(obj)
+        log.info(
+            "patching %s %s to remove its controllerRef to %s",
+            self.noun.lower(),
+            namespaced_name(obj),
+            self.kind,
+        )
+        try:
+            self.control.patch(m.get("namespace", ""), m.get("name", ""), self.release_patch(obj))
+        except Exception as err:
+            # Gone, or its owner references were already changed so the patch is invalid.
+            if is_not_found(err) or is_invalid(err):
+                return
+            raise
+
+    def adopt_patch(self, obj: Obj) -> Obj:
         return {
             "metadata": {
                 "ownerReferences": [
@@ -147,7 +171,7 @@ class BaseControllerRefManager:
             }
         }
 
-    def release_patch(self, obj: dict) -> dict:
+    def release_patch(self, obj: Obj) -> Obj:
         return {
             "metadata": {
                 "ownerReferences": [{"$patch": "delete", "uid": self._uid}],
@@ -156,38 +180,10 @@ class BaseControllerRefManager:
         }
 
 
-class PodControllerRefManager(BaseControllerRefManager):
-    """Claims pods through a pod control's ``patch_pod``."""
+class PodControllerRefManager(ControllerRefManager):
+    """Claims pods through a pod control (v0.5.3's ``PodControllerRefManager``)."""
 
-    def __init__(self, pod_control: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.pod_control = pod_control
+    noun = "Pod"
 
-    def claim_pods(self, pods: list[dict], *filters: Callable[[dict], bool]) -> list[dict]:
-        return self.claim(pods, self.adopt_pod, self.release_pod, filters)
-
-    def adopt_pod(self, pod: dict) -> None:
-        try:
-            self.can_adopt()
-        except Exception as err:
-            raise RuntimeError(f"can't adopt Pod {_name(pod)}: {err}") from err
-        m = meta(pod)
-        self.pod_control.patch_pod(m.get("namespace", ""), m.get("name", ""), self.adopt_patch(pod))
-
-    def release_pod(self, pod: dict) -> None:
-        m = meta(pod)
-        log.info("patching pod %s to remove its controllerRef to %s", _name(pod), self.kind)
-        try:
-            self.pod_control.patch_pod(
-                m.get("namespace", ""), m.get("name", ""), self.release_patch(pod)
-            )
-        except Exception as err:
-            # Gone, or its owner references were already changed so the patch is invalid.
-            if is_not_found(err) or is_invalid(err):
-                return
-            raise
-
-
-def _name(obj: dict) -> str:
-    m = meta(obj)
-    return f"{m.get('namespace', '')}/{m.get('name', '')}"
+    def claim_pods(self, pods: list[Obj], *filters: ObjectFilter) -> list[Obj]:
+        return self.claim(pods, *filters)

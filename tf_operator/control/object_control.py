@@ -3,15 +3,16 @@
 :class:`PodControl` and :class:`ServiceControl` differ only in how they build the body they
 create, the event reasons and the nouns in their messages. :class:`RecordedObjectControl`
 holds the shared write paths once: ``_create_recorded`` posts a body and records the failed or
-successful create event; ``_delete_recorded`` reads the object live first (a missing object
-or one already terminating is not deleted again), deletes it and records the failed or
-successful delete event. Subclasses set the reasons and nouns as class attributes.
+successful create event; ``delete`` reads the object live first (a missing object or one
+already terminating is not deleted again), deletes it and records the failed or successful
+delete event; ``patch`` is a strategic-merge patch (what the ref managers adopt and release
+with). Subclasses set the reasons and nouns as class attributes.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from tf_operator.control.util import (
     EVENT_TYPE_NORMAL,
@@ -19,9 +20,24 @@ from tf_operator.control.util import (
     error_text,
     event_object,
 )
-from tf_operator.k8s.client import is_not_found
+from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
+from tf_operator.k8s.objects import Obj
 
 log = logging.getLogger(__name__)
+
+
+class EventRecorder(Protocol):
+    """What the control layer needs of an event recorder."""
+
+    def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None: ...
+
+
+class ObjectControl(Protocol):
+    """Delete and patch one kind of object on behalf of a controller (pods or services)."""
+
+    def delete(self, namespace: str, name: str, controller_object: Any) -> bool: ...
+
+    def patch(self, namespace: str, name: str, data: Obj) -> None: ...
 
 
 class RecordedObjectControl:
@@ -35,7 +51,7 @@ class RecordedObjectControl:
     successful_delete_reason: str
     logger: logging.Logger = log  # subclasses log under their own module's name
 
-    def __init__(self, kube_client: Any, recorder: Any, resource: Any) -> None:
+    def __init__(self, kube_client: KubeInterface, recorder: EventRecorder, resource: Resource):
         self._resource = kube_client.resource(resource)
         self.recorder = recorder
 
@@ -45,7 +61,7 @@ class RecordedObjectControl:
     def _on_created(self, name: str) -> None:
         """Hook run after a successful create, before its event is recorded."""
 
-    def _create_recorded(self, namespace: str, body: dict, controller_object: Any) -> dict:
+    def _create_recorded(self, namespace: str, body: Obj, controller_object: Any) -> Obj:
         try:
             created = self._resource.create(body, namespace=namespace)
         except Exception as err:
@@ -56,7 +72,7 @@ class RecordedObjectControl:
                 f"Error creating: {error_text(err)}",
             )
             raise
-        name = created.get("metadata", {}).get("name", "")
+        name = str(created.get("metadata", {}).get("name", ""))
         self._on_created(name)
         self._record(
             controller_object,
@@ -66,7 +82,7 @@ class RecordedObjectControl:
         )
         return created
 
-    def _delete_recorded(self, namespace: str, name: str, controller_object: Any) -> bool:
+    def delete(self, namespace: str, name: str, controller_object: Any) -> bool:
         """Delete the object; False when nothing was deleted (gone or already terminating)."""
         try:
             current = self._resource.get(name, namespace=namespace)
@@ -99,5 +115,6 @@ class RecordedObjectControl:
         )
         return True
 
-    def _patch_strategic(self, namespace: str, name: str, data: dict) -> None:
+    def patch(self, namespace: str, name: str, data: Obj) -> None:
+        """Strategic-merge patch (adoption and release of the object)."""
         self._resource.patch(name, data, namespace=namespace, patch_type="strategic")

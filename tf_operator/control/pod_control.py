@@ -14,9 +14,10 @@ import copy
 import logging
 from typing import Any, Protocol
 
-from tf_operator.control.object_control import RecordedObjectControl
+from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
 from tf_operator.control.util import validate_controller_ref
-from tf_operator.k8s.client import PODS
+from tf_operator.k8s.client import PODS, KubeInterface
+from tf_operator.k8s.objects import Obj
 
 log = logging.getLogger(__name__)
 
@@ -28,15 +29,15 @@ SUCCESSFUL_DELETE_POD_REASON = "SuccessfulDeletePod"
 
 class PodControlInterface(Protocol):
     def create_pods_with_controller_ref(
-        self, namespace: str, template: dict, controller_object: Any, controller_ref: dict
-    ) -> dict: ...
+        self, namespace: str, template: Obj, controller_object: Any, controller_ref: Obj
+    ) -> Obj: ...
 
     def delete_pod(self, namespace: str, name: str, controller_object: Any) -> bool: ...
 
-    def patch_pod(self, namespace: str, name: str, data: dict) -> None: ...
+    def patch_pod(self, namespace: str, name: str, data: Obj) -> None: ...
 
 
-def get_pod_from_template(template: dict, controller_ref: dict | None) -> dict:
+def get_pod_from_template(template: Obj, controller_ref: Obj | None) -> Obj:
     """A pod built from a PodTemplateSpec dict, owned by ``controller_ref`` only."""
     tmeta = template.get("metadata") or {}
     metadata: dict[str, Any] = {
@@ -70,12 +71,12 @@ class PodControl(RecordedObjectControl):
     successful_delete_reason = SUCCESSFUL_DELETE_POD_REASON
     logger = log
 
-    def __init__(self, kube_client: Any, recorder: Any) -> None:
+    def __init__(self, kube_client: KubeInterface, recorder: EventRecorder) -> None:
         super().__init__(kube_client, recorder, PODS)
 
     def create_pods_with_controller_ref(
-        self, namespace: str, template: dict, controller_object: Any, controller_ref: dict
-    ) -> dict:
+        self, namespace: str, template: Obj, controller_object: Any, controller_ref: Obj
+    ) -> Obj:
         validate_controller_ref(controller_ref)
         pod = get_pod_from_template(template, controller_ref)
         if not pod["metadata"]["labels"]:
@@ -85,7 +86,7 @@ class PodControl(RecordedObjectControl):
 
     def delete_pod(self, namespace: str, name: str, controller_object: Any) -> bool:
         """Delete the pod; False when nothing was deleted (gone or already terminating)."""
-        return self._delete_recorded(namespace, name, controller_object)
+        return self.delete(namespace, name, controller_object)
 
-    def patch_pod(self, namespace: str, name: str, data: dict) -> None:
-        self._patch_strategic(namespace, name, data)
+    def patch_pod(self, namespace: str, name: str, data: Obj) -> None:
+        self.patch(namespace, name, data)

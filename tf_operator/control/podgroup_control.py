@@ -4,9 +4,9 @@ A job's PodGroup has the job's name and namespace, ``spec.minMember`` = the job'
 replicas and the job as controlling owner. v0.5.3 only knew kube-batch
 (``scheduling.incubator.k8s.io/v1alpha1``); Volcano (``scheduling.volcano.sh/v1beta1``) uses
 the same shape. Pods join the group through the ``scheduling.k8s.io/group-name`` annotation;
-``volcano.sh/task-spec`` names their task (replica type), see spec §11.
+``volcano.sh/task-spec`` names their task (replica type).
 
-Fixes over v0.5.3 (spec §10 #25): only a 404 leads to a create (v0.5.3 created on any GET
+Fixes over v0.5.3 (divergence D24): only a 404 leads to a create (v0.5.3 created on any GET
 error), and an existing group whose ``minMember`` differs is patched (v0.5.3 never updated it).
 """
 
@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import (
     EVENT_TYPE_NORMAL,
     EVENT_TYPE_WARNING,
@@ -23,7 +24,8 @@ from tf_operator.control.util import (
     event_object,
     meta,
 )
-from tf_operator.k8s.client import Resource, is_not_found
+from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
+from tf_operator.k8s.objects import Obj
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +67,14 @@ def backend_for(scheduler_name: str) -> GangSchedulerBackend:
 class PodGroupControl:
     """Create/update and delete the PodGroup of a job."""
 
-    def __init__(self, kube_client: Any, recorder: Any, backend: GangSchedulerBackend) -> None:
+    def __init__(
+        self, kube_client: KubeInterface, recorder: EventRecorder, backend: GangSchedulerBackend
+    ) -> None:
         self.backend = backend
         self._groups = kube_client.resource(backend.pod_groups)
         self.recorder = recorder
 
-    def sync_pod_group(self, job: Any, min_member: int, owner_ref: dict) -> dict:
+    def sync_pod_group(self, job: Any, min_member: int, owner_ref: Obj) -> Obj:
         """Make sure the job's PodGroup exists with ``minMember`` = ``min_member``."""
         m = meta(job)
         name, namespace = m.get("name", ""), m.get("namespace", "")

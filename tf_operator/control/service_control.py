@@ -11,9 +11,10 @@ import copy
 import logging
 from typing import Any, Protocol
 
-from tf_operator.control.object_control import RecordedObjectControl
+from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
 from tf_operator.control.util import validate_controller_ref
-from tf_operator.k8s.client import SERVICES
+from tf_operator.k8s.client import SERVICES, KubeInterface
+from tf_operator.k8s.objects import Obj
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +26,12 @@ SUCCESSFUL_DELETE_SERVICE_REASON = "SuccessfulDeleteService"
 
 class ServiceControlInterface(Protocol):
     def create_services_with_controller_ref(
-        self, namespace: str, service: dict, controller_object: Any, controller_ref: dict
-    ) -> dict: ...
+        self, namespace: str, service: Obj, controller_object: Any, controller_ref: Obj
+    ) -> Obj: ...
 
     def delete_service(self, namespace: str, name: str, controller_object: Any) -> bool: ...
 
-    def patch_service(self, namespace: str, name: str, data: dict) -> None: ...
+    def patch_service(self, namespace: str, name: str, data: Obj) -> None: ...
 
 
 class ServiceControl(RecordedObjectControl):
@@ -44,12 +45,12 @@ class ServiceControl(RecordedObjectControl):
     successful_delete_reason = SUCCESSFUL_DELETE_SERVICE_REASON
     logger = log
 
-    def __init__(self, kube_client: Any, recorder: Any) -> None:
+    def __init__(self, kube_client: KubeInterface, recorder: EventRecorder) -> None:
         super().__init__(kube_client, recorder, SERVICES)
 
     def create_services_with_controller_ref(
-        self, namespace: str, service: dict, controller_object: Any, controller_ref: dict
-    ) -> dict:
+        self, namespace: str, service: Obj, controller_object: Any, controller_ref: Obj
+    ) -> Obj:
         validate_controller_ref(controller_ref)
         body = copy.deepcopy(service)
         metadata = body.setdefault("metadata", {})
@@ -66,7 +67,7 @@ class ServiceControl(RecordedObjectControl):
 
     def delete_service(self, namespace: str, name: str, controller_object: Any) -> bool:
         """Delete the service; False when nothing was deleted (gone or already terminating)."""
-        return self._delete_recorded(namespace, name, controller_object)
+        return self.delete(namespace, name, controller_object)
 
-    def patch_service(self, namespace: str, name: str, data: dict) -> None:
-        self._patch_strategic(namespace, name, data)
+    def patch_service(self, namespace: str, name: str, data: Obj) -> None:
+        self.patch(namespace, name, data)

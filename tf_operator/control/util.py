@@ -5,31 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from tf_operator.k8s.client import ApiError
+from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
+
+__all__ = [
+    "EVENT_TYPE_NORMAL",
+    "EVENT_TYPE_WARNING",
+    "Obj",
+    "error_text",
+    "event_object",
+    "get_controller_of",
+    "labels_of",
+    "meta",
+    "validate_controller_ref",
+]
 
 EVENT_TYPE_NORMAL = "Normal"
 EVENT_TYPE_WARNING = "Warning"
 
 
-def meta(obj: Any) -> dict:
-    """The metadata dict of a dict object or of a typed object with ``.metadata``."""
-    if isinstance(obj, dict):
-        return obj.get("metadata") or {}
-    return getattr(obj, "metadata", None) or {}
-
-
-def get_controller_of(obj: Any) -> dict | None:
-    """The owner reference with ``controller: true``, if any."""
-    for ref in meta(obj).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
-
-
-def labels_of(obj: Any) -> dict:
-    return meta(obj).get("labels") or {}
-
-
-def validate_controller_ref(controller_ref: dict | None) -> None:
+def validate_controller_ref(controller_ref: Obj | None) -> None:
     """Refuse owner references that would not make the object a controlled dependant."""
     if controller_ref is None:
         raise ValueError("controllerRef is nil")
@@ -43,13 +37,15 @@ def validate_controller_ref(controller_ref: dict | None) -> None:
         raise ValueError("controllerRef.BlockOwnerDeletion is not set")
 
 
-def event_object(obj: Any) -> dict:
+def event_object(obj: Any) -> Obj:
     """The dict an event recorder needs: the object itself, or a typed job's reference."""
     if isinstance(obj, dict):
         return obj
     ref = getattr(obj, "object_ref", None)
     if callable(ref):
-        return ref()
+        result = ref()
+        if isinstance(result, dict):
+            return result
     raise TypeError(f"cannot record an event on {type(obj).__name__}")
 
 

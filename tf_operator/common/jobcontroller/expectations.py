@@ -10,9 +10,10 @@ Records live in a ``cachetools.TTLCache`` with a five-minute TTL, refreshed on e
 record that has not been satisfied in that time expires and then counts as satisfied, as in
 client-go, so a lost watch event cannot wedge a job forever.
 
-Differences from v0.5.3 (spec §10): raising accumulates instead of replacing (#2), a failed
-create/delete is lowered again by the caller (#3), deletions are tracked as well (#4), and
-``delete_expectations`` drops a job's records when the job goes away (#5).
+Differences from v0.5.3: raising accumulates instead of replacing (divergence D2), a failed
+create/delete is lowered again by the caller (D3), deletions are tracked as well (D4), a job
+syncs only when all its keys are met (D1, in the controller), and
+``delete_expectations_with_prefix`` drops a job's records when the job goes away (D5).
 
 All methods are thread-safe (one lock around the cache).
 """

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf_operator.common.jobcontroller.util import get_controller_of, labels_of, meta
+from tf_operator.k8s.cache import Indexer, SharedIndexInformer
 from tf_operator.k8s.cache.index import IndexFunc
+from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
 
 CONTROLLER_UID_INDEX = "jobcontroller:namespace/controller-uid"
 
@@ -56,7 +57,7 @@ def namespaced_label_index_func(label_key: str) -> IndexFunc:
     return index
 
 
-def add_job_indexers(informer: Any, job_name_label_key: str) -> None:
+def add_job_indexers(informer: SharedIndexInformer, job_name_label_key: str) -> None:
     """Register both indices on an informer (before it starts) unless already present.
 
     Controllers sharing an informer register identical functions under identical names, so
@@ -73,10 +74,10 @@ def add_job_indexers(informer: Any, job_name_label_key: str) -> None:
 
 
 def objects_for_job(
-    indexer: Any, job_name_label_key: str, namespace: str, job_name_value: str, uid: str
-) -> list[dict]:
+    indexer: Indexer, job_name_label_key: str, namespace: str, job_name_value: str, uid: str
+) -> list[Obj]:
     """Cached objects controlled by ``uid`` or labelled with the job's name, each once."""
-    found: dict[str, dict] = {}
+    found: dict[str, Obj] = {}
     for obj in indexer.by_index(CONTROLLER_UID_INDEX, f"{namespace}/{uid}"):
         found[meta(obj).get("name", "")] = obj
     label_index = job_name_index_name(job_name_label_key)

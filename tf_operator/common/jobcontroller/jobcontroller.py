@@ -1,188 +1,336 @@
-"""The framework-independent job controller (v0.5.3 ``pkg/common/jobcontroller``).
+"""The job controller: construct → run → worker → process_next_work_item → sync → reconcile.
 
-A concrete controller (TFJob today; PyTorch or MPI could follow) subclasses
-:class:`JobController` and implements :class:`ControllerInterface`: its name, API
-group/version/kind, label keys, how to read a job from the informer cache and live from the
-API, and its default container name and port name. In exchange it gets:
+One controller serves one job kind (:class:`~.kind.JobKind`; TFJob in production). The
+constructor wires small reconcilers, each built with exactly its collaborators:
 
-* the work queue (rate limited, named after the resource), expectations and event recorder;
-* pod, service and PodGroup control;
-* pod and service informer handlers that observe expectations and enqueue the owning job
-  (:mod:`.pod`, :mod:`.service`);
-* claiming of pods and services through the controller-ref managers, and deletion of pods
-  and services under deletion expectations;
-* names, labels and owner references of generated objects;
-* the backoff and deadline checks shared by all job kinds (:mod:`.limits`).
+* :class:`~.owned.OwnedObjects` twice (pods, services): informer handlers, claiming, deletion;
+* :class:`~.pod.PodReconciler`, :class:`~.service.ServiceReconciler`,
+  :class:`~.podgroup.PodGroupReconciler` (gang scheduling only);
+* :class:`~.status.StatusReconciler` (conditions) and :class:`~.status.StatusWriter`;
+* :class:`~.cleanup.CleanupReconciler` (finished jobs, TTL);
+* :class:`~.job.JobEventHandlers` and :class:`~.job.InvalidJobReporter`.
 
-Concurrency: informer handlers run on informer threads, reconciles on worker threads. The
-queue never hands one key to two workers; expectations are thread-safe; nothing else here is
-mutable after construction.
+``run(threadiness, stop_event)`` waits for the job, pod and service caches, starts
+``threadiness`` worker threads and blocks until ``stop_event`` is set; it then shuts the queue
+down, lets each worker finish the key it holds (keys still queued are dropped) and returns
+once they have exited. The queue never gives one key to two workers.
+
+:meth:`JobController.sync` reads the job from the cache and decodes it once; a deleted job
+drops its expectations and memory; an invalid job is reported; otherwise, when every
+expectation of the job is met (divergence D1), :meth:`JobController.reconcile` runs one pass
+with a :class:`~.context.SyncContext`. Errors of a pass are aggregated; the key is requeued
+with rate limiting on error and forgotten on success.
+
+Seams for tests: ``sync_handler``, the reconcilers (attributes), and the injected ``clock``.
 """
 
 from __future__ import annotations
 
 import logging
-from abc import ABC, abstractmethod
+import threading
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 
+from tf_operator.apis.common.v1.types import truncate_time
+from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
+from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
-from tf_operator.common.jobcontroller.index import add_job_indexers
-from tf_operator.common.jobcontroller.pod import PodEventsMixin
-from tf_operator.common.jobcontroller.service import ServiceEventsMixin
-from tf_operator.common.jobcontroller.util import group_of, meta
-from tf_operator.control.pod_control import PodControl, PodControlInterface
+from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
+from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
+from tf_operator.common.jobcontroller.limits import (
+    limit_failure_message,
+    seconds_until_deadline,
+)
+from tf_operator.common.jobcontroller.memory import JobMemory
+from tf_operator.common.jobcontroller.owned import (
+    POD_TYPE,
+    SERVICE_TYPE,
+    OwnedObjects,
+    OwnerResolver,
+)
+from tf_operator.common.jobcontroller.pod import PodReconciler
+from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
+from tf_operator.common.jobcontroller.service import ServiceReconciler
+from tf_operator.common.jobcontroller.status import (
+    StatusReconciler,
+    StatusWriter,
+    is_finished,
+    is_succeeded,
+)
+from tf_operator.control.object_control import EventRecorder
+from tf_operator.control.pod_control import PodControl
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
-from tf_operator.control.service_control import ServiceControl, ServiceControlInterface
+from tf_operator.control.service_control import ServiceControl
+from tf_operator.k8s.cache import (
+    SharedIndexInformer,
+    split_meta_namespace_key,
+    wait_for_cache_sync,
+)
+from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.listers import Lister
+from tf_operator.k8s.objects import meta
 from tf_operator.k8s.workqueue import default_controller_rate_limiter, new_rate_limiting_queue
+from tf_operator.logger import logger_for_job, logger_for_key
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class GroupVersionKind:
-    group: str
-    version: str
-    kind: str
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+# How long `run` waits for each worker to finish its current key after stop.
+WORKER_JOIN_TIMEOUT = 30.0
 
 
 @dataclass
 class JobControllerConfiguration:
-    """Settings of the shared controller (v0.5.3's ReconcilerSyncLoopPeriod was never used)."""
+    """Settings of the controller (v0.5.3's ReconcilerSyncLoopPeriod was never used)."""
 
     enable_gang_scheduling: bool = False
     gang_scheduler_name: str = "kube-batch"
 
 
-class ControllerInterface(ABC):
-    """What a job kind tells the shared controller about itself."""
-
-    @abstractmethod
-    def controller_name(self) -> str: ...
-
-    @abstractmethod
-    def get_api_group_version_kind(self) -> GroupVersionKind: ...
-
-    @abstractmethod
-    def get_group_name_label_key(self) -> str: ...
-
-    @abstractmethod
-    def get_job_name_label_key(self) -> str: ...
-
-    @abstractmethod
-    def get_group_name_label_value(self) -> str: ...
-
-    @abstractmethod
-    def get_replica_type_label_key(self) -> str: ...
-
-    @abstractmethod
-    def get_replica_index_label_key(self) -> str: ...
-
-    @abstractmethod
-    def get_job_role_key(self) -> str: ...
-
-    @abstractmethod
-    def get_job_from_informer_cache(self, namespace: str, name: str) -> Any | None:
-        """The decoded job from the cache; None when absent or not decodable."""
-
-    @abstractmethod
-    def get_job_from_api_client(self, namespace: str, name: str) -> Any:
-        """The job read live from the API server (raises the API error)."""
-
-    @abstractmethod
-    def update_job_status(self, job: Any) -> Any:
-        """Write the job's status through the status subresource."""
-
-    @abstractmethod
-    def get_default_container_name(self) -> str: ...
-
-    @abstractmethod
-    def get_default_container_port_name(self) -> str: ...
-
-
-class JobController(PodEventsMixin, ServiceEventsMixin, ControllerInterface):
-    """Shared state and helpers of a job controller; see the module docstring."""
+class JobController:
+    """The controller of one job kind; see the module docstring."""
 
     def __init__(
         self,
-        kube_client: Any,
-        informer_factory: Any,
-        recorder: Any,
+        kind: JobKind,
+        kube_client: KubeInterface,
+        informer_factory: SharedInformerFactory,
+        job_informer: SharedIndexInformer,
+        recorder: EventRecorder,
         config: JobControllerConfiguration,
-        work_queue_name: str,
         clock: Clock = REAL_CLOCK,
     ) -> None:
-        self.kube_client = kube_client
+        self.kind = kind
         self.config = config
         self.clock = clock
         self.recorder = recorder
-        self.pod_control: PodControlInterface = PodControl(kube_client, recorder)
-        self.service_control: ServiceControlInterface = ServiceControl(kube_client, recorder)
-        self.pod_group_control = PodGroupControl(
-            kube_client, recorder, backend_for(config.gang_scheduler_name)
+        self.work_queue = new_rate_limiting_queue(
+            default_controller_rate_limiter(), name=kind.resource.plural, clock=clock
         )
         self.expectations = ControllerExpectations(clock)
-        self.work_queue = new_rate_limiting_queue(
-            default_controller_rate_limiter(), name=work_queue_name, clock=clock
+        self.memory = JobMemory()
+        self.job_client = kube_client.resource(kind.resource)
+        self.job_lister = Lister(job_informer.get_indexer())
+        pod_informer, service_informer = informer_factory.pods(), informer_factory.services()
+        self._synced = [i.has_synced for i in (job_informer, pod_informer, service_informer)]
+
+        pod_control = PodControl(kube_client, recorder)
+        service_control = ServiceControl(kube_client, recorder)
+        owned = partial(
+            OwnedObjects,
+            kind=kind,
+            owners=OwnerResolver(kind, self.job_lister),
+            expectations=self.expectations,
+            queue=self.work_queue,
+            live_jobs=self.job_client,
         )
-        self.pod_informer = informer_factory.pods()
-        self.service_informer = informer_factory.services()
-        add_job_indexers(self.pod_informer, self.get_job_name_label_key())
-        add_job_indexers(self.service_informer, self.get_job_name_label_key())
-        self.pod_lister = Lister(self.pod_informer.get_indexer())
-        self.service_lister = Lister(self.service_informer.get_indexer())
-        self.pod_informer_synced = self.pod_informer.has_synced
-        self.service_informer_synced = self.service_informer.has_synced
-        self.pod_informer.add_event_handler(self._pod_event_handler())
-        self.service_informer.add_event_handler(self._service_event_handler())
+        self.pods = owned(POD_TYPE, informer=pod_informer, control=pod_control)
+        self.services = owned(SERVICE_TYPE, informer=service_informer, control=service_control)
+        self.pod_groups: PodGroupReconciler | None = None
+        if config.enable_gang_scheduling:
+            backend = backend_for(config.gang_scheduler_name)
+            groups = PodGroupControl(kube_client, recorder, backend)
+            self.pod_groups = PodGroupReconciler(kind, groups, recorder)
+        self.pod_reconciler = PodReconciler(
+            kind, self.pods, pod_control, self.expectations, recorder, self.memory, self.pod_groups
+        )
+        self.service_reconciler = ServiceReconciler(
+            kind, self.services, service_control, self.expectations
+        )
+        self.status = StatusReconciler(kind, self.work_queue)
+        self.status_writer = StatusWriter(self.job_client, recorder)
+        self.cleanup = CleanupReconciler(
+            kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
+        )
+        self.invalid = InvalidJobReporter(kind, self.job_client, recorder)
+        self.job_events = JobEventHandlers(kind, self.work_queue)
+        self.sync_handler = self.sync
+        self._stopping = threading.Event()
 
-    # ---- generated metadata ----------------------------------------------------------------
+        pod_informer.add_event_handler(self.pods.event_handler())
+        service_informer.add_event_handler(self.services.event_handler())
+        job_informer.add_event_handler(self.job_events.event_handler())
 
-    def gen_owner_reference(self, job: Any) -> dict:
-        gvk = self.get_api_group_version_kind()
-        m = meta(job)
-        return {
-            "apiVersion": gvk.api_version,
-            "kind": gvk.kind,
-            "name": m.get("name", ""),
-            "uid": m.get("uid", ""),
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
+    # ---- run loop --------------------------------------------------------------------------
 
-    def gen_labels(self, job_name: str) -> dict[str, str]:
-        return {
-            self.get_group_name_label_key(): self.get_group_name_label_value(),
-            self.get_job_name_label_key(): job_name.replace("/", "-"),
-        }
+    def run(self, threadiness: int, stop_event: threading.Event) -> None:
+        """Wait for the caches, run ``threadiness`` workers until ``stop_event``, then drain."""
+        log.info("Starting %s controller", self.kind.resource.kind)
+        log.info("Waiting for informer caches to sync")
+        if not wait_for_cache_sync(stop_event, *self._synced):
+            self.work_queue.shut_down()
+            if stop_event.is_set():
+                return
+            raise RuntimeError("failed to wait for caches to sync")
+        log.info("Starting %d workers", threadiness)
+        workers = [
+            threading.Thread(target=self.run_worker, name=f"job-worker-{i}", daemon=True)
+            for i in range(threadiness)
+        ]
+        for worker in workers:
+            worker.start()
+        log.info("Started workers")
+        stop_event.wait()
+        log.info("Shutting down workers")
+        self._stopping.set()
+        self.work_queue.shut_down()
+        for worker in workers:
+            worker.join(WORKER_JOIN_TIMEOUT)
 
-    # ---- owner resolution ------------------------------------------------------------------
+    def run_worker(self) -> None:
+        while self.process_next_work_item():
+            pass
 
-    def resolve_controller_ref(self, namespace: str, controller_ref: dict) -> Any | None:
-        """The cached job a controller ref points at, if it is ours and still the same job.
+    def process_next_work_item(self) -> bool:
+        """Process one key; False once the queue is shut down and empty."""
+        key, shutdown = self.work_queue.get()
+        if shutdown:
+            return False
+        try:
+            if not isinstance(key, str):
+                self.work_queue.forget(key)
+                log.error("expected string in workqueue but got %r", key)
+                return True
+            if self._stopping.is_set():
+                return True  # shutting down: leave queued keys to the next leader/start
+            try:
+                forget = self.sync_handler(key)
+            except Exception as err:
+                logger_for_key(key).error(
+                    "error syncing %s: %s", self.kind.resource.kind.lower(), err
+                )
+                log.debug("sync of %s failed", key, exc_info=True)
+                self.work_queue.add_rate_limited(key)
+                return True
+            if forget:
+                self.work_queue.forget(key)
+            return True
+        finally:
+            self.work_queue.done(key)
 
-        v0.5.3 compared only the kind; the API group is compared too (spec §10 #27).
+    # ---- sync ------------------------------------------------------------------------------
+
+    def sync(self, key: str) -> bool:
+        """Sync one job; True means the key can be forgotten (always, unless it raises)."""
+        started = self.clock.monotonic()
+        logger = logger_for_key(key)
+        noun = self.kind.resource.kind.lower()
+        try:
+            namespace, name = split_meta_namespace_key(key)
+            if not namespace or not name:
+                raise ValueError(f'invalid {noun} key "{key}": either namespace or name is missing')
+            raw = self.job_lister.get(namespace, name)
+            if raw is None:
+                logger.info("%s has been deleted: %s", self.kind.resource.kind, key)
+                self._forget(key)
+                return True
+            try:
+                job = self.kind.decode(raw)
+            except InvalidJobError as err:
+                self.invalid.report(raw, err, truncate_time(self.clock.now()))
+                return True
+            self.memory.remember(key, job.uid)
+            needs_sync = self.expectations_met(key, job)
+            self.kind.set_defaults(job)
+            if needs_sync and not job.deletion_timestamp:
+                self.reconcile(self._context(key, job))
+            return True
+        finally:
+            elapsed = self.clock.monotonic() - started
+            logger.info('Finished syncing %s "%s" (%.3fs)', noun, key, elapsed)
+
+    def _context(self, key: str, job: Job) -> SyncContext:
+        logger = logger_for_job({"metadata": job.metadata})
+        now = truncate_time(self.clock.now())
+        return SyncContext(key, job, now, logger, old_status=job.status.to_dict())
+
+    def _forget(self, key: str) -> None:
+        """A job left the cache: count it once and drop everything kept for it (D5)."""
+        if self.memory.forget(key):
+            self.kind.metrics.deleted.inc()
+        self.expectations.delete_expectations_with_prefix(key + "/")
+
+    def expectations_met(self, key: str, job: Job) -> bool:
+        """True when every pod and service expectation of the job is met.
+
+        v0.5.3 OR-ed the keys (one met key let the job sync) and returned False for a job
+        without replica types (divergence D1).
         """
-        gvk = self.get_api_group_version_kind()
-        if controller_ref.get("kind") != gvk.kind:
-            return None
-        if group_of(controller_ref.get("apiVersion", "")) != gvk.group:
-            return None
-        job = self.get_job_from_informer_cache(namespace, controller_ref.get("name", ""))
-        if job is None or meta(job).get("uid") != controller_ref.get("uid"):
-            return None
-        return job
+        for rtype in job.replica_specs():
+            for owned in (self.pods, self.services):
+                if not self.expectations.satisfied_expectations(owned.expectation_key(key, rtype)):
+                    return False
+        return True
 
-    # ---- gang scheduling -------------------------------------------------------------------
+    # ---- reconcile -------------------------------------------------------------------------
 
-    def sync_pod_group(self, job: Any, min_member: int) -> dict:
-        return self.pod_group_control.sync_pod_group(job, min_member, self.gen_owner_reference(job))
+    def reconcile(self, ctx: SyncContext) -> None:
+        """One pass over one job (v0.5.3 ``reconcileTFJobs``)."""
+        job = ctx.job
+        ctx.logger.info("Reconcile %ss %s", self.kind.resource.kind, job.name)
+        self.invalid.clear(job.status)
+        self.status.mark_created(ctx)
+        ctx.pods = self.pods.claim(job)
+        ctx.services = self.services.claim(job)
 
-    def delete_pod_group(self, job: Any) -> None:
-        self.pod_group_control.delete_pod_group(job)
+        failure = limit_failure_message(
+            self.kind.resource.kind,
+            job,
+            ctx.pods,
+            self.kind.labels.replica_type,
+            ctx.now,
+            ctx.logger,
+        )
+        if is_finished(job.status) or failure:
+            self.finish(ctx, failure)
+            return
+
+        if self.pod_groups is not None:
+            self.pod_groups.sync(ctx)
+        for rtype, spec in job.replica_specs().items():
+            tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
+            if tally is not None:
+                self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
+            ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+        if job.status.exit_code_restarts is not None:
+            job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
+        self.status_writer.write_if_changed(ctx)
+        self.pod_reconciler.restart_recorded(ctx)
+        self._arm_deadline(ctx)
+        ctx.raise_errors()
+
+    def finish(self, ctx: SyncContext, failure: str | None) -> None:
+        """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""
+        job = ctx.job
+        if failure:
+            self.status.fail(ctx, failure)
+        if job.status.completion_time is None:
+            job.status.completion_time = ctx.now
+        ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=bool(failure))
+        if ctx.collect(self.cleanup.expire, ctx):
+            ctx.flush(self.recorder)
+            ctx.raise_errors()
+            return
+        if self.pod_groups is not None:
+            ctx.collect(self.pod_groups.delete, ctx)
+        if is_succeeded(job.status):
+            for counts in (job.status.replica_statuses or {}).values():
+                counts.succeeded += counts.active
+                counts.active = 0
+        self.status_writer.write_if_changed(ctx)
+        ctx.raise_errors()
+
+    def _arm_deadline(self, ctx: SyncContext) -> None:
+        """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the
+        update handler, which had to decode both objects; D7)."""
+        job = ctx.job
+        deadline, start = job.spec.active_deadline_seconds, job.status.start_time
+        if deadline is None or start is None or is_finished(job.status):
+            return
+        self.work_queue.add_after(
+            ctx.key, seconds_until_deadline(deadline, start, self.clock.now())
+        )
+
+    def _delete_job(self, job: Job) -> None:
+        self.job_client.delete(job.name, namespace=job.namespace)

@@ -1,18 +1,27 @@
-"""Backoff, deadline and TTL arithmetic shared by job kinds (pure functions, no I/O).
+"""Backoff, deadline and TTL checks shared by job kinds (no I/O).
 
-``past_backoff_limit`` fixes two v0.5.3 defects (spec §10 #11, #12): failures are counted from
-the pods themselves (container restarts of every claimed pod, whatever its phase, plus the
-pods the controller recreated under the ExitCode policy) instead of the work queue's requeue
-count, which ``forget`` resets after every successful sync.
+``limit_failure_message`` fixes two v0.5.3 defects (divergence D10): failures are counted from
+the pods themselves (container restarts of every claimed pod whose replica type restarts in
+place, whatever the pod's phase) plus the pods recreated under the ExitCode policy, instead of
+the work queue's requeue count, which ``forget`` resets after every successful sync. The
+ExitCode count is read from the job's status, where it survives an operator restart
+(divergence D11).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from datetime import datetime
 
+from tf_operator.apis.common.v1.types import RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE
+from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.k8s.objects import Obj, labels_of
 
-def container_restarts(pod: dict) -> int:
+_RESTART_IN_PLACE = (RESTART_POLICY_ON_FAILURE, RESTART_POLICY_ALWAYS)
+
+
+def container_restarts(pod: Obj) -> int:
     """Sum of ``restartCount`` over a pod's init and regular container statuses."""
     status = pod.get("status") or {}
     total = 0
@@ -31,8 +40,32 @@ def past_backoff_limit(backoff_limit: int | None, failures: int) -> bool:
     return failures >= backoff_limit
 
 
-def count_restarts(pods: Iterable[dict]) -> int:
+def count_restarts(pods: Iterable[Obj]) -> int:
     return sum(container_restarts(p) for p in pods)
+
+
+def backoff_failures(
+    job: Job,
+    pods: list[Obj],
+    replica_type_label: str,
+    logger: logging.LoggerAdapter[logging.Logger],
+) -> int:
+    """What ``backoffLimit`` is compared with: recorded ExitCode recreations plus container
+    restarts of the pods of every replica type that restarts in place."""
+    restarts = job.status.exit_code_restarts
+    failures = 0 if restarts is None else restarts.count
+    for rtype, spec in job.replica_specs().items():
+        if spec.restart_policy not in _RESTART_IN_PLACE:
+            logger.warning(
+                "The restart policy of replica %s of the job %s is not OnFailure or Always. "
+                "Not counted in backoff limit.",
+                rtype,
+                job.name,
+            )
+            continue
+        rt = rtype.lower()
+        failures += count_restarts(p for p in pods if labels_of(p).get(replica_type_label) == rt)
+    return failures
 
 
 def past_active_deadline(
@@ -52,3 +85,27 @@ def seconds_until_deadline(
 def seconds_until_ttl_expiry(ttl_seconds: int, completion_time: datetime, now: datetime) -> float:
     """Seconds left before a finished job may be deleted (≤ 0: delete it now)."""
     return ttl_seconds - (now - completion_time).total_seconds()
+
+
+def limit_failure_message(
+    kind_name: str,
+    job: Job,
+    pods: list[Obj],
+    replica_type_label: str,
+    now: datetime,
+    logger: logging.LoggerAdapter[logging.Logger],
+) -> str | None:
+    """The Failed message when the backoff limit or the active deadline is exceeded."""
+    limit = job.spec.backoff_limit
+    if limit is not None and past_backoff_limit(
+        limit, backoff_failures(job, pods, replica_type_label, logger)
+    ):
+        return (
+            f"{kind_name} {job.name} has failed because it has reached the specified backoff limit"
+        )
+    if past_active_deadline(job.spec.active_deadline_seconds, job.status.start_time, now):
+        return (
+            f"{kind_name} {job.name} has failed because it was active longer than specified "
+            "deadline"
+        )
+    return None

@@ -1,41 +1,60 @@
-"""Mechanics shared by the pod and service halves of :class:`JobController`.
+"""The objects a job owns (its pods, its services): informer handlers, claiming, deletion.
 
-Pods and services owned by a job are handled the same way: an informer event is traced to
-the owning job through its controller reference, the replica-type label picks the
-expectation key (``gen_expectation_pods_key`` or ``gen_expectation_services_key``), the
-matching creation/deletion expectation is lowered and the job is enqueued. Deleting under
-an expectation and claiming the objects of a job (adopt/release through a controller-ref
-manager that re-reads the job live) also differ only in the kind. :class:`OwnedObjectsMixin`
-holds those steps once, parameterised by the expectation key function, the control call and
-the manager; :mod:`.pod` and :mod:`.service` keep the public, kind-named methods and their
-kind-specific checks and logging.
+Pods and services are handled the same way, so one class serves both; an :class:`OwnedType`
+names what differs (the noun, the expectation-key suffix, the ref manager, and two logging and
+filtering details of v0.5.3's handlers). An :class:`OwnedObjects` instance:
+
+* handles its informer's events (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and the
+  service counterparts): an event is traced to its job through the controller reference
+  (:class:`OwnerResolver`, which reads only the cached job's metadata: no decoding, divergence
+  D7), the creation/deletion expectation of the object's replica type is lowered and the job
+  is enqueued. v0.5.3 ignored service updates and deletions (divergence D4);
+* claims a job's objects (adopting orphans after a live re-read of the job, releasing
+  children that no longer match; see :mod:`tf_operator.control.controller_ref_manager`),
+  looking only at the job's own objects through the informer indices of :mod:`.index`;
+* deletes an object under a deletion expectation (divergence D4), lowered again when nothing
+  was deleted;
+* slices objects by replica type and index.
+
+Concurrency: handlers run on informer threads, the other methods on worker threads; the
+expectations and the queue are thread-safe and nothing here is mutated after construction.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any
 
-from tf_operator.common.jobcontroller.index import objects_for_job
+from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
+from tf_operator.common.jobcontroller.kind import Job, JobKind, job_labels
 from tf_operator.common.jobcontroller.util import (
-    get_controller_of,
+    gen_expectation_key,
+    group_of,
     job_key,
-    labels_of,
-    meta,
     recheck_deletion_timestamp,
 )
+from tf_operator.control.controller_ref_manager import (
+    ControllerRefManager,
+    PodControllerRefManager,
+)
+from tf_operator.control.object_control import ObjectControl
+from tf_operator.control.service_ref_manager import ServiceControllerRefManager
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
+from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.labels import selector_from_set
+from tf_operator.k8s.listers import Lister
+from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
+from tf_operator.k8s.workqueue import Queue
+from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
 
-ExpectationKeyFunc = Callable[[str, str], str]
-# Builds the logger for an object only when there is something to log.
-LoggerFor = Callable[[dict], Any]
-Manager = TypeVar("Manager")
+Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 
-def unwrap_tombstone(obj: Any) -> dict | None:
+def unwrap_tombstone(obj: Any) -> Obj | None:
     """The object inside a ``DeletedFinalStateUnknown`` tombstone, or the object itself."""
     if isinstance(obj, dict):
         return obj
@@ -43,110 +62,163 @@ def unwrap_tombstone(obj: Any) -> dict | None:
     return inner if isinstance(inner, dict) else None
 
 
-class OwnedObjectsMixin:
-    """Kind-independent handling of job-owned objects (uses the controller interface)."""
+@dataclass(frozen=True)
+class OwnedType:
+    """What differs between a job's pods and its services."""
 
-    def _owner_key(self, obj: dict) -> str | None:
+    noun: str  # in log messages: "pod", "service"
+    expectation_suffix: str  # the last part of the expectation key
+    manager: type[ControllerRefManager]
+    # v0.5.3's AddService skipped objects being deleted; AddPod counts them (see on_add).
+    skip_terminating_adds: bool
+    # Log pods of our group whose job is unknown (v0.5.3 did so for pods only).
+    log_unknown_owner: bool
+
+
+POD_TYPE = OwnedType("pod", "pods", PodControllerRefManager, False, True)
+SERVICE_TYPE = OwnedType("service", "services", ServiceControllerRefManager, True, False)
+
+
+class OwnerResolver:
+    """Traces an object to its job's key through its controller reference."""
+
+    def __init__(self, kind: JobKind, jobs: Lister) -> None:
+        self._kind = kind
+        self._jobs = jobs
+
+    def owner_key(self, obj: Obj) -> str | None:
+        """The key of the cached job controlling ``obj``; None if it is not one of ours.
+
+        v0.5.3 compared only the kind; the API group is compared too (divergence D26), and
+        the UID, so an object of a deleted job is not attributed to a new job of that name.
+        """
         ref = get_controller_of(obj)
         if ref is None:
             return None
-        job = self.resolve_controller_ref(meta(obj).get("namespace", ""), ref)
-        return None if job is None else job_key(job)
-
-    def _expectation_key(
-        self, obj: dict, owner: str, gen_key: ExpectationKeyFunc, noun: str, logger_for: LoggerFor
-    ) -> str | None:
-        """The expectation key for ``obj`` under ``owner``; None (logged) without a type."""
-        rtype = labels_of(obj).get(self.get_replica_type_label_key())
-        if rtype is None:
-            logger_for(obj).info("This %s maybe not created by %s", noun, self.controller_name())
+        resource = self._kind.resource
+        if ref.get("kind") != resource.kind or group_of(ref.get("apiVersion", "")) != (
+            resource.group
+        ):
             return None
-        return gen_key(owner, rtype)
+        namespace = meta(obj).get("namespace", "")
+        job = self._jobs.get(namespace, ref.get("name", ""))
+        if job is None or meta(job).get("uid") != ref.get("uid"):
+            return None
+        return f"{namespace}/{meta(job).get('name', '')}" if namespace else meta(job)["name"]
 
-    def _observe_creation(
-        self, obj: dict, owner: str, gen_key: ExpectationKeyFunc, noun: str, logger_for: LoggerFor
-    ) -> None:
-        exp_key = self._expectation_key(obj, owner, gen_key, noun, logger_for)
-        if exp_key is not None:
-            self.expectations.creation_observed(exp_key)
-            self.work_queue.add(owner)
 
-    def _observe_deletion(
+class OwnedObjects:
+    """One kind of object owned by jobs; see the module docstring."""
+
+    def __init__(
         self,
-        obj: Any,
-        gen_key: ExpectationKeyFunc,
-        noun: str,
-        logger_for: LoggerFor,
-        module_log: logging.Logger,
+        owned: OwnedType,
+        kind: JobKind,
+        informer: SharedIndexInformer,
+        control: ObjectControl,
+        owners: OwnerResolver,
+        expectations: ControllerExpectations,
+        queue: Queue,
+        live_jobs: ResourceInterface,  # the adoption pre-check reads the job live
     ) -> None:
-        item = unwrap_tombstone(obj)
-        if item is None:
-            module_log.error("couldn't get object from tombstone %r", obj)
-            return
-        owner = self._owner_key(item)
-        if owner is None:
-            return
-        exp_key = self._expectation_key(item, owner, gen_key, noun, logger_for)
-        if exp_key is not None:
-            self.expectations.deletion_observed(exp_key)
-            self.work_queue.add(owner)
+        self.owned = owned
+        self._kind = kind
+        self._informer = informer
+        self._control = control
+        self._owners = owners
+        self._expectations = expectations
+        self._queue = queue
+        self._live_jobs = live_jobs
+        add_job_indexers(informer, kind.labels.job_name)
 
-    def _enqueue_owners_on_update(self, old: dict, cur: dict) -> None:
+    def event_handler(self) -> ResourceEventHandlerFuncs:
+        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
+
+    def expectation_key(self, key: str, rtype: str) -> str:
+        return gen_expectation_key(key, rtype, self.owned.expectation_suffix)
+
+    # ---- informer handlers -----------------------------------------------------------------
+
+    def _logger(self, obj: Obj) -> Logger:
+        if self.owned.noun == "pod":
+            return logger_for_pod(obj, self._kind.resource.kind)
+        return log
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
+        # A pod first seen while already terminating (a relist can fold its create and its
+        # delete together) still proves the create happened, so it lowers the creation
+        # expectation; v0.5.3 skipped it (divergence D32). Names are deterministic, so
+        # counting it cannot let a second pod for the index through.
+        if self.owned.skip_terminating_adds and meta(obj).get("deletionTimestamp"):
+            return
+        if get_controller_of(obj) is None:
+            return  # orphans are adopted by the next claim
+        key = self._owners.owner_key(obj)
+        if key is None:
+            labels = self._kind.labels
+            if self.owned.log_unknown_owner and (
+                labels_of(obj).get(labels.group_name) == labels.group_name_value
+            ):
+                self._logger(obj).info("This %s's job does not exist", self.owned.noun)
+            return
+        exp_key = self._expectation_key_of(obj, key)
+        if exp_key is not None:
+            self._expectations.creation_observed(exp_key)
+            self._queue.add(key)
+
+    def on_update(self, old: Obj, cur: Obj) -> None:
         """Enqueue the old owner when the controller ref changed, then the current one."""
         if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion"):
             return  # a periodic resync: nothing changed
         cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
         if cur_ref != old_ref and old_ref is not None:
-            old_key = self._owner_key(old)
+            old_key = self._owners.owner_key(old)
             if old_key is not None:
-                self.work_queue.add(old_key)
+                self._queue.add(old_key)
         if cur_ref is not None:
-            key = self._owner_key(cur)
+            key = self._owners.owner_key(cur)
             if key is not None:
-                self.work_queue.add(key)
+                self._queue.add(key)
 
-    def _delete_expecting(
-        self,
-        job: Any,
-        obj: dict,
-        gen_key: ExpectationKeyFunc,
-        delete: Callable[[str, str, Any], Any],
-    ) -> bool:
-        """Issue ``delete`` under a deletion expectation, undone when nothing was deleted."""
-        m = meta(obj)
-        rt = labels_of(obj).get(self.get_replica_type_label_key(), "")
-        exp_key = gen_key(job_key(job), rt)
-        self.expectations.expect_deletions(exp_key, 1)
-        try:
-            deleted = delete(m.get("namespace", ""), m.get("name", ""), job)
-        except Exception:
-            self.expectations.deletion_observed(exp_key)
-            raise
-        if not deleted:
-            self.expectations.deletion_observed(exp_key)
-        return bool(deleted)
+    def on_delete(self, obj: Any) -> None:
+        item = unwrap_tombstone(obj)
+        if item is None:
+            log.error("couldn't get object from tombstone %r", obj)
+            return
+        key = self._owners.owner_key(item)
+        if key is None:
+            return
+        exp_key = self._expectation_key_of(item, key)
+        if exp_key is not None:
+            self._expectations.deletion_observed(exp_key)
+            self._queue.add(key)
 
-    def _claim_for_job(
-        self,
-        job: Any,
-        informer: Any,
-        manager_type: Callable[..., Manager],
-        control: Any,
-        claim: Callable[[Manager, list[dict]], list[dict]],
-    ) -> list[dict]:
-        """Objects of ``informer`` claimed for the job; see :mod:`.index`."""
-        m = meta(job)
-        namespace, name, uid = m.get("namespace", ""), m.get("name", ""), m.get("uid", "")
+    def _expectation_key_of(self, obj: Obj, key: str) -> str | None:
+        """The expectation key of ``obj`` under job ``key``; None (logged) without a type."""
+        rtype = labels_of(obj).get(self._kind.labels.replica_type)
+        if rtype is None:
+            self._logger(obj).info(
+                "This %s maybe not created by %s", self.owned.noun, self._kind.controller_name
+            )
+            return None
+        return self.expectation_key(key, rtype)
+
+    # ---- claiming and deleting -------------------------------------------------------------
+
+    def claim(self, job: Job) -> list[Obj]:
+        """The job's objects, adopting and releasing as needed; see :mod:`.index`."""
+        labels = job_labels(self._kind, job.name)
         objects = objects_for_job(
-            informer.get_indexer(),
-            self.get_job_name_label_key(),
-            namespace,
-            self.gen_labels(name)[self.get_job_name_label_key()],
-            uid,
+            self._informer.get_indexer(),
+            self._kind.labels.job_name,
+            job.namespace,
+            labels[self._kind.labels.job_name],
+            job.uid,
         )
+        namespace, name, uid = job.namespace, job.name, job.uid
 
-        def fresh() -> Any:
-            live = self.get_job_from_api_client(namespace, name)
+        def fresh() -> Obj:
+            live = self._live_jobs.get(name, namespace=namespace)
             if meta(live).get("uid") != uid:
                 raise RuntimeError(
                     f"original Job {namespace}/{name} is gone: got uid "
@@ -154,13 +226,85 @@ class OwnedObjectsMixin:
                 )
             return live
 
-        gvk = self.get_api_group_version_kind()
-        manager = manager_type(
-            control,
+        resource = self._kind.resource
+        manager = self.owned.manager(
+            self._control,
             job,
-            selector_from_set(self.gen_labels(name)),
-            gvk.api_version,
-            gvk.kind,
+            selector_from_set(labels),
+            resource.api_version,
+            resource.kind,
             recheck_deletion_timestamp(fresh),
         )
-        return claim(manager, objects)
+        return manager.claim(objects)
+
+    def delete(self, job: Job, obj: Obj) -> bool:
+        """Delete ``obj`` under a deletion expectation; True when a delete was issued."""
+        m = meta(obj)
+        rt = labels_of(obj).get(self._kind.labels.replica_type, "")
+        exp_key = self.expectation_key(job_key(job), rt)
+        self._expectations.expect_deletions(exp_key, 1)
+        try:
+            deleted = self._control.delete(m.get("namespace", ""), m.get("name", ""), job)
+        except Exception:
+            self._expectations.deletion_observed(exp_key)
+            raise
+        if not deleted:
+            self._expectations.deletion_observed(exp_key)
+        return deleted
+
+    # ---- slicing ---------------------------------------------------------------------------
+
+    def of_type(self, objects: list[Obj], rt: str) -> list[Obj]:
+        """The objects of replica type ``rt`` (lower case)."""
+        label = self._kind.labels.replica_type
+        return [o for o in objects if labels_of(o).get(label) == rt]
+
+    def slices(self, objects: list[Obj], replicas: int, logger: Logger) -> list[list[Obj]]:
+        """Objects grouped by their index label; unlabelled or out-of-range ones skipped."""
+        return slice_by_index(
+            objects, replicas, self._kind.labels.replica_index, self.owned.noun, logger
+        )
+
+    def out_of_range(self, objects: list[Obj], replicas: int) -> list[Obj]:
+        return out_of_range(objects, replicas, self._kind.labels.replica_index)
+
+
+def parse_index(obj: Obj, index_label: str) -> int | None:
+    """The replica index of an object, or None when the label is missing or not a number."""
+    value = labels_of(obj).get(index_label)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def slice_by_index(
+    objects: list[Obj], replicas: int, index_label: str, noun: str, logger: Logger
+) -> list[list[Obj]]:
+    slices: list[list[Obj]] = [[] for _ in range(max(replicas, 0))]
+    for obj in objects:
+        value = labels_of(obj).get(index_label)
+        if value is None:
+            logger.warning("The %s do not have the index label.", noun)
+            continue
+        index = parse_index(obj, index_label)
+        if index is None:
+            logger.warning("Error when parsing the index label %r of a %s", value, noun)
+            continue
+        if index < 0 or index >= replicas:
+            logger.warning("The label index is not expected: %d", index)
+            continue
+        slices[index].append(obj)
+    return slices
+
+
+def out_of_range(objects: list[Obj], replicas: int, index_label: str) -> list[Obj]:
+    """Objects whose index label is a number outside ``[0, replicas)`` (e.g. after scale-down)."""
+    result = []
+    for obj in objects:
+        index = parse_index(obj, index_label)
+        if index is not None and (index < 0 or index >= replicas):
+            result.append(obj)
+    return result

@@ -1,132 +1,286 @@
-"""Pods of a job: informer handlers, claiming, deletion, slicing by replica type and index.
+"""Reconciling the pods of one replica type, and building a new pod (v0.5.3 ``pod.go``).
 
-Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod``):
+For each index ``0..replicas-1`` exactly one pod should exist. A missing pod is created under a
+pods-creation expectation, lowered again if the create fails for any reason but a timeout
+(divergence D3). Extra pods are deleted, which v0.5.3 never did (divergence D21): when an index
+has several pods, one is kept and counted (not terminating, preferably named as the controller
+names it, then the oldest) and the others are deleted; pods whose index is outside
+``[0, replicas)`` (after a scale-down) are deleted too.
 
-* add: a pod controlled by a known job lowers that job's pod-creation expectation for the
-  pod's replica type and enqueues the job; orphans are left to the next claim;
-* update: a changed controller ref enqueues the old owner, and the current owner is enqueued;
-* delete (tombstones unwrapped): lowers the pod-deletion expectation and enqueues the owner.
+A pod under the ExitCode policy that failed with a retryable exit code is recreated: its
+failure is recorded in the job's status (``status.exitCodeRestarts``, keyed by the pod's UID so
+a repeated pass counts it once) and the pod is queued in the sync context; the controller
+deletes it only after that status is written (:meth:`PodReconciler.restart_recorded`), and the
+next pass creates the replacement. A crash at any point therefore neither loses a count nor
+counts one twice (divergence D11). v0.5.3 decided "restarting" per replica type, letting one
+retryable pod mask permanent failures; here it is per pod (divergence D12).
 
-The mechanics shared with services live in :mod:`.owned`; this module keeps the pod-only
-checks and logging, and the index slicing helpers that services reuse.
+Index 0 counts as completed when its default container terminated with exit code 0 (v0.5.3's
+rule, which lets sidecars keep the pod Running) or when the pod phase is Succeeded (v0.5.3
+missed that case, divergence D22); the kind decides what that means for the job.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tf_operator.common.jobcontroller.owned import OwnedObjectsMixin, unwrap_tombstone
-from tf_operator.common.jobcontroller.util import (
-    gen_expectation_pods_key,
-    get_controller_of,
-    labels_of,
+from tf_operator.apis.common.v1.types import (
+    RESTART_POLICY_EXIT_CODE,
+    ExitCodeRestarts,
+    ReplicaSpec,
+    ReplicaStatus,
 )
-from tf_operator.control.controller_ref_manager import PodControllerRefManager
-from tf_operator.k8s.cache import ResourceEventHandlerFuncs
-from tf_operator.logger import logger_for_pod
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.kind import (
+    Job,
+    JobKind,
+    owner_reference,
+    replica_labels,
+)
+from tf_operator.common.jobcontroller.memory import JobMemory
+from tf_operator.common.jobcontroller.util import gen_general_name, job_key
+from tf_operator.control.object_control import EventRecorder
+from tf_operator.control.pod_control import PodControlInterface
+from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from tf_operator.k8s.client import is_timeout
+from tf_operator.k8s.objects import Obj, meta
+from tf_operator.logger import logger_for_replica
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from tf_operator.common.jobcontroller.owned import OwnedObjects
+    from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
 
-__all__ = ["PodEventsMixin", "out_of_range", "parse_index", "slice_by_index", "unwrap_tombstone"]
+Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
+
+POD_TEMPLATE_RESTART_POLICY_REASON = "SettedPodTemplateRestartPolicy"
+EXITED_WITH_CODE_REASON = "ExitedWithCode"
+
+# v0.5.3's "no exit code seen" sentinel (0xbeef); it is never retryable.
+NO_EXIT_CODE = 0xBEEF
+
+_PERMANENT_EXIT_CODES = frozenset({1, 2, 126, 127, 128, 139})
+_RETRYABLE_EXIT_CODES = frozenset({130, 137, 143, 138})
 
 
-class PodEventsMixin(OwnedObjectsMixin):
-    """Pod handling of :class:`JobController` (uses its controller interface and state)."""
+def is_retryable_exit_code(exit_code: int) -> bool:
+    """v0.5.3's explicit list: 130/137/143 (SIGINT/SIGKILL/SIGTERM) and 138 (SIGUSR1) retry."""
+    if exit_code in _PERMANENT_EXIT_CODES:
+        return False
+    return exit_code in _RETRYABLE_EXIT_CODES
 
-    def _pod_event_handler(self) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(self.add_pod, self.update_pod, self.delete_pod)
 
-    def _pod_logger(self, pod: dict) -> Any:
-        return logger_for_pod(pod, self.get_api_group_version_kind().kind)
+def set_restart_policy(template: Obj, spec: ReplicaSpec) -> None:
+    """Pod restartPolicy from the replica spec; ExitCode runs as Never (the operator restarts)."""
+    pod_spec = template.setdefault("spec", {})
+    if spec.restart_policy == RESTART_POLICY_EXIT_CODE:
+        pod_spec["restartPolicy"] = "Never"
+    else:
+        pod_spec["restartPolicy"] = spec.restart_policy
 
-    def add_pod(self, pod: dict, is_in_initial_list: bool = False) -> None:
-        # A pod first seen while already terminating (a relist can fold its create and its
-        # delete together) still proves the create happened: lower the creation expectation
-        # below, or the job would wait for the expectations TTL. client-go's ReplicaSet
-        # controller skips it here; pod names are deterministic, so counting it is safe.
-        if get_controller_of(pod) is None:
+
+def container_exit_code(pod: Obj, container_name: str) -> int:
+    """Exit code of the terminated container ``container_name``, else NO_EXIT_CODE."""
+    exit_code = NO_EXIT_CODE
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated")
+        if cs.get("name") == container_name and terminated is not None:
+            exit_code = int(terminated.get("exitCode", 0))
+    return exit_code
+
+
+def phase_of(pod: Obj) -> str:
+    return str((pod.get("status") or {}).get("phase", ""))
+
+
+def _keep_first_key(pod: Obj, expected_name: str) -> tuple[bool, bool, str, str]:
+    """Sort key putting the pod to keep first: not terminating, named as the controller
+    names it, oldest, then by name."""
+    m = meta(pod)
+    return (
+        bool(m.get("deletionTimestamp")),
+        m.get("name") != expected_name,
+        m.get("creationTimestamp") or "",
+        m.get("name") or "",
+    )
+
+
+@dataclass
+class ReplicaTally:
+    """What one replica type's pass learned about its pods (input of the status rules)."""
+
+    restarting: int = 0  # failed pods being recreated under ExitCode
+    new_restarts: int = 0  # of those, recorded by this pass
+    index0_completed: bool = False
+
+
+class PodReconciler:
+    """Pods of one replica type per call; see the module docstring."""
+
+    def __init__(
+        self,
+        kind: JobKind,
+        pods: OwnedObjects,
+        control: PodControlInterface,
+        expectations: ControllerExpectations,
+        recorder: EventRecorder,
+        exit_reports: JobMemory,  # which exit codes were announced already
+        gang: PodGroupReconciler | None = None,  # decorates pods for the gang scheduler
+    ) -> None:
+        self._kind = kind
+        self._pods = pods
+        self._control = control
+        self._expectations = expectations
+        self._recorder = recorder
+        self._exit_reports = exit_reports
+        self._gang = gang
+
+    def reconcile(self, ctx: SyncContext, rtype: str, spec: ReplicaSpec) -> ReplicaTally:
+        job, rt = ctx.job, rtype.lower()
+        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        pods = self._pods.of_type(ctx.pods, rt)
+        replicas = spec.replicas or 0
+        reset_counts(job, rtype)
+        tally = ReplicaTally()
+
+        for pod in self._pods.out_of_range(pods, replicas):
+            logger.info("Deleting pod %s: its index is out of range", meta(pod).get("name"))
+            ctx.collect(self._pods.delete, job, pod)
+
+        for index, pod_slice in enumerate(self._pods.slices(pods, replicas, logger)):
+            if len(pod_slice) > 1:
+                logger.warning("We have too many pods for %s %d", rt, index)
+                pod_slice = self._delete_duplicates(ctx, rt, index, pod_slice)
+            if pod_slice:
+                self._observe(ctx, pod_slice[0], rtype, index, spec, tally, logger)
+                continue
+            logger.info("Need to create new pod: %s-%d", rt, index)
+            master_role = self._kind.is_master_role(job, rtype, index)
+            ctx.collect(self.create_new_pod, job, rt, index, spec, master_role)
+        return tally
+
+    def restart_recorded(self, ctx: SyncContext) -> None:
+        """Delete the failed pods whose failure the written status now records."""
+        for pod in ctx.restarts:
+            ctx.collect(self._pods.delete, ctx.job, pod)
+        ctx.restarts.clear()
+
+    def _delete_duplicates(
+        self, ctx: SyncContext, rt: str, index: int, pod_slice: list[Obj]
+    ) -> list[Obj]:
+        """Keep one pod of an index (see the module docstring), delete the others."""
+        expected_name = gen_general_name(ctx.job.name, rt, index)
+        ordered = sorted(pod_slice, key=lambda p: _keep_first_key(p, expected_name))
+        for extra in ordered[1:]:
+            ctx.collect(self._pods.delete, ctx.job, extra)
+        return ordered[:1]
+
+    def _observe(
+        self,
+        ctx: SyncContext,
+        pod: Obj,
+        rtype: str,
+        index: int,
+        spec: ReplicaSpec,
+        tally: ReplicaTally,
+        logger: Logger,
+    ) -> None:
+        """Exit code, ExitCode-policy restart, index-0 completion and counting of one pod."""
+        exit_code = container_exit_code(pod, self._kind.default_container_name)
+        if exit_code != NO_EXIT_CODE:
+            self._report_exit_code(ctx, pod, exit_code, logger)
+        phase = phase_of(pod)
+        if (
+            spec.restart_policy == RESTART_POLICY_EXIT_CODE
+            and phase == "Failed"
+            and is_retryable_exit_code(exit_code)
+        ):
+            tally.restarting += 1
+            # A pod already terminating was restarted by an earlier pass.
+            if not meta(pod).get("deletionTimestamp"):
+                m = meta(pod)
+                logger.info("Need to restart the pod: %s.%s", m.get("namespace"), m.get("name"))
+                if self._record_failure(ctx.job, pod):
+                    tally.new_restarts += 1
+                ctx.restarts.append(pod)
+        if index == 0 and (exit_code == 0 or phase == "Succeeded"):
+            tally.index0_completed = True
+        count_pod(ctx.job, rtype, phase)
+
+    @staticmethod
+    def _record_failure(job: Job, pod: Obj) -> bool:
+        """Count the pod's failure in the job's status; False if it was counted before."""
+        if job.status.exit_code_restarts is None:
+            job.status.exit_code_restarts = ExitCodeRestarts()
+        uid = str(meta(pod).get("uid") or meta(pod).get("name", ""))
+        return job.status.exit_code_restarts.record(uid)
+
+    def _report_exit_code(self, ctx: SyncContext, pod: Obj, exit_code: int, logger: Logger) -> None:
+        """Log and record ``ExitedWithCode`` once per pod and exit code.
+
+        v0.5.3 recorded it on every reconcile while the pod existed (divergence D31).
+        """
+        m = meta(pod)
+        uid = str(m.get("uid") or m.get("name", ""))
+        if not self._exit_reports.first_report(ctx.key, uid, exit_code):
             return
-        key = self._owner_key(pod)
-        if key is None:
-            if labels_of(pod).get(self.get_group_name_label_key()) == (
-                self.get_group_name_label_value()
-            ):
-                self._pod_logger(pod).info("This pod's job does not exist")
-            return
-        self._observe_creation(pod, key, gen_expectation_pods_key, "pod", self._pod_logger)
+        msg = f"Pod: {m.get('namespace')}.{m.get('name')} exited with code {exit_code}"
+        logger.info(msg)
+        self._recorder.event(ctx.job.object_ref(), EVENT_TYPE_NORMAL, EXITED_WITH_CODE_REASON, msg)
 
-    def update_pod(self, old: dict, cur: dict) -> None:
-        self._enqueue_owners_on_update(old, cur)
+    def create_new_pod(
+        self, job: Job, rt: str, index: int, spec: ReplicaSpec, master_role: bool
+    ) -> None:
+        exp_key = self._pods.expectation_key(job_key(job), rt)
+        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        labels = replica_labels(self._kind, job.name, rt, index)
+        if master_role:
+            labels[self._kind.labels.job_role] = "master"
 
-    def delete_pod(self, obj: Any) -> None:
-        self._observe_deletion(obj, gen_expectation_pods_key, "pod", self._pod_logger, log)
+        template = copy.deepcopy(spec.template)
+        tmeta = template.setdefault("metadata", {})
+        tmeta["name"] = gen_general_name(job.name, rt, index)
+        tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
+        self._kind.set_cluster_spec(template, job, rt, index)
+        if (template.get("spec") or {}).get("restartPolicy"):
+            msg = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+            logger.warning(msg)
+            self._recorder.event(
+                job.object_ref(), EVENT_TYPE_WARNING, POD_TEMPLATE_RESTART_POLICY_REASON, msg
+            )
+        set_restart_policy(template, spec)
+        if self._gang is not None:
+            self._gang.decorate(job, template, rt, logger)
 
-    def delete_pod_expecting(self, job: Any, pod: dict) -> bool:
-        """Delete a pod under a deletion expectation; True when a delete was issued."""
-        return self._delete_expecting(
-            job, pod, gen_expectation_pods_key, self.pod_control.delete_pod
-        )
-
-    # ---- claiming and slicing --------------------------------------------------------------
-
-    def get_pods_for_job(self, job: Any) -> list[dict]:
-        """Pods claimed for the job (adopting/releasing as needed); see :mod:`.index`."""
-        return self._claim_for_job(
-            job,
-            self.pod_informer,
-            PodControllerRefManager,
-            self.pod_control,
-            PodControllerRefManager.claim_pods,
-        )
-
-    def filter_pods_for_replica_type(self, pods: list[dict], replica_type: str) -> list[dict]:
-        label = self.get_replica_type_label_key()
-        return [p for p in pods if labels_of(p).get(label) == replica_type]
-
-    def get_pod_slices(
-        self, pods: list[dict], replicas: int, logger: Any = log
-    ) -> list[list[dict]]:
-        """Pods grouped by their index label; unlabelled or out-of-range pods are skipped."""
-        return slice_by_index(pods, replicas, self.get_replica_index_label_key(), "pod", logger)
+        self._expectations.expect_creations(exp_key, 1)
+        try:
+            self._control.create_pods_with_controller_ref(
+                job.namespace, template, job, owner_reference(self._kind, job)
+            )
+        except Exception as err:
+            if is_timeout(err):
+                # The pod may still be created; its informer event will lower the count.
+                return
+            self._expectations.creation_observed(exp_key)
+            raise
 
 
-def parse_index(obj: dict, index_label: str) -> int | None:
-    """The replica index of an object, or None when the label is missing or not a number."""
-    value = labels_of(obj).get(index_label)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+def reset_counts(job: Job, rtype: str) -> None:
+    """Start ``status.replicaStatuses[rtype]`` from zero (every pass recounts the pods)."""
+    if job.status.replica_statuses is None:
+        job.status.replica_statuses = {}
+    job.status.replica_statuses[rtype] = ReplicaStatus()
 
 
-def slice_by_index(
-    objects: list[dict], replicas: int, index_label: str, noun: str, logger: Any
-) -> list[list[dict]]:
-    slices: list[list[dict]] = [[] for _ in range(max(replicas, 0))]
-    for obj in objects:
-        value = labels_of(obj).get(index_label)
-        if value is None:
-            logger.warning("The %s do not have the index label.", noun)
-            continue
-        index = parse_index(obj, index_label)
-        if index is None:
-            logger.warning("Error when parsing the index label %r of a %s", value, noun)
-            continue
-        if index < 0 or index >= replicas:
-            logger.warning("The label index is not expected: %d", index)
-            continue
-        slices[index].append(obj)
-    return slices
-
-
-def out_of_range(objects: list[dict], replicas: int, index_label: str) -> list[dict]:
-    """Objects whose index label is a number outside ``[0, replicas)`` (e.g. after scale-down)."""
-    result = []
-    for obj in objects:
-        index = parse_index(obj, index_label)
-        if index is not None and (index < 0 or index >= replicas):
-            result.append(obj)
-    return result
+def count_pod(job: Job, rtype: str, phase: str) -> None:
+    """Count one pod into ``status.replicaStatuses[rtype]`` by its phase."""
+    counts = (job.status.replica_statuses or {})[rtype]
+    if phase == "Running":
+        counts.active += 1
+    elif phase == "Succeeded":
+        counts.succeeded += 1
+    elif phase == "Failed":
+        counts.failed += 1

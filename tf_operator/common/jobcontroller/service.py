@@ -1,86 +1,94 @@
-"""Services of a job: informer handlers, claiming, and slicing by replica type and index.
+"""Reconciling the headless services of one replica type (v0.5.3 ``service.go``).
 
-v0.5.3 observed only service additions; its update and delete handlers were empty, so a
-deleted service came back only at the next TFJob resync. Here updates enqueue the owner like
-pod updates do, and deletions lower the service-deletion expectation and enqueue the owner
-(spec §10 #4). Adoption re-reads the job live from the API, as for pods (spec §10 #26).
-
-The handlers, deletion and claiming share their mechanics with pods through :mod:`.owned`;
-only the service-specific checks stay here.
+One service per index, named like its pod, selecting it by the four job labels and exposing
+the kind's port. A missing service is created under a services-creation expectation (lowered
+again if the create fails, divergence D3). Extra services for an index and services with an
+out-of-range index are deleted (v0.5.3 only warned, divergence D21).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tf_operator.common.jobcontroller.owned import OwnedObjectsMixin
-from tf_operator.common.jobcontroller.pod import slice_by_index
-from tf_operator.common.jobcontroller.util import (
-    gen_expectation_services_key,
-    get_controller_of,
-    labels_of,
-    meta,
+from tf_operator.apis.common.v1.types import ReplicaSpec
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.kind import (
+    Job,
+    JobKind,
+    owner_reference,
+    replica_labels,
 )
-from tf_operator.control.service_ref_manager import ServiceControllerRefManager
-from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.common.jobcontroller.util import gen_general_name, job_key
+from tf_operator.control.service_control import ServiceControlInterface
+from tf_operator.k8s.client import is_timeout
+from tf_operator.k8s.objects import meta
+from tf_operator.logger import logger_for_replica
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from tf_operator.common.jobcontroller.owned import OwnedObjects
+
+Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 
-def _service_logger(_service: dict) -> logging.Logger:
-    return log
+class ServiceReconciler:
+    """Services of one replica type per call; see the module docstring."""
 
+    def __init__(
+        self,
+        kind: JobKind,
+        services: OwnedObjects,
+        control: ServiceControlInterface,
+        expectations: ControllerExpectations,
+    ) -> None:
+        self._kind = kind
+        self._services = services
+        self._control = control
+        self._expectations = expectations
 
-class ServiceEventsMixin(OwnedObjectsMixin):
-    """Service handling of :class:`JobController`."""
+    def reconcile(self, ctx: SyncContext, rtype: str, spec: ReplicaSpec) -> None:
+        job, rt = ctx.job, rtype.lower()
+        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        replicas = spec.replicas or 0
+        services = self._services.of_type(ctx.services, rt)
+        for service in self._services.out_of_range(services, replicas):
+            logger.info("Deleting service %s: its index is out of range", meta(service)["name"])
+            ctx.collect(self._services.delete, job, service)
+        for index, service_slice in enumerate(self._services.slices(services, replicas, logger)):
+            if len(service_slice) > 1:
+                logger.warning("We have too many services for %s %d", rt, index)
+                expected = gen_general_name(job.name, rt, index)
+                ordered = sorted(service_slice, key=lambda s: meta(s).get("name") != expected)
+                for extra in ordered[1:]:
+                    ctx.collect(self._services.delete, job, extra)
+            elif not service_slice:
+                logger.info("need to create new service: %s-%d", rt, index)
+                ctx.collect(self.create_new_service, job, rtype, index)
 
-    def _service_event_handler(self) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(self.add_service, self.update_service, self.delete_service)
-
-    def add_service(self, service: dict, is_in_initial_list: bool = False) -> None:
-        if meta(service).get("deletionTimestamp"):
-            return
-        if get_controller_of(service) is None:
-            return
-        key = self._owner_key(service)
-        if key is None:
-            return
-        self._observe_creation(
-            service, key, gen_expectation_services_key, "service", _service_logger
-        )
-
-    def update_service(self, old: dict, cur: dict) -> None:
-        self._enqueue_owners_on_update(old, cur)
-
-    def delete_service(self, obj: Any) -> None:
-        self._observe_deletion(obj, gen_expectation_services_key, "service", _service_logger, log)
-
-    def delete_service_expecting(self, job: Any, service: dict) -> bool:
-        """Delete a service under a deletion expectation; True when a delete was issued."""
-        return self._delete_expecting(
-            job, service, gen_expectation_services_key, self.service_control.delete_service
-        )
-
-    def get_services_for_job(self, job: Any) -> list[dict]:
-        """Services claimed for the job (adopting/releasing as needed); see :mod:`.index`."""
-        return self._claim_for_job(
-            job,
-            self.service_informer,
-            ServiceControllerRefManager,
-            self.service_control,
-            ServiceControllerRefManager.claim_services,
-        )
-
-    def filter_services_for_replica_type(
-        self, services: list[dict], replica_type: str
-    ) -> list[dict]:
-        label = self.get_replica_type_label_key()
-        return [s for s in services if labels_of(s).get(label) == replica_type]
-
-    def get_service_slices(
-        self, services: list[dict], replicas: int, logger: Any = log
-    ) -> list[list[dict]]:
-        return slice_by_index(
-            services, replicas, self.get_replica_index_label_key(), "service", logger
-        )
+    def create_new_service(self, job: Job, rtype: str, index: int) -> None:
+        rt = rtype.lower()
+        exp_key = self._services.expectation_key(job_key(job), rt)
+        labels = replica_labels(self._kind, job.name, rt, index)
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": gen_general_name(job.name, rt, index), "labels": labels},
+            "spec": {
+                "clusterIP": "None",
+                "selector": dict(labels),
+                "ports": [
+                    {"name": self._kind.default_port_name, "port": self._kind.port(job, rtype)}
+                ],
+            },
+        }
+        self._expectations.expect_creations(exp_key, 1)
+        try:
+            self._control.create_services_with_controller_ref(
+                job.namespace, service, job, owner_reference(self._kind, job)
+            )
+        except Exception as err:
+            if is_timeout(err):
+                return
+            self._expectations.creation_observed(exp_key)
+            raise

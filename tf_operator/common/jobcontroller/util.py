@@ -1,27 +1,11 @@
-"""Small helpers of the job controller: names, expectation keys, object metadata access.
-
-Jobs reach this layer either as plain dicts (objects from the API or an informer) or as typed
-objects with a ``metadata`` dict (a decoded TFJob); ``meta`` hides the difference.
-"""
+"""Small helpers of the job controller: generated names, keys, owner re-checks."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from tf_operator.control.util import get_controller_of, labels_of, meta
-
-__all__ = [
-    "gen_expectation_pods_key",
-    "gen_expectation_services_key",
-    "gen_general_name",
-    "get_controller_of",
-    "group_of",
-    "job_key",
-    "labels_of",
-    "meta",
-    "recheck_deletion_timestamp",
-]
+from tf_operator.k8s.objects import meta
 
 
 def gen_general_name(job_name: str, rtype: str, index: str | int) -> str:
@@ -29,19 +13,16 @@ def gen_general_name(job_name: str, rtype: str, index: str | int) -> str:
     return f"{job_name}-{rtype}-{index}".replace("/", "-")
 
 
-def gen_expectation_pods_key(job_key: str, replica_type: str) -> str:
-    return f"{job_key}/{replica_type.lower()}/pods"
-
-
-def gen_expectation_services_key(job_key: str, replica_type: str) -> str:
-    return f"{job_key}/{replica_type.lower()}/services"
+def gen_expectation_key(job_key: str, replica_type: str, suffix: str) -> str:
+    """``<job key>/<rt>/<suffix>``, the suffix being ``pods`` or ``services``."""
+    return f"{job_key}/{replica_type.lower()}/{suffix}"
 
 
 def job_key(obj: Any) -> str:
-    """The workqueue key ``<namespace>/<name>`` (just ``<name>`` when cluster-scoped)."""
+    """The workqueue key ``<namespace>/<name>`` of a job (raw or decoded)."""
     m = meta(obj)
-    namespace = m.get("namespace") or ""
-    return f"{namespace}/{m.get('name', '')}" if namespace else m.get("name", "")
+    namespace, name = m.get("namespace") or "", str(m.get("name", ""))
+    return f"{namespace}/{name}" if namespace else name
 
 
 def recheck_deletion_timestamp(get_object: Callable[[], Any]) -> Callable[[], None]:

@@ -38,6 +38,7 @@ from tf_operator.k8s.client.errors import (
     status_body,
 )
 from tf_operator.k8s.client.fake import Action, FakeKubeClient, FakeResourceClient, FakeWatchStream
+from tf_operator.k8s.client.interface import KubeInterface, ResourceInterface, WatchInterface
 from tf_operator.k8s.client.kube import KubeClient, build_configuration, load_kube_client
 from tf_operator.k8s.client.resource import (
     CONFIGMAPS,
@@ -72,10 +73,13 @@ __all__ = [
     "FakeResourceClient",
     "FakeWatchStream",
     "KubeClient",
+    "KubeInterface",
     "Resource",
     "ResourceClient",
+    "ResourceInterface",
     "RestTransport",
     "TransportError",
+    "WatchInterface",
     "WatchStream",
     "build_configuration",
     "from_response",

@@ -11,10 +11,9 @@ from tf_operator.common.jobcontroller.limits import (
     past_backoff_limit,
     seconds_until_ttl_expiry,
 )
-from tf_operator.common.jobcontroller.pod import out_of_range, slice_by_index
+from tf_operator.common.jobcontroller.owned import out_of_range, slice_by_index
 from tf_operator.common.jobcontroller.util import (
-    gen_expectation_pods_key,
-    gen_expectation_services_key,
+    gen_expectation_key,
     gen_general_name,
     group_of,
     job_key,
@@ -26,8 +25,8 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 def test_names_and_keys():
     assert gen_general_name("a/b", "worker", 0) == "a-b-worker-0"
-    assert gen_expectation_pods_key("ns/j", "Worker") == "ns/j/worker/pods"
-    assert gen_expectation_services_key("ns/j", "PS") == "ns/j/ps/services"
+    assert gen_expectation_key("ns/j", "Worker", "pods") == "ns/j/worker/pods"
+    assert gen_expectation_key("ns/j", "PS", "services") == "ns/j/ps/services"
     assert job_key({"metadata": {"namespace": "ns", "name": "j"}}) == "ns/j"
     assert group_of("kubeflow.org/v1") == "kubeflow.org" and group_of("v1") == ""
 

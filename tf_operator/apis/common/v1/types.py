@@ -186,6 +186,82 @@ class JobCondition:
 
 
 @dataclass
+class ExitCodeRestarts:
+    """Pods recreated under ``restartPolicy: ExitCode``, which ``backoffLimit`` counts.
+
+    Not in v0.5.3 (divergence D14): the count lives in the job's status so it survives an
+    operator restart or a leader change. ``counted_pods`` holds the UIDs of counted pods that
+    may still exist, so recording the same failed pod twice (a retried or interrupted pass)
+    counts it once; a UID is dropped once its pod is gone.
+    """
+
+    count: int = 0
+    counted_pods: list[str] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    _KEYS = ("count", "countedPods")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> ExitCodeRestarts:
+        data = _expect_dict(data, path) or {}
+        pods = data.get("countedPods") or []
+        if not isinstance(pods, list) or not all(isinstance(u, str) for u in pods):
+            raise DecodeError(f"{path}.countedPods: expected a list of strings")
+        return cls(
+            count=_opt_int(data, "count", path) or 0,
+            counted_pods=list(pods),
+            extra=_rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"count": self.count}
+        if self.counted_pods:
+            out["countedPods"] = list(self.counted_pods)
+        out.update(copy.deepcopy(self.extra))
+        return out
+
+    def record(self, pod_uid: str) -> bool:
+        """Count the failure of pod ``pod_uid`` unless it is counted already; True if new."""
+        if pod_uid in self.counted_pods:
+            return False
+        self.counted_pods.append(pod_uid)
+        self.count += 1
+        return True
+
+    def retain(self, existing_pod_uids: set[str]) -> None:
+        """Forget the UIDs of counted pods that no longer exist (the count stays)."""
+        self.counted_pods = [u for u in self.counted_pods if u in existing_pod_uids]
+
+
+@dataclass(frozen=True)
+class RestartDelta:
+    """What one reconcile changed in :class:`ExitCodeRestarts`: pods it counted, UIDs it forgot.
+
+    Re-applied onto the live status when a status write meets a conflict, so a pod counted
+    meanwhile by another pass is not counted again and a count made meanwhile is not lost.
+    """
+
+    counted: tuple[str, ...] = ()
+    forgotten: frozenset[str] = frozenset()
+
+    @classmethod
+    def between(cls, base: ExitCodeRestarts | None, ours: ExitCodeRestarts | None) -> RestartDelta:
+        base_uids = set(base.counted_pods) if base is not None else set()
+        our_uids = list(ours.counted_pods) if ours is not None else []
+        added = tuple(u for u in our_uids if u not in base_uids)
+        return cls(added, frozenset(base_uids - set(our_uids)))
+
+    def apply(self, live: ExitCodeRestarts | None) -> ExitCodeRestarts | None:
+        if live is None and not self.counted:
+            return None
+        merged = ExitCodeRestarts() if live is None else copy.deepcopy(live)
+        for uid in self.counted:
+            merged.record(uid)
+        merged.counted_pods = [u for u in merged.counted_pods if u not in self.forgotten]
+        return merged
+
+
+@dataclass
 class JobStatus:
     """``status`` of a job. ``conditions`` and ``replicaStatuses`` serialise as ``null``."""
 
@@ -194,6 +270,7 @@ class JobStatus:
     start_time: datetime | None = None
     completion_time: datetime | None = None
     last_reconcile_time: datetime | None = None
+    exit_code_restarts: ExitCodeRestarts | None = None
     extra: dict = field(default_factory=dict)
 
     _KEYS = (
@@ -202,6 +279,7 @@ class JobStatus:
         "startTime",
         "completionTime",
         "lastReconcileTime",
+        "exitCodeRestarts",
     )
 
     @classmethod
@@ -231,6 +309,9 @@ class JobStatus:
             last_reconcile_time=parse_time(
                 data.get("lastReconcileTime"), f"{path}.lastReconcileTime"
             ),
+            exit_code_restarts=None
+            if data.get("exitCodeRestarts") is None
+            else ExitCodeRestarts.from_dict(data["exitCodeRestarts"], f"{path}.exitCodeRestarts"),
             extra=_rest(data, cls._KEYS),
         )
 
@@ -250,6 +331,8 @@ class JobStatus:
         ):
             if value is not None:
                 out[key] = format_time(value)
+        if self.exit_code_restarts is not None:
+            out["exitCodeRestarts"] = self.exit_code_restarts.to_dict()
         out.update(copy.deepcopy(self.extra))
         return out
 

@@ -165,6 +165,11 @@ class TFJob:
         """The keys of ``tfReplicaSpecs`` in the port's fixed order (see REPLICA_TYPE_ORDER)."""
         return ordered_replica_types(self.spec.tf_replica_specs or {})
 
+    def replica_specs(self) -> dict[str, ReplicaSpec]:
+        """Replica type → spec in the fixed order, null specs left out."""
+        specs = self.spec.tf_replica_specs or {}
+        return {t: s for t in self.replica_types() if (s := specs[t]) is not None}
+
 
 def ordered_replica_types(specs: dict[str, Any]) -> list[str]:
     """Known types in REPLICA_TYPE_ORDER, then any others sorted."""

@@ -1,17 +1,18 @@
-"""Validation of a TFJob spec (v0.5.3 ``ValidateV1TFJobSpec``, with spec §10 #6 and #30 fixed).
+"""Validation of a TFJob spec (v0.5.3 ``ValidateV1TFJobSpec``, divergences D6 and D29).
 
-The v0.5.3 rules and error texts are kept: missing ``tfReplicaSpecs``; a null replica spec or
+The v0.5.3 rules and error texts are kept (a missing ``tfReplicaSpecs`` is now named in its
+message, like every other rule's field, D8): a null replica spec or
 one without containers; a container without image; no container named ``tensorflow``; more
 than one Chief/Master; more than one Evaluator replica. Messages name the replica type as the
 user wrote the key.
 
 Fixes over v0.5.3 (which validated the raw, un-normalised map):
 * keys are compared case-insensitively, so ``chief`` plus ``Master`` count as two chiefs and an
-  ``evaluator`` key counts as an evaluator (#6);
-* an Evaluator without ``replicas`` counts as 1 (its default) instead of crashing (#6);
-* two keys spelling the same type (``worker`` and ``Worker``) and unknown types are rejected (#6);
-* an empty ``tfReplicaSpecs`` map and negative ``replicas`` are rejected;
-* a job whose generated pod/service names exceed 63 characters is rejected (#30).
+  ``evaluator`` key counts as an evaluator (D6);
+* an Evaluator without ``replicas`` counts as 1 (its default) instead of crashing (D6);
+* two keys spelling the same type (``worker`` and ``Worker``) and unknown types are rejected (D6);
+* an empty ``tfReplicaSpecs`` map and negative ``replicas`` are rejected (D6);
+* a job whose generated pod/service names exceed 63 characters is rejected (D29).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def validate_v1_tfjob_spec(spec: TFJobSpec) -> None:
     """Raise :class:`ValidationError` if the spec is not a valid TFJob spec."""
     specs = spec.tf_replica_specs
     if specs is None:
-        raise ValidationError(_INVALID)
+        # v0.5.3 said only "TFJobSpec is not valid" here (divergence D8).
+        raise ValidationError(f"{_INVALID}: tfReplicaSpecs is required")
     if not specs:
         # v0.5.3 accepted {} and then never synced the job; reject it instead.
         raise ValidationError(f"{_INVALID}: at least one replica type is required")

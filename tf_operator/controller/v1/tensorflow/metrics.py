@@ -1,12 +1,12 @@
 """Prometheus metrics of the TFJob controller, under v0.5.3's exact names.
 
 The Go client of v0.5.3's era exposed counters without a ``_total`` suffix; Python's
-``prometheus_client`` always adds one to counters (spec §10 #34). To keep the legacy sample
+``prometheus_client`` always adds one to counters. To keep the legacy sample
 names (``tf_operator_jobs_created 3``) that dashboards query, the counters are served by a
 small custom collector as ``untyped`` metrics. ``tf_operator_is_leader`` is a gauge owned by
 the app (``tf_operator.app.server``), which sets it on leadership changes.
 
-Counting follows transitions, not evaluations (spec §10 #24): a job counts as created when the
+Counting follows transitions, not evaluations (divergence D23): a job counts as created when the
 controller first records its ``Created`` condition, as successful/failed when its Succeeded /
 Failed condition is first set (limit failures included), as restarted each time the controller
 restarts pods of it, and as deleted once when a job it had seen disappears.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from prometheus_client import REGISTRY
+from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.core import Metric
 
 
@@ -73,7 +73,7 @@ _registered = False
 _register_lock = threading.Lock()
 
 
-def register(registry=REGISTRY) -> None:
+def register(registry: CollectorRegistry = REGISTRY) -> None:
     """Register the collector once in the default registry (idempotent)."""
     global _registered
     with _register_lock:

@@ -1,6 +1,6 @@
 """TF_CONFIG: the cluster description every TensorFlow pod receives in its environment.
 
-Byte-exact with v0.5.3 (spec §4)::
+Byte-exact with v0.5.3::
 
     {"cluster":{<rt>:[<host>:<port>,...],...},"task":{"type":<rt>,"index":<i>},"environment":"cloud"}
 
@@ -22,6 +22,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
 )
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.common.jobcontroller.util import gen_general_name
+from tf_operator.k8s.objects import Obj
 
 ENV_CUSTOM_CLUSTER_DOMAIN = "CUSTOM_CLUSTER_DOMAIN"
 TF_CONFIG = "TF_CONFIG"
@@ -48,7 +49,7 @@ def get_port_from_tfjob(job: TFJob, rtype: str) -> int:
             continue
         for port in container.get("ports") or []:
             if port.get("name") == DEFAULT_PORT_NAME:
-                return int(port.get("containerPort"))
+                return int(port.get("containerPort") or 0)
     raise PortNotFoundError()
 
 
@@ -89,11 +90,11 @@ def gen_tf_config_json_str(job: TFJob, rt: str, index: str | int) -> str:
     return go_json(config)
 
 
-def set_cluster_spec(template: dict, job: TFJob, rt: str, index: str | int) -> None:
+def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> None:
     """Put TF_CONFIG into every container of the pod template.
 
-    v0.5.3 appended a second entry when the user had already set TF_CONFIG (spec §10 #31);
-    here an existing entry is replaced in place, so the variable is defined exactly once.
+    v0.5.3 appended a second entry when the user had already set TF_CONFIG; here an existing
+    entry is replaced in place, so the variable is defined exactly once (divergence D30).
     """
     value = gen_tf_config_json_str(job, rt, index)
     for container in (template.get("spec") or {}).get("containers") or []:

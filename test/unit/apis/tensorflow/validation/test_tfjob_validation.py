@@ -1,4 +1,4 @@
-"""Validation, ported from v0.5.3's validation_test.go, plus the §10 #6/#30 fixes."""
+"""Validation, ported from v0.5.3's validation_test.go, plus divergences D6, D8 and D29."""
 
 import pytest
 
@@ -26,8 +26,9 @@ def _rs(containers, replicas=None):
 @pytest.mark.parametrize(
     "specs, message",
     [
-        # The six rows of v0.5.3's TestValidateV1TFJobSpec.
-        (None, "^TFJobSpec is not valid$"),
+        # The six rows of v0.5.3's TestValidateV1TFJobSpec; v0.5.3's first message was only
+        # "TFJobSpec is not valid" (divergence D8).
+        (None, "^TFJobSpec is not valid: tfReplicaSpecs is required$"),
         ({"Worker": _rs([])}, "containers definition expected in Worker"),
         ({"Worker": _rs([{"image": ""}])}, "Image is undefined in the container of Worker"),
         ({"Worker": _rs([{"name": "", "image": "x"}])}, "no container named tensorflow in Worker"),
@@ -36,7 +37,7 @@ def _rs(containers, replicas=None):
         # Further v0.5.3 rules.
         ({"Worker": None}, "containers definition expected in Worker"),
         ({"Chief": _rs([GOOD]), "Master": _rs([GOOD])}, "more than 1 chief/master found"),
-        # Fixes (§10 #6): case-insensitive counting, duplicates, unknown types, empty map.
+        # Divergence D6: case-insensitive counting, duplicates, unknown types, empty map.
         ({"chief": _rs([GOOD]), "Master": _rs([GOOD])}, "more than 1 chief/master found"),
         ({"evaluator": _rs([GOOD], replicas=3)}, "more than 1 evaluator found"),
         ({"worker": _rs([GOOD]), "Worker": _rs([GOOD])}, "given twice"),
@@ -51,7 +52,7 @@ def test_invalid_specs(specs, message):
 
 
 def test_evaluator_without_replicas_does_not_crash():
-    # v0.5.3 dereferenced a nil pointer here and the operator panicked (§10 #6).
+    # v0.5.3 dereferenced a nil pointer here and the operator panicked (divergence D6).
     validate_v1_tfjob_spec(_spec({"Evaluator": _rs([GOOD]), "Worker": _rs([GOOD])}))
 
 

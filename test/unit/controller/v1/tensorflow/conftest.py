@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tf_operator.app.options import ServerOption
+from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
+from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES, FakeKubeClient
 from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.informers import SharedInformerFactory
@@ -122,6 +124,8 @@ class Harness:
         self.ctr = TFController(
             self.client, self.factory, self.tfjob_informer, self.recorder, options, self.clock
         )
+        self.pod_informer = self.factory.pods()
+        self.service_informer = self.factory.services()
 
     # ---- preloading ----
 
@@ -144,13 +148,13 @@ class Harness:
             stored["status"] = pod["status"]
             stored = self.client.resource(PODS).update_status(stored, namespace="default")
         if cache:
-            self.ctr.pod_informer.get_indexer().add(stored)
+            self.pod_informer.get_indexer().add(stored)
         self.client.clear_actions()
         return stored
 
     def add_service(self, service: dict) -> dict:
         stored = self.client.resource(SERVICES).create(copy.deepcopy(service), namespace="default")
-        self.ctr.service_informer.get_indexer().add(stored)
+        self.service_informer.get_indexer().add(stored)
         self.client.clear_actions()
         return stored
 
@@ -187,8 +191,14 @@ class Harness:
 
     # ---- running and inspecting ----
 
+    def decoded(self, job: dict) -> TFJob:
+        """The job as the controller decodes it from the cache (defaults applied)."""
+        decoded = TFJOB_KIND.decode(self.tfjob_informer.get_indexer().get(job))
+        TFJOB_KIND.set_defaults(decoded)
+        return decoded
+
     def sync(self, job: dict) -> bool:
-        return self.ctr.sync_tfjob(f"{job['metadata']['namespace']}/{job['metadata']['name']}")
+        return self.ctr.sync(f"{job['metadata']['namespace']}/{job['metadata']['name']}")
 
     def actions(self, verb: str = "*", plural: str = "*") -> list[tuple[str, str, str | None]]:
         return [

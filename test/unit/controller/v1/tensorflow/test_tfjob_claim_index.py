@@ -11,20 +11,20 @@ import copy
 
 import pytest
 
-from tf_operator.control.controller_ref_manager import BaseControllerRefManager
+from tf_operator.control.controller_ref_manager import ControllerRefManager
 
 
 @pytest.fixture
 def visited(monkeypatch) -> list[str]:
     """Names of the objects the claim logic looks at."""
     seen: list[str] = []
-    original = BaseControllerRefManager.claim_object
+    original = ControllerRefManager.claim_object
 
     def spy(self, obj, *args, **kwargs):
         seen.append(obj["metadata"]["name"])
         return original(self, obj, *args, **kwargs)
 
-    monkeypatch.setattr(BaseControllerRefManager, "claim_object", spy)
+    monkeypatch.setattr(ControllerRefManager, "claim_object", spy)
     return seen
 
 
@@ -52,7 +52,7 @@ def test_orphan_with_matching_labels_is_adopted(harness, tfu):
     orphan = tfu.new_pod(job, "worker", 0)
     del orphan["metadata"]["ownerReferences"]
     harness.add_pod(orphan)
-    claimed = harness.ctr.get_pods_for_job(job)
+    claimed = harness.ctr.pods.claim(harness.decoded(job))
     assert names(claimed) == ["test-tfjob-worker-0"]
     refs = patches(harness, "pods")["test-tfjob-worker-0"]["metadata"]["ownerReferences"]
     assert [(r["uid"], r["controller"]) for r in refs] == [(job["metadata"]["uid"], True)]
@@ -64,7 +64,7 @@ def test_owned_pod_whose_labels_changed_is_released(harness, tfu, label):
     pod = tfu.new_pod(job, "worker", 0)
     del pod["metadata"]["labels"][label]
     harness.add_pod(pod)
-    assert harness.ctr.get_pods_for_job(job) == []
+    assert harness.ctr.pods.claim(harness.decoded(job)) == []
     body = patches(harness, "pods")["test-tfjob-worker-0"]
     assert body["metadata"]["ownerReferences"] == [
         {"$patch": "delete", "uid": job["metadata"]["uid"]}
@@ -76,7 +76,7 @@ def test_owned_service_whose_job_label_changed_is_released(harness, tfu):
     service = tfu.new_service(job, "worker", 0)
     service["metadata"]["labels"]["tf-job-name"] = "someone-else"
     harness.add_service(service)
-    assert harness.ctr.get_services_for_job(job) == []
+    assert harness.ctr.services.claim(harness.decoded(job)) == []
     assert "test-tfjob-worker-0" in patches(harness, "services")
 
 
@@ -85,7 +85,7 @@ def test_matching_pod_owned_by_another_controller_is_ignored(harness, tfu, visit
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["ownerReferences"][0]["uid"] = "another-controller"
     harness.add_pod(pod)
-    assert harness.ctr.get_pods_for_job(job) == []
+    assert harness.ctr.pods.claim(harness.decoded(job)) == []
     assert visited == ["test-tfjob-worker-0"]  # looked at (label match), left alone
     assert patches(harness, "pods") == {}
 
@@ -99,12 +99,12 @@ def test_claim_visits_only_the_jobs_own_objects(harness, tfu, visited):
     del released["metadata"]["labels"]["tf-job-name"]  # only reachable through its owner
     harness.add_pod(released)
 
-    pods = harness.ctr.get_pods_for_job(job)
+    pods = harness.ctr.pods.claim(harness.decoded(job))
     assert names(pods) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
     assert sorted(visited) == ["released", "test-tfjob-worker-0", "test-tfjob-worker-1"]
 
     visited.clear()
-    services = harness.ctr.get_services_for_job(job)
+    services = harness.ctr.services.claim(harness.decoded(job))
     assert names(services) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
     assert sorted(visited) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
     assert list(patches(harness, "pods")) == ["released"]
@@ -116,8 +116,8 @@ def test_objects_in_other_namespaces_are_not_visited(harness, tfu, visited):
     elsewhere = copy.deepcopy(tfu.new_pod(job, "worker", 0))
     elsewhere["metadata"]["namespace"] = "elsewhere"
     elsewhere["metadata"]["name"] = "same-job-other-namespace"
-    harness.ctr.pod_informer.get_indexer().add(elsewhere)
-    assert names(harness.ctr.get_pods_for_job(job)) == ["test-tfjob-worker-0"]
+    harness.pod_informer.get_indexer().add(elsewhere)
+    assert names(harness.ctr.pods.claim(harness.decoded(job))) == ["test-tfjob-worker-0"]
     assert visited == ["test-tfjob-worker-0"]
 
 

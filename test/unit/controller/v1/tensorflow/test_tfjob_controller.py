@@ -184,9 +184,9 @@ def test_deleted_job_drops_its_expectations_and_counts_once(harness, tfu):
 
 def test_invalid_key(harness):
     with pytest.raises(ValueError):
-        harness.ctr.sync_tfjob("a/b/c")
+        harness.ctr.sync("a/b/c")
 
 
 def test_sync_with_missing_namespace_raises(harness):
     with pytest.raises(ValueError, match="either namespace or name is missing"):
-        harness.ctr.sync_tfjob("onlyname")
+        harness.ctr.sync("onlyname")

@@ -63,11 +63,11 @@ def test_pod_group_min_member_follows_replicas(make_harness, tfu):
     from tf_operator.k8s.client import PODS, SERVICES
 
     for obj in harness.client.resource(PODS).list(namespace="default")["items"]:
-        harness.ctr.pod_informer.get_indexer().add(obj)
-        harness.ctr.add_pod(obj)
+        harness.pod_informer.get_indexer().add(obj)
+        harness.ctr.pods.on_add(obj)
     for obj in harness.client.resource(SERVICES).list(namespace="default")["items"]:
-        harness.ctr.service_informer.get_indexer().add(obj)
-        harness.ctr.add_service(obj)
+        harness.service_informer.get_indexer().add(obj)
+        harness.ctr.services.on_add(obj)
     harness.sync(job)
     group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
     assert group["spec"]["minMember"] == 3

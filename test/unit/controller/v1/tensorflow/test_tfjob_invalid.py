@@ -61,7 +61,7 @@ def test_fixing_the_spec_clears_the_condition_and_runs_the_job(harness, tfu):
     fixed = harness.stored_job(bad)
     fixed["spec"] = tfu.new_tfjob(1)["spec"]
     harness.cache_job(fixed)
-    harness.ctr.update_tfjob(harness.stored_job(bad), fixed)  # v0.5.3 ignored this event (#8)
+    harness.ctr.job_events.on_update(harness.stored_job(bad), fixed)  # v0.5.3 ignored this event (#8)
     assert harness.ctr.work_queue.get() == ("default/bad-tfjob", False)
     harness.sync(bad)
     assert harness.conditions(bad) == [("Created", "True", "TFJobCreated")]
@@ -70,8 +70,8 @@ def test_fixing_the_spec_clears_the_condition_and_runs_the_job(harness, tfu):
 
 def test_handlers_enqueue_invalid_jobs_without_raising(harness, tfu):
     bad = harness.add_job(_invalid(tfu))
-    harness.ctr.add_tfjob(bad)
-    harness.ctr.update_tfjob(bad, bad)
+    harness.ctr.job_events.on_add(bad)
+    harness.ctr.job_events.on_update(bad, bad)
     key, _ = harness.ctr.work_queue.get()
     assert key == "default/bad-tfjob"
 

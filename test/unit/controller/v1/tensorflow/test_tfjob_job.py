@@ -30,7 +30,7 @@ def _running_job(harness, tfu, worker=4, ps=2, status=None, **spec):
 
 def test_add_tfjob_enqueues(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
-    harness.ctr.add_tfjob(job)
+    harness.ctr.job_events.on_add(job)
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
 
@@ -195,8 +195,8 @@ def test_backoff_counts_exit_code_recreations(harness, tfu):
     harness.sync(job)
     assert harness.deleted("pods") == ["test-tfjob-worker-0"]
     # The informer reports the deletion; the next pass sees the budget used up (§10 #12).
-    harness.ctr.pod_informer.get_indexer().delete(stored)
-    harness.ctr.delete_pod(stored)
+    harness.pod_informer.get_indexer().delete(stored)
+    harness.ctr.pods.on_delete(stored)
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)
     assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
@@ -234,20 +234,33 @@ def test_succeeded_folds_active_into_succeeded(harness, tfu):
     assert harness.status(job)["replicaStatuses"]["Worker"] == {"succeeded": 4}
 
 
-def test_update_handler_requeues_at_new_deadline(harness, tfu, monkeypatch):
+def test_sync_requeues_at_the_deadline(harness, tfu, monkeypatch):
+    """v0.5.3 armed the deadline in its update handler (decoding both objects); each reconcile
+    of a started job arms it here, so an edited deadline and a restarted operator both re-sync
+    at the right time (divergence D7)."""
     calls = []
     monkeypatch.setattr(harness.ctr.work_queue, "add_after", lambda k, d: calls.append((k, d)))
-    old = harness.add_job(tfu.new_tfjob(1), status={"startTime": "2026-01-01T12:00:00Z"})
-    new = dict(old, spec={**old["spec"], "activeDeadlineSeconds": 50})
+    job = harness.add_job(
+        tfu.new_tfjob(1, activeDeadlineSeconds=50), status={"startTime": "2026-01-01T12:00:00Z"}
+    )
+    harness.add_pods(job, "worker", active=1)
+    harness.add_services(job, "worker", 1)
     harness.clock.step(20)
-    harness.ctr.update_tfjob(old, new)
+    harness.sync(job)
     assert calls == [("default/test-tfjob", 30.0)]
+
+
+def test_update_handler_only_enqueues(harness, tfu):
+    old = harness.add_job(tfu.new_tfjob(1))
+    new = dict(old, spec={**old["spec"], "activeDeadlineSeconds": 50})
+    harness.ctr.job_events.on_update(old, new)
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+    assert len(harness.ctr.work_queue) == 0
 
 
 def test_delete_handler_accepts_tombstones(harness, tfu):
     from tf_operator.k8s.cache import DeletedFinalStateUnknown
 
     job = harness.add_job(tfu.new_tfjob(1))
-    harness.ctr.delete_tfjob_event(DeletedFinalStateUnknown("default/test-tfjob", job))
+    harness.ctr.job_events.on_delete(DeletedFinalStateUnknown("default/test-tfjob", job))
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

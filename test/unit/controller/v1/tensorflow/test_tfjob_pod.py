@@ -7,7 +7,7 @@ import pytest
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
 from tf_operator.apis.tensorflow.v1.types import TFJob
-from tf_operator.controller.v1.tensorflow.pod import is_retryable_exit_code, set_restart_policy
+from tf_operator.common.jobcontroller.pod import is_retryable_exit_code, set_restart_policy
 from tf_operator.controller.v1.tensorflow.tensorflow import set_cluster_spec
 
 
@@ -20,7 +20,7 @@ def _job(tfu, *args, namespace="default", **kwargs) -> TFJob:
 def test_add_pod_lowers_expectation_and_enqueues(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.ctr.expectations.expect_creations("default/test-tfjob/worker/pods", 1)
-    harness.ctr.add_pod(tfu.new_pod(job, "worker", 0))
+    harness.ctr.pods.on_add(tfu.new_pod(job, "worker", 0))
     assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
@@ -30,7 +30,7 @@ def test_add_of_terminating_pod_still_counts_as_its_creation(harness, tfu):
     harness.ctr.expectations.expect_creations("default/test-tfjob/worker/pods", 1)
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    harness.ctr.add_pod(pod)
+    harness.ctr.pods.on_add(pod)
     assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
@@ -39,10 +39,10 @@ def test_add_pod_of_unknown_job_or_foreign_group_is_ignored(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["ownerReferences"][0]["apiVersion"] = "other.io/v1"  # §10 #27
-    harness.ctr.add_pod(pod)
+    harness.ctr.pods.on_add(pod)
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["ownerReferences"][0]["uid"] = "stale"
-    harness.ctr.add_pod(pod)
+    harness.ctr.pods.on_add(pod)
     assert len(harness.ctr.work_queue) == 0
 
 
@@ -179,9 +179,7 @@ def test_exit_code_retryable_deletes_pod_and_restarts(harness, tfu):
         in harness.recorder.events
     )
     # The deletion is expected: no new pod until the informer reports it gone.
-    assert not harness.ctr.satisfied_expectations(
-        harness.ctr.get_tfjob_from_key("default/test-tfjob")
-    )
+    assert not harness.ctr.expectations_met("default/test-tfjob", harness.decoded(job))
 
 
 def test_exit_code_permanent_fails_job(harness, tfu):
@@ -258,16 +256,16 @@ def test_expectations_prevent_second_pod_for_an_index(harness, tfu):
     from tf_operator.k8s.client import PODS, SERVICES
 
     for svc in harness.client.resource(SERVICES).list(namespace="default")["items"]:
-        harness.ctr.service_informer.get_indexer().add(svc)
-        harness.ctr.add_service(svc)
+        harness.service_informer.get_indexer().add(svc)
+        harness.ctr.services.on_add(svc)
     pods = harness.client.resource(PODS).list(namespace="default")["items"]
-    harness.ctr.pod_informer.get_indexer().add(pods[0])
-    harness.ctr.add_pod(pods[0])
+    harness.pod_informer.get_indexer().add(pods[0])
+    harness.ctr.pods.on_add(pods[0])
     harness.client.clear_actions()
     harness.sync(job)
     assert harness.actions() == []
-    harness.ctr.pod_informer.get_indexer().add(pods[1])
-    harness.ctr.add_pod(pods[1])
+    harness.pod_informer.get_indexer().add(pods[1])
+    harness.ctr.pods.on_add(pods[1])
     harness.sync(job)
     assert harness.created("pods") == []
     # The cache still holds the job as first created, so the status write meets a 409 and is
@@ -329,7 +327,7 @@ def test_update_pod_enqueues_old_and_new_owner(harness, tfu):
     old["metadata"]["resourceVersion"] = "1"
     new = tfu.new_pod(second, "worker", 0)
     new["metadata"]["resourceVersion"] = "2"
-    harness.ctr.update_pod(old, new)
+    harness.ctr.pods.on_update(old, new)
     keys = {harness.ctr.work_queue.get()[0], harness.ctr.work_queue.get()[0]}
     assert keys == {"default/first", "default/second"}
 
@@ -338,7 +336,7 @@ def test_update_pod_resync_is_ignored(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["resourceVersion"] = "7"
-    harness.ctr.update_pod(pod, pod)
+    harness.ctr.pods.on_update(pod, pod)
     assert len(harness.ctr.work_queue) == 0
 
 
@@ -348,7 +346,7 @@ def test_delete_pod_tombstone_lowers_deletion_expectation(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.ctr.expectations.expect_deletions("default/test-tfjob/worker/pods", 1)
     pod = tfu.new_pod(job, "worker", 0)
-    harness.ctr.delete_pod(DeletedFinalStateUnknown("default/test-tfjob-worker-0", pod))
+    harness.ctr.pods.on_delete(DeletedFinalStateUnknown("default/test-tfjob-worker-0", pod))
     assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 

@@ -19,6 +19,11 @@ def wait_for(predicate, timeout=10.0):
     return predicate()
 
 
+def _cached(ctr, key):
+    namespace, name = key.split("/")
+    return ctr.kind.decode(ctr.job_lister.get(namespace, name))
+
+
 def _controller(client):
     factory = SharedInformerFactory(client, 0)
     tfjob_informer = factory.for_resource(TFJOBS)
@@ -45,7 +50,7 @@ def test_run_reconciles_and_drains_on_stop(tfu):
         assert wait_for(settled)
         # Informer events arrive and further syncs must not create duplicates.
         assert wait_for(
-            lambda: ctr.satisfied_expectations(ctr.get_tfjob_from_key("default/test-tfjob"))
+            lambda: ctr.expectations_met("default/test-tfjob", _cached(ctr, "default/test-tfjob"))
         )
         assert len(client.filter_actions("create", "pods")) == 3
     finally:
@@ -104,7 +109,7 @@ def test_many_jobs_many_workers_create_each_pod_once(tfu):
             lambda: (
                 len(ctr.work_queue) == 0
                 and all(
-                    ctr.satisfied_expectations(ctr.get_tfjob_from_key(f"default/job-{i}"))
+                    ctr.expectations_met(f"default/job-{i}", _cached(ctr, f"default/job-{i}"))
                     for i in range(10)
                 )
             )

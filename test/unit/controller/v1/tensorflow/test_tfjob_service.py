@@ -4,7 +4,7 @@
 def test_add_service_lowers_expectation_and_enqueues(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.ctr.expectations.expect_creations("default/test-tfjob/worker/services", 1)
-    harness.ctr.add_service(tfu.new_service(job, "worker", 0))
+    harness.ctr.services.on_add(tfu.new_service(job, "worker", 0))
     assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/services")
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
@@ -42,8 +42,8 @@ def test_deleted_service_is_observed_and_recreated(harness, tfu):
     harness.add_pods(job, "worker", active=1)
     svc = harness.add_service(tfu.new_service(job, "worker", 0))
     harness.client.resource(SERVICES).delete("test-tfjob-worker-0", namespace="default")
-    harness.ctr.service_informer.get_indexer().delete(svc)
-    harness.ctr.delete_service(svc)
+    harness.service_informer.get_indexer().delete(svc)
+    harness.ctr.services.on_delete(svc)
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
     harness.client.clear_actions()
     harness.sync(job)
@@ -59,5 +59,5 @@ def test_service_deletion_is_expected_until_observed(harness, tfu):
     assert harness.deleted("services") == ["test-tfjob-worker-3"]
     key = "default/test-tfjob/worker/services"
     assert not harness.ctr.expectations.satisfied_expectations(key)
-    harness.ctr.delete_service(svc)
+    harness.ctr.services.on_delete(svc)
     assert harness.ctr.expectations.satisfied_expectations(key)

@@ -7,14 +7,14 @@ import pytest
 from tf_operator.apis.common.v1.types import JobStatus
 from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
 from tf_operator.apis.tensorflow.v1.types import TFJob
-from tf_operator.controller.v1.tensorflow.context import ReconcileContext
-from tf_operator.controller.v1.tensorflow.status import (
-    initialize_replica_statuses,
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.pod import ReplicaTally, count_pod, reset_counts
+from tf_operator.common.jobcontroller.status import (
     is_failed,
     is_succeeded,
     update_job_conditions,
-    update_replica_statuses,
 )
+from tf_operator.logger import logger_for_job
 
 
 def _job(tfu, worker, ps, chief=0):
@@ -24,21 +24,25 @@ def _job(tfu, worker, ps, chief=0):
     return job
 
 
+def _context(job, tfu):
+    return SyncContext("default/test-tfjob", job, tfu.START, logger_for_job(job.to_dict()))
+
+
 def _set_counts(job, rtype, failed, succeeded, active):
     for phase, count in (("Failed", failed), ("Succeeded", succeeded), ("Running", active)):
         for _ in range(count):
-            update_replica_statuses(job, rtype, {"status": {"phase": phase}})
+            count_pod(job, rtype, phase)
 
 
 def test_failed(harness, tfu):
     job = _job(tfu, 3, 0)
-    initialize_replica_statuses(job, "Worker")
-    update_replica_statuses(job, "Worker", {"status": {"phase": "Failed"}})
+    reset_counts(job, "Worker")
+    count_pod(job, "Worker", "Failed")
     assert job.status.replica_statuses["Worker"].failed == 1
-    ctx = ReconcileContext(now=tfu.START)
-    harness.ctr.update_status_single(ctx, job, "Worker", 3)
+    ctx = _context(job, tfu)
+    harness.ctr.status.update_replica_type(ctx, "Worker", 3, ReplicaTally())
     assert any(c.type == "Failed" for c in job.status.conditions)
-    assert ctx.events == [
+    assert [(e.event_type, e.reason, e.message, e.condition) for e in ctx.events] == [
         (
             "Normal",
             "TFJobFailed",
@@ -195,9 +199,9 @@ def test_status(harness, tfu, row):
     (worker, ps, chief), ps_c, worker_c, chief_c, restart, worker0, expected = row
     job = _job(tfu, worker, ps, chief)
     for rtype, counts in (("Worker", worker_c), ("Chief", chief_c), ("PS", ps_c)):
-        initialize_replica_statuses(job, rtype)
+        reset_counts(job, rtype)
         _set_counts(job, rtype, *counts)
-    ctx = ReconcileContext(now=tfu.START)
+    ctx = _context(job, tfu)
     order = ["Chief", "Worker", "PS"] if chief else ["Worker", "PS"]
     for rtype in order:
         spec = job.spec.tf_replica_specs.get(rtype)
@@ -205,9 +209,8 @@ def test_status(harness, tfu, row):
             continue
         failed = job.status.replica_statuses[rtype].failed
         restarting = failed if restart else 0
-        harness.ctr.update_status_single(
-            ctx, job, rtype, spec.replicas, restarting, restarting, worker0
-        )
+        tally = ReplicaTally(restarting, restarting, worker0)
+        harness.ctr.status.update_replica_type(ctx, rtype, spec.replicas, tally)
     assert expected in [c.type for c in job.status.conditions]
     # filterOutConditionTest: no Running=True next to a terminal condition.
     if is_failed(job.status) or is_succeeded(job.status):

@@ -1,0 +1,93 @@
+"""Clean-up of a finished job: its pods and services, and its deletion after the TTL.
+
+Pods go by ``cleanPodPolicy`` (``Running`` by default: only running pods; ``All``; ``None``);
+after a limit failure (deadline, backoff) every still-active pod is deleted whatever the
+policy (v0.5.3 let pending and running pods of a failed job live on, divergence D16). Services
+go with their pods, and with ``All`` every service goes even when no pod is left (v0.5.3
+returned early and leaked them, divergence D17).
+
+With ``ttlSecondsAfterFinished`` the job is deleted once the TTL has passed since completion,
+and re-examined exactly then otherwise (v0.5.3 requeued with rate limiting, a hot loop,
+divergence D13; and it crashed on a finished job without ``completionTime``, divergence D14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.common.jobcontroller.limits import seconds_until_ttl_expiry
+from tf_operator.common.jobcontroller.pod import phase_of
+from tf_operator.k8s.client import is_not_found
+from tf_operator.k8s.clock import Clock
+from tf_operator.k8s.objects import Obj, meta
+from tf_operator.k8s.workqueue import DelayingQueue
+
+if TYPE_CHECKING:
+    from tf_operator.common.jobcontroller.owned import OwnedObjects
+
+
+def _is_active(pod: Obj) -> bool:
+    return phase_of(pod) not in ("Succeeded", "Failed") and not meta(pod).get("deletionTimestamp")
+
+
+class CleanupReconciler:
+    """Deletes a finished job's pods and services, and the job after its TTL."""
+
+    def __init__(
+        self,
+        kind_name: str,
+        pods: OwnedObjects,
+        services: OwnedObjects,
+        delete_job: Callable[[Job], None],
+        queue: DelayingQueue,
+        clock: Clock,
+    ) -> None:
+        self._kind_name = kind_name
+        self._pods = pods
+        self._services = services
+        self.delete_job = delete_job  # a seam: tests replace it
+        self._queue = queue
+        self._clock = clock
+
+    def delete_pods_and_services(self, ctx: SyncContext, kill_active: bool) -> None:
+        job = ctx.job
+        policy = job.spec.clean_pod_policy or CLEAN_POD_POLICY_RUNNING
+        deleted_names: set[str] = set()
+        for pod in ctx.pods:
+            doomed = (
+                policy == CLEAN_POD_POLICY_ALL
+                or (policy == CLEAN_POD_POLICY_RUNNING and phase_of(pod) == "Running")
+                or (kill_active and _is_active(pod))
+            )
+            if not doomed:
+                continue
+            self._pods.delete(job, pod)
+            deleted_names.add(meta(pod).get("name", ""))
+        for service in ctx.services:
+            name = meta(service).get("name", "")
+            if policy == CLEAN_POD_POLICY_ALL or name in deleted_names:
+                self._services.delete(job, service)
+
+    def expire(self, ctx: SyncContext) -> bool:
+        """Apply ``ttlSecondsAfterFinished``; True when the job was deleted."""
+        job = ctx.job
+        ttl = job.spec.ttl_seconds_after_finished
+        if ttl is None:
+            return False
+        completion = job.status.completion_time or ctx.now
+        remaining = seconds_until_ttl_expiry(ttl, completion, self._clock.now())
+        if remaining > 0:
+            self._queue.add_after(ctx.key, remaining)
+            return False
+        try:
+            self.delete_job(job)
+        except Exception as err:
+            if is_not_found(err):
+                return True
+            ctx.logger.warning("Cleanup %s error: %s.", self._kind_name, err)
+            raise
+        return True

@@ -1,0 +1,97 @@
+"""The per-sync context: one pass over one job, and the side effects held until its end.
+
+A :class:`SyncContext` carries what one reconcile learned and decided (the job, the pass's
+clock reading, its claimed pods and services, the status as read) so no reconciler keeps
+per-job state on ``self``. Job-level events (``TFJobSucceeded``, ``TFJobFailed``,
+``TFJobRestarting``) and metric increments are collected here and released only after the
+status write they describe has succeeded; a pass that fails on a 409 and is retried therefore
+does not emit them twice (divergence D28). Errors of independent steps are collected too, so
+one failed create does not stop the other replica types from being reconciled or the status
+from being written (divergence D27). Failed pods to recreate under the ExitCode policy wait
+here until their failure is recorded in the written status (divergence D11).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ParamSpec, TypeVar
+
+from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.control.object_control import EventRecorder
+from tf_operator.control.util import event_object
+from tf_operator.k8s.objects import Obj
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class ReconcileErrors(Exception):
+    """Several steps of one reconcile failed; ``errors`` holds each one."""
+
+    def __init__(self, errors: list[BaseException]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+@dataclass
+class HeldEvent:
+    event_type: str
+    reason: str
+    message: str
+    # The condition whose transition the event announces: dropped at flush time if the status
+    # we overwrote already had it True (an earlier pass announced it before our cache caught up).
+    condition: str | None = None
+
+
+@dataclass
+class SyncContext:
+    """One reconcile pass of one job (see the module docstring)."""
+
+    key: str
+    job: Job
+    now: datetime
+    logger: logging.LoggerAdapter[logging.Logger]
+    old_status: Obj = field(default_factory=dict)
+    pods: list[Obj] = field(default_factory=list)
+    services: list[Obj] = field(default_factory=list)
+    restarts: list[Obj] = field(default_factory=list)
+    events: list[HeldEvent] = field(default_factory=list)
+    metrics: list[tuple[Callable[[], None], str | None]] = field(default_factory=list)
+    errors: list[BaseException] = field(default_factory=list)
+
+    def event(
+        self, event_type: str, reason: str, message: str, condition: str | None = None
+    ) -> None:
+        self.events.append(HeldEvent(event_type, reason, message, condition))
+
+    def count(self, increment: Callable[[], None], condition: str | None = None) -> None:
+        self.metrics.append((increment, condition))
+
+    def collect(self, step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+        """Run one step; a failure is kept for the end of the pass and the pass goes on."""
+        try:
+            return step(*args, **kwargs)
+        except Exception as err:
+            self.errors.append(err)
+            return None
+
+    def flush(self, recorder: EventRecorder, already_true: frozenset[str] = frozenset()) -> None:
+        """Emit the held events and metrics (call after a successful status write)."""
+        target = event_object(self.job)
+        for held in self.events:
+            if held.condition not in already_true:
+                recorder.event(target, held.event_type, held.reason, held.message)
+        for increment, condition in self.metrics:
+            if condition not in already_true:
+                increment()
+        self.events.clear()
+        self.metrics.clear()
+
+    def raise_errors(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise ReconcileErrors(list(self.errors))

@@ -1,0 +1,164 @@
+"""What a job kind contributes to the generic job controller, and the job shape it works on.
+
+kubeflow/common later split its job controller from the TFJob specifics through a
+``ControllerInterface``; here the specifics of one kind live in one object, a :class:`JobKind`:
+its API resource and labels, its default container and port names, how a raw object decodes
+and defaults, which pod plays the master role, the cluster environment a pod gets
+(``TF_CONFIG`` for TFJob), and the rule that turns each replica type's pod counts into Running
+or Succeeded. Everything else (claiming, pods, services, PodGroups, status algebra and writes,
+clean-up, TTL, backoff and deadline) is the same for every kind and lives beside this module.
+A second kind is one new :class:`JobKind`; the test suite proves it with a minimal PyTorchJob.
+
+:class:`Job` is the decoded object the reconcilers work on: metadata (a dict), the run-policy
+fields of its spec, its replica specs in the kind's fixed order, and a mutable
+:class:`~tf_operator.apis.common.v1.types.JobStatus`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, ReplicaStatus
+from tf_operator.k8s.client import Resource
+from tf_operator.k8s.objects import Obj
+
+
+class InvalidJobError(ValueError):
+    """A cached object does not decode or validate as the kind; the text says why."""
+
+
+class RunPolicy(Protocol):
+    """The run-policy fields every kind's spec carries (v0.5.3 kept them on the spec)."""
+
+    @property
+    def active_deadline_seconds(self) -> int | None: ...
+
+    @property
+    def backoff_limit(self) -> int | None: ...
+
+    @property
+    def clean_pod_policy(self) -> str | None: ...
+
+    @property
+    def ttl_seconds_after_finished(self) -> int | None: ...
+
+
+class Job(Protocol):
+    """A decoded job of any kind, as the reconcilers see it."""
+
+    metadata: dict[str, Any]
+    status: JobStatus
+
+    @property
+    def spec(self) -> RunPolicy: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def uid(self) -> str: ...
+
+    @property
+    def deletion_timestamp(self) -> str | None: ...
+
+    def replica_specs(self) -> dict[str, ReplicaSpec]:
+        """Replica type → spec, in the kind's fixed order (null specs left out)."""
+        ...
+
+    def to_dict(self) -> Obj: ...
+
+    def object_ref(self) -> Obj:
+        """What an event's involvedObject needs."""
+        ...
+
+
+@dataclass(frozen=True)
+class LabelKeys:
+    """The label keys (and the group label's value) put on every pod and service of a job."""
+
+    group_name: str
+    group_name_value: str
+    job_name: str
+    replica_type: str
+    replica_index: str
+    job_role: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What one replica type says about the whole job in this pass."""
+
+    running: bool = False
+    succeeded: bool = False
+
+
+class Counter(Protocol):
+    def inc(self, amount: float = 1.0) -> None: ...
+
+
+@dataclass(frozen=True)
+class JobMetrics:
+    """The kind's job counters (v0.5.3: ``tf_operator_jobs_*``); counted on transitions."""
+
+    created: Counter
+    deleted: Counter
+    successful: Counter
+    failed: Counter
+    restarted: Counter
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """Everything kind-specific the generic controller needs (see the module docstring)."""
+
+    controller_name: str  # e.g. "tf-operator"
+    resource: Resource  # the job resource (group, version, plural, kind)
+    labels: LabelKeys
+    default_container_name: str  # the container whose exit code decides ("tensorflow")
+    default_port_name: str  # the port the replicas' services expose ("tfjob-port")
+    metrics: JobMetrics
+    # Decode and validate a cached object; raise InvalidJobError.
+    decode: Callable[[Obj], Job]
+    set_defaults: Callable[[Job], None]
+    # Whether pod ``index`` of a replica type gets the ``job-role: master`` label.
+    is_master_role: Callable[[Job, str, int], bool]
+    # The container port of a replica type's default port (its service's port).
+    port: Callable[[Job, str], int]
+    # Give pod ``index`` of replica type ``rt`` (lower case) its cluster environment.
+    set_cluster_spec: Callable[[Obj, Job, str, int], None]
+    # Running/Succeeded as decided by one replica type from its counts and whether its pod 0
+    # completed (every type's failures fail the job; see status.py).
+    progress: Callable[[Job, str, int, ReplicaStatus, bool], Progress]
+
+
+def owner_reference(kind: JobKind, job: Job) -> Obj:
+    """The controller reference every object created for ``job`` carries."""
+    return {
+        "apiVersion": kind.resource.api_version,
+        "kind": kind.resource.kind,
+        "name": job.name,
+        "uid": job.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def job_labels(kind: JobKind, job_name: str) -> dict[str, str]:
+    """The two labels every pod and service of a job carries (its selector)."""
+    return {
+        kind.labels.group_name: kind.labels.group_name_value,
+        kind.labels.job_name: job_name.replace("/", "-"),
+    }
+
+
+def replica_labels(kind: JobKind, job_name: str, rt: str, index: int) -> dict[str, str]:
+    """The job's labels plus replica type (lower case) and index."""
+    labels = job_labels(kind, job_name)
+    labels[kind.labels.replica_type] = rt
+    labels[kind.labels.replica_index] = str(index)
+    return labels

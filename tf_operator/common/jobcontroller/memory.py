@@ -1,0 +1,53 @@
+"""What the controller remembers about each job between syncs, behind one lock.
+
+The work queue never hands one key to two workers, but the maps here are shared by every
+worker (and by the deletion path), so each read-modify-write holds the lock. Only facts that
+may be lost on a restart live here: which jobs this process has seen (so ``jobs_deleted``
+counts a job once, divergence D5) and which exit codes were already announced (divergence
+D31). Anything that must survive a restart lives in the job's status (divergence D11).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Job:
+    uid: str
+    reported_exits: set[tuple[str, int]] = field(default_factory=set)
+
+
+class JobMemory:
+    """Per-job facts of this process; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+
+    def remember(self, key: str, uid: str) -> None:
+        """Note that the job ``key`` exists with ``uid``; a new uid starts afresh."""
+        with self._lock:
+            known = self._jobs.get(key)
+            if known is None or known.uid != uid:
+                self._jobs[key] = _Job(uid)
+
+    def forget(self, key: str) -> bool:
+        """Drop everything kept for ``key``; True if this process had seen the job."""
+        with self._lock:
+            return self._jobs.pop(key, None) is not None
+
+    def first_report(self, key: str, pod_uid: str, exit_code: int) -> bool:
+        """True the first time pod ``pod_uid`` of job ``key`` is seen with ``exit_code``."""
+        with self._lock:
+            job = self._jobs.setdefault(key, _Job(""))
+            marker = (pod_uid, exit_code)
+            if marker in job.reported_exits:
+                return False
+            job.reported_exits.add(marker)
+            return True
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._jobs)

@@ -1,0 +1,309 @@
+"""Job status: condition algebra, the per-replica-type rules, and the status write.
+
+Conditions (v0.5.3 ``updateTFJobConditions``) with these differences:
+
+* a condition already True with the same reason and message is left alone, so a running job
+  does not get a new ``lastUpdateTime`` (and a status write) on every pass (divergence D19);
+* Succeeded and Failed are terminal and exclusive: once either is True no condition is added
+  (v0.5.3 stopped only at Failed, so Succeeded and Failed could both be True), and reaching one
+  turns Running *and* Restarting to False with fresh transition times (divergence D18);
+* otherwise as v0.5.3: Running and Restarting replace each other, a condition type appears
+  at most once, new conditions are appended.
+
+:meth:`StatusReconciler.update_replica_type` is v0.5.3's ``updateStatusSingle``: the kind says
+whether the replica type makes the job Running or Succeeded; failed pods of any type fail the
+job unless every one of them is being recreated under the ExitCode policy (divergence D12).
+
+:class:`StatusWriter` writes through the status subresource only when the status changed
+(divergence D15); on 409 it re-reads the job and re-applies the computed status, keeping what
+the live object already established (times, and the ExitCode restarts counted meanwhile)
+(divergence D28). The events and metrics held in the sync context are released after the write.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+from tf_operator.apis.common.v1.types import (
+    CONDITION_FALSE,
+    CONDITION_TRUE,
+    JOB_CREATED,
+    JOB_FAILED,
+    JOB_RESTARTING,
+    JOB_RUNNING,
+    JOB_SUCCEEDED,
+    DecodeError,
+    JobCondition,
+    JobStatus,
+    RestartDelta,
+)
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.kind import JobKind
+from tf_operator.common.jobcontroller.pod import ReplicaTally
+from tf_operator.control.object_control import EventRecorder
+from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from tf_operator.k8s.client import ResourceInterface, is_conflict
+from tf_operator.k8s.objects import Obj, meta
+from tf_operator.k8s.workqueue import DelayingQueue
+
+log = logging.getLogger(__name__)
+
+# Attempts of a status write that keeps meeting 409 Conflict before giving up to the queue.
+STATUS_UPDATE_ATTEMPTS = 5
+
+
+# ---- condition algebra (pure) --------------------------------------------------------------
+
+
+def get_condition(status: JobStatus, cond_type: str) -> JobCondition | None:
+    for condition in status.conditions or []:
+        if condition.type == cond_type:
+            return condition
+    return None
+
+
+def has_condition(status: JobStatus, cond_type: str) -> bool:
+    return any(c.type == cond_type and c.status == CONDITION_TRUE for c in status.conditions or [])
+
+
+def is_succeeded(status: JobStatus) -> bool:
+    return has_condition(status, JOB_SUCCEEDED)
+
+
+def is_failed(status: JobStatus) -> bool:
+    return has_condition(status, JOB_FAILED)
+
+
+def is_finished(status: JobStatus) -> bool:
+    return is_succeeded(status) or is_failed(status)
+
+
+def new_condition(cond_type: str, reason: str, message: str, now: datetime) -> JobCondition:
+    return JobCondition(
+        type=cond_type,
+        status=CONDITION_TRUE,
+        reason=reason,
+        message=message,
+        last_update_time=now,
+        last_transition_time=now,
+    )
+
+
+def update_job_conditions(
+    status: JobStatus, cond_type: str, reason: str, message: str, now: datetime
+) -> bool:
+    """Make ``cond_type`` True with this reason/message; True when it newly became True."""
+    for condition in status.conditions or []:
+        if condition.type == cond_type and condition.status == CONDITION_TRUE:
+            if condition.reason != reason or condition.message != message:
+                condition.reason = reason
+                condition.message = message
+                condition.last_update_time = now
+            return False
+    if is_finished(status):
+        return False
+    terminal = cond_type in (JOB_SUCCEEDED, JOB_FAILED)
+    kept: list[JobCondition] = []
+    for condition in status.conditions or []:
+        if condition.type == cond_type:
+            continue
+        if (cond_type, condition.type) in (
+            (JOB_RESTARTING, JOB_RUNNING),
+            (JOB_RUNNING, JOB_RESTARTING),
+        ):
+            continue
+        running_like = condition.type in (JOB_RUNNING, JOB_RESTARTING)
+        if terminal and running_like and condition.status != CONDITION_FALSE:
+            condition.status = CONDITION_FALSE
+            condition.last_update_time = now
+            condition.last_transition_time = now
+        kept.append(condition)
+    kept.append(new_condition(cond_type, reason, message, now))
+    status.conditions = kept
+    return True
+
+
+def merge_status_onto_live(
+    ours: JobStatus, live_raw: Any, restarts: RestartDelta | None = None
+) -> JobStatus:
+    """Our computed status, keeping what the live object already established.
+
+    Used when a status write met a conflict: the live start/completion times win, a condition
+    the live object already has with the same status keeps its transition time (and its update
+    time when reason and message are unchanged), and the ExitCode restart count is the live one
+    with this pass's ``restarts`` applied.
+    """
+    try:
+        live = JobStatus.from_dict(live_raw)
+    except DecodeError:
+        return ours
+    merged = ours.deep_copy()
+    merged.start_time = live.start_time or ours.start_time
+    merged.completion_time = live.completion_time or ours.completion_time
+    merged.exit_code_restarts = (restarts or RestartDelta()).apply(live.exit_code_restarts)
+    for condition in merged.conditions or []:
+        previous = get_condition(live, condition.type)
+        if previous is None or previous.status != condition.status:
+            continue
+        condition.last_transition_time = (
+            previous.last_transition_time or condition.last_transition_time
+        )
+        if (previous.reason, previous.message) == (condition.reason, condition.message):
+            condition.last_update_time = previous.last_update_time or condition.last_update_time
+    return merged
+
+
+# ---- status rules --------------------------------------------------------------------------
+
+
+class StatusReconciler:
+    """Conditions of a job from its replica types' pods (v0.5.3 ``status.go``)."""
+
+    def __init__(self, kind: JobKind, queue: DelayingQueue) -> None:
+        self._kind = kind
+        self._queue = queue
+        name = kind.resource.kind
+        self.created_reason = f"{name}Created"
+        self.running_reason = f"{name}Running"
+        self.succeeded_reason = f"{name}Succeeded"
+        self.failed_reason = f"{name}Failed"
+        self.restarting_reason = f"{name}Restarting"
+
+    def _set(self, ctx: SyncContext, cond_type: str, reason: str, message: str) -> bool:
+        return update_job_conditions(ctx.job.status, cond_type, reason, message, ctx.now)
+
+    def mark_created(self, ctx: SyncContext) -> None:
+        """The Created condition, counted once (v0.5.3 set it on the cached object, D9)."""
+        job = ctx.job
+        if get_condition(job.status, JOB_CREATED) is not None:
+            return
+        msg = f"{self._kind.resource.kind} {job.name} is created."
+        if self._set(ctx, JOB_CREATED, self.created_reason, msg):
+            ctx.count(self._kind.metrics.created.inc, JOB_CREATED)
+
+    def succeed(self, ctx: SyncContext) -> None:
+        job = ctx.job
+        msg = f"{self._kind.resource.kind} {job.name} successfully completed."
+        if job.status.completion_time is None and not is_finished(job.status):
+            job.status.completion_time = ctx.now
+        if self._set(ctx, JOB_SUCCEEDED, self.succeeded_reason, msg):
+            ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg, JOB_SUCCEEDED)
+            ctx.count(self._kind.metrics.successful.inc, JOB_SUCCEEDED)
+
+    def fail(self, ctx: SyncContext, message: str) -> None:
+        """Set Failed (once) with its event, metric and completion time."""
+        job = ctx.job
+        if is_finished(job.status):
+            return
+        if job.status.completion_time is None:
+            job.status.completion_time = ctx.now
+        if self._set(ctx, JOB_FAILED, self.failed_reason, message):
+            ctx.event(EVENT_TYPE_NORMAL, self.failed_reason, message, JOB_FAILED)
+            ctx.count(self._kind.metrics.failed.inc, JOB_FAILED)
+
+    def update_replica_type(
+        self, ctx: SyncContext, rtype: str, replicas: int, tally: ReplicaTally
+    ) -> None:
+        """Fold one replica type's counts into the job's conditions (v0.5.3
+        ``updateStatusSingle``); ``tally`` says which failed pods are being recreated."""
+        job = ctx.job
+        counts = (job.status.replica_statuses or {})[rtype]
+        expected = replicas - counts.succeeded
+        running, failed = counts.active, counts.failed
+        ctx.logger.info(
+            "%s=%s, ReplicaType=%s expected=%d, running=%d, failed=%d",
+            self._kind.resource.kind,
+            job.name,
+            rtype,
+            expected,
+            running,
+            failed,
+        )
+        if job.status.start_time is None:
+            job.status.start_time = ctx.now
+            deadline = job.spec.active_deadline_seconds
+            if deadline is not None:
+                ctx.logger.info(
+                    "Job with ActiveDeadlineSeconds will sync after %d seconds", deadline
+                )
+                self._queue.add_after(ctx.key, deadline)
+        progress = self._kind.progress(job, rtype, replicas, counts, tally.index0_completed)
+        name = self._kind.resource.kind
+        if progress.running:
+            self._set(ctx, JOB_RUNNING, self.running_reason, f"{name} {job.name} is running.")
+        if progress.succeeded:
+            self.succeed(ctx)
+        if failed <= 0:
+            return
+        if failed - tally.restarting > 0:
+            self.fail(
+                ctx, f"{name} {job.name} has failed because {failed} {rtype} replica(s) failed."
+            )
+            return
+        msg = f"{name} {job.name} is restarting because {failed} {rtype} replica(s) failed."
+        self._set(ctx, JOB_RESTARTING, self.restarting_reason, msg)
+        if tally.new_restarts > 0:
+            ctx.event(EVENT_TYPE_WARNING, self.restarting_reason, msg)
+            ctx.count(self._kind.metrics.restarted.inc)
+
+
+# ---- status write --------------------------------------------------------------------------
+
+
+class StatusWriter:
+    """Writes a job's status when it changed, then releases the pass's held effects."""
+
+    def __init__(self, jobs: ResourceInterface, recorder: EventRecorder) -> None:
+        self._jobs = jobs
+        self._recorder = recorder
+
+    def write_if_changed(self, ctx: SyncContext) -> None:
+        replaced: Obj | None = None
+        if ctx.job.status.to_dict() != ctx.old_status:
+            replaced = self.update(ctx)
+        already_true: frozenset[str] = frozenset()
+        if replaced is not None:
+            already_true = frozenset(
+                str(c.get("type"))
+                for c in replaced.get("conditions") or []
+                if isinstance(c, dict) and c.get("status") == CONDITION_TRUE
+            )
+        ctx.flush(self._recorder, already_true)
+
+    def update(self, ctx: SyncContext) -> Obj | None:
+        """PUT the status subresource; on 409 re-read the job and re-apply our status.
+
+        Returns the live status that a retry overwrote (None when the first write went
+        through).
+        """
+        job = ctx.job
+        body = job.to_dict()
+        replaced: Obj | None = None
+        restarts = RestartDelta.between(
+            _status_or_empty(ctx.old_status).exit_code_restarts, job.status.exit_code_restarts
+        )
+        for attempt in range(1, STATUS_UPDATE_ATTEMPTS + 1):
+            try:
+                self._jobs.update_status(body, namespace=job.namespace)
+                return replaced
+            except Exception as err:
+                if not is_conflict(err) or attempt == STATUS_UPDATE_ATTEMPTS:
+                    raise
+                ctx.logger.info("Conflict writing the status of %s; retrying", job.name)
+                live = self._jobs.get(job.name, namespace=job.namespace)
+                if meta(live).get("uid") != job.uid:
+                    raise
+                replaced = live.get("status") or {}
+                job.status = merge_status_onto_live(job.status, replaced, restarts)
+                live["status"] = job.status.to_dict()
+                body = live
+        return replaced
+
+
+def _status_or_empty(raw: Obj) -> JobStatus:
+    try:
+        return JobStatus.from_dict(raw)
+    except DecodeError:
+        return JobStatus()

@@ -1,0 +1,71 @@
+"""TFJob as a job kind: everything the generic job controller needs to know about it.
+
+Labels, container and port names are v0.5.3's; the master role goes to the Chief/Master when
+the job has one, else to worker 0; the cluster environment is ``TF_CONFIG``
+(:mod:`.tensorflow`); the success rule is in :mod:`.status`.
+"""
+
+from __future__ import annotations
+
+from tf_operator.apis.tensorflow.v1.constants import (
+    DEFAULT_CONTAINER_NAME,
+    DEFAULT_PORT_NAME,
+    GROUP_NAME,
+)
+from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
+from tf_operator.apis.tensorflow.v1.types import (
+    TFJob,
+    contains_chief_or_master_spec,
+    is_chief_or_master,
+    is_worker,
+)
+from tf_operator.common.jobcontroller.kind import Job, JobKind, JobMetrics, LabelKeys
+from tf_operator.controller.v1.tensorflow import metrics
+from tf_operator.controller.v1.tensorflow.informer import TFJOBS, decode_tfjob
+from tf_operator.controller.v1.tensorflow.status import tf_progress
+from tf_operator.controller.v1.tensorflow.tensorflow import get_port_from_tfjob, set_cluster_spec
+
+CONTROLLER_NAME = "tf-operator"
+TF_LABELS = LabelKeys(
+    group_name="group-name",
+    group_name_value=GROUP_NAME,
+    job_name="tf-job-name",
+    replica_type="tf-replica-type",
+    replica_index="tf-replica-index",
+    job_role="tf-job-role",
+)
+TF_METRICS = JobMetrics(
+    created=metrics.JOBS_CREATED,
+    deleted=metrics.JOBS_DELETED,
+    successful=metrics.JOBS_SUCCESSFUL,
+    failed=metrics.JOBS_FAILED,
+    restarted=metrics.JOBS_RESTARTED,
+)
+
+
+def _tfjob(job: Job) -> TFJob:
+    if not isinstance(job, TFJob):
+        raise TypeError(f"expected a TFJob, got {type(job).__name__}")
+    return job
+
+
+def is_master_role(job: Job, rtype: str, index: int) -> bool:
+    if contains_chief_or_master_spec(_tfjob(job)):
+        return is_chief_or_master(rtype)
+    return is_worker(rtype) and index == 0
+
+
+TFJOB_KIND = JobKind(
+    controller_name=CONTROLLER_NAME,
+    resource=TFJOBS,
+    labels=TF_LABELS,
+    default_container_name=DEFAULT_CONTAINER_NAME,
+    default_port_name=DEFAULT_PORT_NAME,
+    metrics=TF_METRICS,
+    decode=decode_tfjob,
+    set_defaults=lambda job: set_defaults_tfjob(_tfjob(job)),
+    is_master_role=is_master_role,
+    port=lambda job, rtype: get_port_from_tfjob(_tfjob(job), rtype),
+    set_cluster_spec=lambda template, job, rt, i: set_cluster_spec(template, _tfjob(job), rt, i),
+    progress=lambda job, rtype, n, counts, done0: tf_progress(_tfjob(job), rtype, n, counts, done0),
+)

@@ -1,0 +1,41 @@
+"""Kubernetes objects as plain JSON dicts, and the metadata accessors every layer uses.
+
+Objects travel through the client, the informers and the controllers as the dicts the API
+server sent (``Obj``). Typed views exist only where a layer owns the schema (the TFJob API in
+``tf_operator.apis``); everything else reads metadata through these helpers, which also accept
+a typed object that carries a ``metadata`` dict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def meta(obj: Any) -> dict[str, Any]:
+    """The metadata dict of a dict object or of a typed object with ``.metadata``."""
+    if isinstance(obj, dict):
+        value = obj.get("metadata")
+    else:
+        value = getattr(obj, "metadata", None)
+    return value if isinstance(value, dict) else {}
+
+
+def labels_of(obj: Any) -> dict[str, str]:
+    value = meta(obj).get("labels")
+    return value if isinstance(value, dict) else {}
+
+
+def get_controller_of(obj: Any) -> dict[str, Any] | None:
+    """The owner reference with ``controller: true``, if any."""
+    for ref in meta(obj).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller"):
+            return ref
+    return None
+
+
+def namespaced_name(obj: Any) -> str:
+    """``namespace/name`` of an object (as a log or error message names it)."""
+    m = meta(obj)
+    return f"{m.get('namespace', '')}/{m.get('name', '')}"

@@ -266,12 +266,11 @@ def run_bench(n: int, backend: str) -> dict:
 def measure(n: int, url: str, used: str, populate_s: float) -> dict:
     rss_start = rss_mb()
     from tf_operator.k8s.cache import ResourceEventHandlerFuncs
-    from tf_operator.k8s.client import PODS
-    from tf_operator.k8s.client.fakeserver import kube_client_for
+    from tf_operator.k8s.client import PODS, load_kube_client
     from tf_operator.k8s.informers import SharedInformerFactory
 
     rss_imports = rss_mb()
-    kc = kube_client_for(url, request_timeout=120)
+    kc = load_kube_client(master=url, request_timeout=120)
     factory = SharedInformerFactory(kc, resync_period=0, namespace=NAMESPACE)
     informer = factory.pods()
     added = 0

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from localcluster import testing
-from tf_operator.app.testing import OperatorExited, OperatorProcess
+from support.operator_process import OperatorExited, OperatorProcess
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD_FILE = ROOT / "manifests/base/crd.yaml"

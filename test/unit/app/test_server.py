@@ -5,9 +5,10 @@ import threading
 
 import pytest
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.app import server
 from tf_operator.app.options import ServerOption
-from tf_operator.k8s.client import ENDPOINTS, LEASES, FakeKubeClient, new_not_found
+from tf_operator.k8s.client import ENDPOINTS, LEASES, new_not_found
 from tf_operator.k8s.leaderelection import LEADER_ANNOTATION
 
 

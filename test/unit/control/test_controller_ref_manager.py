@@ -2,11 +2,12 @@
 
 import pytest
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.control.controller_ref_manager import ClaimErrors, PodControllerRefManager
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.service_control import ServiceControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
-from tf_operator.k8s.client import PODS, SERVICES, FakeKubeClient
+from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.labels import selector_from_set
 from tf_operator.k8s.record import FakeRecorder
 
@@ -27,7 +28,7 @@ def _pod(name, labels=None, owner=None, deleting=False):
         meta["ownerReferences"] = [owner]
     if deleting:
         meta["deletionTimestamp"] = "2020-01-01T00:00:00Z"
-    return {"metadata": meta}
+    return {"metadata": meta, "spec": {"containers": [{"name": "c", "image": "i"}]}}
 
 
 def _manager(client, job=JOB, can_adopt=lambda: None):
@@ -55,17 +56,18 @@ def test_claim_rules():
         _pod("orphan-nomatch", {"x": "y"}),
         _pod("orphan-deleting", LABELS, deleting=True),
     ]
-    for pod in pods:
-        client.resource(PODS).create(pod, namespace="ns")
+    # The claim sees the cache's copies, which carry the API's uids.
+    cached = [client.resource(PODS).create(pod, namespace="ns") for pod in pods]
+    cached[-1]["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z"
     client.clear_actions()
-    claimed = _manager(client).claim_pods(pods)
+    claimed = _manager(client).claim_pods(cached)
     assert [p["metadata"]["name"] for p in claimed] == ["owned-match", "orphan-match"]
     patches = dict(_patches(client))
     assert set(patches) == {"owned-nomatch", "orphan-match"}
     assert patches["owned-nomatch"] == {
         "metadata": {
             "ownerReferences": [{"$patch": "delete", "uid": "job-uid"}],
-            "uid": "uid-owned-nomatch",
+            "uid": cached[2]["metadata"]["uid"],
         }
     }
     adopt_ref = patches["orphan-match"]["metadata"]["ownerReferences"][0]
@@ -103,8 +105,7 @@ def test_adopting_a_vanished_pod_is_not_an_error():
 
 def test_services_claimed_the_same_way():
     client = FakeKubeClient()
-    svc = _pod("svc", LABELS)
-    client.resource(SERVICES).create(svc, namespace="ns")
+    svc = client.resource(SERVICES).create(_pod("svc", LABELS), namespace="ns")
     client.clear_actions()
     manager = ServiceControllerRefManager(
         ServiceControl(client, FakeRecorder()),

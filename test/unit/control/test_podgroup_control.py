@@ -2,13 +2,14 @@
 
 import pytest
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.control.podgroup_control import (
     KUBE_BATCH,
     VOLCANO,
     PodGroupControl,
     backend_for,
 )
-from tf_operator.k8s.client import FakeKubeClient, new_internal_error
+from tf_operator.k8s.client import new_internal_error
 from tf_operator.k8s.record import FakeRecorder
 
 JOB = {

@@ -1,14 +1,9 @@
 """Clean-up of a finished job: its pods and services, and its deletion after the TTL.
 
-Pods go by ``cleanPodPolicy`` (``Running`` by default: only running pods; ``All``; ``None``);
-after a limit failure (deadline, backoff) every still-active pod is deleted whatever the
-policy (v0.5.3 let pending and running pods of a failed job live on, divergence D16). Services
-go with their pods, and with ``All`` every service goes even when no pod is left (v0.5.3
-returned early and leaked them, divergence D17).
-
-With ``ttlSecondsAfterFinished`` the job is deleted once the TTL has passed since completion,
-and re-examined exactly then otherwise (v0.5.3 requeued with rate limiting, a hot loop,
-divergence D13; and it crashed on a finished job without ``completionTime``, divergence D14).
+Pods go by ``cleanPodPolicy`` (default ``Running``), but a limit failure (deadline, backoff)
+deletes every active pod (D16); services go with their pods, and all of them with ``All`` (D17).
+With ``ttlSecondsAfterFinished`` the job is deleted once the TTL passed since completion, else
+re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The per-sync context: one pass over one job, and the side effects held until its end.
 
-A :class:`SyncContext` carries what one reconcile learned and decided (the job, the pass's
-clock reading, its claimed pods and services, the status as read) so no reconciler keeps
-per-job state on ``self``. Job-level events (``TFJobSucceeded``, ``TFJobFailed``,
-``TFJobRestarting``) and metric increments are collected here and released only after the
-status write they describe has succeeded; a pass that fails on a 409 and is retried therefore
-does not emit them twice (divergence D28). Errors of independent steps are collected too, so
-one failed create does not stop the other replica types from being reconciled or the status
-from being written (divergence D27). Failed pods to recreate under the ExitCode policy wait
-here until their failure is recorded in the written status (divergence D11).
+A :class:`SyncContext` carries the job, the pass's clock reading, its claimed pods and services
+and the status as read, so no reconciler keeps per-job state on ``self``. Job-level events and
+metric increments wait here for the status write they describe (D28); errors of independent
+steps are collected so the pass goes on (D27); failed pods to recreate wait until their failure
+is written (D11). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -105,10 +105,6 @@ class ControllerExpectations:
             record = self._cache.get(key)
             return None if record is None else (record.add, record.delete)
 
-    def delete_expectations(self, key: str) -> None:
-        with self._lock:
-            self._cache.pop(key, None)
-
     def delete_expectations_with_prefix(self, prefix: str) -> None:
         """Drop every record of one job (keys start with ``<ns>/<name>/``)."""
         with self._lock:

@@ -1,19 +1,11 @@
 """Per-job lookup of pods and services through informer indices.
 
-v0.5.3 listed every pod (and service) of the job's namespace on each sync and ran the claim
-logic over all of them, so a sync cost grew with the namespace, not with the job. The claim
-only ever acts on two kinds of object: those whose controller ref carries the job's UID
-(claimed, or released when their labels no longer match) and orphans matching the job's
-selector (adopted). Every object the selector matches carries the job-name label with the
-job's value, so the union of
-
-* objects filed under ``namespace/<controller uid>`` and
-* objects filed under ``namespace/<job-name label value>``
-
-holds every object the claim could claim, adopt or release; the rest of the namespace is
-ignored by the claim anyway (owned by someone else, or an orphan that does not match). Index
-values include the namespace because the namespace lister scoped the old lookup: an object
-in another namespace must stay invisible even if it names the job's UID or name.
+v0.5.3 ran the claim over every pod (and service) of the job's namespace on each sync. The
+claim only acts on objects whose controller ref carries the job's UID (claimed, or released
+when their labels no longer match) and on orphans matching the job's selector (adopted), and
+every object the selector matches carries the job-name label. So the union of the objects filed
+under ``namespace/<controller uid>`` and under ``namespace/<job-name label value>`` holds all
+the claim could act on. Index values include the namespace, which scoped the old lookup.
 """
 
 from __future__ import annotations

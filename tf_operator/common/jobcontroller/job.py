@@ -1,14 +1,10 @@
 """Job informer handlers and the reporting of invalid jobs (v0.5.3 ``job.go``).
 
-Handlers read metadata only and enqueue the key; every decision is taken in the sync, which
-decodes the cached object once (divergence D7). v0.5.3 decoded in its handlers, ignored
-updates where either side was invalid and crashed when a queued key no longer decoded.
-
-An invalid job is reported once per distinct error (so at most once per resourceVersion): one
-log line, one Warning ``Invalid<Kind>Spec`` event, and the job's status replaced by one
-Failed condition whose message carries the validation error, written with the controller's
-own client (v0.5.3 hid the error and used a separate in-cluster client, divergence D8). When
-the user fixes the spec the next sync drops that condition and the job runs normally.
+Handlers read metadata only and enqueue; the sync decodes the cached object once (D7). An
+invalid job is reported once per distinct error (so at most once per resourceVersion): one log
+line, one Warning ``Invalid<Kind>Spec`` event, and its status replaced by one Failed condition
+carrying the validation error, written with the controller's client (D8). Fixing the spec
+clears that condition. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -18,12 +14,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from tf_operator.apis.common.v1.types import (
-    CONDITION_TRUE,
-    JOB_FAILED,
-    JobCondition,
-    JobStatus,
-)
+from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition, JobStatus
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
 from tf_operator.common.jobcontroller.owned import unwrap_tombstone
 from tf_operator.common.jobcontroller.util import job_key

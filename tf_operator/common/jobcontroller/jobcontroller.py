@@ -1,27 +1,18 @@
 """The job controller: construct → run → worker → process_next_work_item → sync → reconcile.
 
-One controller serves one job kind (:class:`~.kind.JobKind`; TFJob in production). The
-constructor wires small reconcilers, each built with exactly its collaborators:
+One controller serves one :class:`~.kind.JobKind` (TFJob in production). The constructor wires
+small reconcilers, each built with exactly its collaborators: :class:`~.owned.OwnedObjects`
+(pods, services), :class:`~.pod.PodReconciler`, :class:`~.service.ServiceReconciler`,
+:class:`~.podgroup.PodGroupReconciler` (gang scheduling), :class:`~.status.StatusReconciler` and
+:class:`~.status.StatusWriter`, :class:`~.cleanup.CleanupReconciler`, and the job handlers.
 
-* :class:`~.owned.OwnedObjects` twice (pods, services): informer handlers, claiming, deletion;
-* :class:`~.pod.PodReconciler`, :class:`~.service.ServiceReconciler`,
-  :class:`~.podgroup.PodGroupReconciler` (gang scheduling only);
-* :class:`~.status.StatusReconciler` (conditions) and :class:`~.status.StatusWriter`;
-* :class:`~.cleanup.CleanupReconciler` (finished jobs, TTL);
-* :class:`~.job.JobEventHandlers` and :class:`~.job.InvalidJobReporter`.
-
-``run(threadiness, stop_event)`` waits for the job, pod and service caches, starts
-``threadiness`` worker threads and blocks until ``stop_event`` is set; it then shuts the queue
-down, lets each worker finish the key it holds (keys still queued are dropped) and returns
-once they have exited. The queue never gives one key to two workers.
-
-:meth:`JobController.sync` reads the job from the cache and decodes it once; a deleted job
-drops its expectations and memory; an invalid job is reported; otherwise, when every
-expectation of the job is met (divergence D1), :meth:`JobController.reconcile` runs one pass
-with a :class:`~.context.SyncContext`. Errors of a pass are aggregated; the key is requeued
-with rate limiting on error and forgotten on success.
-
-Seams for tests: ``sync_handler``, the reconcilers (attributes), and the injected ``clock``.
+``run`` waits for the caches, runs ``threadiness`` workers until the stop event, then lets each
+finish its key; the queue never gives one key to two workers. :meth:`JobController.sync`
+decodes the cached job once; a deleted job drops its expectations and memory (D5); an invalid
+one is reported; otherwise, once every expectation is met (D1), :meth:`JobController.reconcile`
+runs one pass with a :class:`~.context.SyncContext`. A failed pass is requeued with rate
+limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected ``clock``.
+``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -37,10 +28,7 @@ from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
-from tf_operator.common.jobcontroller.limits import (
-    limit_failure_message,
-    seconds_until_deadline,
-)
+from tf_operator.common.jobcontroller.limits import limit_failure_message, seconds_until_deadline
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import (
     POD_TYPE,
@@ -61,11 +49,7 @@ from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl
-from tf_operator.k8s.cache import (
-    SharedIndexInformer,
-    split_meta_namespace_key,
-    wait_for_cache_sync,
-)
+from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.informers import SharedInformerFactory

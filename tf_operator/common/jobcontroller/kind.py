@@ -1,17 +1,11 @@
-"""What a job kind contributes to the generic job controller, and the job shape it works on.
+"""What a job kind contributes to the generic job controller, and the job it works on.
 
-kubeflow/common later split its job controller from the TFJob specifics through a
-``ControllerInterface``; here the specifics of one kind live in one object, a :class:`JobKind`:
-its API resource and labels, its default container and port names, how a raw object decodes
-and defaults, which pod plays the master role, the cluster environment a pod gets
-(``TF_CONFIG`` for TFJob), and the rule that turns each replica type's pod counts into Running
-or Succeeded. Everything else (claiming, pods, services, PodGroups, status algebra and writes,
-clean-up, TTL, backoff and deadline) is the same for every kind and lives beside this module.
-A second kind is one new :class:`JobKind`; the test suite proves it with a minimal PyTorchJob.
-
-:class:`Job` is the decoded object the reconcilers work on: metadata (a dict), the run-policy
-fields of its spec, its replica specs in the kind's fixed order, and a mutable
-:class:`~tf_operator.apis.common.v1.types.JobStatus`.
+As kubeflow/common later split its job controller from TFJob through a ``ControllerInterface``,
+one :class:`JobKind` holds a kind's specifics: resource, labels, default container and port,
+decoding and defaults, the master role, the pods' cluster environment (``TF_CONFIG``), and the
+rule turning a replica type's counts into Running or Succeeded. Everything else is shared; a
+second kind is one new :class:`JobKind` (the tests add a minimal PyTorchJob). :class:`Job` is
+the decoded object the reconcilers see.
 """
 
 from __future__ import annotations

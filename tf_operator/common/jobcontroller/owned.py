@@ -1,23 +1,13 @@
-"""The objects a job owns (its pods, its services): informer handlers, claiming, deletion.
+"""The objects a job owns (pods, services): informer handlers, claiming, deletion, slicing.
 
-Pods and services are handled the same way, so one class serves both; an :class:`OwnedType`
-names what differs (the noun, the expectation-key suffix, the ref manager, and two logging and
-filtering details of v0.5.3's handlers). An :class:`OwnedObjects` instance:
-
-* handles its informer's events (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and the
-  service counterparts): an event is traced to its job through the controller reference
-  (:class:`OwnerResolver`, which reads only the cached job's metadata: no decoding, divergence
-  D7), the creation/deletion expectation of the object's replica type is lowered and the job
-  is enqueued. v0.5.3 ignored service updates and deletions (divergence D4);
-* claims a job's objects (adopting orphans after a live re-read of the job, releasing
-  children that no longer match; see :mod:`tf_operator.control.controller_ref_manager`),
-  looking only at the job's own objects through the informer indices of :mod:`.index`;
-* deletes an object under a deletion expectation (divergence D4), lowered again when nothing
-  was deleted;
-* slices objects by replica type and index.
-
-Concurrency: handlers run on informer threads, the other methods on worker threads; the
-expectations and the queue are thread-safe and nothing here is mutated after construction.
+One :class:`OwnedObjects` class serves pods and services; an :class:`OwnedType` names what
+differs. Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and, unlike v0.5.3, service
+updates and deletions, D4) trace an object to its job through its controller reference, reading
+only the cached job's metadata (:class:`OwnerResolver`, D7, D26), lower the expectation of the
+object's replica type and enqueue the job. ``claim`` adopts and releases through the
+controller-ref managers, looking only at the job's own objects (:mod:`.index`); ``delete`` runs
+under a deletion expectation (D4). Handlers run on informer threads, the rest on workers;
+nothing here is mutated after construction. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -35,10 +25,7 @@ from tf_operator.common.jobcontroller.util import (
     job_key,
     recheck_deletion_timestamp,
 )
-from tf_operator.control.controller_ref_manager import (
-    ControllerRefManager,
-    PodControllerRefManager,
-)
+from tf_operator.control.controller_ref_manager import ControllerRefManager, PodControllerRefManager
 from tf_operator.control.object_control import ObjectControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
@@ -80,31 +67,24 @@ SERVICE_TYPE = OwnedType("service", "services", ServiceControllerRefManager, Tru
 
 
 class OwnerResolver:
-    """Traces an object to its job's key through its controller reference."""
+    """Traces an object to its cached job's key through its controller reference; the kind,
+    the API group (v0.5.3 ignored it, D26) and the UID must match."""
 
     def __init__(self, kind: JobKind, jobs: Lister) -> None:
         self._kind = kind
         self._jobs = jobs
 
     def owner_key(self, obj: Obj) -> str | None:
-        """The key of the cached job controlling ``obj``; None if it is not one of ours.
-
-        v0.5.3 compared only the kind; the API group is compared too (divergence D26), and
-        the UID, so an object of a deleted job is not attributed to a new job of that name.
-        """
         ref = get_controller_of(obj)
-        if ref is None:
-            return None
         resource = self._kind.resource
-        if ref.get("kind") != resource.kind or group_of(ref.get("apiVersion", "")) != (
-            resource.group
-        ):
+        if ref is None or ref.get("kind") != resource.kind:
             return None
-        namespace = meta(obj).get("namespace", "")
-        job = self._jobs.get(namespace, ref.get("name", ""))
+        if group_of(ref.get("apiVersion", "")) != resource.group:
+            return None
+        job = self._jobs.get(meta(obj).get("namespace", ""), ref.get("name", ""))
         if job is None or meta(job).get("uid") != ref.get("uid"):
             return None
-        return f"{namespace}/{meta(job).get('name', '')}" if namespace else meta(job)["name"]
+        return job_key(job)
 
 
 class OwnedObjects:

@@ -1,23 +1,13 @@
 """Reconciling the pods of one replica type, and building a new pod (v0.5.3 ``pod.go``).
 
-For each index ``0..replicas-1`` exactly one pod should exist. A missing pod is created under a
-pods-creation expectation, lowered again if the create fails for any reason but a timeout
-(divergence D3). Extra pods are deleted, which v0.5.3 never did (divergence D21): when an index
-has several pods, one is kept and counted (not terminating, preferably named as the controller
-names it, then the oldest) and the others are deleted; pods whose index is outside
-``[0, replicas)`` (after a scale-down) are deleted too.
-
-A pod under the ExitCode policy that failed with a retryable exit code is recreated: its
-failure is recorded in the job's status (``status.exitCodeRestarts``, keyed by the pod's UID so
-a repeated pass counts it once) and the pod is queued in the sync context; the controller
-deletes it only after that status is written (:meth:`PodReconciler.restart_recorded`), and the
-next pass creates the replacement. A crash at any point therefore neither loses a count nor
-counts one twice (divergence D11). v0.5.3 decided "restarting" per replica type, letting one
-retryable pod mask permanent failures; here it is per pod (divergence D12).
-
-Index 0 counts as completed when its default container terminated with exit code 0 (v0.5.3's
-rule, which lets sidecars keep the pod Running) or when the pod phase is Succeeded (v0.5.3
-missed that case, divergence D22); the kind decides what that means for the job.
+Exactly one pod per index ``0..replicas-1``: a missing pod is created under a creation
+expectation (lowered again when the create fails, D3); extra pods of an index (keeping the
+one not terminating, named as we name it, oldest) and pods of an index out of range are
+deleted (D21). A pod under the ExitCode policy that failed with a retryable code is recreated:
+its failure is counted in ``status.exitCodeRestarts`` by pod UID, and the controller deletes it
+only after that status is written (:meth:`PodReconciler.restart_recorded`), so a crash neither
+loses nor repeats a count (D11); "restarting" is decided per pod (D12). Index 0 completed means
+exit code 0 of the default container or phase Succeeded (D22). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -35,12 +25,7 @@ from tf_operator.apis.common.v1.types import (
 )
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
-from tf_operator.common.jobcontroller.kind import (
-    Job,
-    JobKind,
-    owner_reference,
-    replica_labels,
-)
+from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.util import gen_general_name, job_key
 from tf_operator.control.object_control import EventRecorder

@@ -14,12 +14,7 @@ from typing import TYPE_CHECKING
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
-from tf_operator.common.jobcontroller.kind import (
-    Job,
-    JobKind,
-    owner_reference,
-    replica_labels,
-)
+from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
 from tf_operator.common.jobcontroller.util import gen_general_name, job_key
 from tf_operator.control.service_control import ServiceControlInterface
 from tf_operator.k8s.client import is_timeout

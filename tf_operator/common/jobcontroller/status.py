@@ -1,23 +1,13 @@
 """Job status: condition algebra, the per-replica-type rules, and the status write.
 
-Conditions (v0.5.3 ``updateTFJobConditions``) with these differences:
-
-* a condition already True with the same reason and message is left alone, so a running job
-  does not get a new ``lastUpdateTime`` (and a status write) on every pass (divergence D19);
-* Succeeded and Failed are terminal and exclusive: once either is True no condition is added
-  (v0.5.3 stopped only at Failed, so Succeeded and Failed could both be True), and reaching one
-  turns Running *and* Restarting to False with fresh transition times (divergence D18);
-* otherwise as v0.5.3: Running and Restarting replace each other, a condition type appears
-  at most once, new conditions are appended.
-
-:meth:`StatusReconciler.update_replica_type` is v0.5.3's ``updateStatusSingle``: the kind says
-whether the replica type makes the job Running or Succeeded; failed pods of any type fail the
-job unless every one of them is being recreated under the ExitCode policy (divergence D12).
-
-:class:`StatusWriter` writes through the status subresource only when the status changed
-(divergence D15); on 409 it re-reads the job and re-applies the computed status, keeping what
-the live object already established (times, and the ExitCode restarts counted meanwhile)
-(divergence D28). The events and metrics held in the sync context are released after the write.
+Conditions follow v0.5.3's ``updateTFJobConditions`` (Running and Restarting replace each
+other, a type appears once, new ones are appended) except that an unchanged True condition is
+left alone (D19) and Succeeded/Failed are final and exclusive, turning Running and Restarting
+False with fresh transition times (D18). :meth:`StatusReconciler.update_replica_type` is
+``updateStatusSingle``: the kind says whether a type makes the job Running or Succeeded; failed
+pods fail the job unless every one is being recreated under ExitCode (D12). The
+:class:`StatusWriter` writes only a changed status (D15) and on 409 re-applies it onto the live
+object (D28), then releases the pass's held events. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """REST clients for the Kubernetes API, with objects as plain JSON dicts.
 
 ``KubeClient.resource(Resource)`` gives a :class:`ResourceClient` (list, watch,
-get, create, update, update_status, patch, delete); :class:`FakeKubeClient` is
-the in-memory stand-in for unit tests. Errors are :class:`ApiError` s, decided
-by the ``is_*`` predicates on the Status reason as client-go does.
+get, create, update, update_status, patch, delete); the rest of the operator
+programs against the :class:`KubeInterface` protocols, which a test double can
+implement. Errors are :class:`ApiError` s, decided by the ``is_*`` predicates on
+the Status reason as client-go does.
 """
 
 from tf_operator.k8s.client.errors import (
@@ -37,7 +38,6 @@ from tf_operator.k8s.client.errors import (
     reason_for_error,
     status_body,
 )
-from tf_operator.k8s.client.fake import Action, FakeKubeClient, FakeResourceClient, FakeWatchStream
 from tf_operator.k8s.client.interface import KubeInterface, ResourceInterface, WatchInterface
 from tf_operator.k8s.client.kube import KubeClient, build_configuration, load_kube_client
 from tf_operator.k8s.client.resource import (
@@ -67,11 +67,7 @@ __all__ = [
     "PODS",
     "SECRETS",
     "SERVICES",
-    "Action",
     "ApiError",
-    "FakeKubeClient",
-    "FakeResourceClient",
-    "FakeWatchStream",
     "KubeClient",
     "KubeInterface",
     "Resource",

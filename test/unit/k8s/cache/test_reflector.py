@@ -3,15 +3,9 @@ import time
 
 import pytest
 
+from support.fake_kube import FakeKubeClient, ScriptedWatch
 from tf_operator.k8s.cache import Backoff, ListWatch, Reflector
-from tf_operator.k8s.client import (
-    PODS,
-    FakeKubeClient,
-    FakeWatchStream,
-    TransportError,
-    new_internal_error,
-    new_resource_expired,
-)
+from tf_operator.k8s.client import PODS, TransportError, new_internal_error, new_resource_expired
 from tf_operator.k8s.clock import FakeClock
 
 
@@ -25,7 +19,8 @@ def wait_until(pred, timeout=5.0):
 
 
 def pod(name, labels=None):
-    return {"metadata": {"name": name, "namespace": "ns", "labels": labels or {}}}
+    meta = {"name": name, "namespace": "ns", "labels": labels or {}}
+    return {"metadata": meta, "spec": {"containers": [{"name": "c", "image": "i"}]}}
 
 
 def start(reflector, stop):
@@ -34,9 +29,16 @@ def start(reflector, stop):
     return t
 
 
+def rv(fake, n):
+    """The resourceVersion of the fixture's n-th write (the API numbers them globally)."""
+    return str(fake.base_rv + n)
+
+
 @pytest.fixture
 def fake():
     f = FakeKubeClient()
+    f.ensure_namespace("ns")
+    f.base_rv = int(f.resource_version)
     for n in ("a", "b"):
         f.resource(PODS).create(pod(n))
     f.clear_actions()
@@ -51,7 +53,7 @@ def test_lists_at_rv0_then_watches_from_list_rv(fake, recording_store, fast_back
     r = make(fake, recording_store, fast_backoff, min_watch_timeout=300)
     t = start(r, stop_event)
     recording_store.wait_for(lambda s: s.ops("replace"))
-    assert recording_store.ops("replace") == [(["a", "b"], "2")]
+    assert recording_store.ops("replace") == [(["a", "b"], rv(fake, 2))]
     wait_until(lambda: fake.watch_count() == 1)
     fake.resource(PODS).create(pod("c"))
     fake.resource(PODS).patch("a", {"metadata": {"labels": {"x": "1"}}}, "ns")
@@ -62,10 +64,10 @@ def test_lists_at_rv0_then_watches_from_list_rv(fake, recording_store, fast_back
         ("update", "a"),
         ("delete", "b"),
     ]
-    assert r.last_sync_resource_version() == "5"
+    assert r.last_sync_resource_version() == rv(fake, 5)
     lst, watch = fake.filter_actions("list"), fake.filter_actions("watch")
     assert (lst[0].options["resource_version"], lst[0].options["limit"]) == ("0", 500)
-    assert watch[0].options["resource_version"] == "2"
+    assert watch[0].options["resource_version"] == rv(fake, 2)
     assert 300 <= watch[0].options["timeout_seconds"] < 600
     stop_event.set()
     t.join(5)
@@ -88,7 +90,7 @@ def test_watch_end_rewatches_from_last_rv_without_losing_events(
     gate.set()
     recording_store.wait_for(lambda s: s.ops("add") == ["c", "d"])
     watches = fake.filter_actions("watch")
-    assert watches[1].options["resource_version"] == "3"
+    assert watches[1].options["resource_version"] == rv(fake, 3)
     assert r.list_count == 1  # no relist was needed
 
 
@@ -109,7 +111,7 @@ def test_error_410_event_during_watch_relists_consistently(
         (None, 1),
     ]
     assert [bool(a.options["continue_token"]) for a in lists] == [False, True, False, True]
-    assert recording_store.ops("replace")[1] == (["a", "b"], "2")
+    assert recording_store.ops("replace")[1] == (["a", "b"], rv(fake, 2))
 
 
 def test_410_at_watch_start_relists(fake, recording_store, fast_backoff, stop_event):
@@ -141,7 +143,7 @@ def test_compacted_history_gives_error_event_and_relist(
     fake.compact()  # the client's resourceVersion is now too old
     gate.set()
     recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
-    assert recording_store.ops("replace")[1] == (["b", "z"], "4")
+    assert recording_store.ops("replace")[1] == (["b", "z"], rv(fake, 4))
 
 
 def test_connection_drop_rewatches_with_backoff(fake, recording_store, fast_backoff, stop_event):
@@ -214,7 +216,7 @@ def test_expired_continue_token_takes_one_full_list(
     r._rv_unavailable = True  # force the paginated path
     start(r, stop_event)
     recording_store.wait_for(lambda s: s.ops("replace"))
-    assert recording_store.ops("replace") == [(["a", "b"], "2")]
+    assert recording_store.ops("replace") == [(["a", "b"], rv(fake, 2))]
 
 
 class ScriptedListWatch:
@@ -234,11 +236,11 @@ class ScriptedListWatch:
             self.cond.notify_all()
             if self.streams:
                 return self.streams.pop(0)
-        return FakeWatchStream()
+        return ScriptedWatch()
 
 
 def test_bookmarks_advance_rv_only(recording_store, fast_backoff, stop_event):
-    s1 = FakeWatchStream()
+    s1 = ScriptedWatch()
     s1.push("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "40"}})
     s1.push("ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "41"}})
     s1.push("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "50"}})
@@ -312,7 +314,7 @@ def test_immediately_ending_empty_watches_are_throttled(recording_store, stop_ev
     same resourceVersion) waits ``short_watch_delay``."""
     ended = []
     for _ in range(3):
-        s = FakeWatchStream()
+        s = ScriptedWatch()
         s.end()
         ended.append(s)
     lw = ScriptedListWatch([], "1", ended)
@@ -332,10 +334,10 @@ def test_short_empty_watches_are_throttled_not_escalated(recording_store, stop_e
     first change after the storm is seen within that delay, not after up to a minute."""
     streams = []
     for _ in range(5):
-        s = FakeWatchStream()
+        s = ScriptedWatch()
         s.end()
         streams.append(s)
-    live = FakeWatchStream()
+    live = ScriptedWatch()
     streams.append(live)
     lw = ScriptedListWatch([], "10", streams)
     # A failure backoff this long would stall the test: it must not be used here.

@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.cache import (
     NAMESPACE_INDEX,
     Backoff,
@@ -16,12 +17,13 @@ from tf_operator.k8s.cache import (
     label_index_func,
     wait_for_cache_sync,
 )
-from tf_operator.k8s.client import PODS, FakeKubeClient, new_internal_error
+from tf_operator.k8s.client import PODS, new_internal_error
 from tf_operator.k8s.clock import FakeClock
 
 
 def pod(name, ns="ns", labels=None):
-    return {"metadata": {"name": name, "namespace": ns, "labels": labels or {}}}
+    meta = {"name": name, "namespace": ns, "labels": labels or {}}
+    return {"metadata": meta, "spec": {"containers": [{"name": "c", "image": "i"}]}}
 
 
 def wait_until(pred, timeout=5.0):
@@ -88,6 +90,7 @@ def run(informer, stop):
 def test_events_reach_handlers_after_cache_is_updated(stop):
     fake = FakeKubeClient({PODS: [pod("a"), pod("b", "other")]})
     informer = SharedIndexInformer(ListWatch(fake.resource(PODS)), **FAST)
+    synced_rv = int(fake.resource_version)
     seen_in_cache = []
     rec = Recorder()
 
@@ -114,7 +117,7 @@ def test_events_reach_handlers_after_cache_is_updated(stop):
     assert [
         o["metadata"]["name"] for o in informer.get_indexer().by_index(NAMESPACE_INDEX, "ns")
     ] == ["a"]
-    assert informer.last_sync_resource_version() == "4"
+    assert informer.last_sync_resource_version() == str(synced_rv + 2)
     wait_until(lambda: len(seen_in_cache) == 2)
     assert all(seen_in_cache)
     stop.set()
@@ -276,6 +279,9 @@ def test_hammer_no_lost_or_duplicated_events(stop):
     informer.add_event_handler(rec)
     run(informer, stop)
     assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
+    fake.ensure_namespace("ns")
+    # The server's own record of every pod event, as the ground truth.
+    truth = fake.registry.watch(("", "v1", "pods"), None, fake.resource_version)
 
     writers, per_writer = 4, 150
 
@@ -310,16 +316,18 @@ def test_hammer_no_lost_or_duplicated_events(stop):
     for t in threads:
         t.join()
 
-    expected = [e for e in fake._history if e.resource == PODS]
+    expected = []
+    while (item := truth.get(0)) is not None:
+        expected.append(item)
     rec.wait(lambda ev: len(ev) >= len(expected), timeout=20)
     # The queue keeps each object's events in order (not the global order across objects).
     got, want = {}, {}
     for kind, name, rv, _ in rec.events:
         got.setdefault(name, []).append((kind, rv))
     kinds = {"ADDED": "add", "MODIFIED": "update", "DELETED": "delete"}
-    for e in expected:
-        want.setdefault(e.obj["metadata"]["name"], []).append(
-            (kinds[e.type], e.obj["metadata"]["resourceVersion"])
+    for etype, obj in expected:
+        want.setdefault(obj["metadata"]["name"], []).append(
+            (kinds[etype], obj["metadata"]["resourceVersion"])
         )
     assert len(rec.events) == len(expected)
     assert got == want

@@ -2,14 +2,18 @@ import threading
 
 import pytest
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
-from tf_operator.k8s.client import NODES, PODS, SERVICES, FakeKubeClient, Resource
+from tf_operator.k8s.client import NODES, PODS, SERVICES, Resource
 
 TFJOBS = Resource("kubeflow.org", "v1", "tfjobs", "TFJob")
 
 
 def obj(name, ns="ns"):
-    return {"metadata": {"name": name, "namespace": ns}}
+    return {
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from tf_operator.k8s.client import FakeKubeClient, new_conflict, new_internal_error
+from support.fake_kube import FakeKubeClient
+from tf_operator.k8s.client import new_conflict, new_internal_error
 from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.leaderelection import (
     EndpointsLock,

@@ -5,14 +5,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tf_operator.k8s.client import (
-    ENDPOINTS,
-    LEASES,
-    ApiError,
-    FakeKubeClient,
-    is_conflict,
-    is_not_found,
-)
+from support.fake_kube import FakeKubeClient
+from tf_operator.k8s.client import ENDPOINTS, LEASES, ApiError, is_conflict, is_not_found
 from tf_operator.k8s.leaderelection import (
     LEADER_ANNOTATION,
     ConfigMapLock,

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from tf_operator.k8s.client import EVENTS, FakeKubeClient, TransportError, new_not_found
+from support.fake_kube import FakeKubeClient
+from tf_operator.k8s.client import EVENTS, TransportError, new_not_found
 from tf_operator.k8s.client.errors import new_internal_error
 from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.record import (

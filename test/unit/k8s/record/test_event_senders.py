@@ -10,9 +10,8 @@ import logging
 import threading
 import time
 
-import pytest
-
-from tf_operator.k8s.client import EVENTS, FakeKubeClient
+from support.fake_kube import FakeKubeClient
+from tf_operator.k8s.client import EVENTS
 from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.record import EventBroadcaster, KubeEventSink
 
@@ -167,23 +166,3 @@ def test_shutdown_gives_up_within_its_timeout_when_the_server_hangs(caplog):
     rec.event(tfjob("late"), "Normal", "R", "m")  # after shutdown: refused, not a "drop"
     assert watcher.dropped == 0
     assert watcher.join(5)
-
-
-@pytest.mark.integration
-def test_bench_burst_with_real_latency_is_several_times_faster_with_8_senders():
-    def burst_seconds(workers: int) -> float:
-        kube = FakeKubeClient()
-        pause = threading.Event()
-        kube.prepend_reactor("create", "events", lambda a: (pause.wait(0.005), (False, None))[1])
-        b = EventBroadcaster(clock=FakeClock())
-        b.start_recording_to_sink(KubeEventSink(kube), workers=workers)
-        rec = b.new_recorder("c")
-        start = time.monotonic()
-        for i in range(200):
-            rec.event(tfjob(f"job{i}"), "Normal", "R", "m")
-        b.shutdown(timeout=30)
-        assert len(events_in(kube)) == 200
-        return time.monotonic() - start
-
-    one, eight = burst_seconds(1), burst_seconds(8)
-    assert eight * 3 < one, (one, eight)

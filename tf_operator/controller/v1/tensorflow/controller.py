@@ -11,10 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tf_operator.common.jobcontroller.jobcontroller import (
-    JobController,
-    JobControllerConfiguration,
-)
+from tf_operator.common.jobcontroller.jobcontroller import JobController, JobControllerConfiguration
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
 from tf_operator.k8s.cache import SharedIndexInformer

@@ -12,11 +12,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tf_operator.app.options import ServerOption
+from support.fake_kube import FakeKubeClient
 from tf_operator.apis.tensorflow.v1.types import TFJob
+from tf_operator.app.options import ServerOption
 from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
-from tf_operator.k8s.client import PODS, SERVICES, FakeKubeClient
+from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.record import FakeRecorder

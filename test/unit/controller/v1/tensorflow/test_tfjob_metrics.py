@@ -3,11 +3,12 @@
 from prometheus_client import CollectorRegistry, generate_latest
 
 from tf_operator.controller.v1.tensorflow import metrics
+from tf_operator.metrics import LegacyCollector, LegacyCounter
 
 
 def test_legacy_names_and_help():
     registry = CollectorRegistry()
-    registry.register(metrics.LegacyCollector())
+    registry.register(LegacyCollector(metrics.ALL_COUNTERS))
     text = generate_latest(registry).decode()
     for name, help_text in (
         ("tf_operator_jobs_created", "Counts number of TF jobs created"),
@@ -22,7 +23,7 @@ def test_legacy_names_and_help():
 
 
 def test_counter_increments():
-    counter = metrics.LegacyCounter("x", "y")
+    counter = LegacyCounter("x", "y")
     counter.inc()
     counter.inc(2)
     assert counter.get() == 3

@@ -3,9 +3,10 @@
 import threading
 import time
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.app.options import ServerOption
 from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
-from tf_operator.k8s.client import PODS, SERVICES, FakeKubeClient
+from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.record import FakeRecorder
 

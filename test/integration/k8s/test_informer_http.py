@@ -1,10 +1,12 @@
-"""The informer stack over the real wire path: kubernetes ApiClient -> HTTP -> NDJSON watch."""
+"""The informer stack over the real wire path: kubernetes ApiClient -> HTTP -> NDJSON watch,
+against the local cluster's API server with its watches ending, compacted and dropped."""
 
 import threading
 import time
 
 import pytest
 
+from localcluster.apiserver import APIServer
 from tf_operator.k8s.cache import (
     Backoff,
     DeletedFinalStateUnknown,
@@ -13,21 +15,29 @@ from tf_operator.k8s.cache import (
     SharedIndexInformer,
     wait_for_cache_sync,
 )
-from tf_operator.k8s.client import PODS, FakeKubeClient, new_resource_expired
-from tf_operator.k8s.client.fakeserver import FakeAPIServer, kube_client_for
+from tf_operator.k8s.client import PODS, load_kube_client
 
 pytestmark = pytest.mark.integration
 
+POD_GVR = ("", "v1", "pods")
+
 
 def pod(name):
-    return {"metadata": {"name": name, "namespace": "ns", "labels": {"app": "tf"}}}
+    return {
+        "metadata": {"name": name, "namespace": "ns", "labels": {"app": "tf"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
 
 
 @pytest.fixture
 def server():
-    fake = FakeKubeClient({PODS: [pod(f"p{i}") for i in range(5)]})
-    with FakeAPIServer(fake, [PODS]) as srv:
-        yield srv
+    srv = APIServer(host="127.0.0.1", port=0)
+    srv.start()
+    srv.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "ns"}})
+    for i in range(5):
+        srv.registry.create(POD_GVR, "ns", pod(f"p{i}"))
+    yield srv
+    srv.stop()
 
 
 def wait_until(pred, timeout=10.0):
@@ -38,8 +48,13 @@ def wait_until(pred, timeout=10.0):
         gate.wait(0.01)
 
 
+def watch_requests(server) -> int:
+    counts = server.request_metrics.snapshot()
+    return sum(n for (_, verb, res, _), n in counts.items() if verb == "watch" and res == "pods")
+
+
 def test_informer_over_http_survives_watch_timeouts_410_and_drops(server):
-    kc = kube_client_for(server.url)
+    kc = load_kube_client(master=server.url)
     # A 1-2 s server-side watch timeout: the watch ends mid-test and must resume.
     informer = SharedIndexInformer(
         ListWatch(kc.resource(PODS), label_selector="app=tf"),
@@ -64,30 +79,30 @@ def test_informer_over_http_survives_watch_timeouts_410_and_drops(server):
     stop = threading.Event()
     t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
     t.start()
+    registry = server.registry
     try:
         assert wait_for_cache_sync(stop, informer.has_synced, timeout=10)
         assert len(informer.get_indexer().list()) == 5
         pods = kc.resource(PODS)
-        wait_until(lambda: server.fake.watch_count() == 1)
+        wait_until(lambda: registry.watch_count() == 1)
         # Events across a server-side watch timeout.
-        watches_before = len(server.fake.filter_actions("watch"))
+        watches_before = watch_requests(server)
         pods.create(pod("new"))
-        wait_until(lambda: len(server.fake.filter_actions("watch")) > watches_before)
+        wait_until(lambda: watch_requests(server) > watches_before)
         pods.delete("p0", "ns")
         wait_until(lambda: informer.get_indexer().get_by_key("ns/p0") is None)
         assert informer.get_indexer().get_by_key("ns/new")["kind"] == "Pod"
-        # An ERROR 410 event in the stream: relist; a delete missed meanwhile -> tombstone.
-        server.fake.prepend_reactor("watch", "pods", lambda a: (False, None))
-        gate = threading.Event()
-        server.fake.prepend_reactor("watch", "pods", lambda a: (gate.wait(5) and False, None))
-        server.fake.send_watch_error(new_resource_expired().body)
-        pods.delete("p1", "ns")
-        server.fake.compact()
-        gate.set()
+        # The watch is dropped, a delete lands and the history is compacted before the client
+        # re-watches: its resourceVersion is gone (410), it relists and the missed delete
+        # arrives as a tombstone.
+        with registry._lock:  # hold writers and watchers still while setting the scene
+            registry.drop_watches()
+            registry.delete(POD_GVR, "ns", "p1")
+            registry.compact()
         wait_until(lambda: any(isinstance(o, DeletedFinalStateUnknown) for _, o in events))
         # A dropped connection mid-stream: rewatch and keep going.
-        wait_until(lambda: server.fake.watch_count() == 1)
-        server.fake.break_watches()
+        wait_until(lambda: registry.watch_count() == 1)
+        server.faults.apply({"drop_watches": True})
         pods.create(pod("after-drop"))
         wait_until(lambda: informer.get_indexer().get_by_key("ns/after-drop") is not None)
         keys = sorted(informer.get_indexer().list_keys())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tf_operator.app.testing import OperatorExited, OperatorProcess
+from support.operator_process import OperatorExited, OperatorProcess
 
 
 @pytest.mark.integration

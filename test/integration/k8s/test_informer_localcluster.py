@@ -6,8 +6,7 @@ import time
 import pytest
 
 from tf_operator.k8s.cache import Backoff
-from tf_operator.k8s.client import PODS
-from tf_operator.k8s.client.fakeserver import kube_client_for
+from tf_operator.k8s.client import PODS, load_kube_client
 from tf_operator.k8s.informers import SharedInformerFactory
 
 apiserver = pytest.importorskip("localcluster.apiserver")
@@ -30,7 +29,7 @@ def server():
 
 
 def test_pod_informer_against_emulated_apiserver(server):
-    kc = kube_client_for(server.url)
+    kc = load_kube_client(master=server.url)
     factory = SharedInformerFactory(kc, 0, namespace="t", min_watch_timeout=1.0)
     informer = factory.pods()
     informer.backoff = Backoff(0.01, 0.1)

@@ -11,9 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tf_operator.k8s.client import PODS, ApiError
-from tf_operator.k8s.client.fakeserver import kube_client_for
-from tf_operator.k8s.client.rest import MAX_RETRY_AFTER_ATTEMPTS, retry_after_seconds
+from tf_operator.k8s.client import PODS, ApiError, load_kube_client
+from tf_operator.k8s.client.rest import MAX_RETRY_AFTER_ATTEMPTS
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +73,7 @@ def stub() -> Iterator[tuple[_Script, str]]:
 
 
 def _client(url: str, sleeps: list[float]):
-    kc = kube_client_for(url)
+    kc = load_kube_client(master=url)
     kc.transport.sleep = sleeps.append
     return kc
 
@@ -125,20 +124,3 @@ def test_watch_is_not_retried(stub) -> None:
         pods.watch(namespace="default", resource_version="1", timeout_seconds=1)
     assert err.value.status == 429
     assert sleeps == [] and len(script.requests) == 1
-
-
-@pytest.mark.parametrize(
-    ("status", "header", "expected"),
-    [
-        (429, "3", 3),
-        (500, "1", 1),
-        (504, "0", 0),
-        (409, "1", None),
-        (429, None, None),
-        (429, "soon", None),
-        (503, "-1", None),
-    ],
-)
-def test_retry_after_seconds(status: int, header: str | None, expected: int | None) -> None:
-    headers = {} if header is None else {"Retry-After": header}
-    assert retry_after_seconds(status, headers) == expected

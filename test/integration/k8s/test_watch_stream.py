@@ -6,8 +6,7 @@ import threading
 
 import pytest
 
-from tf_operator.k8s.client import PODS, TransportError
-from tf_operator.k8s.client.fakeserver import kube_client_for
+from tf_operator.k8s.client import PODS, TransportError, load_kube_client
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +52,9 @@ def split_every(data, n):
 
 
 def open_watch(url):
-    return kube_client_for(url).resource(PODS).watch(resource_version="1", timeout_seconds=30)
+    return (
+        load_kube_client(master=url).resource(PODS).watch(resource_version="1", timeout_seconds=30)
+    )
 
 
 @pytest.mark.parametrize("piece", [1, 5, 37, 10_000])

@@ -1,0 +1,28 @@
+"""Markers follow folders: everything under ``test/integration`` is marked ``integration``
+(it starts servers, clusters or processes), and a test under ``test/unit`` that asks for the
+marker is a collection error, so ``-m "not integration"`` and ``test/unit`` mean the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TEST_ROOT = Path(__file__).resolve().parent
+INTEGRATION = TEST_ROOT / "integration"
+UNIT = TEST_ROOT / "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    misplaced = []
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path.is_relative_to(INTEGRATION):
+            item.add_marker(pytest.mark.integration)
+        elif path.is_relative_to(UNIT) and item.get_closest_marker("integration") is not None:
+            misplaced.append(item.nodeid)
+    if misplaced:
+        raise pytest.UsageError(
+            "integration tests must live under test/integration (they start servers, clusters "
+            "or processes): " + ", ".join(misplaced)
+        )

@@ -17,17 +17,19 @@ $(STAMP): pyproject.toml localcluster/pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -m 'not integration' $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto test/unit $(PYTEST_ARGS)
 
 integration: $(STAMP)
-	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto test/integration $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check tf_operator localcluster/src cmd test hack examples
 	$(BIN)/ruff format --check tf_operator localcluster/src cmd test hack examples
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 demo: $(STAMP)
 	$(BIN)/python hack/demo.py $(ARGS)

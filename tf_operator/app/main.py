@@ -14,38 +14,48 @@ import os
 import platform
 import sys
 from collections.abc import Sequence
+from dataclasses import Field, fields
+from typing import Any
 
 import click
 
 from tf_operator import version
 from tf_operator.app.options import (
-    DEFAULT_GANG_SCHEDULER,
-    DEFAULT_LEASE_DURATION,
-    DEFAULT_LOCK_NAME,
-    DEFAULT_LOCK_TYPE,
-    DEFAULT_MONITORING_PORT,
-    DEFAULT_RENEW_DEADLINE,
-    DEFAULT_RESYNC_PERIOD,
-    DEFAULT_RETRY_PERIOD,
-    GANG_SCHEDULERS,
-    LOCK_TYPES,
     ServerOption,
+    flag_of,
     format_go_duration,
+    options_from_params,
     parse_go_duration,
 )
 
 API_VERSION = "v1"
 
+# glog's flags, registered by the Go binary: accepted for compatibility, hidden, ignored
+# (``--v`` is ServerOption.log_verbosity).
+_GLOG_FLAGS = (
+    click.Option(["--logtostderr/--no-logtostderr"], default=True, hidden=True),
+    click.Option(["--alsologtostderr/--no-alsologtostderr"], default=False, hidden=True),
+    click.Option(["--stderrthreshold"], default="", hidden=True),
+    click.Option(["--vmodule"], default="", hidden=True),
+    click.Option(["--log_backtrace_at"], default="", hidden=True),
+    click.Option(["--log_dir"], default="", hidden=True),
+)
+
+
+def _positive_names(declarations: Sequence[str]) -> list[str]:
+    """``["--a/--no-a"]`` -> ``["a"]``."""
+    return [d.split("/")[0].strip()[2:] for d in declarations if d.startswith("--")]
+
+
 # Boolean flags that Go users may write as --name=true/false.
 _BOOL_FLAGS = frozenset(
-    {
-        "version",
-        "json-log-format",
-        "enable-gang-scheduling",
-        "leader-elect",
-        "logtostderr",
-        "alsologtostderr",
-    }
+    [
+        n
+        for f in fields(ServerOption)
+        if flag_of(f).kind == "bool"
+        for n in _positive_names(flag_of(f).names)
+    ]
+    + [n for option in _GLOG_FLAGS if option.is_bool_flag for n in _positive_names(option.opts)]
 )
 # strconv.ParseBool's accepted spellings.
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -81,7 +91,9 @@ class GoDuration(click.ParamType):
 
     name = "duration"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         if isinstance(value, int | float):
             return float(value)
         try:
@@ -104,116 +116,28 @@ def version_lines() -> list[str]:
     ]
 
 
-def _duration_help(text: str, default: float) -> str:
-    return f"{text} (Go duration, default {format_go_duration(default)})"
+def _option(f: Field[Any]) -> click.Option:
+    """The click option of one ServerOption field (see ``options.Flag``)."""
+    spec = flag_of(f)
+    kw: dict[str, Any] = {"default": f.default, "help": spec.help or None, "hidden": spec.hidden}
+    if spec.show_default:
+        kw["show_default"] = True
+    if spec.kind == "int":
+        kw["type"] = int if spec.low is None else click.IntRange(spec.low, spec.high)
+    elif spec.kind == "bool":
+        kw["is_flag"] = True
+    elif spec.kind == "choice":
+        kw["type"] = click.Choice(spec.choices)
+    elif spec.kind == "duration":
+        assert isinstance(f.default, float)
+        default = format_go_duration(f.default)
+        kw.update(
+            type=DURATION, default=default, help=f"{spec.help} (Go duration, default {default})"
+        )
+    return click.Option([*spec.names, f.name], **kw)
 
 
-@click.command(
-    name="tf-operator",
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-)
-@click.option(
-    "--master",
-    default="",
-    help="URL of the Kubernetes API server; overrides the kubeconfig's server. "
-    "Only needed out of cluster.",
-)
-@click.option(
-    "--kubeconfig",
-    default="",
-    help="Path to a kubeconfig file. The KUBECONFIG environment variable wins over this flag. "
-    "In-cluster configuration is used when neither this nor --master is given.",
-)
-@click.option(
-    "--namespace",
-    default="",
-    help="Namespace to watch for TFJobs, pods and services; empty watches all namespaces.",
-)
-@click.option("--threadiness", default=1, type=click.IntRange(min=1), help="Worker threads.")
-@click.option("--version", "print_version", is_flag=True, help="Show version and quit.")
-@click.option(
-    "--json-log-format/--no-json-log-format",
-    default=True,
-    help="JSON log lines (default); --json-log-format=false or --no-json-log-format for text.",
-)
-@click.option(
-    "--enable-gang-scheduling/--no-enable-gang-scheduling",
-    default=False,
-    help="Create a PodGroup per job and schedule its pods with the gang scheduler.",
-)
-@click.option(
-    "--gang-scheduler-name",
-    default=DEFAULT_GANG_SCHEDULER,
-    type=click.Choice(GANG_SCHEDULERS),
-    show_default=True,
-    help="Gang scheduler backend used when gang scheduling is enabled.",
-)
-@click.option(
-    "--monitoring-port",
-    default=DEFAULT_MONITORING_PORT,
-    type=click.IntRange(0, 65535),
-    show_default=True,
-    help="Port of the HTTP endpoint serving /metrics, /healthz and /readyz (0 picks a free one).",
-)
-@click.option(
-    "--monitoring-address",
-    default="0.0.0.0",
-    show_default=True,
-    help="Address the monitoring endpoint listens on.",
-)
-@click.option(
-    "--resyc-period",
-    "--resync-period",
-    "resync_period",
-    default=format_go_duration(DEFAULT_RESYNC_PERIOD),
-    type=DURATION,
-    help=_duration_help("Resync interval of the pod and service informers", DEFAULT_RESYNC_PERIOD),
-)
-@click.option(
-    "--leader-elect/--no-leader-elect",
-    default=True,
-    help="Elect a leader among replicas before running the controller (default on).",
-)
-@click.option(
-    "--leader-elect-lease-duration",
-    default=format_go_duration(DEFAULT_LEASE_DURATION),
-    type=DURATION,
-    help=_duration_help("How long a non-leader waits before taking over", DEFAULT_LEASE_DURATION),
-)
-@click.option(
-    "--leader-elect-renew-deadline",
-    default=format_go_duration(DEFAULT_RENEW_DEADLINE),
-    type=DURATION,
-    help=_duration_help("How long the leader retries renewing", DEFAULT_RENEW_DEADLINE),
-)
-@click.option(
-    "--leader-elect-retry-period",
-    default=format_go_duration(DEFAULT_RETRY_PERIOD),
-    type=DURATION,
-    help=_duration_help("Wait between election attempts", DEFAULT_RETRY_PERIOD),
-)
-@click.option(
-    "--leader-elect-resource-lock",
-    default=DEFAULT_LOCK_TYPE,
-    type=click.Choice(LOCK_TYPES),
-    show_default=True,
-    help="Kind of object holding the leader lock.",
-)
-@click.option(
-    "--leader-elect-resource-name",
-    default=DEFAULT_LOCK_NAME,
-    show_default=True,
-    help="Name of the lock object (in the namespace from KUBEFLOW_NAMESPACE, else default).",
-)
-# glog's flags, registered by the Go binary; accepted for compatibility.
-@click.option("--v", "log_verbosity", default=0, type=int, hidden=True)
-@click.option("--logtostderr/--no-logtostderr", default=True, hidden=True)
-@click.option("--alsologtostderr/--no-alsologtostderr", default=False, hidden=True)
-@click.option("--stderrthreshold", default="", hidden=True)
-@click.option("--vmodule", default="", hidden=True)
-@click.option("--log_backtrace_at", default="", hidden=True)
-@click.option("--log_dir", default="", hidden=True)
-def cli(**params: object) -> None:
+def _run(**params: Any) -> None:
     """Kubeflow TFJob operator (kubeflow.org/v1)."""
     opt = options_from_params(params)
     if opt.print_version:
@@ -227,6 +151,15 @@ def cli(**params: object) -> None:
     _exit_now(server.run(opt))
 
 
+cli = click.Command(
+    name="tf-operator",
+    callback=_run,
+    params=[*(_option(f) for f in fields(ServerOption)), *_GLOG_FLAGS],
+    help=_run.__doc__,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
 def _exit_now(code: int) -> None:
     """Exit without waiting for stray non-daemon threads (watch streams, workers).
 
@@ -237,30 +170,6 @@ def _exit_now(code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
-
-
-def options_from_params(params: dict[str, object]) -> ServerOption:
-    """Build a `ServerOption` from click's parsed parameters."""
-    return ServerOption(
-        master=str(params["master"]),
-        kubeconfig=str(params["kubeconfig"]),
-        namespace=str(params["namespace"]),
-        threadiness=int(params["threadiness"]),  # type: ignore[arg-type]
-        print_version=bool(params["print_version"]),
-        json_log_format=bool(params["json_log_format"]),
-        enable_gang_scheduling=bool(params["enable_gang_scheduling"]),
-        gang_scheduler_name=str(params["gang_scheduler_name"]),
-        monitoring_port=int(params["monitoring_port"]),  # type: ignore[arg-type]
-        monitoring_address=str(params["monitoring_address"]),
-        resync_period=float(params["resync_period"]),  # type: ignore[arg-type]
-        leader_elect=bool(params["leader_elect"]),
-        lease_duration=float(params["leader_elect_lease_duration"]),  # type: ignore[arg-type]
-        renew_deadline=float(params["leader_elect_renew_deadline"]),  # type: ignore[arg-type]
-        retry_period=float(params["leader_elect_retry_period"]),  # type: ignore[arg-type]
-        lock_type=str(params["leader_elect_resource_lock"]),
-        lock_name=str(params["leader_elect_resource_name"]),
-        log_verbosity=int(params["log_verbosity"]),  # type: ignore[arg-type]
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,16 +1,18 @@
 """Server options of the ``tf-operator`` binary, mirroring v0.5.3's ``app/options``.
 
-`ServerOption` is the plain settings object that the CLI fills in and that the server and the
-controller read; it carries no parsing logic of its own. Durations are stored as float seconds.
-Go's flag package accepted duration strings such as ``30s`` or ``1h30m``;
-`parse_go_duration` and `format_go_duration` translate between those and seconds so the flags
-keep their v0.5.3 spelling and their printed defaults (``12h0m0s``).
+`ServerOption` is the settings object that the CLI fills in and that the server and the
+controller read. Each field declares its flag (:func:`flag`), so the flags are declared once:
+the click command is built from the fields and :func:`options_from_params` fills them by
+name. Durations are stored as float seconds. Go's flag package accepted duration strings such
+as ``30s`` or ``1h30m``; `parse_go_duration` and `format_go_duration` translate between those
+and seconds so the flags keep their v0.5.3 spelling and their printed defaults (``12h0m0s``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import Field, dataclass, field, fields
+from typing import Any
 
 # Defaults as in v0.5.3 (options.go / server.go) unless marked as an addition of this port.
 DEFAULT_RESYNC_PERIOD = 12 * 3600.0
@@ -34,29 +36,150 @@ ENV_KUBECONFIG = "KUBECONFIG"
 DEFAULT_LOCK_NAMESPACE = "default"
 
 
+@dataclass(frozen=True)
+class Flag:
+    """How one :class:`ServerOption` field appears on the command line.
+
+    ``names`` are click's declarations (``"--a/--no-a"`` for a boolean pair); ``kind`` is
+    ``text``, ``int``, ``bool``, ``duration`` (a Go duration string, stored as seconds) or
+    ``choice`` (from ``choices``); ``low``/``high`` bound an ``int``.
+    """
+
+    names: tuple[str, ...]
+    help: str = ""
+    kind: str = "text"
+    choices: tuple[str, ...] = ()
+    low: int | None = None
+    high: int | None = None
+    show_default: bool = False
+    hidden: bool = False
+
+
+def flag(default: Any, *names: str, **spec: Any) -> Any:
+    """A dataclass field declaring its default and its flag (see :class:`Flag`)."""
+    return field(default=default, metadata={"flag": Flag(names, **spec)})
+
+
+def flag_of(f: Field[Any]) -> Flag:
+    spec = f.metadata["flag"]
+    assert isinstance(spec, Flag)
+    return spec
+
+
 @dataclass
 class ServerOption:
-    """Everything the operator process is configured with (flags of v0.5.3 plus additions)."""
+    """Everything the operator process is configured with (flags of v0.5.3 plus additions).
 
-    master: str = ""
-    kubeconfig: str = ""  # addition: v0.5.3 read only the KUBECONFIG variable
-    namespace: str = ""  # "" = all namespaces
-    threadiness: int = 1
-    print_version: bool = False
-    json_log_format: bool = True
-    enable_gang_scheduling: bool = False
-    gang_scheduler_name: str = DEFAULT_GANG_SCHEDULER  # addition: kube-batch | volcano
-    monitoring_port: int = DEFAULT_MONITORING_PORT
-    monitoring_address: str = "0.0.0.0"  # addition: Go listened on ":<port>"
-    resync_period: float = DEFAULT_RESYNC_PERIOD
+    Each field is declared once, with its flag: the ``tf-operator`` command is built from
+    these fields in this order (``tf_operator.app.main``), and parsing fills them by name.
+    """
+
+    master: str = flag(
+        "",
+        "--master",
+        help="URL of the Kubernetes API server; overrides the kubeconfig's server. "
+        "Only needed out of cluster.",
+    )
+    # Addition: v0.5.3 read only the KUBECONFIG variable.
+    kubeconfig: str = flag(
+        "",
+        "--kubeconfig",
+        help="Path to a kubeconfig file. The KUBECONFIG environment variable wins over this "
+        "flag. In-cluster configuration is used when neither this nor --master is given.",
+    )
+    namespace: str = flag(
+        "",
+        "--namespace",
+        help="Namespace to watch for TFJobs, pods and services; empty watches all namespaces.",
+    )
+    threadiness: int = flag(1, "--threadiness", kind="int", low=1, help="Worker threads.")
+    print_version: bool = flag(False, "--version", kind="bool", help="Show version and quit.")
+    json_log_format: bool = flag(
+        True,
+        "--json-log-format/--no-json-log-format",
+        kind="bool",
+        help="JSON log lines (default); --json-log-format=false or --no-json-log-format for text.",
+    )
+    enable_gang_scheduling: bool = flag(
+        False,
+        "--enable-gang-scheduling/--no-enable-gang-scheduling",
+        kind="bool",
+        help="Create a PodGroup per job and schedule its pods with the gang scheduler.",
+    )
+    # Addition: kube-batch (v0.5.3's) or volcano.
+    gang_scheduler_name: str = flag(
+        DEFAULT_GANG_SCHEDULER,
+        "--gang-scheduler-name",
+        kind="choice",
+        choices=GANG_SCHEDULERS,
+        show_default=True,
+        help="Gang scheduler backend used when gang scheduling is enabled.",
+    )
+    monitoring_port: int = flag(
+        DEFAULT_MONITORING_PORT,
+        "--monitoring-port",
+        kind="int",
+        low=0,
+        high=65535,
+        show_default=True,
+        help="Port of the HTTP endpoint serving /metrics, /healthz and /readyz "
+        "(0 picks a free one).",
+    )
+    # Addition: Go listened on ":<port>".
+    monitoring_address: str = flag(
+        "0.0.0.0",
+        "--monitoring-address",
+        show_default=True,
+        help="Address the monitoring endpoint listens on.",
+    )
+    resync_period: float = flag(
+        DEFAULT_RESYNC_PERIOD,
+        "--resyc-period",
+        "--resync-period",
+        kind="duration",
+        help="Resync interval of the pod and service informers",
+    )
     # Leader election: fixed in v0.5.3, tunable here.
-    leader_elect: bool = True
-    lease_duration: float = DEFAULT_LEASE_DURATION
-    renew_deadline: float = DEFAULT_RENEW_DEADLINE
-    retry_period: float = DEFAULT_RETRY_PERIOD
-    lock_type: str = DEFAULT_LOCK_TYPE
-    lock_name: str = DEFAULT_LOCK_NAME
-    log_verbosity: int = 0  # glog's --v; >= 4 switches to debug level
+    leader_elect: bool = flag(
+        True,
+        "--leader-elect/--no-leader-elect",
+        kind="bool",
+        help="Elect a leader among replicas before running the controller (default on).",
+    )
+    lease_duration: float = flag(
+        DEFAULT_LEASE_DURATION,
+        "--leader-elect-lease-duration",
+        kind="duration",
+        help="How long a non-leader waits before taking over",
+    )
+    renew_deadline: float = flag(
+        DEFAULT_RENEW_DEADLINE,
+        "--leader-elect-renew-deadline",
+        kind="duration",
+        help="How long the leader retries renewing",
+    )
+    retry_period: float = flag(
+        DEFAULT_RETRY_PERIOD,
+        "--leader-elect-retry-period",
+        kind="duration",
+        help="Wait between election attempts",
+    )
+    lock_type: str = flag(
+        DEFAULT_LOCK_TYPE,
+        "--leader-elect-resource-lock",
+        kind="choice",
+        choices=LOCK_TYPES,
+        show_default=True,
+        help="Kind of object holding the leader lock.",
+    )
+    lock_name: str = flag(
+        DEFAULT_LOCK_NAME,
+        "--leader-elect-resource-name",
+        show_default=True,
+        help="Name of the lock object (in the namespace from KUBEFLOW_NAMESPACE, else default).",
+    )
+    # glog's --v; >= 4 switches to debug level.
+    log_verbosity: int = flag(0, "--v", kind="int", hidden=True)
 
     def validate(self) -> list[str]:
         """Return human-readable problems with the settings (empty when usable)."""
@@ -144,3 +267,8 @@ def format_go_duration(seconds: float) -> str:
 def _trim(number: float) -> str:
     text = f"{number:.9f}".rstrip("0").rstrip(".")
     return text or "0"
+
+
+def options_from_params(params: dict[str, Any]) -> ServerOption:
+    """A `ServerOption` from click's parsed parameters (named after the fields)."""
+    return ServerOption(**{f.name: params[f.name] for f in fields(ServerOption)})

@@ -126,7 +126,11 @@ def build_kube_client(opt: ServerOption) -> Any:
     """Client from --master/--kubeconfig/KUBECONFIG, else in-cluster configuration."""
     from tf_operator.k8s.client import load_kube_client
 
-    return load_kube_client(kubeconfig=opt.kubeconfig or None, master=opt.master or None)
+    return load_kube_client(
+        kubeconfig=opt.kubeconfig or None,
+        master=opt.master or None,
+        user_agent=f"{COMPONENT}/{version.__version__}",
+    )
 
 
 @dataclass

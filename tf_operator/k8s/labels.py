@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 EQUALS = "="
 DOUBLE_EQUALS = "=="
@@ -184,7 +185,7 @@ _EXPRESSION_OPERATORS = {
 }
 
 
-def label_selector_as_selector(label_selector: Mapping | None) -> Selector:
+def label_selector_as_selector(label_selector: Mapping[str, Any] | None) -> Selector:
     """Convert a ``metav1.LabelSelector`` dict; None selects nothing, {} everything."""
     if label_selector is None:
         return NOTHING

@@ -4,8 +4,8 @@ API rule to the local cluster's registry."""
 import threading
 
 import pytest
-from support.fake_kube import FakeKubeClient
 
+from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.client import (
     PODS,
     Resource,

@@ -68,7 +68,7 @@ class Controller:
         )
         thread.start()
         closer = threading.Thread(
-            target=lambda: (stop_event.wait(), cfg.queue.close()),
+            target=lambda: _close_on(stop_event, cfg.queue),
             daemon=True,
             name=f"fifo-close {cfg.name}",
         )
@@ -100,3 +100,8 @@ class Controller:
     def last_sync_resource_version(self) -> str:
         with self._lock:
             return self.reflector.last_sync_resource_version() if self.reflector else ""
+
+
+def _close_on(stop_event: threading.Event, queue: DeltaFIFO) -> None:
+    stop_event.wait()
+    queue.close()

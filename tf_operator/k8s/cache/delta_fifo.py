@@ -22,6 +22,7 @@ back unless newer ones have arrived.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 import time
@@ -72,7 +73,7 @@ class RequeueError(Exception):
 
 
 class KnownObjects(Protocol):
-    def list_keys(self) -> list[str]: ...
+    def list_keys(self) -> builtins.list[str]: ...
 
     def get_by_key(self, key: str) -> Any | None: ...
 
@@ -127,7 +128,7 @@ class DeltaFIFO:
             self._queue_action(DELETED, obj)
             self._cond.notify()
 
-    def add_if_not_present(self, deltas: list[Delta]) -> None:
+    def add_if_not_present(self, deltas: builtins.list[Delta]) -> None:
         """Requeue popped deltas unless the key has been queued again meanwhile."""
         key = self.key_of(deltas)
         with self._cond:
@@ -138,7 +139,7 @@ class DeltaFIFO:
             self._items[key] = list(deltas)
             self._cond.notify_all()
 
-    def replace(self, items: list[Any], resource_version: str = "") -> None:
+    def replace(self, items: builtins.list[Any], resource_version: str = "") -> None:
         """Record a full list: Replaced for each item, tombstones for what vanished."""
         with self._cond:
             listed: set[str] = set()
@@ -239,19 +240,19 @@ class DeltaFIFO:
             return self._populated and self._initial_population_count == 0
 
     # ---- reads --------------------------------------------------------------------------
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         """The newest object of every queued key."""
         with self._cond:
             return [deltas[-1].object for deltas in self._items.values()]
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._cond:
             return list(self._items)
 
-    def get(self, obj: Any) -> list[Delta] | None:
+    def get(self, obj: Any) -> builtins.list[Delta] | None:
         return self.get_by_key(self.key_of(obj))
 
-    def get_by_key(self, key: str) -> list[Delta] | None:
+    def get_by_key(self, key: str) -> builtins.list[Delta] | None:
         with self._cond:
             deltas = self._items.get(key)
             return list(deltas) if deltas is not None else None
@@ -261,7 +262,7 @@ class DeltaFIFO:
             return len(self._queue)
 
 
-def _dedup_tail(deltas: list[Delta]) -> None:
+def _dedup_tail(deltas: builtins.list[Delta]) -> None:
     """Collapse the last two deltas if both are deletions (keep the more informative)."""
     if len(deltas) < 2:
         return

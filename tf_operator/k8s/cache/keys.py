@@ -30,7 +30,7 @@ def meta_namespace_key_func(obj: Any) -> str:
 def deletion_handling_meta_namespace_key_func(obj: Any) -> str:
     """Like :func:`meta_namespace_key_func`, but a tombstone yields its recorded key."""
     key = getattr(obj, "key", None)
-    if key is not None and hasattr(obj, "obj"):
+    if isinstance(key, str) and hasattr(obj, "obj"):
         return key
     return meta_namespace_key_func(obj)
 

@@ -1,7 +1,7 @@
 """ListWatch: the list and watch calls of one resource, with fixed selectors.
 
 A reflector only needs ``list(**options)`` and ``watch(**options)``; this binds
-a :class:`ResourceClient` (real or fake) to a namespace and selectors so the
+a :class:`ResourceInterface` (real or a test's) to a namespace and selectors so the
 reflector never has to know which resource it mirrors. Anything with the same
 two methods can stand in, which is how tests feed a reflector scripted events.
 """
@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf_operator.k8s.client.interface import ResourceInterface, WatchInterface
+from tf_operator.k8s.objects import Obj
+
 
 class ListWatch:
     def __init__(
         self,
-        resource_client: Any,
+        resource_client: ResourceInterface,
         namespace: str | None = None,
         label_selector: Any = None,
         field_selector: Any = None,
@@ -29,7 +32,7 @@ class ListWatch:
         resource_version: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
-    ) -> dict:
+    ) -> Obj:
         return self.resource_client.list(
             namespace=self.namespace,
             label_selector=self.label_selector,
@@ -44,7 +47,7 @@ class ListWatch:
         resource_version: str | None = None,
         timeout_seconds: int | None = None,
         allow_bookmarks: bool = False,
-    ) -> Any:
+    ) -> WatchInterface:
         return self.resource_client.watch(
             namespace=self.namespace,
             resource_version=resource_version,

@@ -184,13 +184,13 @@ class Reflector:
         self.list_count += 1
         log.debug("reflector %s: listed %d objects at %s", self.name, len(items), list_rv)
 
-    def _list_at(self, rv: str) -> tuple[list[dict], str]:
+    def _list_at(self, rv: str) -> tuple[list[dict[str, Any]], str]:
         if not self.page_size:
             result = self.lister_watcher.list(resource_version=rv or None)
             return result.get("items") or [], _list_rv(result)
         # Like client-go's pager: ask for pages even with resourceVersion "0" (the
         # server may ignore the limit there and answer in one go from its cache).
-        items: list[dict] = []
+        items: list[dict[str, Any]] = []
         result = self.lister_watcher.list(resource_version=rv or None, limit=self.page_size)
         while True:
             items.extend(result.get("items") or [])
@@ -207,7 +207,7 @@ class Reflector:
                 result = self.lister_watcher.list(resource_version=None)
                 return result.get("items") or [], _list_rv(result)
 
-    def _fill_type(self, items: list[dict]) -> None:
+    def _fill_type(self, items: list[dict[str, Any]]) -> None:
         # List items come without kind/apiVersion; watch events carry them. Make the
         # cache uniform so consumers never see the difference.
         if not self.expected_kind:
@@ -326,5 +326,5 @@ class Reflector:
                 log.exception("reflector %s: resync failed", self.name)
 
 
-def _list_rv(result: dict) -> str:
+def _list_rv(result: dict[str, Any]) -> str:
     return str((result.get("metadata") or {}).get("resourceVersion") or "")

@@ -70,11 +70,11 @@ class ProcessorListener:
         self._resync_period = resync_period
         self._next_resync = now + resync_period
         self._cond = threading.Condition()
-        self._pending: deque[tuple] = deque()
+        self._pending: deque[tuple[Any, ...]] = deque()
         self._stopped = False
         self._thread: threading.Thread | None = None
 
-    def add(self, notification: tuple) -> None:
+    def add(self, notification: tuple[Any, ...]) -> None:
         with self._cond:
             self._pending.append(notification)
             self._cond.notify()
@@ -145,7 +145,7 @@ class SharedProcessor:
             if self._started:
                 listener.start()
 
-    def distribute(self, notification: tuple, sync: bool) -> None:
+    def distribute(self, notification: tuple[Any, ...], sync: bool) -> None:
         with self._lock:
             for listener in self._syncing if sync else self._listeners:
                 listener.add(notification)

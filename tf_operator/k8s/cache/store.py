@@ -8,6 +8,7 @@ Objects held here are shared: never mutate one, copy it first.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -43,10 +44,10 @@ class Indexer:
     def delete(self, obj: Any) -> None:
         self._store.delete(self.key_func(obj))
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return self._store.list_keys()
 
     def get(self, obj: Any) -> Any | None:
@@ -56,7 +57,7 @@ class Indexer:
     def get_by_key(self, key: str) -> Any | None:
         return self._store.get(key)
 
-    def replace(self, items: list[Any], resource_version: str = "") -> None:
+    def replace(self, items: builtins.list[Any], resource_version: str = "") -> None:
         self._store.replace({self.key_func(obj): obj for obj in items})
 
     def resync(self) -> None:
@@ -66,16 +67,16 @@ class Indexer:
         return len(self._store)
 
     # ---- Indexer ----------------------------------------------------------------
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         return self._store.index(index_name, obj)
 
-    def by_index(self, index_name: str, index_value: str) -> list[Any]:
+    def by_index(self, index_name: str, index_value: str) -> builtins.list[Any]:
         return self._store.by_index(index_name, index_value)
 
-    def index_keys(self, index_name: str, index_value: str) -> list[str]:
+    def index_keys(self, index_name: str, index_value: str) -> builtins.list[str]:
         return self._store.index_keys(index_name, index_value)
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         return self._store.list_index_func_values(index_name)
 
     def get_indexers(self) -> Indexers:

@@ -8,11 +8,12 @@ copy. Index values are kept as sets of keys per index value.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Iterable
 from typing import Any
 
-from tf_operator.k8s.cache.index import Indexers
+from tf_operator.k8s.cache.index import Indexers, IndexFunc
 
 
 class ThreadSafeStore:
@@ -65,11 +66,11 @@ class ThreadSafeStore:
         with self._lock:
             return self._items.get(key)
 
-    def list(self) -> list[Any]:
+    def list(self) -> builtins.list[Any]:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
@@ -81,7 +82,7 @@ class ThreadSafeStore:
         with self._lock:
             return dict(self._indexers)
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Objects sharing any index value with ``obj`` under ``index_name``."""
         with self._lock:
             fn = self._index_func(index_name)
@@ -91,23 +92,23 @@ class ThreadSafeStore:
                 keys |= index.get(value, set())
             return [self._items[k] for k in keys]
 
-    def by_index(self, index_name: str, index_value: str) -> list[Any]:
+    def by_index(self, index_name: str, index_value: str) -> builtins.list[Any]:
         with self._lock:
             self._index_func(index_name)
             keys = self._indices[index_name].get(index_value, ())
             return [self._items[k] for k in keys]
 
-    def index_keys(self, index_name: str, index_value: str) -> list[str]:
+    def index_keys(self, index_name: str, index_value: str) -> builtins.list[str]:
         with self._lock:
             self._index_func(index_name)
             return list(self._indices[index_name].get(index_value, ()))
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         with self._lock:
             return list(self._indices.get(index_name, {}))
 
     # ---- internals -------------------------------------------------------------
-    def _index_func(self, index_name: str):
+    def _index_func(self, index_name: str) -> IndexFunc:
         try:
             return self._indexers[index_name]
         except KeyError:

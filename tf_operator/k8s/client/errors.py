@@ -55,7 +55,7 @@ class ApiError(Exception):
         status: int,
         reason: str = "",
         message: str = "",
-        body: dict | None = None,
+        body: dict[str, Any] | None = None,
         retry_after: float | None = None,
     ) -> None:
         super().__init__(message or reason or f"HTTP {status}")
@@ -73,7 +73,7 @@ class ApiError(Exception):
         text = self.message or self.reason or "unknown error"
         return f"({self.status} {self.reason}) {text}" if self.status else text
 
-    def __reduce__(self):  # keep the attributes across pickling/copying
+    def __reduce__(self) -> tuple[Any, ...]:  # keep the attributes across pickling/copying
         return (
             self.__class__,
             (self.status, self.reason, self.message, self.body, self.retry_after),
@@ -91,7 +91,9 @@ class TransportError(ApiError):
         super().__init__(0, "", message)
 
 
-def status_body(code: int, reason: str, message: str, details: dict | None = None) -> dict:
+def status_body(
+    code: int, reason: str, message: str, details: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A ``metav1.Status`` failure body."""
     body: dict[str, Any] = {
         "kind": "Status",
@@ -107,7 +109,7 @@ def status_body(code: int, reason: str, message: str, details: dict | None = Non
     return body
 
 
-def from_status(status: dict, http_code: int | None = None) -> ApiError:
+def from_status(status: dict[str, Any], http_code: int | None = None) -> ApiError:
     """Build an ApiError from a Status dict (a response body or a watch ERROR event)."""
     code = int(status.get("code") or http_code or 500)
     reason = status.get("reason") or _REASON_FOR_CODE.get(code, REASON_UNKNOWN)

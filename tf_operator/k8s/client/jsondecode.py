@@ -59,7 +59,7 @@ def loads(data: bytes | str) -> Any:
     memo: dict[str, str] = {}
     share = memo.setdefault
 
-    def make_object(pairs: list[tuple[str, Any]]) -> dict:
+    def make_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return {k: share(v, v) if v.__class__ is str else v for k, v in pairs}
 
     _pause_gc()
@@ -146,7 +146,7 @@ def load_stream(read: Callable[[], bytes]) -> Any:
     share = memo.setdefault
 
     # Each raw_decode call has its own key memo, so keys are shared here too.
-    def make_shared_object(pairs: list[tuple[str, Any]]) -> dict:
+    def make_shared_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         return {share(k, k): share(v, v) if v.__class__ is str else v for k, v in pairs}
 
     decoder = json.JSONDecoder(object_pairs_hook=make_shared_object)
@@ -179,9 +179,9 @@ def load_stream(read: Callable[[], bytes]) -> Any:
         _resume_gc()
 
 
-def _read_array(reader: _Reader, decoder: json.JSONDecoder) -> list:
+def _read_array(reader: _Reader, decoder: json.JSONDecoder) -> list[Any]:
     reader.expect("[")
-    items: list = []
+    items: list[Any] = []
     if reader.peek() == "]":
         reader.pos += 1
         return items

@@ -21,7 +21,6 @@ from kubernetes import config as k8s_config
 
 from tf_operator.k8s.client.resource import Resource
 from tf_operator.k8s.client.rest import ResourceClient, RestTransport
-from tf_operator.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +28,9 @@ KUBECONFIG_ENV = "KUBECONFIG"
 # Informers, workers, the event broadcaster and leader election all share the
 # one pool; urllib3's default of 1 connection per host would serialise them.
 CONNECTION_POOL_MAXSIZE = 32
-USER_AGENT = f"tf-operator/{__version__}"
+# What the server sees when the caller names no client; the operator passes
+# "tf-operator/<version>" (this package knows nothing of the operator's version).
+DEFAULT_USER_AGENT = "tf-operator"
 
 
 class KubeClient:
@@ -64,13 +65,13 @@ def build_configuration(kubeconfig: str | None = None, master: str | None = None
     cfg = k8s_client.Configuration()
     if not kubeconfig and not master:
         try:
-            k8s_config.load_incluster_config(client_configuration=cfg)
+            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
             log.info("using in-cluster configuration")
         except k8s_config.ConfigException:
             log.warning("neither --kubeconfig nor --master was given and in-cluster config failed")
             raise
     elif kubeconfig:
-        k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+        k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)  # type: ignore[no-untyped-call]
         log.info("using kubeconfig %s", kubeconfig)
     if master:
         cfg.host = master.rstrip("/")
@@ -79,10 +80,13 @@ def build_configuration(kubeconfig: str | None = None, master: str | None = None
 
 
 def load_kube_client(
-    kubeconfig: str | None = None, master: str | None = None, request_timeout: float | None = 60.0
+    kubeconfig: str | None = None,
+    master: str | None = None,
+    request_timeout: float | None = 60.0,
+    user_agent: str = DEFAULT_USER_AGENT,
 ) -> KubeClient:
     """A :class:`KubeClient` from a kubeconfig / master URL / in-cluster config."""
     cfg = build_configuration(kubeconfig, master)
     api_client = k8s_client.ApiClient(configuration=cfg)
-    api_client.user_agent = USER_AGENT
+    api_client.user_agent = user_agent
     return KubeClient(api_client, request_timeout)

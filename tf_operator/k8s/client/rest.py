@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 import urllib3
 
 from tf_operator.k8s.client import jsondecode
-from tf_operator.k8s.client.errors import TransportError, from_response
+from tf_operator.k8s.client.errors import ApiError, TransportError, from_response
 from tf_operator.k8s.client.resource import Resource
 from tf_operator.k8s.client.watch import WatchStream
 
@@ -80,7 +80,7 @@ class RestTransport:
 
     @property
     def host(self) -> str:
-        return self.api_client.configuration.host.rstrip("/")
+        return str(self.api_client.configuration.host).rstrip("/")
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = dict(self.api_client.default_headers)
@@ -170,7 +170,7 @@ class RestTransport:
             raise error
         return response
 
-    def request(self, method: str, path: str, **kwargs: Any) -> dict:
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         """Send a request and return the decoded JSON body ({} when empty)."""
         response = self.open(method, path, honour_retry_after=True, **kwargs)
         try:
@@ -181,11 +181,12 @@ class RestTransport:
             response.release_conn()
         return jsondecode.loads(data) if data else {}
 
-    def request_list(self, path: str, query: dict[str, Any] | None = None) -> dict:
+    def request_list(self, path: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
         """GET a List, decoding items as the body streams in (see ``jsondecode.load_stream``)."""
         response = self.open("GET", path, query=query, honour_retry_after=True)
         try:
-            return jsondecode.load_stream(lambda: response.read(_LIST_CHUNK))
+            result: dict[str, Any] = jsondecode.load_stream(lambda: response.read(_LIST_CHUNK))
+            return result
         except urllib3.exceptions.HTTPError as exc:
             raise TransportError(f"GET {path}: reading body: {exc}") from exc
         finally:
@@ -200,28 +201,28 @@ class RestTransport:
 class _RetryAfter(Exception):
     """An error answer that names when to retry (internal to ``RestTransport.open``)."""
 
-    def __init__(self, error: Exception, seconds: int) -> None:
+    def __init__(self, error: ApiError, seconds: int) -> None:
         super().__init__(str(error))
         self.error = error
         self.seconds = seconds
 
 
-def _namespace_of(body: dict, namespace: str | None) -> str | None:
+def _namespace_of(body: dict[str, Any], namespace: str | None) -> str | None:
     return namespace if namespace is not None else (body.get("metadata") or {}).get("namespace")
 
 
-def _name_of(body: dict) -> str:
+def _name_of(body: dict[str, Any]) -> str:
     name = (body.get("metadata") or {}).get("name")
     if not name:
         raise ValueError("object has no metadata.name")
-    return name
+    return str(name)
 
 
 def delete_options(
     propagation_policy: str | None = None,
     grace_period_seconds: int | None = None,
     preconditions_uid: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A ``DeleteOptions`` body."""
     opts: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
     if propagation_policy is not None:
@@ -274,7 +275,7 @@ class ResourceClient:
         resource_version: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """One List object (one page when ``limit`` is given; see ``metadata.continue``)."""
         query = list_query(label_selector, field_selector, resource_version, limit, continue_token)
         return self.transport.request_list(self._path(namespace), query=query)
@@ -305,16 +306,16 @@ class ResourceClient:
         )
         return WatchStream(response)
 
-    def get(self, name: str, namespace: str | None = None) -> dict:
+    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
         return self.transport.request("GET", self._path(namespace, name))
 
     def create(
         self,
-        body: dict,
+        body: dict[str, Any],
         namespace: str | None = None,
         subresource: str | None = None,
         name: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """POST the object; with ``subresource`` (e.g. binding), POST to ``name``'s subresource."""
         ns = _namespace_of(body, namespace)
         if subresource:
@@ -323,11 +324,11 @@ class ResourceClient:
             path = self._path(ns)
         return self.transport.request("POST", path, body=body)
 
-    def update(self, body: dict, namespace: str | None = None) -> dict:
+    def update(self, body: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         ns = _namespace_of(body, namespace)
         return self.transport.request("PUT", self._path(ns, _name_of(body)), body=body)
 
-    def update_status(self, body: dict, namespace: str | None = None) -> dict:
+    def update_status(self, body: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         ns = _namespace_of(body, namespace)
         return self.transport.request("PUT", self._path(ns, _name_of(body), "status"), body=body)
 
@@ -338,7 +339,7 @@ class ResourceClient:
         namespace: str | None = None,
         patch_type: str = "merge",
         subresource: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         try:
             content_type = PATCH_CONTENT_TYPES[patch_type]
         except KeyError:
@@ -353,7 +354,7 @@ class ResourceClient:
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
         preconditions_uid: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """DELETE; returns what the server returned (the object or a Status)."""
         opts = delete_options(propagation_policy, grace_period_seconds, preconditions_uid)
         return self.transport.request("DELETE", self._path(namespace, name), body=opts)

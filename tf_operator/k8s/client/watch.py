@@ -37,7 +37,7 @@ class WatchStream:
         self._reading = False
         self._finished = False
 
-    def __iter__(self) -> Iterator[tuple[str, dict]]:
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
         return self._events()
 
     @property
@@ -62,7 +62,7 @@ class WatchStream:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _events(self) -> Iterator[tuple[str, dict]]:
+    def _events(self) -> Iterator[tuple[str, dict[str, Any]]]:
         with self._lock:
             if self._closed.is_set():
                 return
@@ -122,7 +122,7 @@ class WatchStream:
             log.debug("closing watch response failed", exc_info=True)
 
 
-def _decode(line: bytes) -> tuple[str, dict]:
+def _decode(line: bytes) -> tuple[str, dict[str, Any]]:
     try:
         event = json.loads(line)
         return event["type"], event["object"]

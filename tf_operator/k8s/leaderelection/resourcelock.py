@@ -94,7 +94,7 @@ class ResourceLock:
         self.identity = identity
         self.recorder = recorder
         self._client = kube_client.resource(self.resource)
-        self._obj: dict | None = None
+        self._obj: dict[str, Any] | None = None
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -134,19 +134,19 @@ class ResourceLock:
         r = self.resource
         return f"{r.group}/{r.version}" if r.group else r.version
 
-    def _read(self, obj: dict) -> LeaderElectionRecord:
+    def _read(self, obj: dict[str, Any]) -> LeaderElectionRecord:
         raise NotImplementedError
 
-    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+    def _write(self, obj: dict[str, Any], record: LeaderElectionRecord) -> None:
         raise NotImplementedError
 
 
 class _AnnotationLock(ResourceLock):
-    def _read(self, obj: dict) -> LeaderElectionRecord:
+    def _read(self, obj: dict[str, Any]) -> LeaderElectionRecord:
         text = ((obj.get("metadata") or {}).get("annotations") or {}).get(LEADER_ANNOTATION)
         return LeaderElectionRecord.from_json(text) if text else LeaderElectionRecord()
 
-    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+    def _write(self, obj: dict[str, Any], record: LeaderElectionRecord) -> None:
         meta = obj.setdefault("metadata", {})
         annotations = meta.get("annotations") or {}
         annotations[LEADER_ANNOTATION] = record.to_json()
@@ -173,7 +173,7 @@ class LeaseLock(ResourceLock):
     resource = LEASES
     kind = "Lease"
 
-    def _read(self, obj: dict) -> LeaderElectionRecord:
+    def _read(self, obj: dict[str, Any]) -> LeaderElectionRecord:
         spec = obj.get("spec") or {}
         return LeaderElectionRecord(
             holder_identity=spec.get("holderIdentity") or "",
@@ -183,7 +183,7 @@ class LeaseLock(ResourceLock):
             leader_transitions=int(spec.get("leaseTransitions") or 0),
         )
 
-    def _write(self, obj: dict, record: LeaderElectionRecord) -> None:
+    def _write(self, obj: dict[str, Any], record: LeaderElectionRecord) -> None:
         obj["spec"] = {
             "holderIdentity": record.holder_identity,
             "leaseDurationSeconds": record.lease_duration_seconds,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tf_operator.k8s import labels as labelsmod
 from tf_operator.k8s.cache.index import NAMESPACE_INDEX
+from tf_operator.k8s.objects import Obj
 
 SelectorLike = labelsmod.Selector | str | Mapping[str, str] | None
 
@@ -61,15 +63,16 @@ class Lister:
     def __init__(self, indexer: Any) -> None:
         self.indexer = indexer
 
-    def list(self, selector: SelectorLike = None) -> list[dict]:
-        out: list[dict] = []
+    def list(self, selector: SelectorLike = None) -> builtins.list[Obj]:
+        out: builtins.list[Obj] = []
         list_all(self.indexer, selector, out.append)
         return out
 
-    def get(self, namespace: str | None, name: str) -> dict | None:
+    def get(self, namespace: str | None, name: str) -> Obj | None:
         """The cached object, or None. ``namespace`` is ignored-when-empty (cluster scope)."""
         key = f"{namespace}/{name}" if namespace else name
-        return self.indexer.get_by_key(key)
+        found: Obj | None = self.indexer.get_by_key(key)
+        return found
 
     def namespaced(self, namespace: str) -> NamespaceLister:
         return NamespaceLister(self.indexer, namespace)
@@ -82,11 +85,12 @@ class NamespaceLister:
         self.indexer = indexer
         self.namespace = namespace
 
-    def list(self, selector: SelectorLike = None) -> list[dict]:
-        out: list[dict] = []
+    def list(self, selector: SelectorLike = None) -> builtins.list[Obj]:
+        out: builtins.list[Obj] = []
         list_all_by_namespace(self.indexer, self.namespace, selector, out.append)
         return out
 
-    def get(self, name: str) -> dict | None:
+    def get(self, name: str) -> Obj | None:
         key = f"{self.namespace}/{name}" if self.namespace else name
-        return self.indexer.get_by_key(key)
+        found: Obj | None = self.indexer.get_by_key(key)
+        return found

@@ -36,7 +36,13 @@ from collections.abc import Callable, Hashable
 from datetime import datetime
 from typing import Any, Protocol
 
-from tf_operator.k8s.client import EVENTS, ApiError, is_already_exists, is_not_found
+from tf_operator.k8s.client import (
+    EVENTS,
+    ApiError,
+    KubeInterface,
+    is_already_exists,
+    is_not_found,
+)
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.record.events_cache import EventCorrelator
 from tf_operator.k8s.record.keyed_queue import KeyedQueue
@@ -80,7 +86,7 @@ class _NameSuffix:
 _suffix = _NameSuffix()
 
 
-def object_reference(obj: dict) -> dict:
+def object_reference(obj: dict[str, Any]) -> dict[str, Any]:
     """The ObjectReference of an object dict (or of a reference dict passed as is).
 
     Fields left empty are omitted, as Go's `omitempty` does.
@@ -104,24 +110,24 @@ def object_reference(obj: dict) -> dict:
 class EventSink(Protocol):
     """Where events are written; must respect the event's namespace."""
 
-    def create(self, event: dict) -> dict: ...
-    def update(self, event: dict) -> dict: ...
-    def patch(self, event: dict, patch: dict) -> dict: ...
+    def create(self, event: dict[str, Any]) -> dict[str, Any]: ...
+    def update(self, event: dict[str, Any]) -> dict[str, Any]: ...
+    def patch(self, event: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class KubeEventSink:
-    """Writes events through a KubeClient (or FakeKubeClient): POST, PUT, strategic PATCH."""
+    """Writes events through a KubeClient (or a test's client): POST, PUT, strategic PATCH."""
 
-    def __init__(self, kube_client: Any) -> None:
+    def __init__(self, kube_client: KubeInterface) -> None:
         self._events = kube_client.resource(EVENTS)
 
-    def create(self, event: dict) -> dict:
+    def create(self, event: dict[str, Any]) -> dict[str, Any]:
         return self._events.create(event, namespace=event["metadata"]["namespace"])
 
-    def update(self, event: dict) -> dict:
+    def update(self, event: dict[str, Any]) -> dict[str, Any]:
         return self._events.update(event, namespace=event["metadata"]["namespace"])
 
-    def patch(self, event: dict, patch: dict) -> dict:
+    def patch(self, event: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         meta = event["metadata"]
         return self._events.patch(
             meta["name"], patch, namespace=meta["namespace"], patch_type="strategic"
@@ -142,12 +148,12 @@ class EventWatcher:
 
     def __init__(
         self,
-        handler: Callable[[dict], None],
+        handler: Callable[[dict[str, Any]], None],
         max_queued: int,
         name: str,
         *,
         workers: int = 1,
-        key_of: Callable[[dict], Hashable] | None = None,
+        key_of: Callable[[dict[str, Any]], Hashable] | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -164,7 +170,7 @@ class EventWatcher:
         for thread in self._threads:
             thread.start()
 
-    def offer(self, event: dict) -> bool:
+    def offer(self, event: dict[str, Any]) -> bool:
         """Queue `event` unless the queue is full or stopped; never blocks."""
         if self._queue.offer(self._key_of(event), event):
             return True
@@ -242,10 +248,10 @@ class EventBroadcaster:
 
     def start_event_watcher(
         self,
-        handler: Callable[[dict], None],
+        handler: Callable[[dict[str, Any]], None],
         *,
         workers: int = 1,
-        key_of: Callable[[dict], Hashable] | None = None,
+        key_of: Callable[[dict[str, Any]], Hashable] | None = None,
     ) -> EventWatcher:
         """Call `handler(event)` for every event, from dedicated thread(s).
 
@@ -317,7 +323,7 @@ class EventBroadcaster:
                     watcher.pending(),
                 )
 
-    def action(self, event: dict) -> None:
+    def action(self, event: dict[str, Any]) -> None:
         """Offer `event` to every watcher; never blocks."""
         with self._lock:
             watchers = list(self._watchers)
@@ -327,7 +333,9 @@ class EventBroadcaster:
     def _aggregate_name(self, object_name: str) -> str:
         return f"{object_name}.{_suffix.next(self._clock.now())}"
 
-    def _record_to_sink(self, sink: EventSink, event: dict, correlator: EventCorrelator) -> None:
+    def _record_to_sink(
+        self, sink: EventSink, event: dict[str, Any], correlator: EventCorrelator
+    ) -> None:
         result = correlator.correlate(copy.deepcopy(event))
         if result.skip or result.event is None:
             log.debug("event %s skipped by the spam filter", result)
@@ -347,7 +355,11 @@ class EventBroadcaster:
                 return
 
     def _record_event(
-        self, sink: EventSink, event: dict, patch: dict | None, correlator: EventCorrelator
+        self,
+        sink: EventSink,
+        event: dict[str, Any],
+        patch: dict[str, Any] | None,
+        correlator: EventCorrelator,
     ) -> bool:
         """Write the event; True when written or abandoned, False to retry."""
         update_existing = int(event.get("count") or 1) > 1 and patch is not None
@@ -355,10 +367,10 @@ class EventBroadcaster:
         err: BaseException | None = None
         if update_existing:
             try:
-                written = sink.patch(event, patch)
+                written = sink.patch(event, patch or {})
             except Exception as exc:
                 err = exc
-        if not update_existing or is_not_found(err):
+        if not update_existing or (err is not None and is_not_found(err)):
             event["metadata"].pop("resourceVersion", None)
             try:
                 written = sink.create(event)
@@ -376,13 +388,13 @@ class EventBroadcaster:
         return False
 
 
-def involved_object_key(event: dict) -> tuple[str, ...]:
+def involved_object_key(event: dict[str, Any]) -> tuple[str, ...]:
     """What serialises an event's delivery: the object it is about."""
     ref = event.get("involvedObject") or {}
     return tuple(ref.get(k, "") for k in ("kind", "namespace", "name", "uid", "apiVersion"))
 
 
-def _describe(event: dict) -> str:
+def _describe(event: dict[str, Any]) -> str:
     meta = event.get("metadata") or {}
     return f"{meta.get('namespace')}/{meta.get('name')} {event.get('reason')!r}"
 
@@ -390,28 +402,36 @@ def _describe(event: dict) -> str:
 class EventRecorder:
     """Records events about objects on behalf of one source component."""
 
-    def __init__(self, broadcaster: EventBroadcaster, source: dict, clock: Clock) -> None:
+    def __init__(self, broadcaster: EventBroadcaster, source: dict[str, Any], clock: Clock) -> None:
         self._broadcaster = broadcaster
         self._source = source
         self._clock = clock
 
-    def event(self, obj: dict, event_type: str, reason: str, message: str) -> None:
+    def event(self, obj: dict[str, Any], event_type: str, reason: str, message: str) -> None:
         """Record an event about `obj` (an object dict or an ObjectReference dict)."""
         self._generate(obj, None, self._clock.now(), event_type, reason, message)
 
-    def eventf(self, obj: dict, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+    def eventf(
+        self, obj: dict[str, Any], event_type: str, reason: str, fmt: str, *args: Any
+    ) -> None:
         """`event` with `fmt % args` as the message."""
         self.event(obj, event_type, reason, fmt % args if args else fmt)
 
     def past_eventf(
-        self, obj: dict, timestamp: datetime, event_type: str, reason: str, fmt: str, *args: Any
+        self,
+        obj: dict[str, Any],
+        timestamp: datetime,
+        event_type: str,
+        reason: str,
+        fmt: str,
+        *args: Any,
     ) -> None:
         """`eventf` with an explicit timestamp."""
         self._generate(obj, None, timestamp, event_type, reason, fmt % args if args else fmt)
 
     def annotated_eventf(
         self,
-        obj: dict,
+        obj: dict[str, Any],
         annotations: dict[str, str],
         event_type: str,
         reason: str,
@@ -424,7 +444,7 @@ class EventRecorder:
 
     def _generate(
         self,
-        obj: dict,
+        obj: dict[str, Any],
         annotations: dict[str, str] | None,
         timestamp: datetime,
         event_type: str,
@@ -444,13 +464,13 @@ class EventRecorder:
 
     def _make_event(
         self,
-        ref: dict,
+        ref: dict[str, Any],
         annotations: dict[str, str] | None,
         timestamp: datetime,
         event_type: str,
         reason: str,
         message: str,
-    ) -> dict:
+    ) -> dict[str, Any]:
         stamp = format_time(timestamp)
         meta: dict[str, Any] = {
             "name": f"{ref['name']}.{_suffix.next(timestamp)}",

@@ -59,15 +59,15 @@ class LRUCache:
         return len(self._data)
 
 
-def _involved(event: dict) -> dict:
+def _involved(event: dict[str, Any]) -> dict[str, Any]:
     return event.get("involvedObject") or {}
 
 
-def _source(event: dict) -> dict:
+def _source(event: dict[str, Any]) -> dict[str, Any]:
     return event.get("source") or {}
 
 
-def _object_parts(event: dict, with_field_path: bool = False) -> list[str]:
+def _object_parts(event: dict[str, Any], with_field_path: bool = False) -> list[str]:
     ref = _involved(event)
     parts = [ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")]
     if with_field_path:
@@ -76,7 +76,7 @@ def _object_parts(event: dict, with_field_path: bool = False) -> list[str]:
     return parts
 
 
-def event_key(event: dict) -> str:
+def event_key(event: dict[str, Any]) -> str:
     """Identity of an event for de-duplication."""
     src = _source(event)
     parts = [src.get("component", ""), src.get("host", "")]
@@ -85,13 +85,13 @@ def event_key(event: dict) -> str:
     return "\x00".join(parts)
 
 
-def spam_key(event: dict) -> str:
+def spam_key(event: dict[str, Any]) -> str:
     """Identity of (source, involved object) for the spam filter."""
     src = _source(event)
     return "\x00".join([src.get("component", ""), src.get("host", ""), *_object_parts(event)])
 
 
-def aggregate_keys(event: dict) -> tuple[str, str]:
+def aggregate_keys(event: dict[str, Any]) -> tuple[str, str]:
     """(group of similar events, the event's identity within that group)."""
     src = _source(event)
     parts = [src.get("component", ""), src.get("host", ""), *_object_parts(event)]
@@ -106,7 +106,7 @@ class SpamFilter:
         self._qps = qps
         self._cache = LRUCache(LRU_CACHE_ENTRIES)
 
-    def should_skip(self, event: dict) -> bool:
+    def should_skip(self, event: dict[str, Any]) -> bool:
         key = spam_key(event)
         bucket = self._cache.get(key)
         if bucket is None:
@@ -133,7 +133,7 @@ class Aggregator:
         self._interval = interval
         self._cache = LRUCache(LRU_CACHE_ENTRIES)
 
-    def aggregate(self, event: dict, make_name: Any) -> tuple[dict, str]:
+    def aggregate(self, event: dict[str, Any], make_name: Any) -> tuple[dict[str, Any], str]:
         """Return the event to write (maybe a combined one) and its de-duplication key."""
         now = self._clock.monotonic()
         group, local = aggregate_keys(event)
@@ -184,7 +184,9 @@ class EventLogger:
     def __init__(self) -> None:
         self._cache = LRUCache(LRU_CACHE_ENTRIES)
 
-    def observe(self, event: dict, key: str) -> tuple[dict, dict | None]:
+    def observe(
+        self, event: dict[str, Any], key: str
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         event = copy.deepcopy(event)
         meta = event.setdefault("metadata", {})
         patch = None
@@ -203,10 +205,10 @@ class EventLogger:
         self._remember(key, event)
         return event, patch
 
-    def update_state(self, event: dict) -> None:
+    def update_state(self, event: dict[str, Any]) -> None:
         self._remember(event_key(event), event)
 
-    def _remember(self, key: str, event: dict) -> None:
+    def _remember(self, key: str, event: dict[str, Any]) -> None:
         meta = event.get("metadata") or {}
         self._cache.add(
             key,
@@ -221,8 +223,8 @@ class EventLogger:
 
 @dataclass
 class CorrelationResult:
-    event: dict | None
-    patch: dict | None = None
+    event: dict[str, Any] | None
+    patch: dict[str, Any] | None = None
     skip: bool = False
 
 
@@ -237,7 +239,7 @@ class EventCorrelator:
         self._logger = EventLogger()
         self._make_name = make_name or (lambda name: name)
 
-    def correlate(self, event: dict) -> CorrelationResult:
+    def correlate(self, event: dict[str, Any]) -> CorrelationResult:
         with self._lock:
             aggregated, key = self._aggregator.aggregate(event, self._make_name)
             observed, patch = self._logger.observe(aggregated, key)
@@ -245,7 +247,7 @@ class EventCorrelator:
                 return CorrelationResult(None, skip=True)
             return CorrelationResult(observed, patch)
 
-    def update_state(self, event: dict) -> None:
+    def update_state(self, event: dict[str, Any]) -> None:
         """Learn the server's copy (name, resourceVersion, count) of a written event."""
         with self._lock:
             self._logger.update_state(event)

@@ -66,12 +66,13 @@ class PrometheusMetricsProvider(MetricsProvider):
         return _family(self._registry, key, factory)
 
     def _depth(self) -> Gauge:
-        return self._get(
+        family: Gauge = self._get(
             "workqueue_depth",
             lambda: Gauge(
                 "workqueue_depth", "Current depth of workqueue", ["name"], registry=self._registry
             ),
         )
+        return family
 
     def new_depth_metric(self, name: str) -> GaugeMetric:
         return self._depth().labels(name=name)
@@ -86,7 +87,8 @@ class PrometheusMetricsProvider(MetricsProvider):
                 registry=self._registry,
             ),
         )
-        return family.labels(name=name)
+        metric = family.labels(name=name)
+        return metric  # type: ignore[no-any-return]
 
     def new_latency_metric(self, name: str) -> HistogramMetric:
         family = self._get(
@@ -99,7 +101,8 @@ class PrometheusMetricsProvider(MetricsProvider):
                 registry=self._registry,
             ),
         )
-        return family.labels(name=name)
+        metric = family.labels(name=name)
+        return metric  # type: ignore[no-any-return]
 
     def new_work_duration_metric(self, name: str) -> HistogramMetric:
         family = self._get(
@@ -112,7 +115,8 @@ class PrometheusMetricsProvider(MetricsProvider):
                 registry=self._registry,
             ),
         )
-        return family.labels(name=name)
+        metric = family.labels(name=name)
+        return metric  # type: ignore[no-any-return]
 
     def new_retries_metric(self, name: str) -> CounterMetric:
         family = self._get(
@@ -124,7 +128,8 @@ class PrometheusMetricsProvider(MetricsProvider):
                 registry=self._registry,
             ),
         )
-        return family.labels(name=name)
+        metric = family.labels(name=name)
+        return metric  # type: ignore[no-any-return]
 
     def register_unfinished_work(
         self,

@@ -115,8 +115,13 @@ def new_service(job: dict, rt: str, index: int, name: str | None = None) -> dict
 
 
 class Harness:
-    def __init__(self, gang: bool = False, scheduler: str = "kube-batch") -> None:
-        self.client = FakeKubeClient()
+    def __init__(
+        self,
+        gang: bool = False,
+        scheduler: str = "kube-batch",
+        client: FakeKubeClient | None = None,
+    ) -> None:
+        self.client = client or FakeKubeClient()
         self.clock = FakeClock(start=START)
         self.factory = SharedInformerFactory(self.client, 0)
         self.tfjob_informer = self.factory.for_resource(TFJOBS)

@@ -1,4 +1,7 @@
-"""Invalid TFJobs are reported on the job, never crash the controller (spec §2.4, §10 #7-#10)."""
+"""Invalid TFJobs are reported on the job, once, and never crash the controller (divergences
+D7, D8)."""
+
+import logging
 
 import pytest
 
@@ -107,3 +110,28 @@ def test_invalid_job_on_stale_cache_is_not_reported_twice(harness, tfu):
     harness.sync(bad)
     harness.sync(bad)  # the cache has not seen our status write: 409, then found reported
     assert sum("InvalidTFJobSpec" in e for e in harness.recorder.events) == 1
+
+
+def test_invalid_job_is_logged_once_however_often_it_is_seen(harness, tfu, caplog):
+    bad = harness.add_job(_invalid(tfu))
+    pod = tfu.new_pod(bad, "worker", 0)
+    with caplog.at_level(logging.DEBUG, logger="tf_operator"):
+        harness.ctr.job_events.on_add(bad)
+        harness.ctr.pods.on_add(pod)  # handlers read metadata only: nothing to decode or log
+        for _ in range(3):
+            harness.sync(bad)  # the cache misses our write: 409, found reported, silent
+        harness.cache_job(harness.stored_job(bad))
+        harness.ctr.job_events.on_update(bad, harness.stored_job(bad))
+        harness.sync(bad)
+    lines = [r for r in caplog.records if "Image is undefined" in r.getMessage()]
+    assert [r.levelname for r in lines] == ["WARNING"]
+    assert sum("InvalidTFJobSpec" in e for e in harness.recorder.events) == 1
+
+
+def test_missing_replica_specs_message_names_the_field(harness, tfu):
+    job = tfu.new_tfjob(1, name="empty")
+    del job["spec"]["tfReplicaSpecs"]
+    bad = harness.add_job(job)
+    harness.sync(bad)
+    message = harness.status(bad)["conditions"][0]["message"]
+    assert message == PREFIX + "TFJobSpec is not valid: tfReplicaSpecs is required"

@@ -1,0 +1,155 @@
+"""ExitCode recreations are counted in the job's status before the failed pod is deleted, once
+per pod, so a crash or a new leader at any point neither loses nor repeats a count (divergence
+D11); backoffLimit is checked against that count."""
+
+import pytest
+
+from tf_operator.k8s.client import PODS, new_conflict, new_internal_error
+
+
+def _exit_code_job(harness, tfu, workers=1, **spec):
+    job = tfu.new_tfjob(workers, **spec)
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+    return harness.add_job(job)
+
+
+def _failed_pod(harness, tfu, job, index=0, code=137):
+    pod = tfu.new_pod(job, "worker", index, "Failed")
+    pod["status"]["containerStatuses"] = [
+        {"name": "tensorflow", "state": {"terminated": {"exitCode": code}}}
+    ]
+    return harness.add_pod(pod)
+
+
+def _restarts(harness, job):
+    return harness.status(job).get("exitCodeRestarts")
+
+
+def _new_leader(make_harness, harness):
+    """A fresh controller (no memory, no expectations) on the same API, its caches filled."""
+    successor = make_harness(client=harness.client)
+    for raw in harness.tfjob_informer.get_indexer().list():
+        successor.tfjob_informer.get_indexer().add(raw)
+    for pod in harness.client.resource(PODS).list()["items"]:
+        successor.pod_informer.get_indexer().add(pod)
+    for svc in harness.service_informer.get_indexer().list():
+        successor.service_informer.get_indexer().add(svc)
+    return successor
+
+
+def test_the_count_is_written_before_the_pod_is_deleted(harness, tfu):
+    job = _exit_code_job(harness, tfu)
+    pod = _failed_pod(harness, tfu, job)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert harness.actions() == [
+        ("update", "tfjobs", "test-tfjob"),
+        ("get", "pods", "test-tfjob-worker-0"),
+        ("delete", "pods", "test-tfjob-worker-0"),
+    ]
+    written = harness.client.filter_actions("update", "tfjobs")[0].body["status"]
+    assert written["exitCodeRestarts"] == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
+
+
+def test_a_failed_status_write_deletes_nothing_and_counts_nothing(harness, tfu):
+    job = _exit_code_job(harness, tfu)
+    _failed_pod(harness, tfu, job)
+    harness.add_services(job, "worker", 1)
+    harness.client.prepend_reactor("update", "tfjobs", lambda a: (True, new_internal_error("x")))
+    with pytest.raises(Exception, match="x"):
+        harness.sync(job)
+    assert harness.deleted("pods") == []
+    assert _restarts(harness, job) is None
+
+
+def test_a_crash_after_the_write_is_resumed_by_the_next_leader_without_a_second_count(
+    harness, make_harness, tfu
+):
+    job = _exit_code_job(harness, tfu)
+    pod = _failed_pod(harness, tfu, job)
+    harness.add_services(job, "worker", 1)
+    # The pass writes the count, then "crashes": its delete never reaches the server.
+    harness.client.prepend_reactor("delete", "pods", lambda a: (True, new_internal_error("gone")))
+    with pytest.raises(Exception, match="gone"):
+        harness.sync(job)
+    assert _restarts(harness, job)["count"] == 1
+    successor = _new_leader(make_harness, harness)
+    successor.cache_job(successor.stored_job(job))
+    successor.client.clear_actions()
+    harness.client._reactors.clear()
+    successor.sync(job)
+    assert successor.deleted("pods") == ["test-tfjob-worker-0"]
+    assert successor.actions("update") == []  # the count was already written: no new write
+    assert _restarts(harness, job) == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
+
+
+def test_a_stale_cache_and_a_conflict_do_not_count_a_pod_twice(harness, tfu):
+    job = _exit_code_job(harness, tfu)
+    _failed_pod(harness, tfu, job)
+    harness.add_services(job, "worker", 1)
+    harness.client.prepend_reactor("delete", "pods", lambda a: (True, new_internal_error("x")))
+    with pytest.raises(Exception, match="x"):
+        harness.sync(job)
+    # The cache has not seen the written count: this pass counts the pod again, meets a 409
+    # on its stale resourceVersion and re-applies only what it changed onto the live status.
+    harness.client.clear_actions()
+    with pytest.raises(Exception, match="x"):
+        harness.sync(job)
+    assert [a.verb for a in harness.client.filter_actions("*", "tfjobs")] == [
+        "update",
+        "get",
+        "update",
+    ]
+    assert _restarts(harness, job)["count"] == 1
+
+
+def test_a_count_made_meanwhile_by_another_pass_is_kept(harness, tfu):
+    job = _exit_code_job(harness, tfu, workers=2)
+    _failed_pod(harness, tfu, job, 0)
+    _failed_pod(harness, tfu, job, 1)
+    harness.add_services(job, "worker", 2)
+    calls = []
+
+    def conflict_once(action):
+        if not calls:
+            calls.append(1)
+            live = harness.stored_job(job)
+            live["status"] = {"exitCodeRestarts": {"count": 5, "countedPods": ["elsewhere"]}}
+            harness.client.registry.update(
+                ("kubeflow.org", "v1", "tfjobs"), "default", "test-tfjob", live, "status"
+            )
+            return True, new_conflict("tfjobs", "test-tfjob", "the object has been modified")
+        return False, None
+
+    harness.client.prepend_reactor("update", "tfjobs", conflict_once)
+    harness.sync(job)
+    restarts = _restarts(harness, job)
+    assert restarts["count"] == 7
+    assert restarts["countedPods"][0] == "elsewhere" and len(restarts["countedPods"]) == 3
+
+
+def test_counted_pods_that_are_gone_are_forgotten_but_stay_counted(harness, tfu):
+    job = _exit_code_job(harness, tfu, backoffLimit=5)
+    old = _failed_pod(harness, tfu, job)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    harness.cache_job(harness.stored_job(job))
+    harness.pod_informer.get_indexer().delete(old)
+    harness.ctr.pods.on_delete(old)
+    harness.sync(job)  # creates the replacement
+    replacement = harness.client.resource(PODS).get("test-tfjob-worker-0", "default")
+    harness.pod_informer.get_indexer().add(replacement)
+    harness.ctr.pods.on_add(replacement)
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert _restarts(harness, job) == {"count": 1}
+
+
+def test_backoff_limit_is_checked_against_the_written_count(harness, tfu):
+    job = _exit_code_job(harness, tfu, backoffLimit=2)
+    harness.cache_job({**harness.stored_job(job), "status": {"exitCodeRestarts": {"count": 2}}})
+    harness.add_pods(job, "worker", active=1)
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    failed = [c for c in harness.status(job)["conditions"] if c["type"] == "Failed"]
+    assert failed[0]["message"].endswith("has reached the specified backoff limit")

@@ -115,3 +115,53 @@ def test_orphan_pods_are_adopted_not_duplicated(env) -> None:
     for pod in _tf_pods(env):
         owners = pod["metadata"].get("ownerReferences") or []
         assert [(o["uid"], o.get("controller")) for o in owners] == [(uid, True)]
+
+
+def test_exit_code_backoff_limit_survives_an_operator_kill(env) -> None:
+    """A worker that always exits 137 under restartPolicy ExitCode with backoffLimit 2: the
+    operator is SIGKILLed right after its first recreation and a new one takes over. The
+    count lives in the job's status (divergence D11), so the job fails after exactly two
+    failures: the worker was created twice, never a third time."""
+    name = "bo-0"
+    container = {"name": "tensorflow", "image": "localcluster/none"}
+    annotations = {
+        "localcluster.tf-operator.io/run-seconds": "0.3",
+        "localcluster.tf-operator.io/exit-code": "137",
+    }
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {
+            "backoffLimit": 2,
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 1,
+                    "restartPolicy": "ExitCode",
+                    "template": {
+                        "metadata": {"annotations": annotations},
+                        "spec": {"containers": [container]},
+                    },
+                }
+            },
+        },
+    }
+    worker = (NS, name, "worker", "0")
+    first = env.operator("--threadiness=2")
+    first.wait_log("Started workers")
+    env.registry.create(("kubeflow.org", "v1", "tfjobs"), NS, job)
+    env.wait_for(lambda: env.ledger.creations(name).get(worker) == 2, 30, "first recreation")
+    first.kill()
+
+    second = env.operator("--threadiness=2")
+    env.wait_for(lambda: env.condition(name, "Failed"), 30, "the job to fail")
+    failed = [c for c in env.get_job(name)["status"]["conditions"] if c["type"] == "Failed"]
+    assert failed[0]["reason"] == "TFJobFailed"
+    assert (
+        failed[0]["message"]
+        == f"TFJob {name} has failed because it has reached the specified backoff limit"
+    )
+    assert env.get_job(name)["status"]["exitCodeRestarts"]["count"] == 2
+    assert env.ledger.creations(name) == {worker: 2}
+    assert env.ledger.violations == []
+    assert second.alive()

@@ -1,4 +1,4 @@
-"""Controller expectations: accumulate, lower, TTL expiry, thread safety (spec §10 #2-#5)."""
+"""Controller expectations: accumulate, lower, TTL expiry, thread safety (divergences D2-D5)."""
 
 import threading
 
@@ -19,7 +19,7 @@ def test_creations_accumulate_until_all_observed():
     exp.expect_creations(KEY, 1)
     exp.creation_observed(KEY)
     exp.creation_observed(KEY)
-    # v0.5.3 replaced the record on each create, so one observation satisfied it (#2).
+    # v0.5.3 replaced the record on each create, so one observation satisfied it (divergence D2).
     assert not exp.satisfied_expectations(KEY)
     exp.creation_observed(KEY)
     assert exp.satisfied_expectations(KEY)

@@ -25,7 +25,7 @@ REPLICA_TYPE_MASTER = "Master"
 REPLICA_TYPE_EVAL = "Evaluator"
 
 # The fixed order in which the port walks replica types. v0.5.3 iterated a Go map, whose order
-# is random (spec §10 #21); any type outside this list sorts after it, alphabetically.
+# is random (divergence D20); any type outside this list sorts after it, alphabetically.
 REPLICA_TYPE_ORDER = (
     REPLICA_TYPE_PS,
     REPLICA_TYPE_WORKER,

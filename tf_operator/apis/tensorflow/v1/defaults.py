@@ -1,4 +1,4 @@
-"""Defaulting of a TFJob, as v0.5.3's ``SetDefaults_TFJob`` (spec §2.2).
+"""Defaulting of a TFJob, as v0.5.3's ``SetDefaults_TFJob``.
 
 Order: ``cleanPodPolicy`` → ``Running``; replica-type keys normalised to their CamelCase
 names (``ps`` → ``PS``, ``WORKER`` → ``Worker``); then per replica spec ``replicas`` → 1,
@@ -7,7 +7,7 @@ names (``ps`` → ``PS``, ``WORKER`` → ``Worker``); then per replica spec ``re
 
 Difference from v0.5.3: keys are scanned in sorted order rather than Go's random map order.
 Validation rejects two keys that normalise to the same type before defaulting ever runs, so
-normalisation never drops a spec here (spec §10 #6).
+normalisation never drops a spec here (divergence D6).
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ def test_unchanged_status_is_not_written(harness, tfu):
     harness.client.clear_actions()
     harness.clock.step(30)
     harness.sync(job)
-    # v0.5.3 refreshed the Running condition's lastUpdateTime and wrote every pass (#20).
+    # v0.5.3 refreshed the Running condition's lastUpdateTime and wrote every pass (divergence D19).
     assert harness.actions() == []
 
 

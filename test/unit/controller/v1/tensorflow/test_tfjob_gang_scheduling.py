@@ -45,7 +45,7 @@ def test_custom_scheduler_is_kept_for_that_pod_only(make_harness, tfu):
     schedulers = {
         p["metadata"]["name"]: p["spec"]["schedulerName"] for p in harness.created("pods")
     }
-    # v0.5.3 dropped gang scheduling for the whole job in this case (§10 #25).
+    # v0.5.3 dropped gang scheduling for the whole job in this case (divergence D24).
     assert schedulers == {"test-tfjob-ps-0": "my-scheduler", "test-tfjob-worker-0": "volcano"}
     assert (
         "Warning SettedPodTemplateSchedulerName Another scheduler is specified when "

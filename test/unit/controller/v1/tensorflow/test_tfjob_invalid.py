@@ -66,7 +66,7 @@ def test_fixing_the_spec_clears_the_condition_and_runs_the_job(harness, tfu):
     harness.cache_job(fixed)
     harness.ctr.job_events.on_update(
         harness.stored_job(bad), fixed
-    )  # v0.5.3 ignored this event (#8)
+    )  # v0.5.3 ignored this event (divergence D8)
     assert harness.ctr.work_queue.get() == ("default/bad-tfjob", False)
     harness.sync(bad)
     assert harness.conditions(bad) == [("Created", "True", "TFJobCreated")]

@@ -1,4 +1,4 @@
-"""Ported from v0.5.3's job_test.go (every row) plus terminal-handling fixes of spec §10."""
+"""Ported from v0.5.3's job_test.go (every row) plus its divergences (docs/divergences.md)."""
 
 import pytest
 
@@ -57,7 +57,7 @@ def test_delete_pods_and_services(harness, tfu, row):
 
 
 def test_policy_all_deletes_services_without_pods(harness, tfu):
-    # v0.5.3 returned early when no pod was left, leaking the services (§10 #18).
+    # v0.5.3 returned early when no pod was left, leaking the services (divergence D17).
     job = _running_job(harness, tfu, status=_succeeded_status(tfu), cleanPodPolicy="All")
     harness.add_services(job, "worker", 4)
     harness.add_services(job, "ps", 2)
@@ -95,13 +95,13 @@ def test_ttl_not_expired_requeues_at_expiry(harness, tfu, monkeypatch):
     job = _running_job(harness, tfu, status=_succeeded_status(tfu), ttlSecondsAfterFinished=100)
     harness.clock.step(40)
     harness.sync(job)
-    # v0.5.3 used AddRateLimited here: a ~5 ms hot loop (§10 #14).
+    # v0.5.3 used AddRateLimited here: a ~5 ms hot loop (divergence D13).
     assert calls == [("default/test-tfjob", 60.0)]
     assert harness.deleted("tfjobs") == []
 
 
 def test_ttl_without_completion_time_does_not_crash(harness, tfu):
-    # v0.5.3 dereferenced the nil completionTime (§10 #15).
+    # v0.5.3 dereferenced the nil completionTime (divergence D14).
     job = _running_job(
         harness, tfu, status=_succeeded_status(tfu, completion=False), ttlSecondsAfterFinished=0
     )
@@ -139,7 +139,7 @@ def test_active_deadline_seconds(harness, tfu, ads, deletions):
 
 
 def test_deadline_kills_active_pods_whatever_the_policy(harness, tfu):
-    # With cleanPodPolicy None v0.5.3 left pending/running pods of a failed job (§10 #17).
+    # With cleanPodPolicy None v0.5.3 left pending/running pods of a failed job (divergence D16).
     job = _running_job(
         harness, tfu, status=_deadline_status(tfu), cleanPodPolicy="None", activeDeadlineSeconds=1
     )
@@ -170,7 +170,7 @@ def test_backoff_for_on_failure(harness, tfu):
 
 
 def test_backoff_counts_restarts_of_finished_pods(harness, tfu):
-    # v0.5.3 only looked at Running/Pending pods (§10 #12).
+    # v0.5.3 only looked at Running/Pending pods (divergence D10).
     job = tfu.new_tfjob(2, backoffLimit=2)
     job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
     job = harness.add_job(job)
@@ -194,7 +194,7 @@ def test_backoff_counts_exit_code_recreations(harness, tfu):
     harness.add_services(job, "worker", 1)
     harness.sync(job)
     assert harness.deleted("pods") == ["test-tfjob-worker-0"]
-    # The informer reports the deletion; the next pass sees the budget used up (§10 #12).
+    # The informer reports the deletion; the next pass sees the budget used up (divergence D10).
     harness.pod_informer.get_indexer().delete(stored)
     harness.ctr.pods.on_delete(stored)
     harness.cache_job(harness.stored_job(job))
@@ -214,7 +214,7 @@ def test_terminal_job_is_not_rewritten_or_reannounced(harness, tfu):
     harness.client.clear_actions()
     harness.clock.step(5)
     harness.sync(job)
-    # v0.5.3 re-emitted TFJobFailed and wrote the status on every pass (§10 #16).
+    # v0.5.3 re-emitted TFJobFailed and wrote the status on every pass (divergence D15).
     assert harness.actions("update") == []
     assert sum("TFJobFailed" in e for e in harness.recorder.events) == 1
     assert metrics.JOBS_FAILED.get() == before + 1

@@ -1,4 +1,4 @@
-"""Ported from v0.5.3's pod_test.go (every row) plus pod-level fixes of spec §10."""
+"""Ported from v0.5.3's pod_test.go (every row) plus its divergences (docs/divergences.md)."""
 
 import json
 
@@ -38,7 +38,7 @@ def test_add_of_terminating_pod_still_counts_as_its_creation(harness, tfu):
 def test_add_pod_of_unknown_job_or_foreign_group_is_ignored(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     pod = tfu.new_pod(job, "worker", 0)
-    pod["metadata"]["ownerReferences"][0]["apiVersion"] = "other.io/v1"  # §10 #27
+    pod["metadata"]["ownerReferences"][0]["apiVersion"] = "other.io/v1"  # divergence D26
     harness.ctr.pods.on_add(pod)
     pod = tfu.new_pod(job, "worker", 0)
     pod["metadata"]["ownerReferences"][0]["uid"] = "stale"
@@ -190,7 +190,7 @@ def test_exit_code_permanent_fails_job(harness, tfu):
     harness.add_pod(_failed_pod(tfu, job, 1, 1))
     harness.add_services(job, "worker", 2)
     harness.sync(job)
-    # v0.5.3 showed Restarting here: one retryable pod masked the permanent failure (#13).
+    # v0.5.3 showed Restarting here: one retryable pod masked the permanent failure (divergence D12).
     assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
     assert harness.deleted("pods") == ["test-tfjob-worker-0"]
 
@@ -252,7 +252,7 @@ def test_expectations_prevent_second_pod_for_an_index(harness, tfu):
     harness.sync(job)
     assert harness.actions() == []
     # The services and one pod arrive: one pod is still outstanding, so still no sync
-    # (v0.5.3 OR-ed the keys and replaced counts, so it would sync here: §10 #1, #2).
+    # (v0.5.3 OR-ed the keys and replaced counts, so it would sync here: divergences D1, D2).
     from tf_operator.k8s.client import PODS, SERVICES
 
     for svc in harness.client.resource(SERVICES).list(namespace="default")["items"]:
@@ -284,7 +284,7 @@ def test_failed_create_lowers_expectation(harness, tfu):
     harness.client.prepend_reactor("create", "pods", lambda a: (True, new_internal_error("boom")))
     with pytest.raises(Exception, match="boom"):
         harness.sync(job)
-    # Services were still created and the status written despite the pod error (#28).
+    # Services were still created and the status written despite the pod error (divergence D27).
     assert len(harness.created("services")) == 1
     assert harness.status(job)["startTime"]
     assert harness.ctr.expectations.satisfied_expectations("default/test-tfjob/worker/pods")
@@ -363,3 +363,13 @@ def test_orphan_pod_is_adopted_after_live_recheck(harness, tfu):
         ("patch", "pods", "test-tfjob-worker-0"),
     ]
     assert harness.created("pods") == []
+
+
+def test_worker_0_succeeded_without_container_status_completes_the_job(harness, tfu):
+    # v0.5.3 needed the tensorflow container's exit code 0 (divergence D22).
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.add_pod(tfu.new_pod(job, "worker", 0, "Succeeded"))
+    harness.add_pod(tfu.new_pod(job, "worker", 1, "Running"))
+    harness.add_services(job, "worker", 2)
+    harness.sync(job)
+    assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)

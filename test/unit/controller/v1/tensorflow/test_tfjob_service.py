@@ -35,7 +35,7 @@ def test_service_body(harness, tfu):
 
 
 def test_deleted_service_is_observed_and_recreated(harness, tfu):
-    # v0.5.3's service delete handler was empty: the service came back only at resync (#4).
+    # v0.5.3's service delete handler was empty: the service came back only at resync (divergence D4).
     from tf_operator.k8s.client import SERVICES
 
     job = harness.add_job(tfu.new_tfjob(worker=1))

@@ -215,7 +215,7 @@ def test_status(harness, tfu, row):
     # filterOutConditionTest: no Running=True next to a terminal condition.
     if is_failed(job.status) or is_succeeded(job.status):
         assert not any(c.type == "Running" and c.status == "True" for c in job.status.conditions)
-    # Succeeded and Failed are never both True (§10 #19).
+    # Succeeded and Failed are never both True (divergence D18).
     assert not (is_failed(job.status) and is_succeeded(job.status))
 
 
@@ -229,7 +229,7 @@ def test_condition_algebra(tfu):
     assert update_job_conditions(status, "Created", "TFJobCreated", "m", t0)
     assert update_job_conditions(status, "Running", "TFJobRunning", "r", t0)
     t1 = t0 + timedelta(seconds=10)
-    # Unchanged Running keeps its times (§10 #20).
+    # Unchanged Running keeps its times (divergence D19).
     assert not update_job_conditions(status, "Running", "TFJobRunning", "r", t1)
     assert status.conditions[1].last_update_time == t0
     assert update_job_conditions(status, "Restarting", "TFJobRestarting", "x", t1)
@@ -239,8 +239,8 @@ def test_condition_algebra(tfu):
     t2 = t1 + timedelta(seconds=10)
     assert update_job_conditions(status, "Failed", "TFJobFailed", "f", t2)
     assert _types(status) == [("Created", "True"), ("Running", "False"), ("Failed", "True")]
-    assert status.conditions[1].last_transition_time == t2  # §10 #19: not stale
-    # Terminal conditions are exclusive and final (§10 #19).
+    assert status.conditions[1].last_transition_time == t2  # divergence D18: not stale
+    # Terminal conditions are exclusive and final (divergence D18).
     assert not update_job_conditions(status, "Succeeded", "TFJobSucceeded", "s", t2)
     assert not update_job_conditions(status, "Running", "TFJobRunning", "r", t2)
     assert _types(status) == [("Created", "True"), ("Running", "False"), ("Failed", "True")]

@@ -83,5 +83,9 @@ def test_invalid_job_beside_valid_one(sim, op):
     assert cond["reason"] == "InvalidTFJobSpec"
     sim.wait_condition("valid", "Succeeded", 30)
     assert sim.pods("invalid") == []
-    assert any(e["reason"] == "InvalidTFJobSpec" for e in sim.events("invalid"))
+    sim.wait_for(  # events are written asynchronously, after the status
+        lambda: any(e["reason"] == "InvalidTFJobSpec" for e in sim.events("invalid")),
+        30,
+        "the InvalidTFJobSpec event",
+    )
     assert op.metric("tf_operator_jobs_successful") >= 1

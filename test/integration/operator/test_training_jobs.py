@@ -85,11 +85,16 @@ def test_exit_code_restart_then_success(proc, op, tmp_path):
     proc.create(job)
     proc.wait_condition("exitcode", "Succeeded", 60)
     assert marker.exists()
-    events = proc.events("exitcode")
-    exited = [e["message"] for e in events if e["reason"] == "ExitedWithCode"]
+
+    def created() -> int:  # chief, 2 workers, worker 1 again (repeats are aggregated)
+        events = proc.events("exitcode")
+        return sum(e.get("count", 1) for e in events if e["reason"] == "SuccessfulCreatePod")
+
+    # Events are written asynchronously by the operator's broadcaster.
+    proc.wait_for(lambda: created() >= 4, 30, "four SuccessfulCreatePod events")
+    assert created() == 4
+    exited = [e["message"] for e in proc.events("exitcode") if e["reason"] == "ExitedWithCode"]
     assert any("exitcode-worker-1 exited with code 130" in m for m in exited), exited
-    creations = sum(e.get("count", 1) for e in events if e["reason"] == "SuccessfulCreatePod")
-    assert creations == 4  # chief, 2 workers, worker 1 again (repeats are aggregated)
 
 
 def test_permanent_failure_fails_the_job(proc, op):

@@ -43,7 +43,7 @@ def test_status_writes_never_clobber_concurrent_metadata_updates(env) -> None:
     thread = threading.Thread(target=touch, daemon=True)
     thread.start()
     try:
-        env.wait_succeeded(names, timeout=30)
+        env.wait_succeeded(names, timeout=90)
     finally:
         stop.set()
         thread.join(5)

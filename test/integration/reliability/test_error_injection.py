@@ -37,7 +37,7 @@ def test_jobs_succeed_under_injected_errors(env, code: int) -> None:
     before = _total(env.operator_requests())
     jobs = 10
     requests, injected = _run_under_faults(
-        env, f"e{code}", jobs, timeout=30, error_rate=0.2, error_code=code, retry_after=1
+        env, f"e{code}", jobs, timeout=90, error_rate=0.2, error_code=code, retry_after=1
     )
     assert op.alive()
     assert injected > 10, "the faults were not exercised"
@@ -60,7 +60,7 @@ def test_clean_run_request_baseline(env) -> None:
     op = env.operator("--threadiness=4")
     op.wait_log("Started workers")
     before = _total(env.operator_requests())
-    requests, _ = _run_under_faults(env, "clean", 10, timeout=30)
+    requests, _ = _run_under_faults(env, "clean", 10, timeout=90)
     print(f"clean: {requests - before} operator requests for 10 jobs")
     for k, v in sorted(env.operator_requests().items()):
         print(k, v)
@@ -72,7 +72,7 @@ def test_one_pod_per_index_under_latency(env) -> None:
     op.wait_log("Started workers")
     before = _total(env.operator_requests())
     jobs = 12
-    requests, _ = _run_under_faults(env, "lat", jobs, timeout=35, latency_ms=100)
+    requests, _ = _run_under_faults(env, "lat", jobs, timeout=90, latency_ms=100)
     assert op.alive()
     print(f"latency: {requests - before} operator requests for {jobs} jobs")
     assert requests - before <= MAX_REQUESTS_PER_JOB * jobs

@@ -218,16 +218,13 @@ class JobController:
             needs_sync = self.expectations_met(key, job)
             self.kind.set_defaults(job)
             if needs_sync and not job.deletion_timestamp:
-                self.reconcile(self._context(key, job))
+                logger = logger_for_job({"metadata": job.metadata})
+                now = truncate_time(self.clock.now())
+                self.reconcile(SyncContext(key, job, now, logger, job.status.to_dict()))
             return True
         finally:
             elapsed = self.clock.monotonic() - started
             logger.info('Finished syncing %s "%s" (%.3fs)', noun, key, elapsed)
-
-    def _context(self, key: str, job: Job) -> SyncContext:
-        logger = logger_for_job({"metadata": job.metadata})
-        now = truncate_time(self.clock.now())
-        return SyncContext(key, job, now, logger, old_status=job.status.to_dict())
 
     def _forget(self, key: str) -> None:
         """A job left the cache: count it once and drop everything kept for it (D5)."""
@@ -258,14 +255,8 @@ class JobController:
         ctx.pods = self.pods.claim(job)
         ctx.services = self.services.claim(job)
 
-        failure = limit_failure_message(
-            self.kind.resource.kind,
-            job,
-            ctx.pods,
-            self.kind.labels.replica_type,
-            ctx.now,
-            ctx.logger,
-        )
+        kind = self.kind
+        failure = limit_failure_message(kind, job, ctx.pods, ctx.now, ctx.logger)
         if is_finished(job.status) or failure:
             self.finish(ctx, failure)
             return

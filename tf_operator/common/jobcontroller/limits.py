@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from tf_operator.apis.common.v1.types import RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE
-from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.common.jobcontroller.kind import Job, JobKind
 from tf_operator.k8s.objects import Obj, labels_of
 
 _RESTART_IN_PLACE = (RESTART_POLICY_ON_FAILURE, RESTART_POLICY_ALWAYS)
+Logger = logging.LoggerAdapter[logging.Logger]
 
 
 def container_restarts(pod: Obj) -> int:
@@ -88,18 +89,12 @@ def seconds_until_ttl_expiry(ttl_seconds: int, completion_time: datetime, now: d
 
 
 def limit_failure_message(
-    kind_name: str,
-    job: Job,
-    pods: list[Obj],
-    replica_type_label: str,
-    now: datetime,
-    logger: logging.LoggerAdapter[logging.Logger],
+    kind: JobKind, job: Job, pods: list[Obj], now: datetime, logger: Logger
 ) -> str | None:
     """The Failed message when the backoff limit or the active deadline is exceeded."""
-    limit = job.spec.backoff_limit
-    if limit is not None and past_backoff_limit(
-        limit, backoff_failures(job, pods, replica_type_label, logger)
-    ):
+    kind_name, limit = kind.resource.kind, job.spec.backoff_limit
+    failures = 0 if limit is None else backoff_failures(job, pods, kind.labels.replica_type, logger)
+    if past_backoff_limit(limit, failures):
         return (
             f"{kind_name} {job.name} has failed because it has reached the specified backoff limit"
         )

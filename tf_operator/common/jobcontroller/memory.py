@@ -47,7 +47,3 @@ class JobMemory:
                 return False
             job.reported_exits.add(marker)
             return True
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._jobs)

@@ -3,13 +3,13 @@
 import pytest
 
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.control.controller_ref_manager import ClaimErrors, PodControllerRefManager
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.service_control import ServiceControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.labels import selector_from_set
-from tf_operator.k8s.record import FakeRecorder
 
 LABELS = {"group-name": "kubeflow.org", "tf-job-name": "job"}
 JOB = {"metadata": {"name": "job", "namespace": "ns", "uid": "job-uid"}}

@@ -3,10 +3,10 @@
 import pytest
 
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.service_control import ServiceControl
 from tf_operator.k8s.client import PODS, SERVICES, ApiError, new_internal_error
-from tf_operator.k8s.record import FakeRecorder
 
 OWNER = {
     "apiVersion": "kubeflow.org/v1",

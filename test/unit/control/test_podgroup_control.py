@@ -3,6 +3,7 @@
 import pytest
 
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.control.podgroup_control import (
     KUBE_BATCH,
     VOLCANO,
@@ -10,7 +11,6 @@ from tf_operator.control.podgroup_control import (
     backend_for,
 )
 from tf_operator.k8s.client import new_internal_error
-from tf_operator.k8s.record import FakeRecorder
 
 JOB = {
     "apiVersion": "kubeflow.org/v1",

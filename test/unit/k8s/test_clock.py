@@ -3,7 +3,8 @@
 import threading
 from datetime import timedelta
 
-from tf_operator.k8s.clock import Clock, FakeClock
+from support.fake_clock import FakeClock
+from tf_operator.k8s.clock import Clock
 
 
 def _in_thread(fn):

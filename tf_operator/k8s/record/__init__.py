@@ -6,7 +6,7 @@
     broadcaster.shutdown()
 
 Recording never blocks the caller; see `event` for the delivery rules and
-`events_cache` for aggregation and de-duplication. `FakeRecorder` is for tests.
+`events_cache` for aggregation and de-duplication.
 """
 
 from tf_operator.k8s.record.event import (
@@ -20,7 +20,6 @@ from tf_operator.k8s.record.event import (
     object_reference,
 )
 from tf_operator.k8s.record.events_cache import EventCorrelator
-from tf_operator.k8s.record.fake import FakeRecorder
 
 __all__ = [
     "EVENT_TYPE_NORMAL",
@@ -30,7 +29,6 @@ __all__ = [
     "EventRecorder",
     "EventSink",
     "EventWatcher",
-    "FakeRecorder",
     "KubeEventSink",
     "object_reference",
 ]

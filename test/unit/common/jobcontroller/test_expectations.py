@@ -2,8 +2,8 @@
 
 import threading
 
+from support.fake_clock import FakeClock
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
-from tf_operator.k8s.clock import FakeClock
 
 KEY = "ns/job/worker/pods"
 

@@ -8,16 +8,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from support.pytorchjob import PYTORCH_KIND, PYTORCHJOBS
 from tf_operator.common.jobcontroller.jobcontroller import (
     JobController,
     JobControllerConfiguration,
 )
 from tf_operator.k8s.client import PODS, SERVICES
-from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.informers import SharedInformerFactory
-from tf_operator.k8s.record import FakeRecorder
 
 NS = "default"
 

@@ -3,10 +3,10 @@ import time
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient, ScriptedWatch
 from tf_operator.k8s.cache import Backoff, ListWatch, Reflector
 from tf_operator.k8s.client import PODS, TransportError, new_internal_error, new_resource_expired
-from tf_operator.k8s.clock import FakeClock
 
 
 def wait_until(pred, timeout=5.0):

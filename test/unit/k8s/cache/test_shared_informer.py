@@ -4,6 +4,7 @@ import time
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.cache import (
     NAMESPACE_INDEX,
@@ -18,7 +19,6 @@ from tf_operator.k8s.cache import (
     wait_for_cache_sync,
 )
 from tf_operator.k8s.client import PODS, new_internal_error
-from tf_operator.k8s.clock import FakeClock
 
 
 def pod(name, ns="ns", labels=None):

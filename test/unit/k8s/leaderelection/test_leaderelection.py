@@ -5,9 +5,9 @@ import time
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.client import new_conflict, new_internal_error
-from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.leaderelection import (
     EndpointsLock,
     LeaderCallbacks,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.k8s.client import ENDPOINTS, LEASES, ApiError, is_conflict, is_not_found
 from tf_operator.k8s.leaderelection import (
     LEADER_ANNOTATION,
@@ -15,7 +16,6 @@ from tf_operator.k8s.leaderelection import (
     LeaseLock,
     new_lock,
 )
-from tf_operator.k8s.record import FakeRecorder
 
 T0 = datetime(2026, 11, 21, 20, 58, 40, 923013, tzinfo=UTC)
 

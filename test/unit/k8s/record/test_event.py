@@ -6,16 +6,12 @@ import time
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.k8s.client import EVENTS, TransportError, new_not_found
 from tf_operator.k8s.client.errors import new_internal_error
-from tf_operator.k8s.clock import FakeClock
-from tf_operator.k8s.record import (
-    EventBroadcaster,
-    FakeRecorder,
-    KubeEventSink,
-    object_reference,
-)
+from tf_operator.k8s.record import EventBroadcaster, KubeEventSink, object_reference
 
 
 def wait_for(predicate, timeout=5.0):

@@ -10,9 +10,9 @@ import logging
 import threading
 import time
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
 from tf_operator.k8s.client import EVENTS
-from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.record import EventBroadcaster, KubeEventSink
 
 

@@ -1,6 +1,6 @@
 """The event correlator on its own: LRU, aggregation window, de-duplication keys."""
 
-from tf_operator.k8s.clock import FakeClock
+from support.fake_clock import FakeClock
 from tf_operator.k8s.record.events_cache import (
     AGGREGATE_INTERVAL,
     EventCorrelator,

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from tf_operator.k8s.clock import FakeClock
+from support.fake_clock import FakeClock
 from tf_operator.k8s.workqueue import DelayingQueue
 
 

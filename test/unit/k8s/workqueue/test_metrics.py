@@ -3,7 +3,7 @@
 import pytest
 from prometheus_client import CollectorRegistry, Gauge
 
-from tf_operator.k8s.clock import FakeClock
+from support.fake_clock import FakeClock
 from tf_operator.k8s.workqueue import DelayingQueue, Queue
 from tf_operator.k8s.workqueue.metrics import MetricsProvider, new_queue_metrics
 from tf_operator.k8s.workqueue.prometheus_metrics import PrometheusMetricsProvider

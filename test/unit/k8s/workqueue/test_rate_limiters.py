@@ -2,7 +2,7 @@
 
 import pytest
 
-from tf_operator.k8s.clock import FakeClock
+from support.fake_clock import FakeClock
 from tf_operator.k8s.workqueue import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,

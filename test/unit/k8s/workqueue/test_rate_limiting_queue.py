@@ -3,7 +3,7 @@
 import threading
 import time
 
-from tf_operator.k8s.clock import FakeClock
+from support.fake_clock import FakeClock
 from tf_operator.k8s.workqueue import (
     ItemExponentialFailureRateLimiter,
     RateLimitingQueue,

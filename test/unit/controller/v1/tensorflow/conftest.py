@@ -12,15 +12,15 @@ from datetime import UTC, datetime
 
 import pytest
 
+from support.fake_clock import FakeClock
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.app.options import ServerOption
 from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES
-from tf_operator.k8s.clock import FakeClock
 from tf_operator.k8s.informers import SharedInformerFactory
-from tf_operator.k8s.record import FakeRecorder
 
 TEST_IMAGE = "test-image-for-kubeflow-tf-operator:latest"
 TEST_NAME = "test-tfjob"

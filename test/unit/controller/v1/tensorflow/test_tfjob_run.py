@@ -4,11 +4,11 @@ import threading
 import time
 
 from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
 from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
 from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.informers import SharedInformerFactory
-from tf_operator.k8s.record import FakeRecorder
 
 
 def wait_for(predicate, timeout=10.0):

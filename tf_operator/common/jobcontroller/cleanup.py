@@ -9,20 +9,17 @@ re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import Job
 from tf_operator.common.jobcontroller.limits import seconds_until_ttl_expiry
+from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.pod import phase_of
 from tf_operator.k8s.client import is_not_found
 from tf_operator.k8s.clock import Clock
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import DelayingQueue
-
-if TYPE_CHECKING:
-    from tf_operator.common.jobcontroller.owned import OwnedObjects
 
 
 def _is_active(pod: Obj) -> bool:

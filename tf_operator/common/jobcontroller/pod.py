@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_EXIT_CODE,
@@ -27,6 +26,8 @@ from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
 from tf_operator.common.jobcontroller.memory import JobMemory
+from tf_operator.common.jobcontroller.owned import OwnedObjects
+from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
 from tf_operator.common.jobcontroller.util import gen_general_name, job_key
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControlInterface
@@ -34,10 +35,6 @@ from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.client import is_timeout
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.logger import logger_for_replica
-
-if TYPE_CHECKING:
-    from tf_operator.common.jobcontroller.owned import OwnedObjects
-    from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 

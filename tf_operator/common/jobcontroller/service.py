@@ -9,20 +9,17 @@ out-of-range index are deleted (v0.5.3 only warned, divergence D21).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
+from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.util import gen_general_name, job_key
 from tf_operator.control.service_control import ServiceControlInterface
 from tf_operator.k8s.client import is_timeout
 from tf_operator.k8s.objects import meta
 from tf_operator.logger import logger_for_replica
-
-if TYPE_CHECKING:
-    from tf_operator.common.jobcontroller.owned import OwnedObjects
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 

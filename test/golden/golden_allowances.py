@@ -110,6 +110,29 @@ def _limit_failure_deletes_active_pods(case: Any, snapshot: dict) -> None:
         snapshot[kind] = [o for o in snapshot[kind] if o["metadata"]["name"] not in active]
 
 
+_RETRYABLE_EXIT_CODES = (130, 137, 138, 143)
+
+
+def _exit_code_restarts_in_status(case: Any, snapshot: dict) -> None:
+    """One count per retryable failure the steps give a replica under restartPolicy ExitCode
+    (the pods are gone, so no UID is left in ``countedPods``)."""
+    if "tfjob_status" not in snapshot:
+        return  # only the state after the steps
+    policies = {
+        rtype.lower(): spec.get("restartPolicy")
+        for rtype, spec in case.tfjob["spec"]["tfReplicaSpecs"].items()
+    }
+    count = 0
+    for step in case.steps:
+        for replica, state in step.pods.items():
+            exit_code = state.get("exitCode") if isinstance(state, dict) else None
+            rtype = replica.rsplit("-", 1)[0]
+            if exit_code in _RETRYABLE_EXIT_CODES and policies.get(rtype) == "ExitCode":
+                count += 1
+    if count:
+        snapshot["tfjob_status"]["exitCodeRestarts"] = {"count": count}
+
+
 ALLOWANCES = {
     a.name: a
     for a in (
@@ -150,6 +173,15 @@ ALLOWANCES = {
             ours="deletes every active pod, and its service, of a job failed by a limit: the "
             "limit exists to stop the job",
             apply=_limit_failure_deletes_active_pods,
+        ),
+        Allowance(
+            "exit_code_restarts_in_status",
+            v053="kept no count of the pods it recreated under restartPolicy ExitCode, so "
+            "backoffLimit never stopped a job whose pods kept exiting 137",
+            ours="counts each recreation in status.exitCodeRestarts before deleting the failed "
+            "pod, so the count backoffLimit is checked against survives operator restarts "
+            "(divergence D11 in docs/divergences.md)",
+            apply=_exit_code_restarts_in_status,
         ),
     )
 }

@@ -18,7 +18,7 @@ import yaml
 
 from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
-from tf_operator.app.testing import OperatorProcess
+from support.operator_process import OperatorProcess
 from tf_operator.sdk import TFJobClient, tfjob
 
 ROOT = Path(__file__).resolve().parents[3]

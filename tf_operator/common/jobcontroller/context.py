@@ -33,16 +33,6 @@ class ReconcileErrors(Exception):
 
 
 @dataclass
-class HeldEvent:
-    event_type: str
-    reason: str
-    message: str
-    # The condition whose transition the event announces: dropped at flush time if the status
-    # we overwrote already had it True (an earlier pass announced it before our cache caught up).
-    condition: str | None = None
-
-
-@dataclass
 class SyncContext:
     """One reconcile pass of one job (see the module docstring)."""
 
@@ -54,17 +44,15 @@ class SyncContext:
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)
-    events: list[HeldEvent] = field(default_factory=list)
-    metrics: list[tuple[Callable[[], None], str | None]] = field(default_factory=list)
+    events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
+    metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
 
-    def event(
-        self, event_type: str, reason: str, message: str, condition: str | None = None
-    ) -> None:
-        self.events.append(HeldEvent(event_type, reason, message, condition))
+    def event(self, event_type: str, reason: str, message: str) -> None:
+        self.events.append((event_type, reason, message))
 
-    def count(self, increment: Callable[[], None], condition: str | None = None) -> None:
-        self.metrics.append((increment, condition))
+    def count(self, increment: Callable[[], None]) -> None:
+        self.metrics.append(increment)
 
     def collect(self, step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
         """Run one step; a failure is kept for the end of the pass and the pass goes on."""
@@ -74,15 +62,13 @@ class SyncContext:
             self.errors.append(err)
             return None
 
-    def flush(self, recorder: EventRecorder, already_true: frozenset[str] = frozenset()) -> None:
+    def flush(self, recorder: EventRecorder) -> None:
         """Emit the held events and metrics (call after a successful status write)."""
         target = event_object(self.job)
-        for held in self.events:
-            if held.condition not in already_true:
-                recorder.event(target, held.event_type, held.reason, held.message)
-        for increment, condition in self.metrics:
-            if condition not in already_true:
-                increment()
+        for event_type, reason, message in self.events:
+            recorder.event(target, event_type, reason, message)
+        for increment in self.metrics:
+            increment()
         self.events.clear()
         self.metrics.clear()
 

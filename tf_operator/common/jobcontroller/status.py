@@ -6,15 +6,14 @@ left alone (D19) and Succeeded/Failed are final and exclusive, turning Running a
 False with fresh transition times (D18). :meth:`StatusReconciler.update_replica_type` is
 ``updateStatusSingle``: the kind says whether a type makes the job Running or Succeeded; failed
 pods fail the job unless every one is being recreated under ExitCode (D12). The
-:class:`StatusWriter` writes only a changed status (D15) and on 409 re-applies it onto the live
-object (D28), then releases the pass's held events. ``D<n>``: docs/divergences.md.
+:class:`StatusWriter` writes only a changed status (D15), then releases the pass's held events
+(D28). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
 
 from tf_operator.apis.common.v1.types import (
     CONDITION_FALSE,
@@ -24,25 +23,18 @@ from tf_operator.apis.common.v1.types import (
     JOB_RESTARTING,
     JOB_RUNNING,
     JOB_SUCCEEDED,
-    DecodeError,
     JobCondition,
     JobStatus,
-    RestartDelta,
 )
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import JobKind
 from tf_operator.common.jobcontroller.pod import ReplicaTally
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from tf_operator.k8s.client import ResourceInterface, is_conflict
-from tf_operator.k8s.objects import Obj, meta
+from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.workqueue import DelayingQueue
 
 log = logging.getLogger(__name__)
-
-# Attempts of a status write that keeps meeting 409 Conflict before giving up to the queue.
-STATUS_UPDATE_ATTEMPTS = 5
-
 
 # ---- condition algebra (pure) --------------------------------------------------------------
 
@@ -115,36 +107,6 @@ def update_job_conditions(
     return True
 
 
-def merge_status_onto_live(
-    ours: JobStatus, live_raw: Any, restarts: RestartDelta | None = None
-) -> JobStatus:
-    """Our computed status, keeping what the live object already established.
-
-    Used when a status write met a conflict: the live start/completion times win, a condition
-    the live object already has with the same status keeps its transition time (and its update
-    time when reason and message are unchanged), and the ExitCode restart count is the live one
-    with this pass's ``restarts`` applied.
-    """
-    try:
-        live = JobStatus.from_dict(live_raw)
-    except DecodeError:
-        return ours
-    merged = ours.deep_copy()
-    merged.start_time = live.start_time or ours.start_time
-    merged.completion_time = live.completion_time or ours.completion_time
-    merged.exit_code_restarts = (restarts or RestartDelta()).apply(live.exit_code_restarts)
-    for condition in merged.conditions or []:
-        previous = get_condition(live, condition.type)
-        if previous is None or previous.status != condition.status:
-            continue
-        condition.last_transition_time = (
-            previous.last_transition_time or condition.last_transition_time
-        )
-        if (previous.reason, previous.message) == (condition.reason, condition.message):
-            condition.last_update_time = previous.last_update_time or condition.last_update_time
-    return merged
-
-
 # ---- status rules --------------------------------------------------------------------------
 
 
@@ -171,7 +133,7 @@ class StatusReconciler:
             return
         msg = f"{self._kind.resource.kind} {job.name} is created."
         if self._set(ctx, JOB_CREATED, self.created_reason, msg):
-            ctx.count(self._kind.metrics.created.inc, JOB_CREATED)
+            ctx.count(self._kind.metrics.created.inc)
 
     def succeed(self, ctx: SyncContext) -> None:
         job = ctx.job
@@ -179,8 +141,8 @@ class StatusReconciler:
         if job.status.completion_time is None and not is_finished(job.status):
             job.status.completion_time = ctx.now
         if self._set(ctx, JOB_SUCCEEDED, self.succeeded_reason, msg):
-            ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg, JOB_SUCCEEDED)
-            ctx.count(self._kind.metrics.successful.inc, JOB_SUCCEEDED)
+            ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg)
+            ctx.count(self._kind.metrics.successful.inc)
 
     def fail(self, ctx: SyncContext, message: str) -> None:
         """Set Failed (once) with its event, metric and completion time."""
@@ -190,8 +152,8 @@ class StatusReconciler:
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         if self._set(ctx, JOB_FAILED, self.failed_reason, message):
-            ctx.event(EVENT_TYPE_NORMAL, self.failed_reason, message, JOB_FAILED)
-            ctx.count(self._kind.metrics.failed.inc, JOB_FAILED)
+            ctx.event(EVENT_TYPE_NORMAL, self.failed_reason, message)
+            ctx.count(self._kind.metrics.failed.inc)
 
     def update_replica_type(
         self, ctx: SyncContext, rtype: str, replicas: int, tally: ReplicaTally
@@ -243,57 +205,21 @@ class StatusReconciler:
 
 
 class StatusWriter:
-    """Writes a job's status when it changed, then releases the pass's held effects."""
+    """Writes a job's status when it changed, then releases the pass's held effects.
+
+    The write carries the cached resourceVersion. A 409 means the cache is behind (a user's
+    edit, or our own last write not seen yet): the error goes back to the queue and the next
+    sync recomputes from a fresh cache, as v0.5.3 did; writing what a stale pass computed over
+    the live object could undo a terminal condition. Nothing held is emitted twice: effects are
+    released only after a write went through (D28).
+    """
 
     def __init__(self, jobs: ResourceInterface, recorder: EventRecorder) -> None:
         self._jobs = jobs
         self._recorder = recorder
 
     def write_if_changed(self, ctx: SyncContext) -> None:
-        replaced: Obj | None = None
-        if ctx.job.status.to_dict() != ctx.old_status:
-            replaced = self.update(ctx)
-        already_true: frozenset[str] = frozenset()
-        if replaced is not None:
-            already_true = frozenset(
-                str(c.get("type"))
-                for c in replaced.get("conditions") or []
-                if isinstance(c, dict) and c.get("status") == CONDITION_TRUE
-            )
-        ctx.flush(self._recorder, already_true)
-
-    def update(self, ctx: SyncContext) -> Obj | None:
-        """PUT the status subresource; on 409 re-read the job and re-apply our status.
-
-        Returns the live status that a retry overwrote (None when the first write went
-        through).
-        """
         job = ctx.job
-        body = job.to_dict()
-        replaced: Obj | None = None
-        restarts = RestartDelta.between(
-            _status_or_empty(ctx.old_status).exit_code_restarts, job.status.exit_code_restarts
-        )
-        for attempt in range(1, STATUS_UPDATE_ATTEMPTS + 1):
-            try:
-                self._jobs.update_status(body, namespace=job.namespace)
-                return replaced
-            except Exception as err:
-                if not is_conflict(err) or attempt == STATUS_UPDATE_ATTEMPTS:
-                    raise
-                ctx.logger.info("Conflict writing the status of %s; retrying", job.name)
-                live = self._jobs.get(job.name, namespace=job.namespace)
-                if meta(live).get("uid") != job.uid:
-                    raise
-                replaced = live.get("status") or {}
-                job.status = merge_status_onto_live(job.status, replaced, restarts)
-                live["status"] = job.status.to_dict()
-                body = live
-        return replaced
-
-
-def _status_or_empty(raw: Obj) -> JobStatus:
-    try:
-        return JobStatus.from_dict(raw)
-    except DecodeError:
-        return JobStatus()
+        if job.status.to_dict() != ctx.old_status:
+            self._jobs.update_status(job.to_dict(), namespace=job.namespace)
+        ctx.flush(self._recorder)

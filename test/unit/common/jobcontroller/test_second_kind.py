@@ -82,6 +82,8 @@ class Harness:
         self.client.clear_actions()
 
     def sync(self) -> bool:
+        """Sync once the job informer has caught up with the API (as it would, between syncs)."""
+        self.jobs.get_indexer().update(self.client.resource(PYTORCHJOBS).get("torch", NS))
         return self.ctr.sync(f"{NS}/torch")
 
     def status(self) -> dict:

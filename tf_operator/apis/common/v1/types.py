@@ -233,34 +233,6 @@ class ExitCodeRestarts:
         self.counted_pods = [u for u in self.counted_pods if u in existing_pod_uids]
 
 
-@dataclass(frozen=True)
-class RestartDelta:
-    """What one reconcile changed in :class:`ExitCodeRestarts`: pods it counted, UIDs it forgot.
-
-    Re-applied onto the live status when a status write meets a conflict, so a pod counted
-    meanwhile by another pass is not counted again and a count made meanwhile is not lost.
-    """
-
-    counted: tuple[str, ...] = ()
-    forgotten: frozenset[str] = frozenset()
-
-    @classmethod
-    def between(cls, base: ExitCodeRestarts | None, ours: ExitCodeRestarts | None) -> RestartDelta:
-        base_uids = set(base.counted_pods) if base is not None else set()
-        our_uids = list(ours.counted_pods) if ours is not None else []
-        added = tuple(u for u in our_uids if u not in base_uids)
-        return cls(added, frozenset(base_uids - set(our_uids)))
-
-    def apply(self, live: ExitCodeRestarts | None) -> ExitCodeRestarts | None:
-        if live is None and not self.counted:
-            return None
-        merged = ExitCodeRestarts() if live is None else copy.deepcopy(live)
-        for uid in self.counted:
-            merged.record(uid)
-        merged.counted_pods = [u for u in merged.counted_pods if u not in self.forgotten]
-        return merged
-
-
 @dataclass
 class JobStatus:
     """``status`` of a job. ``conditions`` and ``replicaStatuses`` serialise as ``null``."""

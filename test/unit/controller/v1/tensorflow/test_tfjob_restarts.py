@@ -4,7 +4,7 @@ D11); backoffLimit is checked against that count."""
 
 import pytest
 
-from tf_operator.k8s.client import PODS, new_conflict, new_internal_error
+from tf_operator.k8s.client import PODS, is_conflict, new_internal_error
 
 
 def _exit_code_job(harness, tfu, workers=1, **spec):
@@ -83,49 +83,47 @@ def test_a_crash_after_the_write_is_resumed_by_the_next_leader_without_a_second_
     assert _restarts(harness, job) == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
 
 
-def test_a_stale_cache_and_a_conflict_do_not_count_a_pod_twice(harness, tfu):
+def test_a_stale_cache_neither_counts_a_pod_twice_nor_deletes_it_early(harness, tfu):
     job = _exit_code_job(harness, tfu)
-    _failed_pod(harness, tfu, job)
+    pod = _failed_pod(harness, tfu, job)
     harness.add_services(job, "worker", 1)
     harness.client.prepend_reactor("delete", "pods", lambda a: (True, new_internal_error("x")))
     with pytest.raises(Exception, match="x"):
         harness.sync(job)
+    harness.client._reactors.clear()
     # The cache has not seen the written count: this pass counts the pod again, meets a 409
-    # on its stale resourceVersion and re-applies only what it changed onto the live status.
+    # on its stale resourceVersion, and goes back to the queue without deleting anything.
     harness.client.clear_actions()
-    with pytest.raises(Exception, match="x"):
+    with pytest.raises(Exception) as err:
         harness.sync(job)
-    assert [a.verb for a in harness.client.filter_actions("*", "tfjobs")] == [
-        "update",
-        "get",
-        "update",
-    ]
-    assert _restarts(harness, job)["count"] == 1
+    assert is_conflict(err.value)
+    assert harness.deleted("pods") == []
+    # From a fresh cache the pod is deleted, and it is still counted once.
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert harness.deleted("pods") == ["test-tfjob-worker-0"]
+    assert _restarts(harness, job) == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
 
 
 def test_a_count_made_meanwhile_by_another_pass_is_kept(harness, tfu):
     job = _exit_code_job(harness, tfu, workers=2)
-    _failed_pod(harness, tfu, job, 0)
-    _failed_pod(harness, tfu, job, 1)
+    pods = [_failed_pod(harness, tfu, job, 0), _failed_pod(harness, tfu, job, 1)]
     harness.add_services(job, "worker", 2)
-    calls = []
-
-    def conflict_once(action):
-        if not calls:
-            calls.append(1)
-            live = harness.stored_job(job)
-            live["status"] = {"exitCodeRestarts": {"count": 5, "countedPods": ["elsewhere"]}}
-            harness.client.registry.update(
-                ("kubeflow.org", "v1", "tfjobs"), "default", "test-tfjob", live, "status"
-            )
-            return True, new_conflict("tfjobs", "test-tfjob", "the object has been modified")
-        return False, None
-
-    harness.client.prepend_reactor("update", "tfjobs", conflict_once)
+    live = harness.stored_job(job)
+    live["status"] = {"exitCodeRestarts": {"count": 5, "countedPods": ["elsewhere"]}}
+    harness.client.registry.update(
+        ("kubeflow.org", "v1", "tfjobs"), "default", "test-tfjob", live, "status"
+    )
+    with pytest.raises(Exception) as err:
+        harness.sync(job)  # our cache missed that write: 409, nothing deleted
+    assert is_conflict(err.value)
+    assert harness.deleted("pods") == []
+    harness.cache_job(harness.stored_job(job))
     harness.sync(job)
     restarts = _restarts(harness, job)
-    assert restarts["count"] == 7
-    assert restarts["countedPods"][0] == "elsewhere" and len(restarts["countedPods"]) == 3
+    assert restarts["count"] == 7  # the 5 counted elsewhere, and our two pods
+    assert sorted(restarts["countedPods"]) == sorted(p["metadata"]["uid"] for p in pods)
+    assert sorted(harness.deleted("pods")) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
 
 
 def test_counted_pods_that_are_gone_are_forgotten_but_stay_counted(harness, tfu):

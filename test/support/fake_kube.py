@@ -8,10 +8,12 @@ fail any request and then compare the exact list of actions a controller made.
 
 Unhandled calls go to the local cluster's in-process ``Registry``, the project's one
 implementation of the API's semantics (resourceVersions, 404/409/410, status subresources,
-selectors, paging, patches, finalizers, watches); nothing here re-implements them. Only two
-conveniences differ from a real server: every namespace exists, and a custom resource the
-registry does not know is served on first use by a permissive CRD with a status subresource
-(so a test can put objects into the cache that a real schema would refuse).
+selectors, paging, patches, finalizers, watches); nothing here re-implements them. As in
+client-go's fake, no controller runs behind it: the registry's garbage collector (a
+kube-controller-manager loop, which would delete objects whose owner a test never created) is
+stopped. Two conveniences differ from a real server: every namespace exists, and a custom
+resource the registry does not know is served on first use by a permissive CRD with a status
+subresource (so a test can put objects into the cache that a real schema would refuse).
 
 Test controls: ``end_watches`` (a server-side timeout), ``send_watch_error`` (an ``ERROR``
 event, then the end), ``break_watches`` (a dropped connection), ``compact`` (history gone:
@@ -116,6 +118,7 @@ class FakeKubeClient:
 
     def __init__(self, objects: dict[Resource, list[Obj]] | None = None) -> None:
         self.registry = Registry()
+        self.registry.gc.stop()
         self._lock = threading.RLock()
         self.actions: list[Action] = []
         self._reactors: list[tuple[str, str, Reactor]] = []

@@ -8,6 +8,12 @@ under ``addresses`` with ``publishNotReadyAddresses``). Ports come from the
 service, with named target ports resolved per pod. Endpoints of services
 without a selector (and leader-election Endpoints) are never touched.
 Informer handlers only enqueue service keys; one worker syncs them.
+
+Every step is O(what changed), not O(objects in the namespace), so the controller keeps up
+with tens of thousands of pods and services: a pod event finds its services through a
+``SelectorIndex`` (each service filed under the rarest pair of its selector), and a service
+sync finds its pods through a ``LabelIndex`` (each pod filed under every label pair; the
+smallest bucket among the selector's pairs holds every candidate).
 """
 
 from __future__ import annotations
@@ -103,23 +109,65 @@ def build_subsets(service: dict, pods: list[dict]) -> list[dict]:
     return subsets
 
 
-class SelectorIndex:
-    """Services keyed by one (namespace, label, value) pair of their selector.
+Pair = tuple[str, str, str]  # (namespace, label, value)
 
-    A service can only select a pod that carries every pair of its selector, so
-    indexing one pair is enough to find candidates in O(labels) instead of
-    scanning every service of the namespace on each pod event.
+
+def _pairs(namespace: str, labels: dict) -> list[Pair]:
+    return [(namespace, label, str(value)) for label, value in labels.items()]
+
+
+class LabelIndex:
+    """Object keys filed under every (namespace, label, value) pair of their labels.
+
+    An object matches a selector only if it carries every pair of it, so the smallest
+    bucket among the selector's pairs holds all candidates: ``candidates`` costs
+    O(selector pairs + that bucket), whatever else the namespace holds.
     """
 
     def __init__(self) -> None:
-        self._by_pair: dict[tuple[str, str, str], set[str]] = {}
-        self._entries: dict[str, tuple[tuple[str, str, str], dict]] = {}
+        self._by_pair: dict[Pair, set[str]] = {}
+        self._pairs: dict[str, list[Pair]] = {}
+
+    def set(self, key: str, namespace: str, labels: dict) -> None:
+        self.remove(key)
+        pairs = _pairs(namespace, labels)
+        self._pairs[key] = pairs
+        for pair in pairs:
+            self._by_pair.setdefault(pair, set()).add(key)
+
+    def remove(self, key: str) -> None:
+        for pair in self._pairs.pop(key, ()):
+            keys = self._by_pair[pair]
+            keys.discard(key)
+            if not keys:
+                del self._by_pair[pair]
+
+    def candidates(self, namespace: str, selector: dict) -> set[str]:
+        """Keys that may match ``selector`` (a superset of the matches; empty selector: none)."""
+        buckets = [self._by_pair.get(pair, set()) for pair in _pairs(namespace, selector)]
+        return set(min(buckets, key=len)) if buckets else set()
+
+
+class SelectorIndex:
+    """Services filed under one (namespace, label, value) pair of their selector.
+
+    A service can only select a pod that carries every pair of its selector, so filing it
+    under one pair is enough to find it from any pod it selects, in O(pod labels + the
+    buckets of those labels). Each service goes under the pair whose bucket is smallest when
+    it is filed, so a pair every service shares (``group-name=kubeflow.org``) stays nearly
+    empty and a pod event never walks all services of the namespace.
+    """
+
+    def __init__(self) -> None:
+        self._by_pair: dict[Pair, set[str]] = {}
+        self._entries: dict[str, tuple[Pair, dict]] = {}
 
     def set(self, key: str, namespace: str, selector: dict | None) -> None:
         self.remove(key)
         if selector:
-            label, value = min(selector.items())
-            pair = (namespace, label, str(value))
+            pair = min(
+                _pairs(namespace, selector), key=lambda p: (len(self._by_pair.get(p, ())), p)
+            )
             self._entries[key] = (pair, selector)
             self._by_pair.setdefault(pair, set()).add(key)
 
@@ -133,8 +181,8 @@ class SelectorIndex:
 
     def matching(self, namespace: str, labels: dict) -> set[str]:
         found = set()
-        for label, value in labels.items():
-            for key in self._by_pair.get((namespace, label, str(value)), ()):
+        for pair in _pairs(namespace, labels):
+            for key in self._by_pair.get(pair, ()):
                 if selector_matches(self._entries[key][1], labels):
                     found.add(key)
         return found
@@ -149,6 +197,7 @@ class EndpointsController:
         self._queue: set[str] = set()
         self._managed: set[str] = set()
         self._index = SelectorIndex()  # endpoints keys created or updated for a selector service
+        self._pod_labels = LabelIndex()  # pod keys by label pair, for service syncs
         self._services = RegistryInformer(registry, SERVICES, self._on_service)
         self._pods = RegistryInformer(registry, PODS, self._on_pod)
         self._endpoints = RegistryInformer(registry, ENDPOINTS, self._on_endpoints)
@@ -185,9 +234,15 @@ class EndpointsController:
         if self._services.get(object_key(endpoints)) is not None:
             self._enqueue(object_key(endpoints))
 
-    def _on_pod(self, _event: str, pod: dict, old: dict | None) -> None:
+    def _on_pod(self, event: str, pod: dict, old: dict | None) -> None:
         namespace = pod["metadata"].get("namespace", "")
         with self._cond:
+            if event == "DELETED":
+                self._pod_labels.remove(object_key(pod))
+            else:
+                self._pod_labels.set(
+                    object_key(pod), namespace, pod["metadata"].get("labels") or {}
+                )
             keys = self._index.matching(namespace, pod["metadata"].get("labels") or {})
             if old is not None:
                 keys |= self._index.matching(namespace, old["metadata"].get("labels") or {})
@@ -225,10 +280,12 @@ class EndpointsController:
                 self._registry.delete(ENDPOINTS, namespace, name)
             return
         self._managed.add(key)
+        with self._cond:
+            candidates = self._pod_labels.candidates(namespace, selector)
         pods = [
             p
-            for p in self._pods.in_namespace(namespace)
-            if selector_matches(selector, p["metadata"].get("labels") or {})
+            for p in map(self._pods.get, sorted(candidates))
+            if p is not None and selector_matches(selector, p["metadata"].get("labels") or {})
         ]
         subsets = build_subsets(service, pods)
         labels = dict(service["metadata"].get("labels") or {})

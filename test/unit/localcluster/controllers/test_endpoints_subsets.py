@@ -80,3 +80,53 @@ def test_selector_index_finds_exactly_the_selecting_services():
     assert index.matching("ns", {"job": "j"}) == set()
     index.remove("ns/a")
     assert index.matching("ns", {"job": "j", "replica": "ps"}) == set()
+
+
+def tfjob_labels(job: str, rtype: str, index: int) -> dict:
+    return {
+        "group-name": "kubeflow.org",
+        "job-name": job,
+        "tf-job-name": job,
+        "tf-replica-type": rtype,
+        "tf-replica-index": str(index),
+    }
+
+
+def test_selector_index_files_each_service_under_a_rare_pair():
+    """With thousands of TFJob services sharing ``group-name=kubeflow.org``, a pod event
+    looks at a handful of services, not at all of them."""
+    from localcluster.controllers.endpoints import SelectorIndex
+
+    index = SelectorIndex()
+    for job in range(2000):
+        for rtype, i in (("ps", 0), ("worker", 0), ("worker", 1)):
+            index.set(f"ns/j{job}-{rtype}-{i}", "ns", tfjob_labels(f"j{job}", rtype, i))
+    assert max(len(keys) for keys in index._by_pair.values()) <= 3
+    pod_labels = tfjob_labels("j1234", "worker", 1)
+    assert index.matching("ns", pod_labels) == {"ns/j1234-worker-1"}
+    looked_at = sum(len(index._by_pair.get(("ns", k, v), ())) for k, v in pod_labels.items())
+    assert looked_at <= 12  # of 6,000 services
+
+
+def test_label_index_candidates_come_from_the_smallest_bucket():
+    from localcluster.controllers.endpoints import LabelIndex
+
+    index = LabelIndex()
+    for job in range(1000):
+        for i in range(4):
+            index.set(f"ns/j{job}-worker-{i}", "ns", tfjob_labels(f"j{job}", "worker", i))
+    index.set("other/j7-worker-0", "other", tfjob_labels("j7", "worker", 0))
+    assert index.candidates("ns", {"tf-job-name": "j7", "group-name": "kubeflow.org"}) == {
+        f"ns/j7-worker-{i}" for i in range(4)
+    }
+    assert index.candidates("ns", tfjob_labels("j7", "worker", 2)) <= {
+        f"ns/j7-worker-{i}" for i in range(4)
+    }
+    assert index.candidates("ns", {"tf-job-name": "nope"}) == set()
+    assert index.candidates("ns", {}) == set()
+    index.set("ns/j7-worker-2", "ns", {"tf-job-name": "moved"})
+    assert "ns/j7-worker-2" not in index.candidates("ns", {"tf-job-name": "j7"})
+    assert index.candidates("ns", {"tf-job-name": "moved"}) == {"ns/j7-worker-2"}
+    index.remove("ns/j7-worker-2")
+    assert index.candidates("ns", {"tf-job-name": "moved"}) == set()
+    assert ("ns", "tf-job-name", "moved") not in index._by_pair

@@ -1,0 +1,154 @@
+"""The floor: a bare threaded client making only the requests a job lifecycle cannot avoid.
+
+It watches TFJobs like the operator does, and for each new job one of ``--threads`` workers
+sends, over its own keep-alive HTTP/1.1 connection, exactly: the job's pods and services
+(per replica type, pods then services, as v0.5.3 orders them) and, in ``full`` mode, one
+event per object created plus the first status write. In ``objects`` mode it sends only the
+pods and services. No informers, no expectations, no retries beyond one reconnect: whatever
+the operator takes beyond this is its own overhead.
+
+Run by the harness as ``python -m benchkit.floor --server URL [--token T]``; it runs until
+SIGTERM. Its User-Agent is ``tfop-floor`` so the API server counts its requests apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import queue
+import signal
+import sys
+import threading
+from urllib.parse import urlsplit
+
+from benchkit.workload import (
+    NAMESPACE,
+    floor_event,
+    floor_pod,
+    floor_service,
+    floor_status,
+    replica_list,
+)
+
+USER_AGENT = "tfop-floor/1"
+TFJOBS_PATH = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/tfjobs"
+
+
+class Connection:
+    """One keep-alive connection; JSON in, ``(status, decoded body)`` out."""
+
+    def __init__(self, server: str, token: str | None) -> None:
+        parts = urlsplit(server)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._conn: http.client.HTTPConnection | None = None
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            self._conn = http.client.HTTPConnection(self._host, self._port, timeout=120)
+        return self._conn
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = dict(self._headers)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        for attempt in (1, 2):
+            conn = self._connect()
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                reply = conn.getresponse()
+                payload = reply.read()
+                return reply.status, json.loads(payload) if payload else {}
+            except (OSError, http.client.HTTPException):
+                conn.close()
+                self._conn = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def stream(self, path: str) -> http.client.HTTPResponse:
+        conn = self._connect()
+        conn.request("GET", path, headers=self._headers)
+        return conn.getresponse()
+
+
+def handle(conn: Connection, job: dict, mode: str) -> None:
+    """Every request of ``mode`` for one job, one after another."""
+    name = job["metadata"]["name"]
+    base = f"/api/v1/namespaces/{NAMESPACE}"
+    by_type: dict[str, list[tuple[int, dict]]] = {}
+    for rtype, index, template in replica_list(job):
+        by_type.setdefault(rtype, []).append((index, template))
+    for rtype, replicas in by_type.items():
+        for index, template in replicas:
+            conn.request("POST", f"{base}/pods", floor_pod(job, rtype, index, template))
+            if mode == "full":
+                message = f"Created pod: {name}-{rtype}-{index}"
+                conn.request(
+                    "POST", f"{base}/events", floor_event(job, "SuccessfulCreatePod", message)
+                )
+        for index, _ in replicas:
+            conn.request("POST", f"{base}/services", floor_service(job, rtype, index))
+            if mode == "full":
+                message = f"Created service: {name}-{rtype}-{index}"
+                event = floor_event(job, "SuccessfulCreateService", message)
+                conn.request("POST", f"{base}/events", event)
+    if mode == "full":
+        conn.request("PUT", f"{TFJOBS_PATH}/{name}/status", floor_status(job))
+
+
+def watch_jobs(conn: Connection, jobs: queue.Queue) -> None:
+    """List, then watch TFJobs; every job seen for the first time goes to ``jobs``."""
+    seen: set[str] = set()
+    status, listing = conn.request("GET", TFJOBS_PATH)
+    if status != 200:
+        raise SystemExit(f"listing TFJobs failed: {status} {listing}")
+    for item in listing.get("items") or []:
+        seen.add(item["metadata"]["uid"])
+        jobs.put(item)
+    rv = listing["metadata"]["resourceVersion"]
+    reply = conn.stream(f"{TFJOBS_PATH}?watch=true&resourceVersion={rv}")
+    while True:
+        line = reply.readline()
+        if not line:
+            raise SystemExit("the TFJob watch ended")
+        event = json.loads(line)
+        obj = event.get("object") or {}
+        uid = (obj.get("metadata") or {}).get("uid")
+        if event.get("type") == "ADDED" and uid not in seen:
+            seen.add(uid)
+            jobs.put(obj)
+
+
+def worker(server: str, token: str | None, jobs: queue.Queue, mode: str) -> None:
+    conn = Connection(server, token)
+    while True:
+        handle(conn, jobs.get(), mode)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--token", default=None)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--mode", choices=("full", "objects"), default="full")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    jobs: queue.Queue = queue.Queue()
+    for i in range(args.threads):
+        threading.Thread(
+            target=worker,
+            args=(args.server, args.token, jobs, args.mode),
+            name=f"floor-{i}",
+            daemon=True,
+        ).start()
+    watch_jobs(Connection(args.server, args.token), jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

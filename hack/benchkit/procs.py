@@ -1,0 +1,204 @@
+"""The process under test: our operator, a reference binary, or the floor client.
+
+Each runs as a child process with its output in a log file. CPU (user + system) and RSS are
+read from /proc through psutil; a sampler thread keeps the peak RSS. Readiness is observed
+in the API server: the process is ready once it holds its watches (three for an operator:
+TFJobs, pods, services; one for the floor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HACK = Path(__file__).resolve().parents[1]
+OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+REFERENCE_ENV = "TFOP_REFERENCE_BIN"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What to run. ``kind`` is ``operator`` (ours), ``reference`` or ``floor``."""
+
+    label: str
+    kind: str
+    args: tuple[str, ...] = ()
+    binary: str = ""
+    watches: int = 3
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def operator(threadiness: int | None = None, label: str | None = None) -> Subject:
+    args = () if threadiness is None else (f"--threadiness={threadiness}",)
+    return Subject(
+        label or "operator" + (f" --threadiness {threadiness}" if args else ""), "operator", args
+    )
+
+
+def reference(binary: str, threadiness: int | None = None) -> Subject:
+    args = () if threadiness is None else (f"--threadiness={threadiness}",)
+    return Subject("reference", "reference", args, binary=binary)
+
+
+def floor(mode: str = "full", threads: int = 16) -> Subject:
+    label = "floor" if mode == "full" else "floor (pods + services only)"
+    return Subject(label, "floor", (f"--mode={mode}", f"--threads={threads}"), watches=1)
+
+
+def reference_binary() -> str | None:
+    """The reference binary named by ``TFOP_REFERENCE_BIN``, when it exists."""
+    path = os.environ.get(REFERENCE_ENV, "")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env["KUBEFLOW_NAMESPACE"] = "default"
+    env.update(subject.extra_env)
+    monitoring = [f"--monitoring-port={port}", "--json-log-format=true"]
+    if subject.kind == "operator":
+        argv = [str(OPERATOR_BIN), f"--kubeconfig={cluster.kubeconfig}", *monitoring]
+        argv.append("--monitoring-address=127.0.0.1")
+    elif subject.kind == "reference":  # v0.5.3 has no --kubeconfig flag
+        env["KUBECONFIG"] = cluster.kubeconfig
+        argv = [subject.binary, *monitoring]
+    else:
+        env["PYTHONPATH"] = str(HACK)
+        argv = [sys.executable, "-m", "benchkit.floor", f"--server={cluster.url}"]
+        if cluster.server.token:
+            argv.append(f"--token={cluster.server.token}")
+    return [*argv, *subject.args], env
+
+
+class MeasuredProcess:
+    """A started subject; ``usage`` reads its CPU and RSS from /proc."""
+
+    def __init__(self, subject: Subject, cluster: Any, log_path: Path) -> None:
+        import psutil
+
+        self.subject = subject
+        self.port = free_port()
+        self.log_path = log_path
+        argv, env = _command(subject, cluster, self.port)
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        self._ps = psutil.Process(self.proc.pid)
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        threading.Thread(target=self._sample, name="rss-sampler", daemon=True).start()
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/metrics"
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            with contextlib.suppress(Exception):
+                self.peak_rss = max(self.peak_rss, self._ps.memory_info().rss)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def cpu(self) -> float:
+        """User + system CPU seconds so far (children included: there are none)."""
+        times = self._ps.cpu_times()
+        return times.user + times.system
+
+    def usage(self) -> dict[str, float]:
+        """RSS and peak RSS (MiB), CPU seconds and thread count, now."""
+        try:
+            rss = self._ps.memory_info().rss
+            cpu = self.cpu()
+            threads = self._ps.num_threads()
+        except Exception:  # noqa: BLE001 - the process is gone
+            return {}
+        self.peak_rss = max(self.peak_rss, rss)
+        return {
+            "rss_mib": round(rss / 2**20, 1),
+            "peak_rss_mib": round(self.peak_rss / 2**20, 1),
+            "cpu_s": round(cpu, 3),
+            "threads": threads,
+        }
+
+    def wait_ready(self, cluster: Any, watches_before: int, timeout: float = 90) -> float:
+        """Block until the subject holds its watches; returns the seconds it took."""
+        deadline = time.monotonic() + timeout
+        while cluster.registry.watch_count() < watches_before + self.subject.watches:
+            if not self.alive():
+                raise RuntimeError(f"{self.subject.label} exited early:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.subject.label} did not start watching in {timeout}s")
+            time.sleep(0.02)
+        return time.monotonic() - self.started
+
+    def wait_settled(self, window: float = 2.0, timeout: float = 120, slack: float = 0.03) -> float:
+        """Block until the process uses at most ``slack`` CPU seconds over ``window`` seconds
+        (its caches are filled and it is idle); returns its CPU seconds then."""
+        deadline = time.monotonic() + timeout
+        last = self.cpu()
+        while time.monotonic() < deadline:
+            time.sleep(window)
+            now = self.cpu()
+            if now - last <= slack:
+                return now
+            last = now
+        return last
+
+    def scrape(self) -> str:
+        with urllib.request.urlopen(self.metrics_url, timeout=5) as reply:
+            return reply.read().decode(errors="replace")
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, grace: float = 10.0) -> None:
+        self._stop.set()
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+
+
+def start(
+    stack: contextlib.ExitStack, subject: Subject, cluster: Any, workdir: Path, name: str
+) -> tuple[MeasuredProcess, float]:
+    """Start ``subject`` against ``cluster`` and wait until it is ready; stopped when
+    ``stack`` unwinds. Returns the process and the seconds it took to get ready."""
+    before = cluster.registry.watch_count()
+    process = MeasuredProcess(subject, cluster, workdir / f"{name}.log")
+    stack.callback(process.stop)
+    ready_s = process.wait_ready(cluster, before)
+    return process, ready_s

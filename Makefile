@@ -35,6 +35,7 @@ demo: $(STAMP)
 	$(BIN)/python hack/demo.py $(ARGS)
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python hack/bench.py $(ARGS)
 
 clean:

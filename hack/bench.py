@@ -1,10 +1,17 @@
-"""Run every benchmark script and write docs/benchmarks.md and docs/benchmarks.json.
+"""Run every benchmark script and write docs/benchmarks.md, docs/benchmarks.json and the
+plots in docs/img/.
 
 Each ``hack/bench_*.py`` is a standalone script that prints human-readable figures and, as
 its last line, ``BENCH_RESULT {json}``. This driver runs them one at a time (they would
-otherwise compete for the two cores), gathers the JSON, and records the machine they ran on.
+otherwise compete for the two cores), gathers the JSON, records the machine, commit and
+load, and renders the report (``hack/benchkit/report.py``, ``plots.py``).
 
-Usage: ``python hack/bench.py [--only NAME ...] [--output-dir docs]``.
+``docs/benchmarks.json`` keeps a ``baseline``: the operator figures from before the
+performance work, carried over from run to run so the report can show before and after;
+``--record-baseline`` replaces it with this run's figures.
+
+Usage: ``python hack/bench.py [--quick] [--only NAME ...] [--output-dir docs]
+[--record-baseline]``.
 """
 
 from __future__ import annotations
@@ -20,9 +27,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
 ORDER = ["workqueue", "informer", "apiserver", "operator", "batchscheduler"]
 MARKER = "BENCH_RESULT "
-PER_SCRIPT_TIMEOUT_S = 420
+# the operator's figures kept as the baseline (small: no per-job latency lists)
+BASELINE_KEYS = ("operator_default", "operator_t4", "floor", "memory")
+BASELINE_DROP = ("per_job_latencies_s", "depth_series", "cluster_cpu_by_thread", "log_tail")
 
 
 def machine_facts() -> dict:
@@ -48,6 +59,20 @@ def machine_facts() -> dict:
     return facts
 
 
+def commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def discover(only: list[str]) -> list[tuple[str, Path]]:
     found = {p.stem.removeprefix("bench_"): p for p in HERE.glob("bench_*.py")}
     names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
@@ -56,14 +81,11 @@ def discover(only: list[str]) -> list[tuple[str, Path]]:
     return [(n, found[n]) for n in names]
 
 
-def run_one(name: str, script: Path) -> dict:
-    print(f"== {name}: {script.relative_to(ROOT)}", flush=True)
+def run_one(name: str, script: Path, extra: list[str]) -> dict:
+    print(f"== {name}: {script.relative_to(ROOT)} {' '.join(extra)}", flush=True)
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, str(script)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, str(script), *extra], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     result: dict = {}
     assert proc.stdout is not None
@@ -72,69 +94,63 @@ def run_one(name: str, script: Path) -> dict:
             result = json.loads(line[len(MARKER) :])
         else:
             print("   " + line.rstrip(), flush=True)
-    try:
-        code = proc.wait(timeout=PER_SCRIPT_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        code = -9
+    code = proc.wait()
     elapsed = round(time.monotonic() - started, 1)
     return {"exit_code": code, "wall_seconds": elapsed, "figures": result}
 
 
-def render_markdown(machine: dict, results: dict) -> str:
-    lines = [
-        "# Benchmarks",
-        "",
-        "Written by `make bench` (`hack/bench.py`). Every figure was measured on the local",
-        "cluster of this project, on the machine below.",
-        "",
-        "| machine | value |",
-        "|---|---|",
-    ]
-    lines += [f"| {k} | {v} |" for k, v in machine.items()]
-    for name, outcome in results.items():
-        lines += ["", f"## {name}", ""]
-        lines.append(f"exit code {outcome['exit_code']}, {outcome['wall_seconds']} s wall time")
-        lines += ["", "| figure | value |", "|---|---|"]
-        for key, value in _flatten(outcome["figures"]):
-            lines.append(f"| {key} | {value} |")
-    return "\n".join(lines) + "\n"
-
-
-def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, object]]:
-    rows: list[tuple[str, object]] = []
-    for key, value in figures.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            rows += _flatten(value, name + ".")
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            for i, item in enumerate(value):
-                label = item.get("jobs", i)
-                rows += _flatten(item, f"{name}[{label}].")
-        else:
-            rows.append((name, value))
-    return rows
+def baseline_from(figures: dict, revision: str) -> dict:
+    kept = {}
+    for key in BASELINE_KEYS:
+        run = figures.get(key)
+        if isinstance(run, dict):
+            kept[key] = {k: v for k, v in run.items() if k not in BASELINE_DROP}
+    return {"commit": revision, "recorded": time.strftime("%Y-%m-%d"), "figures": kept}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=[], help="benchmark names to run")
+    parser.add_argument("--quick", action="store_true", help="short operator benchmark")
     parser.add_argument("--output-dir", default=str(ROOT / "docs"))
+    parser.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="keep this run's operator figures as the baseline",
+    )
     args = parser.parse_args()
     scripts = discover(args.only)
     if not scripts:
         print("no benchmark scripts found", file=sys.stderr)
         return 1
-    machine = machine_facts()
-    results = {name: run_one(name, script) for name, script in scripts}
     out = Path(args.output_dir)
+    previous = {}
+    if (out / "benchmarks.json").exists():
+        previous = json.loads((out / "benchmarks.json").read_text())
+    doc = {
+        "machine": machine_facts(),
+        "commit": commit(),
+        "written": time.strftime("%Y-%m-%d %H:%M"),
+        "load_at_start": [round(x, 2) for x in os.getloadavg()],
+        "baseline": previous.get("baseline") or {},
+    }
+    doc["results"] = {
+        name: run_one(name, script, ["--quick"] if args.quick and name == "operator" else [])
+        for name, script in scripts
+    }
+    doc["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    operator = ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
+    if args.record_baseline and operator:
+        doc["baseline"] = baseline_from(operator, doc["commit"])
+
+    from benchkit import plots, report
+
+    plot_files = plots.render_all(operator, doc["baseline"], out / "img")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "benchmarks.json").write_text(
-        json.dumps({"machine": machine, "results": results}, indent=2) + "\n"
-    )
-    (out / "benchmarks.md").write_text(render_markdown(machine, results))
-    print(f"wrote {out / 'benchmarks.md'} and {out / 'benchmarks.json'}")
-    return 0 if all(r["exit_code"] == 0 for r in results.values()) else 1
+    (out / "benchmarks.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / "benchmarks.md").write_text(report.render(doc, plot_files))
+    print(f"wrote {out / 'benchmarks.md'}, {out / 'benchmarks.json'} and {len(plot_files)} plots")
+    return 0 if all(r["exit_code"] == 0 for r in doc["results"].values()) else 1
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ It watches TFJobs like the operator does, and for each new job one of ``--thread
 sends, over its own keep-alive HTTP/1.1 connection, exactly: the job's pods and services
 (per replica type, pods then services, as v0.5.3 orders them) and, in ``full`` mode, one
 event per object created plus the first status write. In ``objects`` mode it sends only the
-pods and services. No informers, no expectations, no retries beyond one reconnect: whatever
+pods and services. In ``full`` mode it also holds a watch on pods and one on services (read,
+not decoded), as any controller's informers would. No informers, no expectations, no retries beyond one reconnect: whatever
 the operator takes beyond this is its own overhead.
 
 Run by the harness as ``python -m benchkit.floor --server URL [--token T]``; it runs until
@@ -124,6 +125,18 @@ def watch_jobs(conn: Connection, jobs: queue.Queue) -> None:
             jobs.put(obj)
 
 
+def drain(conn: Connection, path: str) -> None:
+    """Hold a watch and read what it sends without decoding it: the API server pays for
+    every event it serialises to a controller's pod and service informers, so the floor
+    makes it pay the same."""
+    status, listing = conn.request("GET", path)
+    reply = conn.stream(
+        f"{path}?watch=true&resourceVersion={listing['metadata']['resourceVersion']}"
+    )
+    while reply.read1(65536):
+        pass
+
+
 def worker(server: str, token: str | None, jobs: queue.Queue, mode: str) -> None:
     conn = Connection(server, token)
     while True:
@@ -146,6 +159,17 @@ def main(argv: list[str] | None = None) -> int:
             name=f"floor-{i}",
             daemon=True,
         ).start()
+    if args.mode == "full":
+        for resource in ("pods", "services"):
+            threading.Thread(
+                target=drain,
+                args=(
+                    Connection(args.server, args.token),
+                    f"/api/v1/namespaces/{NAMESPACE}/{resource}",
+                ),
+                name=f"watch-{resource}",
+                daemon=True,
+            ).start()
     watch_jobs(Connection(args.server, args.token), jobs)
     return 0
 

@@ -52,7 +52,8 @@ def reference(binary: str, threadiness: int | None = None) -> Subject:
 
 def floor(mode: str = "full", threads: int = 16) -> Subject:
     label = "floor" if mode == "full" else "floor (pods + services only)"
-    return Subject(label, "floor", (f"--mode={mode}", f"--threads={threads}"), watches=1)
+    watches = 3 if mode == "full" else 1  # TFJobs; pods and services in full mode
+    return Subject(label, "floor", (f"--mode={mode}", f"--threads={threads}"), watches=watches)
 
 
 def reference_binary() -> str | None:

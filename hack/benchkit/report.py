@@ -1,0 +1,369 @@
+"""docs/benchmarks.md: a report for people, from the figures ``hack/bench.py`` gathered.
+
+Order: the headline table of issue 11's goals, the conditions of the run, one short section
+per operator benchmark (what it does, how to reproduce it, its figures and plot), then the
+component benchmarks (workqueue, informer, API server) in brief.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERDICT = {True: "pass", False: "**FAIL**", None: "not measured"}
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _v(value: Any, unit: str = "") -> str:
+    return "–" if value is None else f"{value}{unit}"
+
+
+def render(doc: dict[str, Any], plots: dict[str, str]) -> str:
+    results = doc.get("results") or {}
+    operator = (results.get("operator") or {}).get("figures") or {}
+    figures = operator.get("figures") or {}
+    lines = ["# Benchmarks", ""]
+    lines += [
+        "Written by `make bench` (`hack/bench.py`; `make bench ARGS=--quick` for a short run).",
+        "Every figure comes from one run on the machine below, against this project's local",
+        "cluster (API server, scheduler and simulated kubelets in one process). Wall-clock",
+        "figures depend on what else the machine was doing: the load average is recorded.",
+        "",
+    ]
+    lines += _headline(operator.get("goals") or [])
+    lines += _conditions(doc, figures)
+    if figures:
+        lines += _burst(figures, plots)
+        lines += _cpu(figures, doc.get("baseline") or {}, plots)
+        lines += _scaling(figures, plots)
+        lines += _steady(figures, plots)
+        lines += _requests(figures)
+        lines += _memory(figures, plots)
+        lines += _reference(figures)
+    lines += _components(results)
+    return "\n".join(lines) + "\n"
+
+
+def _headline(goals: list[dict]) -> list[str]:
+    if not goals:
+        return ["The operator benchmark did not run.", ""]
+    rows = [
+        [f"G{g['number']}", g["what"], g["measured"], g["goal"], g["compared_with"],
+         VERDICT[g["passed"]]]
+        for g in goals
+    ]  # fmt: skip
+    passed = sum(1 for g in goals if g["passed"])
+    return [
+        "## Issue 11 goals",
+        "",
+        f"{passed} of {len(goals)} goals pass.",
+        "",
+        *_table(["#", "what", "measured", "goal", "floor / reference", "pass"], rows),
+        "",
+    ]
+
+
+def _conditions(doc: dict, figures: dict) -> list[str]:
+    machine = doc.get("machine") or {}
+    settings = figures.get("settings") or {}
+    rows = [[k, v] for k, v in machine.items()]
+    rows += [
+        ["commit", doc.get("commit")],
+        ["written", doc.get("written")],
+        ["load average (1, 5, 15 min) at start / end", f"{doc.get('load_at_start')} / "
+         f"{doc.get('load_at_end')}"],
+        ["quick run", settings.get("quick")],
+        ["endpoints controller", settings.get("endpoints_controller")],
+        ["job shape", f"{settings.get('ps')} PS + {settings.get('workers')} workers, workers "
+         f"run {settings.get('worker_run_seconds')} s"],
+    ]  # fmt: skip
+    return ["## Conditions", "", *_table(["", ""], rows), ""]
+
+
+def _run_row(run: dict) -> list[Any]:
+    return [
+        run.get("subject"),
+        run.get("jobs"),
+        _v(run.get("all_pods_and_services_s"), " s"),
+        f"{_v(run.get('per_job_p50_s'))} / {_v(run.get('per_job_p99_s'))} s",
+        _v(run.get("cpu_s_to_all_objects"), " s"),
+        _v(run.get("cpu_ms_per_job"), " ms"),
+        _v(run.get("requests_per_job")),
+        _v(run.get("peak_rss_mib"), " MiB"),
+        _v(run.get("load_at_start", [None])[0]),
+    ]
+
+
+def _burst(figures: dict, plots: dict) -> list[str]:
+    runs = [figures.get(k) for k in ("floor", "floor_objects", "operator_default", "operator_t4")]
+    runs.append((figures.get("reference") or {}).get("burst"))
+    rows = [_run_row(r) for r in runs if r and not r.get("error")]
+    out = [
+        "## Burst",
+        "",
+        "N TFJobs are created at once (in-process, in well under a second); the clock runs",
+        "until every pod and service of every job exists. The floor is a bare threaded",
+        "client (`hack/benchkit/floor.py`: 16 threads, one keep-alive connection each) that",
+        "watches TFJobs and sends only what a job cannot do without: its pods and services,",
+        "one event per object and the first status write (and, as a second floor, pods and",
+        'services alone). CPU is the process\'s user + system time from /proc; "CPU per job"',
+        "runs to the process's last request (for operators: after every job Succeeded and its",
+        "PS pod and service were deleted).",
+        "",
+        "Reproduce: `.venv/bin/python hack/bench_operator.py --only burst [--burst 200]`.",
+        "",
+        *_table(
+            [
+                "subject",
+                "jobs",
+                "all pods + services",
+                "per job p50 / p99",
+                "CPU until then",
+                "CPU per job",
+                "requests per job",
+                "peak RSS",
+                "load",
+            ],
+            rows,
+        ),  # fmt: skip
+        "",
+    ]
+    if "latency" in plots:
+        out += [f"![per-job latency](img/{plots['latency']})", ""]
+    return out
+
+
+def _cpu(figures: dict, baseline: dict, plots: dict) -> list[str]:
+    before = baseline.get("figures") or {}
+    rows = []
+    for key in ("operator_default", "operator_t4"):
+        now, then = figures.get(key) or {}, before.get(key) or {}
+        rows.append(
+            [now.get("subject") or then.get("subject"), _v(then.get("cpu_ms_per_job"), " ms"),
+             _v(now.get("cpu_ms_per_job"), " ms"), _v(now.get("threads"))]
+        )  # fmt: skip
+    out = [
+        "## CPU per job lifecycle",
+        "",
+        "Operator CPU (from /proc) from the burst's start to its last request, divided by the",
+        "jobs: creation, status updates, success, cleanup of the PS pod and service. The",
+        f'"before" column was recorded at {baseline.get("commit", "?")} '
+        f"({baseline.get('recorded', '?')}), before the stage-2 optimisations.",
+        "",
+        *_table(["subject", "before", "now", "threads"], rows),
+        "",
+    ]
+    if "cpu" in plots:
+        out += [f"![CPU per job](img/{plots['cpu']})", ""]
+    return out
+
+
+def _scaling(figures: dict, plots: dict) -> list[str]:
+    scaling = figures.get("scaling") or {}
+    by_jobs: dict[int, dict] = {}
+    for key in ("floor", "operator"):
+        for p in scaling.get(key) or []:
+            if "jobs" in p:
+                by_jobs.setdefault(p["jobs"], {})[key] = p
+    rows = []
+    for jobs in sorted(by_jobs):
+        f, o = by_jobs[jobs].get("floor", {}), by_jobs[jobs].get("operator", {})
+        rows.append(
+            [jobs, _v(f.get("all_pods_and_services_s"), " s"), _v(f.get("ms_per_job"), " ms"),
+             _v(o.get("all_pods_and_services_s"), " s"), _v(o.get("ms_per_job"), " ms"),
+             _v(o.get("cluster_cpu_ms_per_job"), " ms"), _v(o.get("peak_rss_mib"), " MiB")]
+        )  # fmt: skip
+    out = [
+        "## Scaling",
+        "",
+        "The burst at growing sizes, endpoints controller on: the cost per job must stay flat",
+        "for the operator and for the local cluster itself (its CPU per job covers the API",
+        "server, scheduler, simulated kubelets and endpoints controller).",
+        "",
+        "Reproduce: `.venv/bin/python hack/bench_operator.py --only scaling "
+        "--scaling 100,1000,5000`.",
+        "",
+        *_table(
+            [
+                "jobs",
+                "floor",
+                "floor per job",
+                "operator",
+                "operator per job",
+                "cluster CPU per job",
+                "operator peak RSS",
+            ],
+            rows,
+        ),  # fmt: skip
+        "",
+    ]
+    if "scaling" in plots:
+        out += [f"![scaling](img/{plots['scaling']})", ""]
+    return out
+
+
+def _steady(figures: dict, plots: dict) -> list[str]:
+    run = figures.get("steady") or {}
+    out = [
+        "## Steady load",
+        "",
+        "TFJobs created at a fixed rate; for each, the time from its creation to all its pods",
+        "existing. The operator's `workqueue_depth` is scraped from its /metrics every second.",
+        "",
+        "Reproduce: `.venv/bin/python hack/bench_operator.py --only steady --steady-s 120`.",
+        "",
+        *_table(
+            ["rate", "jobs", "p50", "p99", "max", "queue depth max / mean", "operator CPU"],
+            [
+                [
+                    _v(run.get("rate_per_s"), "/s"),
+                    run.get("jobs"),
+                    _v(run.get("p50_s"), " s"),
+                    _v(run.get("p99_s"), " s"),
+                    _v(run.get("max_s"), " s"),
+                    f"{_v(run.get('depth_max'))} / {_v(run.get('depth_mean'))}",
+                    _v(run.get("cpu_s"), " s"),
+                ]
+            ],
+        ),  # fmt: skip
+        "",
+    ]
+    if "steady" in plots:
+        out += [f"![queue depth](img/{plots['steady']})", ""]
+    return out
+
+
+def _requests(figures: dict) -> list[str]:
+    runs = {
+        "minimum": None,
+        "defaults": figures.get("operator_default"),
+        "--threadiness 4": figures.get("operator_t4"),
+        "reference": (figures.get("reference") or {}).get("burst"),
+    }
+    kinds: list[str] = []
+    for run in runs.values():
+        for kind in (run or {}).get("requests_per_job_by_kind") or {}:
+            if kind not in kinds:
+                kinds.append(kind)
+    present = {k: r for k, r in runs.items() if r and not r.get("error")}
+    rows = [[kind] + [(r.get("requests_per_job_by_kind") or {}).get(kind, 0)
+                      for r in present.values()] for kind in kinds]  # fmt: skip
+    rows.append(["**total**"] + [r.get("requests_per_job") for r in present.values()])
+    rows.append(["409 conflicts (all jobs)"] + [r.get("conflicts_409") for r in present.values()])
+    rows.append(
+        ["deletes per pod / service"]
+        + [f"{_v((r.get('deletes_per_object') or {}).get('pods'))} / "
+           f"{_v((r.get('deletes_per_object') or {}).get('services'))}" for r in present.values()]
+    )  # fmt: skip
+    rows.append(["events sent (all jobs)"] + [r.get("events_sent") for r in present.values()])
+    rows.append(
+        ["events stored (sum of counts)"]
+        + [sum(v for k, v in (r.get("events_stored") or {}).items() if k != "LeaderElection")
+           for r in present.values()]
+    )  # fmt: skip
+    return [
+        "## API requests per job",
+        "",
+        "Requests each process made, counted by the API server per client",
+        "(`apiserver_request_total{client,verb,resource,code}`), leader-election traffic",
+        f"apart. The least a v0.5.3-faithful operator can make is "
+        f"{figures.get('minimum_requests_per_job')} per job: one create per pod and service,",
+        "three status writes, a GET + DELETE for the PS pod and service, and one event per",
+        "create, delete, worker 0's exit and the success.",
+        "",
+        *_table(["per job", *present.keys()], rows),
+        "",
+    ]
+
+
+def _memory(figures: dict, plots: dict) -> list[str]:
+    ours = figures.get("memory") or {}
+    ref = (figures.get("reference") or {}).get("memory") or {}
+    rows = []
+    for run in (ours, ref):
+        if run.get("points"):
+            rows.append(
+                [run.get("subject"), _v(run.get("startup_cpu_s"), " s"),
+                 _v(run.get("idle_rss_mib"), " MiB"), _v(run.get("idle_threads"))]
+                + [f"{p['pods']:,}: {p['rss_mib']} MiB" for p in run["points"][1:]]
+                + [_v(run.get("bytes_per_cached_pod"), " B")]
+            )  # fmt: skip
+    width = max((len(r) for r in rows), default=6)
+    header = ["subject", "start-up CPU", "idle RSS", "idle threads"]
+    header += ["RSS with pods cached"] * (width - 5) + ["bytes per cached pod"]
+    out = [
+        "## Memory",
+        "",
+        "The operator starts on an empty cluster (start-up CPU: until it watches TFJobs, pods",
+        "and services; idle RSS once its CPU is flat). Then pods shaped like the operator's",
+        "(labels, owner reference, TF_CONFIG, a Running status) are added, bound to a node",
+        "that does not exist and owned by a ConfigMap, so every informer caches them and",
+        "nothing acts on them; RSS is read once the operator's CPU is flat again.",
+        "",
+        "Reproduce: `.venv/bin/python hack/bench_operator.py --only memory --memory 10000,50000`.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
+    if "memory" in plots:
+        out += [f"![RSS vs cached pods](img/{plots['memory']})", ""]
+    return out
+
+
+def _reference(figures: dict) -> list[str]:
+    ref = figures.get("reference") or {}
+    if ref.get("not_run"):
+        text = f"Not run: {ref['not_run']}."
+    else:
+        jobs = (ref.get("burst") or {}).get("jobs")
+        text = (
+            f"Ran `{ref.get('binary')}` through the same code: a {jobs}-job burst (v0.5.3's "
+            "client is throttled at 5 QPS, so larger bursts take minutes) and the memory "
+            "scenario; its figures are the reference columns above."
+        )
+    return [
+        "## Reference binary",
+        "",
+        text,
+        "",
+        "Reproduce: `TFOP_REFERENCE_BIN=/path/to/tf-operator make bench`. The binary gets",
+        "KUBECONFIG in its environment and `--monitoring-port`, `--json-log-format=true`.",
+        "",
+    ]
+
+
+def _components(results: dict) -> list[str]:
+    out = ["## Component benchmarks", ""]
+    for name, outcome in results.items():
+        if name == "operator":
+            continue
+        figures = outcome.get("figures") or {}
+        rows = [[k, v] for k, v in _flatten(figures) if not isinstance(v, list)]
+        out += [
+            f"### {name}",
+            "",
+            f"`.venv/bin/python hack/bench_{name}.py` (exit code {outcome.get('exit_code')}, "
+            f"{outcome.get('wall_seconds')} s).",
+            "",
+            "<details><summary>figures</summary>",
+            "",
+            *_table(["figure", "value"], rows),
+            "",
+            "</details>",
+            "",
+        ]
+    return out
+
+
+def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = []
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{prefix}{key}.")
+        else:
+            rows.append((f"{prefix}{key}", value))
+    return rows

@@ -1,0 +1,224 @@
+"""hack/benchkit: the pure parts of the operator benchmark (statistics, workload and floor
+bodies, goal judgement, report rendering, plots)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "hack"))
+
+from benchkit import floor, goals, report, scenarios, stats, workload  # noqa: E402
+
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+
+
+def test_percentile_and_ratio():
+    values = [float(v) for v in range(1, 101)]
+    assert stats.percentile(values, 50) == 50.0
+    assert stats.percentile(values, 99) == 99.0
+    assert stats.percentile([3.0], 99) == 3.0
+    assert stats.percentile([], 50) is None
+    assert stats.ratio(3.0, 2.0) == 1.5
+    assert stats.ratio(None, 2.0) is None
+    assert stats.ratio(1.0, 0) is None
+
+
+def test_minimum_requests_per_job_for_one_ps_four_workers():
+    minimum = workload.minimum_requests_per_job(1, 4)
+    assert minimum["pods create"] == minimum["services create"] == 5
+    assert minimum["events create"] == 14
+    assert sum(minimum.values()) == 31
+
+
+def test_replica_list_expands_every_replica_of_the_manifest():
+    job = workload.tfjob_manifest("j", ps=1, workers=4, run_seconds=2)
+    replicas = workload.replica_list(job)
+    assert [(t, i) for t, i, _ in replicas] == [("ps", 0)] + [("worker", i) for i in range(4)]
+    worker_template = replicas[1][2]
+    assert worker_template["metadata"]["annotations"] == {workload.RUN_SECONDS_ANNOTATION: "2"}
+
+
+@pytest.fixture
+def registry():
+    from localcluster.apiserver.registry import Registry
+
+    reg = Registry()
+    reg.create(CRDS, None, yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text()))
+    yield reg
+    reg.stop()
+
+
+def test_floor_bodies_are_accepted_by_the_api_server(registry):
+    """The floor sends real requests: every body must pass the emulator's validation."""
+    job = registry.create(TFJOBS, "default", workload.tfjob_manifest("j"))
+    for rtype, index, template in workload.replica_list(job):
+        pod = registry.create(
+            ("", "v1", "pods"), "default", workload.floor_pod(job, rtype, index, template)
+        )
+        assert pod["metadata"]["labels"]["tf-replica-index"] == str(index)
+        service = registry.create(
+            ("", "v1", "services"), "default", workload.floor_service(job, rtype, index)
+        )
+        assert service["spec"]["selector"] == pod["metadata"]["labels"]
+    registry.create(("", "v1", "events"), "default", workload.floor_event(job, "R", "m"))
+    updated = registry.update(
+        TFJOBS, "default", "j", workload.floor_status(job), subresource="status"
+    )
+    assert updated["status"]["conditions"][0]["type"] == "Created"
+
+
+class RecordingConnection:
+    def __init__(self):
+        self.sent: list[tuple[str, str, str]] = []
+
+    def request(self, method, path, body=None):
+        kind = (body or {}).get("reason") or (body or {}).get("kind") or ""
+        self.sent.append((method, path.rsplit("/", 1)[-1], kind))
+        return 201, {}
+
+
+def test_floor_sends_objects_events_then_one_status_write():
+    job = workload.tfjob_manifest("j", ps=1, workers=2)
+    job["metadata"]["uid"] = "u"
+    conn = RecordingConnection()
+    floor.handle(conn, job, "full")
+    assert conn.sent == [
+        ("POST", "pods", "Pod"),
+        ("POST", "events", "SuccessfulCreatePod"),
+        ("POST", "services", "Service"),
+        ("POST", "events", "SuccessfulCreateService"),
+        ("POST", "pods", "Pod"),
+        ("POST", "events", "SuccessfulCreatePod"),
+        ("POST", "pods", "Pod"),
+        ("POST", "events", "SuccessfulCreatePod"),
+        ("POST", "services", "Service"),
+        ("POST", "events", "SuccessfulCreateService"),
+        ("POST", "services", "Service"),
+        ("POST", "events", "SuccessfulCreateService"),
+        ("PUT", "status", "TFJob"),
+    ]
+    conn = RecordingConnection()
+    floor.handle(conn, job, "objects")
+    assert [s[1] for s in conn.sent] == ["pods", "services", "pods", "pods", "services", "services"]
+
+
+def test_queue_depth_sums_every_queue():
+    text = (
+        "# TYPE workqueue_depth gauge\n"
+        'workqueue_depth{name="tfjobs"} 3.0\n'
+        'workqueue_depth{name="other"} 2.0\n'
+        'workqueue_adds_total{name="tfjobs"} 9.0\n'
+    )
+    assert scenarios.queue_depth(text) == 5.0
+    assert scenarios.queue_depth("# nothing\n") is None
+
+
+def test_depth_bounded_rejects_a_growing_queue():
+    flat = [(t, 5.0 + t % 3) for t in range(60)]
+    growing = [(t, float(t)) for t in range(60)]
+    assert goals.depth_bounded(flat, rate=10) is True
+    assert goals.depth_bounded(growing, rate=10) is False
+    assert goals.depth_bounded([(0, 200.0)] * 10, rate=10) is False
+    assert goals.depth_bounded([(0, 1.0)], rate=10) is None
+
+
+def test_scaling_ratio_needs_every_point_complete():
+    points = [{"jobs": 100, "ms_per_job": 10.0}, {"jobs": 5000, "ms_per_job": 12.0}]
+    assert goals.scaling_ratio(points) == 1.2
+    assert goals.scaling_ratio([*points, {"jobs": 1000, "ms_per_job": None}]) is None
+    assert goals.scaling_ratio(points[:1]) is None
+
+
+def _run(took, cpu=4.0, per_job=30.0, conflicts=0, deletes=1.0, sent=10, stored=10):
+    return {
+        "subject": "operator",
+        "jobs": 200,
+        "complete": True,
+        "all_pods_and_services_s": took,
+        "cpu_ms_per_job": cpu,
+        "requests_per_job": per_job,
+        "conflicts_409": conflicts,
+        "deletes_per_object": {"pods": deletes, "services": 1.0},
+        "events_sent": sent,
+        "events_stored": {"SuccessfulCreatePod": stored, "LeaderElection": 1},
+    }
+
+
+def test_goals_pass_fail_and_not_measured():
+    figures = {
+        "floor": {"all_pods_and_services_s": 2.0, "cpu_ms_per_job": 3.0},
+        "operator_default": _run(2.9),
+        "operator_t4": _run(3.1, cpu=6.0, conflicts=2, sent=12),
+        "minimum_requests_per_job": 31,
+    }
+    rows = goals.evaluate(figures)
+    by = {(g.number, g.what): g.passed for g in rows}
+    assert by[(1, "200-job burst to all pods + services, defaults")] is True
+    assert by[(1, "200-job burst to all pods + services, --threadiness 4")] is False
+    assert by[(2, "operator CPU per job lifecycle, defaults")] is True
+    assert by[(2, "operator CPU per job lifecycle, --threadiness 4")] is False
+    assert by[(5, "deletes per object, 409 conflicts, threadiness 4")] is False
+    assert by[(5, "events sent / stored, threadiness 4")] is False
+    assert by[(5, "events sent / stored, threadiness 1")] is True
+    # scenarios that did not run are "not measured", never a pass
+    assert all(g.passed is None for g in rows if g.number in (3, 4))
+    assert "recorded in issue 11" in next(g for g in rows if g.number == 5).compared_with
+
+
+def test_goals_of_nothing_claim_no_pass():
+    assert not any(g.passed for g in goals.evaluate({}))
+
+
+def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run():
+    figures = {
+        "floor": {"subject": "floor", "jobs": 200, "all_pods_and_services_s": 2.0},
+        "operator_default": _run(2.9),
+        "reference": {"not_run": "TFOP_REFERENCE_BIN does not name an executable binary"},
+        "minimum_requests_per_job": 31,
+    }
+    doc = {
+        "machine": {"cpus": 2},
+        "results": {
+            "operator": {
+                "figures": {
+                    "figures": figures,
+                    "goals": [g.as_dict() for g in goals.evaluate(figures)],
+                }
+            },
+            "workqueue": {"exit_code": 0, "wall_seconds": 1.0, "figures": {"items_per_s": 5}},
+        },
+    }
+    text = report.render(doc, {"latency": "burst_latency.png"})
+    assert text.index("## Issue 11 goals") < text.index("## Burst")
+    assert "| G1 | 200-job burst to all pods + services, defaults | 2.90 s = 1.45x floor" in text
+    assert "Not run: TFOP_REFERENCE_BIN does not name an executable binary." in text
+    assert "![per-job latency](img/burst_latency.png)" in text
+    assert "| items_per_s | 5 |" in text
+
+
+def test_plots_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from benchkit import plots
+
+    figures = {
+        "scaling": {
+            "operator": [{"jobs": 100, "all_pods_and_services_s": 2.0, "subject": "operator"},
+                         {"jobs": 1000, "all_pods_and_services_s": 21.0, "subject": "operator"}],
+            "floor": [{"jobs": 100, "all_pods_and_services_s": 1.0, "subject": "floor"}],
+        },
+        "operator_default": {"subject": "operator", "jobs": 3, "cpu_ms_per_job": 9.0,
+                             "per_job_latencies_s": [0.1, 0.2, 0.4]},
+        "memory": {"subject": "operator", "points": [{"pods": 0, "rss_mib": 50.0},
+                                                      {"pods": 10, "rss_mib": 51.0}]},
+    }  # fmt: skip
+    baseline = {"commit": "abc", "figures": {"operator_default": {"cpu_ms_per_job": 40.0}}}
+    made = plots.render_all(figures, baseline, tmp_path)
+    assert set(made) == {"scaling", "latency", "memory", "cpu"}
+    for name in made.values():
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchkit import goals, procs, scenarios  # noqa: E402
+from benchkit import goals, procs, profile, scenarios  # noqa: E402
 from benchkit.workload import minimum_requests_per_job  # noqa: E402
 
 MARKER = "BENCH_RESULT "
@@ -85,8 +85,8 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
         for key, subject, lifecycle in (
             ("floor", procs.floor("full"), False),
             ("floor_objects", procs.floor("objects"), False),
-            ("operator_default", procs.operator(), True),
-            ("operator_t4", procs.operator(4), True),
+            ("operator_default", _maybe_profiled(args, procs.operator(), "default"), True),
+            ("operator_t4", _maybe_profiled(args, procs.operator(4), "threadiness4"), True),
         ):
             fig[key] = step(
                 f"burst {n}: {subject.label}",
@@ -98,6 +98,11 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
                 budget=args.budget,
                 keep_latencies=True,
             )
+            if subject.profile and Path(subject.profile).exists():
+                summary = profile.summarise(profile.read_stacks(Path(subject.profile)))
+                print(f"   profile of {subject.label} ({subject.profile}):")
+                profile.print_summary(summary)
+                fig[key]["profile"] = summary
     if "scaling" in wanted:
         fig["scaling"] = {"operator": [], "floor": []}
         for count in sizes["scaling"]:
@@ -129,6 +134,13 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
     if "reference" in wanted:
         fig["reference"] = _reference(args, settings, sizes, step)
     return fig
+
+
+def _maybe_profiled(args: argparse.Namespace, subject: procs.Subject, name: str):
+    if not args.profile:
+        return subject
+    args.profile.mkdir(parents=True, exist_ok=True)
+    return procs.profiled(subject, args.profile.resolve() / f"operator-{name}.txt")
 
 
 def _reference(args: argparse.Namespace, settings: scenarios.Settings, sizes: dict, step: Any):
@@ -199,6 +211,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=300, help="seconds per burst run")
     parser.add_argument("--no-endpoints", action="store_true", help="endpoints controller off")
     parser.add_argument("--keep", action="store_true", help="keep the process logs")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="run the burst's operators under py-spy (GIL samples) writing raw stacks to this "
+        "directory, and print where their CPU goes (figures of profiled runs are distorted)",
+    )
     return parser.parse_args(argv)
 
 

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,13 @@ class Subject:
     binary: str = ""
     watches: int = 3
     extra_env: dict[str, str] = field(default_factory=dict)
+    profile: str = ""  # when set: run under py-spy, raw samples to this file
+
+
+def profiled(subject: Subject, path: Path) -> Subject:
+    """``subject`` with ``py-spy record --gil`` attached during the measured part of a
+    scenario, writing raw stacks to ``path``."""
+    return replace(subject, label=f"{subject.label} (under py-spy)", profile=str(path))
 
 
 def operator(threadiness: int | None = None, label: str | None = None) -> Subject:
@@ -109,6 +116,7 @@ class MeasuredProcess:
         )
         self._ps = psutil.Process(self.proc.pid)
         self.peak_rss = 0
+        self._spy: subprocess.Popen | None = None
         self._stop = threading.Event()
         threading.Thread(target=self._sample, name="rss-sampler", daemon=True).start()
 
@@ -169,6 +177,32 @@ class MeasuredProcess:
             last = now
         return last
 
+    def start_profile(self) -> None:
+        """Attach ``py-spy record --gil`` (samples of threads holding the GIL: Python running,
+        not waiting) writing raw stacks to ``subject.profile``; no-op when not profiled."""
+        if not self.subject.profile or self._spy is not None:
+            return
+        spy = Path(sys.executable).parent / "py-spy"
+        self._spy = subprocess.Popen(
+            [str(spy), "record", "--gil", "--nolineno", "--nonblocking", "-r", "250",
+             "-f", "raw", "-o", self.subject.profile, "--pid", str(self.proc.pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def stop_profile(self) -> None:
+        """Stop py-spy; it writes its samples when interrupted."""
+        spy, self._spy = self._spy, None
+        if spy is None:
+            return
+        spy.send_signal(signal.SIGINT)
+        try:
+            spy.wait(30)
+        except subprocess.TimeoutExpired:
+            spy.kill()
+            spy.wait(5)
+
     def scrape(self) -> str:
         with urllib.request.urlopen(self.metrics_url, timeout=5) as reply:
             return reply.read().decode(errors="replace")
@@ -181,6 +215,7 @@ class MeasuredProcess:
 
     def stop(self, grace: float = 10.0) -> None:
         self._stop.set()
+        self.stop_profile()
         if self.alive():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)

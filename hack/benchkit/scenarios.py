@@ -80,6 +80,7 @@ def burst(
         idle = process.usage()
         before = lc.request_counts(cluster)
         cluster_cpu = lc.ClusterCPU()
+        process.start_profile()
 
         t0 = time.monotonic()
         for job in job_names(jobs):
@@ -107,6 +108,7 @@ def burst(
         if lifecycle or subject.kind == "floor":  # the floor's last events follow its objects
             quiet_at, cpu_at_last = _wait_quiescent(cluster, process, time.monotonic() + 60)
         after = lc.request_counts(cluster)
+        process.stop_profile()
         result["cluster_cpu_s"] = cluster_cpu.seconds()
         result["cluster_cpu_by_thread"] = cluster_cpu.by_thread()
         if not alive():

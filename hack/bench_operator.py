@@ -9,8 +9,9 @@ endpoints controller on; see ``hack/benchkit/scenarios.py``):
   at ``--threadiness 4``: time to all pods + services, per-job p50/p99, CPU per job
   lifecycle (create to Succeeded and cleanup, from /proc), requests per job by verb and
   resource, 409s, deletes per object, events sent and stored.
-- ``scaling``: 100, 1,000 and 5,000 jobs in one burst, operator and floor: time per job,
-  and the local cluster's own CPU per job (it must stay flat too).
+- ``scaling``: 100, 1,000 and 5,000 jobs in one burst, operator and floor, workers running
+  throughout (so every size does the same work per job): time per job, and the local
+  cluster's own CPU per job for the floor's traffic (it must stay flat too).
 - ``steady``: 10 jobs/s for 2 minutes; p99 job created -> all pods created; workqueue depth
   scraped from the operator's /metrics every second.
 - ``memory``: start-up CPU and idle RSS, then RSS with 10,000 and 50,000 pods cached.
@@ -25,6 +26,7 @@ the last line is ``BENCH_RESULT {json}`` (figures and goals) for ``hack/bench.py
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import shutil
@@ -42,6 +44,7 @@ from benchkit.workload import minimum_requests_per_job  # noqa: E402
 
 MARKER = "BENCH_RESULT "
 SCENARIOS = ("burst", "scaling", "steady", "memory", "reference")
+SCALING_RUN_SECONDS = 3600.0
 
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -104,6 +107,9 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
                 profile.print_summary(summary)
                 fig[key]["profile"] = summary
     if "scaling" in wanted:
+        # workers keep running, so every size does the same work per job: creation and start
+        # (with short workers a long burst also holds the early jobs' success and cleanup)
+        long_running = dataclasses.replace(settings, run_seconds=SCALING_RUN_SECONDS)
         fig["scaling"] = {"operator": [], "floor": []}
         for count in sizes["scaling"]:
             for key, subject in (("floor", procs.floor("full")), ("operator", procs.operator())):
@@ -111,7 +117,7 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
                     step(
                         f"scaling {count}: {subject.label}",
                         scenarios.burst,
-                        settings,
+                        long_running,
                         subject,
                         count,
                         lifecycle=False,

@@ -59,10 +59,16 @@ def machine_facts() -> dict:
     return facts
 
 
-def commit() -> str:
+def commit(*paths: str) -> str:
+    """``git describe`` of the work tree, or the last commit touching ``paths``."""
+    argv = (
+        ["git", "log", "-1", "--format=%h", "--", *paths]
+        if paths
+        else ["git", "describe", "--always", "--dirty"]
+    )
     try:
         out = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
+            argv,
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -130,6 +136,7 @@ def main() -> int:
     doc = {
         "machine": machine_facts(),
         "commit": commit(),
+        "operator_commit": commit("tf_operator", "cmd"),
         "written": time.strftime("%Y-%m-%d %H:%M"),
         "load_at_start": [round(x, 2) for x in os.getloadavg()],
         "baseline": previous.get("baseline") or {},
@@ -141,7 +148,7 @@ def main() -> int:
     doc["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
     operator = ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
     if args.record_baseline and operator:
-        doc["baseline"] = baseline_from(operator, doc["commit"])
+        doc["baseline"] = baseline_from(operator, doc["operator_commit"])
 
     from benchkit import plots, report
 

@@ -85,11 +85,15 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
 
     n = sizes["burst"]
     if "burst" in wanted:
+        # the floor runs before and after the operators; the faster run counts (the ratio to
+        # it is then the conservative one, and a load spike on the machine is less likely
+        # to flatter the operator)
         for key, subject, lifecycle in (
             ("floor", procs.floor("full"), False),
             ("floor_objects", procs.floor("objects"), False),
             ("operator_default", _maybe_profiled(args, procs.operator(), "default"), True),
             ("operator_t4", _maybe_profiled(args, procs.operator(4), "threadiness4"), True),
+            ("floor_again", procs.floor("full"), False),
         ):
             fig[key] = step(
                 f"burst {n}: {subject.label}",
@@ -106,6 +110,7 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
                 print(f"   profile of {subject.label} ({subject.profile}):")
                 profile.print_summary(summary)
                 fig[key]["profile"] = summary
+        fig["floor"] = _faster(fig.pop("floor"), fig.pop("floor_again"))
     if "scaling" in wanted:
         # workers keep running, so every size does the same work per job: creation and start
         # (with short workers a long burst also holds the early jobs' success and cleanup)
@@ -140,6 +145,17 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
     if "reference" in wanted:
         fig["reference"] = _reference(args, settings, sizes, step)
     return fig
+
+
+def _faster(a: dict, b: dict) -> dict:
+    """The run that got all pods and services first, with the other's time alongside."""
+
+    def took(run: dict) -> float:
+        return run.get("all_pods_and_services_s") or float("inf")
+
+    best, other = (a, b) if took(a) <= took(b) else (b, a)
+    best["other_run_all_pods_and_services_s"] = other.get("all_pods_and_services_s")
+    return best
 
 
 def _maybe_profiled(args: argparse.Namespace, subject: procs.Subject, name: str):

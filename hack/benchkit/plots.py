@@ -132,7 +132,8 @@ def cpu_per_job(figures: dict, baseline: dict, out: Path) -> str | None:
     ax.axhline(5.0, color="red", linestyle=":", label="goal (5 ms)")
     ax.set_xticks(list(xs), labels)
     ax.set_ylabel("operator CPU ms per job lifecycle")
-    ax.legend(fontsize="small")
+    ax.set_ylim(0, max([*befores, *nows, 5.0]) * 1.45)
+    ax.legend(fontsize="small", loc="upper center", ncol=2)
     ax.set_title("CPU per job, before and after")
     return _save(fig, out, "cpu_per_job.png")
 

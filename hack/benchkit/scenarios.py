@@ -49,6 +49,23 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _setup(
+    stack: contextlib.ExitStack, settings: Settings, subject: procs.Subject, jobs: int, name: str
+) -> tuple[Any, Observer, procs.MeasuredProcess, float]:
+    """A cluster with room for ``jobs`` jobs, an observer on it, and ``subject`` started and
+    ready (with the seconds that took); all stopped when ``stack`` unwinds."""
+    cluster = lc.start_cluster(
+        stack,
+        jobs * settings.replicas,
+        endpoints=settings.endpoints,
+        start_delay=settings.start_delay,
+    )
+    observer = Observer(cluster.registry, settings.replicas).start()
+    stack.callback(observer.stop)
+    process, ready_s = procs.start(stack, subject, cluster, settings.workdir, name)
+    return cluster, observer, process, ready_s
+
+
 # ------------------------------------------------------------------ burst
 
 
@@ -64,16 +81,8 @@ def burst(
     """``jobs`` TFJobs in one burst against ``subject`` (see module docstring)."""
     result: dict[str, Any] = {"subject": subject.label, "jobs": jobs, "load_at_start": load()}
     with contextlib.ExitStack() as stack:
-        cluster = lc.start_cluster(
-            stack,
-            jobs * settings.replicas,
-            endpoints=settings.endpoints,
-            start_delay=settings.start_delay,
-        )
-        observer = Observer(cluster.registry, settings.replicas).start()
-        stack.callback(observer.stop)
         name = f"{subject.kind}-{jobs}-{int(time.time() * 1000) % 100000}"
-        process, ready_s = procs.start(stack, subject, cluster, settings.workdir, name)
+        cluster, observer, process, ready_s = _setup(stack, settings, subject, jobs, name)
         result["ready_s"] = rnd(ready_s)
         result["startup_cpu_s"] = rnd(process.cpu(), 3)
         time.sleep(0.5)  # let the informers' initial lists finish before the burst
@@ -232,15 +241,7 @@ def steady(
     result: dict[str, Any] = {"subject": subject.label, "rate_per_s": rate, "jobs": count}
     result["load_at_start"] = load()
     with contextlib.ExitStack() as stack:
-        cluster = lc.start_cluster(
-            stack,
-            count * settings.replicas,
-            endpoints=settings.endpoints,
-            start_delay=settings.start_delay,
-        )
-        observer = Observer(cluster.registry, settings.replicas).start()
-        stack.callback(observer.stop)
-        process, _ = procs.start(stack, subject, cluster, settings.workdir, f"steady-{count}")
+        cluster, observer, process, _ = _setup(stack, settings, subject, count, f"steady-{count}")
         time.sleep(0.5)
         cpu0 = process.cpu()
         depths: list[tuple[float, float]] = []

@@ -1,0 +1,59 @@
+"""hack/benchkit end to end on a tiny burst: the floor client and the real operator against
+the local cluster, measured through the same code ``make bench`` uses."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "hack"))
+
+from benchkit import procs, scenarios  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return scenarios.Settings(workdir=tmp_path, run_seconds=0.5)
+
+
+def test_floor_burst_makes_exactly_its_requests(settings):
+    result = scenarios.burst(
+        settings, procs.floor("full", threads=2), 3, lifecycle=False, budget=120
+    )
+    assert result["complete"], result
+    assert result["pods_seen"] == result["services_seen"] == 15
+    assert result["requests_per_job_by_kind"] == {
+        "events create": 10.0,
+        "pods create": 5.0,
+        "services create": 5.0,
+        "tfjobs/status update": 1.0,
+    }
+    assert result["events_stored"] == {"SuccessfulCreatePod": 15, "SuccessfulCreateService": 15}
+    assert result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
+    assert result["cpu_ms_per_job"] > 0
+
+
+def test_operator_burst_measures_a_whole_lifecycle(settings):
+    result = scenarios.burst(settings, procs.operator(), 2, lifecycle=True, budget=180)
+    assert result["complete"], result.get("log_tail")
+    assert result["jobs_succeeded"] == 2
+    # the PS pods and services at least (workers still running at success go too)
+    assert result["objects_deleted"]["pods"] >= 2
+    assert result["objects_deleted"]["services"] >= 2
+    assert result["deletes_per_object"] == {"pods": 1.0, "services": 1.0}
+    assert result["requests_per_job_by_kind"]["pods create"] == 5.0
+    assert result["events_sent"] > 0
+    assert result["cpu_ms_per_job"] > result["cpu_ms_per_job_to_all_objects"] > 0
+    assert result["idle_rss_mib"] > 0 and result["threads"] > 1
+
+
+def test_steady_load_scrapes_the_workqueue_depth(settings):
+    result = scenarios.steady(settings, procs.operator(), rate=2.0, duration=3.0)
+    assert result["jobs_with_all_pods"] == result["jobs"] == 6
+    assert result["depth_series"], "the operator's /metrics served no workqueue_depth"
+    assert result["p99_s"] is not None

@@ -11,7 +11,7 @@ performance work, carried over from run to run so the report can show before and
 ``--record-baseline`` replaces it with this run's figures.
 
 Usage: ``python hack/bench.py [--quick] [--only NAME ...] [--output-dir docs]
-[--record-baseline]``.
+[--record-baseline] [--render-only]``.
 """
 
 from __future__ import annotations
@@ -124,12 +124,19 @@ def main() -> int:
         action="store_true",
         help="keep this run's operator figures as the baseline",
     )
+    parser.add_argument(
+        "--render-only",
+        action="store_true",
+        help="write benchmarks.md and the plots again from the existing benchmarks.json",
+    )
     args = parser.parse_args()
+    out = Path(args.output_dir)
+    if args.render_only:
+        return render(json.loads((out / "benchmarks.json").read_text()), out)
     scripts = discover(args.only)
     if not scripts:
         print("no benchmark scripts found", file=sys.stderr)
         return 1
-    out = Path(args.output_dir)
     previous = {}
     if (out / "benchmarks.json").exists():
         previous = json.loads((out / "benchmarks.json").read_text())
@@ -146,18 +153,29 @@ def main() -> int:
         for name, script in scripts
     }
     doc["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    operator = ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
+    operator = operator_figures(doc)
     if args.record_baseline and operator:
         doc["baseline"] = baseline_from(operator, doc["operator_commit"])
-
-    from benchkit import plots, report
-
-    plot_files = plots.render_all(operator, doc["baseline"], out / "img")
     out.mkdir(parents=True, exist_ok=True)
     (out / "benchmarks.json").write_text(json.dumps(doc, indent=1) + "\n")
-    (out / "benchmarks.md").write_text(report.render(doc, plot_files))
-    print(f"wrote {out / 'benchmarks.md'}, {out / 'benchmarks.json'} and {len(plot_files)} plots")
+    render(doc, out)
     return 0 if all(r["exit_code"] == 0 for r in doc["results"].values()) else 1
+
+
+def operator_figures(doc: dict) -> dict:
+    return ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
+
+
+def render(doc: dict, out: Path) -> int:
+    """benchmarks.md and the plots from ``doc`` (what benchmarks.json holds)."""
+    from benchkit import plots, report
+
+    plot_files = plots.render_all(operator_figures(doc), doc.get("baseline") or {}, out / "img")
+    (out / "benchmarks.md").write_text(report.render(doc, plot_files))
+    print(
+        f"wrote {out / 'benchmarks.md'} and {len(plot_files)} plots from {out / 'benchmarks.json'}"
+    )
+    return 0
 
 
 if __name__ == "__main__":

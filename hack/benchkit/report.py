@@ -38,7 +38,7 @@ def render(doc: dict[str, Any], plots: dict[str, str]) -> str:
     lines += _conditions(doc, figures)
     if figures:
         lines += _burst(figures, plots)
-        lines += _cpu(figures, doc.get("baseline") or {}, plots)
+        lines += _cpu(figures, doc.get("baseline") or {}, plots, doc.get("operator_commit"))
         lines += _scaling(figures, plots)
         lines += _steady(figures, plots)
         lines += _requests(figures)
@@ -140,14 +140,24 @@ def _burst(figures: dict, plots: dict) -> list[str]:
     return out
 
 
-def _cpu(figures: dict, baseline: dict, plots: dict) -> list[str]:
+def _same_code_note(baseline: dict, operator_commit: str | None) -> list[str]:
+    if not operator_commit or baseline.get("commit") != operator_commit:
+        return []
+    return [
+        f"This run measured the same operator code ({operator_commit}): the columns differ",
+        "only by what else the machine was doing (compare the load averages).",
+    ]
+
+
+def _cpu(figures: dict, baseline: dict, plots: dict, doc_commit: str | None) -> list[str]:
     before = baseline.get("figures") or {}
     rows = []
     for key in ("operator_default", "operator_t4"):
         now, then = figures.get(key) or {}, before.get(key) or {}
         rows.append(
             [now.get("subject") or then.get("subject"), _v(then.get("cpu_ms_per_job"), " ms"),
-             _v(now.get("cpu_ms_per_job"), " ms"), _v(now.get("threads"))]
+             _v(then.get("load_at_start", [None])[0]), _v(now.get("cpu_ms_per_job"), " ms"),
+             _v(now.get("load_at_start", [None])[0]), _v(now.get("threads"))]
         )  # fmt: skip
     out = [
         "## CPU per job lifecycle",
@@ -156,8 +166,9 @@ def _cpu(figures: dict, baseline: dict, plots: dict) -> list[str]:
         "jobs: creation, status updates, success, cleanup of the PS pod and service. The",
         f'"before" column was recorded at {baseline.get("commit", "?")} '
         f"({baseline.get('recorded', '?')}), before the stage-2 optimisations.",
+        *_same_code_note(baseline, doc_commit),
         "",
-        *_table(["subject", "before", "now", "threads"], rows),
+        *_table(["subject", "before", "load then", "now", "load now", "threads"], rows),
         "",
     ]
     if "cpu" in plots:

@@ -213,6 +213,9 @@ def _request_figures(requests: Any, obs: Observer, jobs: int) -> dict[str, Any]:
         "requests_per_job_by_kind": lc.by_verb_resource(Counter(counted), jobs),
         "requests_by_code": lc.by_code(requests),
         "conflicts_409": int(sum(n for k, n in counted.items() if k[3] == 409)),
+        "conflicts_409_by_kind": lc.by_verb_resource(
+            Counter({k: n for k, n in counted.items() if k[3] == 409})
+        ),
         "lock_requests": int(sum(n for k, n in requests.items() if k[2] in lc.LOCK_RESOURCES)),
         "objects_deleted": deleted,
         "deletes_per_object": {

@@ -47,6 +47,7 @@ def test_operator_burst_measures_a_whole_lifecycle(settings):
     assert result["objects_deleted"]["services"] >= 2
     assert result["deletes_per_object"] == {"pods": 1.0, "services": 1.0}
     assert result["requests_per_job_by_kind"]["pods create"] == 5.0
+    assert sum(result["conflicts_409_by_kind"].values()) == result["conflicts_409"]
     assert result["events_sent"] > 0
     assert result["cpu_ms_per_job"] > result["cpu_ms_per_job_to_all_objects"] > 0
     assert result["idle_rss_mib"] > 0 and result["threads"] > 1

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: venv test unit integration lint demo bench clean
+.PHONY: venv browser test unit integration lint demo bench clean
 
 $(STAMP): pyproject.toml localcluster/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,13 +16,17 @@ $(STAMP): pyproject.toml localcluster/pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+# Debian's chromium for the browser tests (installed when missing and we are root).
+browser:
+	hack/ensure-chromium.sh
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n auto test/unit $(PYTEST_ARGS)
 
-integration: $(STAMP)
+integration: $(STAMP) browser
 	$(BIN)/python -m pytest -n auto test/integration $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import yaml
-from demo import EXAMPLES, ROOT, Background, DemoError, localise, start_cluster
+from demokit import EXAMPLES, ROOT, Background, DemoError, localise, start_cluster
 
 OVERLAYS = ("standalone", "gang-kube-batch", "gang-volcano", "namespaced")
 OPERATOR_NAMESPACE = "kubeflow"

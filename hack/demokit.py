@@ -1,0 +1,161 @@
+"""What the demos share: the example, their child processes, the local cluster, waiting.
+
+``hack/demo.py`` (the job on a host-process operator), ``hack/demo_incluster.py`` (the operator
+deployed from ``manifests/``) and their tests use these; nothing here prints but
+``start_cluster``'s one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_DIR = ROOT / "examples/v1/local-dist-training"
+EXAMPLES = {False: EXAMPLE_DIR / "tfjob.yaml", True: EXAMPLE_DIR / "tfjob-exitcode.yaml"}
+CRD_FILE = ROOT / "manifests/base/crd.yaml"
+BIN = Path(sys.executable).parent
+CONTAINER_CODE_DIR = "/opt/train"
+
+
+class DemoError(Exception):
+    """A step failed; the message says which and why."""
+
+
+# ------------------------------------------------------------------ processes
+
+
+class Background:
+    """A child process whose output goes to a log file; stopped with SIGTERM, then SIGKILL."""
+
+    def __init__(self, name: str, argv: list[str], log_path: Path, stdout_pipe: bool = False):
+        self.name = name
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE if stdout_pipe else self._log,
+            stderr=self._log,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches us only; we stop children in order
+        )
+
+    def read_line(self, timeout: float) -> str:
+        """The next stdout line (for processes started with ``stdout_pipe``)."""
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            raise DemoError(f"{self.name} printed nothing for {timeout:.0f}s (see {self.log_path})")
+        return self.proc.stdout.readline().decode().strip()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, grace: float) -> None:
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(5)
+        self._log.close()
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def preflight() -> None:
+    missing = []
+    for module, what in (
+        ("localcluster.cli", "the local cluster"),
+        ("tf_operator.controller.v1.tensorflow.controller", "the TFJob controller"),
+        ("tf_operator.k8s.informers", "the informers"),
+    ):
+        try:
+            __import__(module)
+        except ImportError as err:
+            missing.append(f"{what} ({module}: {err})")
+    for script in ("tf-operator", "tf-operator-localcluster"):
+        if not (BIN / script).exists():
+            missing.append(f"the {script} console script (run `make venv`)")
+    if missing:
+        raise DemoError("cannot run the demo yet, missing: " + "; ".join(missing))
+
+
+def start_cluster(workdir: Path) -> tuple[Background, str]:
+    kubeconfig = workdir / "kubeconfig"
+    cluster = Background(
+        "local cluster",
+        [
+            str(BIN / "tf-operator-localcluster"),
+            "--kubelet=process",
+            "--port=0",
+            f"--kubeconfig={kubeconfig}",
+            f"--state-dir={workdir / 'cluster-state'}",
+        ],
+        workdir / "cluster.log",
+        stdout_pipe=True,
+    )
+    line = cluster.read_line(timeout=60)
+    if not line.startswith("ready "):
+        raise DemoError(f"local cluster did not start: {line!r}\n{cluster.tail()}")
+    _, url, path = line.split()
+    print(f"local cluster ready at {url} (kubelet: process)")
+    return cluster, path
+
+
+def wait_until(fn, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            result = fn()
+            if result:
+                return result
+        except Exception as err:  # noqa: BLE001 - not ready yet
+            last = err
+        pause.wait(0.2)
+    raise DemoError(f"timed out waiting for {what} ({last})")
+
+
+def localise(job: dict, workdir: Path) -> dict:
+    """Run the example's containers as local processes of this interpreter."""
+    job = copy.deepcopy(job)
+    for spec in job["spec"]["tfReplicaSpecs"].values():
+        pod = spec["template"]["spec"]
+        volumes = {v["name"] for v in pod.get("volumes", []) if "configMap" in v or "hostPath" in v}
+        pod["volumes"] = [v for v in pod.get("volumes", []) if v["name"] not in volumes]
+        if not pod["volumes"]:
+            del pod["volumes"]
+        for container in pod["containers"]:
+            if container.get("workingDir") == CONTAINER_CODE_DIR:
+                container["workingDir"] = str(EXAMPLE_DIR)
+            if container.get("command", [""])[0] in ("python", "python3"):
+                container["command"] = [sys.executable, "-u", *container["command"][1:]]
+            container["args"] = [
+                f"--crash-once-marker={workdir / 'crash-once-marker'}"
+                if a.startswith("--crash-once-marker=")
+                else a
+                for a in container.get("args", [])
+            ]
+            mounts = [m for m in container.get("volumeMounts", []) if m["name"] not in volumes]
+            container["volumeMounts"] = mounts
+            if not mounts:
+                del container["volumeMounts"]
+    return job

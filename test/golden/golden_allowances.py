@@ -133,6 +133,24 @@ def _exit_code_restarts_in_status(case: Any, snapshot: dict) -> None:
         snapshot["tfjob_status"]["exitCodeRestarts"] = {"count": count}
 
 
+_LIMIT_REASONS = {
+    "has reached the specified backoff limit": "BackoffLimitExceeded",
+    "was active longer than specified deadline": "DeadlineExceeded",
+}
+
+
+def _limit_failure_reasons(case: Any, snapshot: dict) -> None:
+    """A limit failure's Failed condition carries batch/v1 Job's reason (message unchanged)."""
+    if "tfjob_status" not in snapshot:
+        return  # only the state after the steps
+    for condition in snapshot["tfjob_status"].get("conditions") or []:
+        if condition.get("type") != "Failed" or condition.get("reason") != "TFJobFailed":
+            continue
+        for ending, reason in _LIMIT_REASONS.items():
+            if condition.get("message", "").endswith(ending):
+                condition["reason"] = reason
+
+
 ALLOWANCES = {
     a.name: a
     for a in (
@@ -182,6 +200,15 @@ ALLOWANCES = {
             "pod, so the count backoffLimit is checked against survives operator restarts "
             "(divergence D11 in docs/divergences.md)",
             apply=_exit_code_restarts_in_status,
+        ),
+        Allowance(
+            "limit_failure_reasons",
+            v053="failed a job on its backoff limit or deadline with reason TFJobFailed, the "
+            "reason of a replica failure",
+            ours="uses batch/v1 Job's reasons BackoffLimitExceeded and DeadlineExceeded (same "
+            "messages), so users and tools tell a limit failure from a replica failure "
+            "(divergence D36 in docs/divergences.md)",
+            apply=_limit_failure_reasons,
         ),
     )
 }

@@ -51,6 +51,7 @@ def test_backoff_limit(sim, op):
     sim.create(job)
     cond = sim.wait_condition("backoff", "Failed", 40)
     assert "backoff limit" in cond["message"]
+    assert cond["reason"] == "BackoffLimitExceeded"  # divergence D36
 
 
 def test_active_deadline(sim, op):
@@ -58,6 +59,7 @@ def test_active_deadline(sim, op):
     sim.create(job)
     cond = sim.wait_condition("deadline", "Failed", 30)
     assert "deadline" in cond["message"]
+    assert cond["reason"] == "DeadlineExceeded"  # divergence D36
     sim.wait_for(
         lambda: all(p["metadata"].get("deletionTimestamp") for p in sim.pods("deadline")),
         20,

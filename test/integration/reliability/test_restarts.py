@@ -157,7 +157,7 @@ def test_exit_code_backoff_limit_survives_an_operator_kill(env) -> None:
     second = env.operator("--threadiness=2")
     env.wait_for(lambda: env.condition(name, "Failed"), 60, "the job to fail")
     failed = [c for c in env.get_job(name)["status"]["conditions"] if c["type"] == "Failed"]
-    assert failed[0]["reason"] == "TFJobFailed"
+    assert failed[0]["reason"] == "BackoffLimitExceeded"  # divergence D36
     assert (
         failed[0]["message"]
         == f"TFJob {name} has failed because it has reached the specified backoff limit"

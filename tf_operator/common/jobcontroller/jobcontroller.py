@@ -28,7 +28,11 @@ from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
-from tf_operator.common.jobcontroller.limits import limit_failure_message, seconds_until_deadline
+from tf_operator.common.jobcontroller.limits import (
+    LimitFailure,
+    limit_failure,
+    seconds_until_deadline,
+)
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import (
     POD_TYPE,
@@ -256,7 +260,7 @@ class JobController:
         ctx.services = self.services.claim(job)
 
         kind = self.kind
-        failure = limit_failure_message(kind, job, ctx.pods, ctx.now, ctx.logger)
+        failure = limit_failure(kind, job, ctx.pods, ctx.now, ctx.logger)
         if is_finished(job.status) or failure:
             self.finish(ctx, failure)
             return
@@ -275,11 +279,11 @@ class JobController:
         self._arm_deadline(ctx)
         ctx.raise_errors()
 
-    def finish(self, ctx: SyncContext, failure: str | None) -> None:
+    def finish(self, ctx: SyncContext, failure: LimitFailure | None) -> None:
         """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""
         job = ctx.job
         if failure:
-            self.status.fail(ctx, failure)
+            self.status.fail(ctx, failure.message, failure.reason)
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=bool(failure))

@@ -1,6 +1,6 @@
 """Backoff, deadline and TTL checks shared by job kinds (no I/O).
 
-``limit_failure_message`` fixes two v0.5.3 defects (divergence D10): failures are counted from
+``limit_failure`` fixes two v0.5.3 defects (divergence D10): failures are counted from
 the pods themselves (container restarts of every claimed pod whose replica type restarts in
 place, whatever the pod's phase) plus the pods recreated under the ExitCode policy, instead of
 the work queue's requeue count, which ``forget`` resets after every successful sync. The
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from tf_operator.apis.common.v1.types import RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE
@@ -20,6 +21,18 @@ from tf_operator.k8s.objects import Obj, labels_of
 
 _RESTART_IN_PLACE = (RESTART_POLICY_ON_FAILURE, RESTART_POLICY_ALWAYS)
 Logger = logging.LoggerAdapter[logging.Logger]
+
+# The reasons of batch/v1 Job's limit failures (divergence D36).
+BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
+DEADLINE_EXCEEDED = "DeadlineExceeded"
+
+
+@dataclass(frozen=True)
+class LimitFailure:
+    """Why a job failed on a limit: the Failed condition's (and event's) reason and message."""
+
+    reason: str
+    message: str
 
 
 def container_restarts(pod: Obj) -> int:
@@ -88,19 +101,21 @@ def seconds_until_ttl_expiry(ttl_seconds: int, completion_time: datetime, now: d
     return ttl_seconds - (now - completion_time).total_seconds()
 
 
-def limit_failure_message(
+def limit_failure(
     kind: JobKind, job: Job, pods: list[Obj], now: datetime, logger: Logger
-) -> str | None:
-    """The Failed message when the backoff limit or the active deadline is exceeded."""
+) -> LimitFailure | None:
+    """The failure when the backoff limit or the active deadline is exceeded."""
     kind_name, limit = kind.resource.kind, job.spec.backoff_limit
     failures = 0 if limit is None else backoff_failures(job, pods, kind.labels.replica_type, logger)
     if past_backoff_limit(limit, failures):
-        return (
-            f"{kind_name} {job.name} has failed because it has reached the specified backoff limit"
+        return LimitFailure(
+            BACKOFF_LIMIT_EXCEEDED,
+            f"{kind_name} {job.name} has failed because it has reached the specified backoff limit",
         )
     if past_active_deadline(job.spec.active_deadline_seconds, job.status.start_time, now):
-        return (
+        return LimitFailure(
+            DEADLINE_EXCEEDED,
             f"{kind_name} {job.name} has failed because it was active longer than specified "
-            "deadline"
+            "deadline",
         )
     return None

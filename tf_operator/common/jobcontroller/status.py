@@ -144,15 +144,17 @@ class StatusReconciler:
             ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg)
             ctx.count(self._kind.metrics.successful.inc)
 
-    def fail(self, ctx: SyncContext, message: str) -> None:
-        """Set Failed (once) with its event, metric and completion time."""
+    def fail(self, ctx: SyncContext, message: str, reason: str | None = None) -> None:
+        """Set Failed (once) with its event, metric and completion time; ``reason`` defaults
+        to ``<Kind>Failed`` (a replica failure)."""
         job = ctx.job
         if is_finished(job.status):
             return
+        reason = reason or self.failed_reason
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
-        if self._set(ctx, JOB_FAILED, self.failed_reason, message):
-            ctx.event(EVENT_TYPE_NORMAL, self.failed_reason, message)
+        if self._set(ctx, JOB_FAILED, reason, message):
+            ctx.event(EVENT_TYPE_NORMAL, reason, message)
             ctx.count(self._kind.metrics.failed.inc)
 
     def update_replica_type(

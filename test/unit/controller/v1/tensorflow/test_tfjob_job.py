@@ -133,8 +133,9 @@ def test_active_deadline_seconds(harness, tfu, ads, deletions):
     assert len(harness.deleted("services")) == deletions
     if ads is not None:
         msg = "TFJob test-tfjob has failed because it was active longer than specified deadline"
-        assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
-        assert f"Normal TFJobFailed {msg}" in harness.recorder.events
+        # Kubernetes Job's reason; v0.5.3 said TFJobFailed (divergence D36).
+        assert ("Failed", "True", "DeadlineExceeded") in harness.conditions(job)
+        assert f"Normal DeadlineExceeded {msg}" in harness.recorder.events
         assert harness.status(job)["completionTime"] == "2026-01-01T12:00:02Z"
 
 
@@ -166,7 +167,9 @@ def test_backoff_for_on_failure(harness, tfu):
     assert len(harness.deleted("pods")) == 6
     assert len(harness.deleted("services")) == 6
     msg = "TFJob test-tfjob has failed because it has reached the specified backoff limit"
-    assert f"Normal TFJobFailed {msg}" in harness.recorder.events
+    # Kubernetes Job's reason; v0.5.3 said TFJobFailed (divergence D36).
+    assert f"Normal BackoffLimitExceeded {msg}" in harness.recorder.events
+    assert ("Failed", "True", "BackoffLimitExceeded") in harness.conditions(job)
 
 
 def test_backoff_counts_restarts_of_finished_pods(harness, tfu):
@@ -179,7 +182,7 @@ def test_backoff_counts_restarts_of_finished_pods(harness, tfu):
     harness.add_pod(pod)
     harness.add_pod(tfu.new_pod(job, "worker", 1, "Pending"))
     harness.sync(job)
-    assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+    assert ("Failed", "True", "BackoffLimitExceeded") in harness.conditions(job)
 
 
 def test_backoff_counts_exit_code_recreations(harness, tfu):
@@ -199,7 +202,7 @@ def test_backoff_counts_exit_code_recreations(harness, tfu):
     harness.ctr.pods.on_delete(stored)
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)
-    assert ("Failed", "True", "TFJobFailed") in harness.conditions(job)
+    assert ("Failed", "True", "BackoffLimitExceeded") in harness.conditions(job)
     assert harness.created("pods") == []
 
 
@@ -216,7 +219,7 @@ def test_terminal_job_is_not_rewritten_or_reannounced(harness, tfu):
     harness.sync(job)
     # v0.5.3 re-emitted TFJobFailed and wrote the status on every pass (divergence D15).
     assert harness.actions("update") == []
-    assert sum("TFJobFailed" in e for e in harness.recorder.events) == 1
+    assert sum("DeadlineExceeded" in e for e in harness.recorder.events) == 1
     assert metrics.JOBS_FAILED.get() == before + 1
 
 

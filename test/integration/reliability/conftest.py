@@ -118,10 +118,19 @@ class PodLedger:
 
 
 class Operator(OperatorProcess):
-    """A ``tf-operator`` process without leader election, with test-failing waits."""
+    """A ``tf-operator`` process (without leader election unless ``elected``), with
+    test-failing waits."""
 
-    def __init__(self, kubeconfig: str, log_path: Path, args: list[str]) -> None:
-        super().__init__(kubeconfig, log_path, ["--no-leader-elect", *args])
+    def __init__(
+        self, kubeconfig: str, log_path: Path, args: list[str], elected: bool = False
+    ) -> None:
+        super().__init__(kubeconfig, log_path, args if elected else ["--no-leader-elect", *args])
+
+    def is_leader(self) -> bool:
+        try:
+            return self.metric("tf_operator_is_leader") == 1.0
+        except OSError:
+            return False
 
     def wait_log(self, pattern: str, timeout: float = 20.0) -> re.Match:
         try:
@@ -147,9 +156,13 @@ class Env:
         config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
         self._token = config["users"][0]["user"].get("token", "")
 
-    def operator(self, *args: str) -> Operator:
+    def operator(self, *args: str, elected: bool = False) -> Operator:
+        """A ``tf-operator`` process; ``elected`` runs it under leader election."""
         op = Operator(
-            self.cluster.kubeconfig, self._tmp / f"operator-{len(self.operators)}.log", list(args)
+            self.cluster.kubeconfig,
+            self._tmp / f"operator-{len(self.operators)}.log",
+            list(args),
+            elected,
         )
         self.operators.append(op)
         return op

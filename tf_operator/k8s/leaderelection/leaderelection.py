@@ -6,15 +6,22 @@
    when it does not exist, has no holder (released), or its record has not changed for
    `lease_duration` seconds as measured by this elector's own clock (clocks of different
    machines are never compared).
-2. Lead: start `on_started_leading(leading_stop)` in a thread, then renew: every
-   `retry_period`, write a fresh renewTime. When no renewal succeeds within
-   `renew_deadline` of the previous one, leadership is lost.
+2. Lead: start `on_started_leading(leading_stop)` in a thread, then renew as newer
+   client-go does: one renewal round tries at once and then every `retry_period` until one
+   attempt succeeds or `renew_deadline` has passed since the round began; the next round
+   begins `retry_period` after a success. A round without success loses leadership. (The
+   client-go vendored by tf-operator v0.5.3 waited a retry period before its first attempt,
+   which left a single attempt per renew deadline with the default 5 s / 3 s: one failed
+   request ended the leadership.)
 3. Stop: set `leading_stop`; if `stop_event` ended the leadership and `release_on_cancel`
    is set, write a record with no holder and a 1 s lease so a successor takes over at
    its next retry; finally call `on_stopped_leading` (always, as client-go does).
 
-Write conflicts (409) and other API errors are logged and count as a failed attempt.
-All waiting goes through the injected clock.
+An attempt by the leader first writes the record it last observed with a fresh renewTime
+(one request; the server refuses it with 409 if the object changed since), and only on
+failure reads the lock and writes again, as client-go's fast path does. Write conflicts
+(409) and other API errors are logged and count as a failed attempt. All waiting goes
+through the injected clock.
 """
 
 from __future__ import annotations
@@ -143,32 +150,48 @@ class LeaderElector:
         return False
 
     def _renew(self, stop_event: threading.Event) -> None:
-        """Renew every retry period; return on stop or when the renew deadline passes."""
+        """Renewal rounds until one fails (leadership lost) or `stop_event` is set."""
         desc = self.lock.describe()
         while True:
-            start = self._clock.monotonic()
-            deadline = start + self.renew_deadline
-            attempt_at = start
-            renewed = False
-            while not renewed:
-                attempt_at += self.retry_period
-                if attempt_at > deadline:
-                    break
-                if self._clock.wait_until(stop_event, attempt_at):
-                    return
-                renewed = self._try_acquire_or_renew()
+            renewed = self._renew_round(stop_event)
+            if renewed is None:
+                return
             self._maybe_report_transition()
             if not renewed:
                 self.lock.record_event("stopped leading")
                 log.info("failed to renew lease %s: renew deadline exceeded", desc)
                 return
             log.debug("successfully renewed lease %s", desc)
+            if self._clock.wait(stop_event, self.retry_period):
+                return
+
+    def _renew_round(self, stop_event: threading.Event) -> bool | None:
+        """Try now, then every retry period until renewed or the renew deadline has passed.
+
+        True when renewed, False when the deadline passed first, None when stopped.
+        """
+        start = self._clock.monotonic()
+        deadline = start + self.renew_deadline
+        attempts = 0
+        while True:
+            if stop_event.is_set():
+                return None
+            if self._try_acquire_or_renew():
+                return True
+            attempts += 1
+            next_attempt = start + attempts * self.retry_period
+            if next_attempt >= deadline:
+                return None if self._clock.wait_until(stop_event, deadline) else False
+            if self._clock.wait_until(stop_event, next_attempt):
+                return None
 
     # ---- one attempt --------------------------------------------------------------
     def _try_acquire_or_renew(self) -> bool:
         now = self._clock.now()
         identity = self.lock.identity
         record = LeaderElectionRecord(identity, int(self.lease_duration), now, now, 0)
+        if self._renew_optimistically(record):
+            return True
         try:
             old = self.lock.get()
         except Exception as exc:
@@ -204,6 +227,31 @@ class LeaderElector:
             self.lock.update(record)
         except Exception as exc:
             log.error("failed to update lock %s: %s", self.lock.describe(), exc)
+            return False
+        self._observe(record)
+        return True
+
+    def _renew_optimistically(self, record: LeaderElectionRecord) -> bool:
+        """The leader's fast path: write over the record it last observed, without a read."""
+        with self._state_lock:
+            observed, observed_time = self._observed, self._observed_time
+        if observed.holder_identity != self.lock.identity:
+            return False
+        if observed_time + observed.lease_duration_seconds <= self._clock.monotonic():
+            return False
+        record = replace(
+            record,
+            acquire_time=observed.acquire_time,
+            leader_transitions=observed.leader_transitions,
+        )
+        try:
+            self.lock.update(record)
+        except Exception as exc:
+            log.info(
+                "failed to update lock %s optimistically: %s; falling back to slow path",
+                self.lock.describe(),
+                exc,
+            )
             return False
         self._observe(record)
         return True

@@ -40,6 +40,7 @@ class Candidate:
         self.leading_stop = None
         self.new_leaders = []
         self.writes = []  # virtual times of successful writes of the lock
+        self.attempts = []  # virtual times of every write tried (create or update)
         self.lock = lock_cls(kube, "default", "tf-operator", identity)
         for name in ("create", "update"):
             self._wrap(name)
@@ -59,6 +60,7 @@ class Candidate:
         original = getattr(self.lock, name)
 
         def wrapped(record):
+            self.attempts.append(self.clock.monotonic())
             original(record)
             self.writes.append(self.clock.monotonic())
 
@@ -170,8 +172,95 @@ def test_leader_that_cannot_renew_steps_down_after_renew_deadline(kube, clock, l
     a.thread.join(5)
     assert not a.thread.is_alive()
     assert a.leading_stop.is_set()
-    assert last_renew < a.stopped_at <= last_renew + RENEW
+    # The round after the last renewal begins a retry period later and lasts the deadline.
+    assert a.stopped_at == last_renew + RETRY + RENEW
     assert not a.elector.is_leader()
+
+
+def _fail_updates(kube, lock_cls, failing):
+    """Answer the lock's updates with 500 while ``failing()`` holds."""
+
+    def react(_action):
+        return (True, new_internal_error("injected")) if failing() else (False, None)
+
+    kube.prepend_reactor("update", lock_cls.resource.plural, react)
+
+
+@pytest.mark.parametrize("lock_cls", LOCKS)
+def test_renew_round_tries_at_once_then_every_retry_period_until_the_deadline(
+    kube, clock, lock_cls
+):
+    a = Candidate(kube, clock, lock_cls, "a").start()
+    assert a.started.wait(5)
+    assert clock.block_until_waiters(1)
+    advance(clock, 6, waiters=1)
+    last_renew = a.writes[-1]
+    _fail_updates(kube, lock_cls, lambda: True)
+    assert advance(clock, 20, waiters=1, until=a.stopped.is_set)
+    round_start = last_renew + RETRY
+    tried = [t for t in a.attempts if t > last_renew]
+    # Each attempt is the optimistic write, then a read and a second write: two writes at
+    # the round's start and two a retry period later (the next would come after the
+    # deadline). v0.5.3's client-go waited a retry period first: one attempt per round.
+    assert tried == [round_start] * 2 + [round_start + RETRY] * 2
+    assert a.stopped_at == round_start + RENEW
+
+
+@pytest.mark.parametrize("offset", [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0])
+def test_leader_keeps_the_lease_through_a_2_5_s_outage(kube, clock, offset):
+    """Whenever a 2.5 s outage starts within a renew cycle, some attempt of the round
+    falls outside it (v0.5.3's single attempt per round fell inside for most offsets)."""
+    a = Candidate(kube, clock, EndpointsLock, "a").start()
+    assert a.started.wait(5)
+    assert clock.block_until_waiters(1)
+    advance(clock, 6, waiters=1)
+    outage_start = a.writes[-1] + offset
+    _fail_updates(
+        kube, EndpointsLock, lambda: outage_start <= clock.monotonic() < outage_start + 2.5
+    )
+    kube.prepend_reactor(
+        "get",
+        "endpoints",
+        lambda _: (
+            (True, new_internal_error("injected"))
+            if outage_start <= clock.monotonic() < outage_start + 2.5
+            else (False, None)
+        ),
+    )
+    advance(clock, 30, waiters=1)
+    assert a.elector.is_leader() and not a.stopped.is_set()
+    assert a.writes[-1] > outage_start + 2.5
+    a.shutdown()
+
+
+def test_leader_keeps_the_lease_when_every_other_request_fails(kube, clock):
+    """A steady error rate: a failed attempt is followed by another within the round."""
+    calls = []
+
+    def every_other(_action):
+        calls.append(1)
+        return (True, new_internal_error("injected")) if len(calls) % 2 else (False, None)
+
+    a = Candidate(kube, clock, EndpointsLock, "a").start()
+    assert a.started.wait(5)
+    assert clock.block_until_waiters(1)
+    kube.prepend_reactor("update", "endpoints", every_other)
+    advance(clock, 60, waiters=1)
+    assert a.elector.is_leader() and not a.stopped.is_set()
+    assert len(a.writes) >= 15
+    a.shutdown()
+
+
+def test_leader_renews_with_one_write(kube, clock):
+    """client-go's fast path: the leader writes over the record it observed, no read."""
+    a = Candidate(kube, clock, LeaseLock, "a").start()
+    assert a.started.wait(5)
+    assert clock.block_until_waiters(1)
+    kube.clear_actions()
+    advance(clock, 9, waiters=1)
+    verbs = [act.verb for act in kube.actions if act.resource_plural == "leases"]
+    assert verbs == ["update"] * 3
+    a.shutdown()
 
 
 def test_conflict_on_acquire_is_retried(kube, clock):

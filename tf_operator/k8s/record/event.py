@@ -21,15 +21,22 @@ retrying would fail the same way. A transport failure is retried up to
 many clients do not retry in step), unless the broadcaster is shutting down.
 
 Event names are `<involved object name>.<hex nanoseconds>`; the nanoseconds are made
-strictly increasing within the process so that two events never share a name.
+strictly increasing within the process so that two events never share a name. An Event's name
+must be a DNS-1123 subdomain; client-go uses the object's name as is, so an event about an
+object whose name is not one (an object the API server should have refused, kept by a server
+that did not) was refused too. Here such a name is first turned into one (`event_name_prefix`):
+the event about the misnamed object still gets written, and its involvedObject keeps the real
+name.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -62,6 +69,12 @@ DEFAULT_SINK_WORKERS = 8
 
 _watcher_ids = itertools.count()
 
+# An Event's name is a DNS-1123 subdomain of at most 253 characters; ours end in "." and at
+# most 16 hex digits of nanoseconds.
+_DNS_1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_MAX_EVENT_NAME_PREFIX = 253 - 17
+_NAME_DIGEST_LENGTH = 8
+
 
 def format_time(t: datetime) -> str:
     """metav1.Time: RFC 3339 in UTC, whole seconds."""
@@ -84,6 +97,21 @@ class _NameSuffix:
 
 
 _suffix = _NameSuffix()
+
+
+def event_name_prefix(object_name: str) -> str:
+    """The part of an event's name before `.<hex nanoseconds>`: the object's name when that
+    makes a valid Event name (always, for objects a real API server accepted), else its
+    lower-cased letters and digits joined by "-" plus a digest of the real name, so distinct
+    names stay distinct (`UpperCase` -> `uppercase-<8 hex>`, `a b` -> `a-b-<8 hex>`)."""
+    if len(object_name) <= _MAX_EVENT_NAME_PREFIX and _DNS_1123_SUBDOMAIN.fullmatch(object_name):
+        return object_name
+    digest = hashlib.sha256(object_name.encode("utf-8", "surrogatepass")).hexdigest()
+    words = re.sub(r"[^a-z0-9]+", "-", object_name.lower()).strip("-")
+    keep = _MAX_EVENT_NAME_PREFIX - _NAME_DIGEST_LENGTH - 1
+    words = words[:keep].rstrip("-")
+    digest = digest[:_NAME_DIGEST_LENGTH]
+    return f"{words}-{digest}" if words else digest
 
 
 def object_reference(obj: dict[str, Any]) -> dict[str, Any]:
@@ -331,7 +359,7 @@ class EventBroadcaster:
             watcher.offer(event)
 
     def _aggregate_name(self, object_name: str) -> str:
-        return f"{object_name}.{_suffix.next(self._clock.now())}"
+        return f"{event_name_prefix(object_name)}.{_suffix.next(self._clock.now())}"
 
     def _record_to_sink(
         self, sink: EventSink, event: dict[str, Any], correlator: EventCorrelator
@@ -473,7 +501,7 @@ class EventRecorder:
     ) -> dict[str, Any]:
         stamp = format_time(timestamp)
         meta: dict[str, Any] = {
-            "name": f"{ref['name']}.{_suffix.next(timestamp)}",
+            "name": f"{event_name_prefix(ref['name'])}.{_suffix.next(timestamp)}",
             "namespace": ref.get("namespace") or "default",
         }
         if annotations:

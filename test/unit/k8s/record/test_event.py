@@ -290,3 +290,30 @@ def test_past_eventf_uses_given_timestamp(clock):
     b.shutdown()
     assert seen[0]["firstTimestamp"] == seen[0]["lastTimestamp"] == "2025-05-06T07:08:09Z"
     assert seen[0]["message"] == "was then"
+
+
+BAD_NAMES = ["UpperCase", "a b", "-lead", "a_b", "naïve", "名前", "x" * 300, "my..job", "."]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_event_about_a_misnamed_object_gets_a_valid_name(kube, broadcaster, name):
+    """client-go named the event "<object name>.<hex>", which the API server refuses when
+    the object's name is not a DNS-1123 subdomain; ours is turned into one first."""
+    from localcluster.apiserver.validation import name_errors
+
+    rec = broadcaster.new_recorder("tf-operator")
+    rec.event(tfjob(name), "Warning", "InvalidTFJobSpec", "bad name")
+    wait_for(lambda: len(events_in(kube)) == 1)
+    ev = events_in(kube)[0]
+    assert name_errors(ev["metadata"]["name"], "subdomain") == []
+    assert ev["involvedObject"]["name"] == name
+
+
+def test_event_name_prefix_keeps_valid_names_and_separates_invalid_ones():
+    from tf_operator.k8s.record.event import event_name_prefix
+
+    for valid in ("job1", "my.job", "a-b.c", "1job"):
+        assert event_name_prefix(valid) == valid
+    assert event_name_prefix("UpperCase").startswith("uppercase-")
+    assert event_name_prefix("a b") != event_name_prefix("a_b")
+    assert len(event_name_prefix("x" * 300)) <= 253 - 17

@@ -12,22 +12,59 @@ Fixes over v0.5.3 (which validated the raw, un-normalised map):
 * an Evaluator without ``replicas`` counts as 1 (its default) instead of crashing (D6);
 * two keys spelling the same type (``worker`` and ``Worker``) and unknown types are rejected (D6);
 * an empty ``tfReplicaSpecs`` map and negative ``replicas`` are rejected (D6);
-* a job whose generated pod/service names exceed 63 characters is rejected (D29).
+* a job whose generated pod/service names exceed 63 characters is rejected (D29);
+* everything the shipped CRD's schema and CEL rules refuse is refused here too, for clusters
+  that do not enforce them (divergence D37): a job name that is not a DNS-1035 label (its
+  Service names would be refused), more than ``MAX_REPLICAS`` replicas of a type, more than
+  one Chief, Master or Evaluator replica, no PS or Worker replica, restart and clean-pod
+  policies outside their enums, negative (or out-of-format) ``backoffLimit``,
+  ``activeDeadlineSeconds`` and ``ttlSecondsAfterFinished``. So no number a user wrote sizes
+  the work of a sync before it is checked.
 """
 
 from __future__ import annotations
 
+import re
+
+from tf_operator.apis.common.v1.types import (
+    CLEAN_POD_POLICY_ALL,
+    CLEAN_POD_POLICY_NONE,
+    CLEAN_POD_POLICY_RUNNING,
+    RESTART_POLICY_ALWAYS,
+    RESTART_POLICY_EXIT_CODE,
+    RESTART_POLICY_NEVER,
+    RESTART_POLICY_ON_FAILURE,
+    ReplicaSpec,
+)
 from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     REPLICA_TYPE_CHIEF,
     REPLICA_TYPE_EVAL,
     REPLICA_TYPE_MASTER,
+    REPLICA_TYPE_PS,
+    REPLICA_TYPE_WORKER,
 )
 from tf_operator.apis.tensorflow.v1.defaults import canonical_replica_type
 from tf_operator.apis.tensorflow.v1.types import TFJob, TFJobSpec, ordered_replica_types
 
 # A DNS-1035 label (service names) is at most 63 characters.
 MAX_GENERATED_NAME_LENGTH = 63
+# The most replicas of one type, as manifests/base/crd.yaml says (`maximum: 1000`): every pod's
+# TF_CONFIG lists every replica, so a job costs O(replicas^2) bytes; 1000 keeps a TF_CONFIG
+# near 50 KB and a job's sync bounded.
+MAX_REPLICAS = 1000
+# The CRD's `format: int32` and `format: int64`.
+MAX_INT32 = 2**31 - 1
+MAX_INT64 = 2**63 - 1
+# Service names are DNS-1035 labels: the job name must be one for `<job>-<type>-<index>` to be.
+_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_RESTART_POLICIES = (
+    RESTART_POLICY_ALWAYS,
+    RESTART_POLICY_ON_FAILURE,
+    RESTART_POLICY_NEVER,
+    RESTART_POLICY_EXIT_CODE,
+)
+_CLEAN_POD_POLICIES = (CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING, CLEAN_POD_POLICY_NONE)
 _INVALID = "TFJobSpec is not valid"
 
 
@@ -61,8 +98,7 @@ def validate_v1_tfjob_spec(spec: TFJobSpec) -> None:
         value = specs[key]
         if value is None or not value.containers():
             raise ValidationError(f"{_INVALID}: containers definition expected in {key}")
-        if value.replicas is not None and value.replicas < 0:
-            raise ValidationError(f"{_INVALID}: replicas of {key} must not be negative")
+        _check_replicas(key, canonical, value)
         if canonical in (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER):
             found_chief += 1
         if canonical == REPLICA_TYPE_EVAL:
@@ -81,10 +117,60 @@ def validate_v1_tfjob_spec(spec: TFJobSpec) -> None:
         raise ValidationError(f"{_INVALID}: more than 1 chief/master found")
     if found_evaluator > 1:
         raise ValidationError(f"{_INVALID}: more than 1 evaluator found")
+    _check_run_policy(spec)
+
+
+def _check_replicas(key: str, canonical: str, value: ReplicaSpec) -> None:
+    """The CRD's bounds on one replica spec: replicas and restart policy."""
+    replicas = value.replicas
+    if replicas is not None and replicas < 0:
+        raise ValidationError(f"{_INVALID}: replicas of {key} must not be negative")
+    if replicas is not None and replicas > MAX_REPLICAS:
+        raise ValidationError(
+            f"{_INVALID}: replicas of {key} must be at most {MAX_REPLICAS} (got {replicas})"
+        )
+    if canonical in (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER) and (replicas or 0) > 1:
+        raise ValidationError(f"{_INVALID}: replicas of {key} must be at most 1")
+    if canonical in (REPLICA_TYPE_PS, REPLICA_TYPE_WORKER) and replicas == 0:
+        raise ValidationError(f"{_INVALID}: replicas of {key} must be at least 1")
+    if value.restart_policy and value.restart_policy not in _RESTART_POLICIES:
+        raise ValidationError(
+            f"{_INVALID}: restartPolicy of {key} must be one of {', '.join(_RESTART_POLICIES)}"
+            f" (got {value.restart_policy})"
+        )
+
+
+def _check_run_policy(spec: TFJobSpec) -> None:
+    """The CRD's bounds on the run-policy fields."""
+    for field, value, maximum in (
+        ("activeDeadlineSeconds", spec.active_deadline_seconds, MAX_INT64),
+        ("backoffLimit", spec.backoff_limit, MAX_INT32),
+        ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished, MAX_INT32),
+    ):
+        if value is not None and not 0 <= value <= maximum:
+            raise ValidationError(f"{_INVALID}: {field} must be within [0, {maximum}]")
+    policy = spec.clean_pod_policy
+    if policy is not None and policy not in _CLEAN_POD_POLICIES:
+        raise ValidationError(
+            f"{_INVALID}: cleanPodPolicy must be one of {', '.join(_CLEAN_POD_POLICIES)}"
+            f" (got {policy})"
+        )
+
+
+def validate_job_name(name: str) -> None:
+    """Refuse a name that cannot yield valid Service names ``<name>-<type>-<index>``."""
+    if not _DNS_1035_LABEL.fullmatch(name):
+        raise ValidationError(
+            f"TFJob name {name!r} is not valid: it must be a DNS-1035 label (lower case "
+            "letters, digits and '-', starting with a letter and ending with a letter or "
+            "digit), as the Services named <job>-<type>-<index> after it must be"
+        )
 
 
 def validate_v1_tfjob(job: TFJob) -> None:
-    """Validate the spec, then the length of every name the controller will generate."""
+    """Validate the name, the spec, then the length of every name the controller will
+    generate."""
+    validate_job_name(job.name)
     validate_v1_tfjob_spec(job.spec)
     for key, value in (job.spec.tf_replica_specs or {}).items():
         replicas = 1 if value is None or value.replicas is None else value.replicas

@@ -44,6 +44,14 @@ def _rs(containers, replicas=None):
         ({"Foo": _rs([GOOD])}, "unknown replica type Foo"),
         ({}, "at least one replica type"),
         ({"Worker": _rs([GOOD], replicas=-1)}, "must not be negative"),
+        # Divergence D37: what the CRD's schema and CEL rules refuse, refused here too.
+        ({"Worker": _rs([GOOD], replicas=1001)}, "replicas of Worker must be at most 1000"),
+        ({"worker": _rs([GOOD], replicas=2**31 - 1)}, "replicas of worker must be at most 1000"),
+        ({"Worker": _rs([GOOD], replicas=2**40)}, "must be at most 1000 .got 1099511627776"),
+        ({"Chief": _rs([GOOD], replicas=2)}, "replicas of Chief must be at most 1"),
+        ({"Worker": _rs([GOOD], replicas=0)}, "replicas of Worker must be at least 1"),
+        ({"PS": _rs([GOOD], replicas=0)}, "replicas of PS must be at least 1"),
+        ({"Worker": {**_rs([GOOD]), "restartPolicy": "Sometimes"}}, "restartPolicy of Worker"),
     ],
 )
 def test_invalid_specs(specs, message):
@@ -66,3 +74,67 @@ def test_generated_name_too_long():
     )
     with pytest.raises(ValidationError, match="longer than 63"):
         validate_v1_tfjob(job)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("backoffLimit", -1),
+        ("backoffLimit", 2**31),
+        ("activeDeadlineSeconds", -5),
+        ("activeDeadlineSeconds", 2**63),
+        ("ttlSecondsAfterFinished", -1),
+        ("cleanPodPolicy", "Sometimes"),
+    ],
+)
+def test_run_policy_outside_the_crd_bounds(field, value):
+    spec = TFJob.from_dict(
+        {
+            "metadata": {"name": "j"},
+            "spec": {field: value, "tfReplicaSpecs": {"Worker": _rs([GOOD])}},
+        }
+    ).spec
+    with pytest.raises(ValidationError, match=field):
+        validate_v1_tfjob_spec(spec)
+
+
+def test_bounds_are_inclusive():
+    validate_v1_tfjob_spec(
+        TFJob.from_dict(
+            {
+                "metadata": {"name": "j"},
+                "spec": {
+                    "backoffLimit": 0,
+                    "activeDeadlineSeconds": 2**63 - 1,
+                    "ttlSecondsAfterFinished": 2**31 - 1,
+                    "cleanPodPolicy": "None",
+                    "tfReplicaSpecs": {
+                        "Worker": {**_rs([GOOD], 1000), "restartPolicy": "ExitCode"},
+                        "Chief": _rs([GOOD], 1),
+                        "Evaluator": _rs([GOOD], 0),
+                    },
+                },
+            }
+        ).spec
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["UpperCase", "a b", "-lead", "a_b", "naïve", "my.job", "1job", "job-", ""]
+)
+def test_names_that_cannot_name_a_service_are_refused(name):
+    # v0.5.3 accepted them; their pods, services or events were then refused (issue 13,
+    # finding 5), and `my.job` "Succeeded" without services (divergence D37).
+    job = TFJob.from_dict(
+        {"metadata": {"name": name}, "spec": {"tfReplicaSpecs": {"Worker": _rs([GOOD])}}}
+    )
+    with pytest.raises(ValidationError, match="DNS-1035"):
+        validate_v1_tfjob(job)
+
+
+@pytest.mark.parametrize("name", ["a", "my-job", "a1", "a--b"])
+def test_dns_1035_names_are_accepted(name):
+    job = TFJob.from_dict(
+        {"metadata": {"name": name}, "spec": {"tfReplicaSpecs": {"Worker": _rs([GOOD])}}}
+    )
+    validate_v1_tfjob(job)

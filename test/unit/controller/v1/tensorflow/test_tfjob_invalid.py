@@ -135,3 +135,55 @@ def test_missing_replica_specs_message_names_the_field(harness, tfu):
     harness.sync(bad)
     message = harness.status(bad)["conditions"][0]["message"]
     assert message == PREFIX + "TFJobSpec is not valid: tfReplicaSpecs is required"
+
+
+@pytest.mark.parametrize("replicas", [2**31 - 1, 2**40])
+def test_absurd_replica_count_costs_nothing_and_is_reported(harness, tfu, replicas):
+    """Issue 13, finding 1: v0.5.3 allocated per declared replica (~200 MB/s, for ever)."""
+    import tracemalloc
+
+    job = tfu.new_tfjob(1, name="absurd")
+    job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = replicas
+    harness.cache_job({**job, "metadata": {**job["metadata"], "uid": "u-absurd"}})
+    with pytest.raises(InvalidTFJobError, match="at most 1000"):
+        decode_tfjob(harness.tfjob_informer.get_indexer().get(job))
+    bad = harness.add_job(job)
+    tracemalloc.start()
+    try:
+        harness.sync(bad)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000
+    message = harness.status(bad)["conditions"][0]["message"]
+    assert message == (
+        PREFIX + f"TFJobSpec is not valid: replicas of Worker must be at most 1000 (got {replicas})"
+    )
+    assert any(e.startswith("Warning InvalidTFJobSpec") for e in harness.recorder.events)
+    assert harness.created("pods") == harness.created("services") == []
+    # Deleting it frees everything kept for it (divergence D5).
+    harness.tfjob_informer.get_indexer().delete(harness.stored_job(bad))
+    harness.sync(bad)
+    assert harness.ctr.memory.forget("default/absurd") is False
+
+
+MISNAMED = ["UpperCase", "a b", "-lead", "a_b", "naïve", "my.job"]
+
+
+@pytest.mark.parametrize("name", MISNAMED)
+def test_job_whose_name_cannot_name_its_services_fails_with_a_warning(
+    harness, tfu, monkeypatch, name
+):
+    """Issue 13, finding 5. Where admission lets such a name through (only `my.job` passes
+    a real API server's name rule; the CRD's CEL rule refuses it), nothing is created and the
+    job is Failed with a Warning event (whose own name the recorder makes valid)."""
+    from localcluster.apiserver import validation
+
+    monkeypatch.setattr(validation, "validate_name", lambda *a, **k: [])  # stored as is
+    bad = harness.add_job(tfu.new_tfjob(1, name=name))
+    harness.sync(bad)
+    condition = harness.status(bad)["conditions"][0]
+    assert (condition["type"], condition["reason"]) == ("Failed", "InvalidTFJobSpec")
+    assert "DNS-1035" in condition["message"]
+    assert any(e.startswith("Warning InvalidTFJobSpec") for e in harness.recorder.events)
+    assert harness.created("pods") == harness.created("services") == []

@@ -197,6 +197,11 @@ class Env:
     # -- TFJobs --------------------------------------------------------------------------
     def create_job(self, name: str, workers: int = 3, run_seconds: float = 2.0) -> dict:
         """1 PS (runs until deleted) + ``workers`` workers that exit 0 after ``run_seconds``."""
+        return self.registry.create(TFJOBS, NS, self.job_body(name, workers, run_seconds))
+
+    @staticmethod
+    def job_body(name: str, workers: int = 3, run_seconds: float = 2.0) -> dict:
+        """The TFJob ``create_job`` creates."""
         container = {"name": "tensorflow", "image": "localcluster/none"}
         job = {
             "apiVersion": "kubeflow.org/v1",
@@ -215,7 +220,7 @@ class Env:
                 }
             },
         }
-        return self.registry.create(TFJOBS, NS, job)
+        return job
 
     def patch_job(self, name: str, patch: dict) -> dict:
         """A merge patch of the TFJob (in-process, so untouched by injected faults)."""
@@ -258,6 +263,37 @@ def install_crd(registry: Any) -> None:
     for doc in yaml.safe_load_all(CRD_FILE.read_text()):
         if doc:
             registry.create(CRDS, None, doc)
+
+
+# What a cluster without CEL (or with an older CRD) does not check: the rules, bounds, formats
+# and enums of the TFJob schema. The operator's own validation must catch all of it.
+_SCHEMA_CHECKS = (
+    "x-kubernetes-validations",
+    "maximum",
+    "minimum",
+    "format",
+    "enum",
+    "minProperties",
+    "maxProperties",
+    "maxItems",
+    "required",
+)
+
+
+def _strip_checks(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _strip_checks(v) for k, v in schema.items() if k not in _SCHEMA_CHECKS}
+    if isinstance(schema, list):
+        return [_strip_checks(v) for v in schema]
+    return schema
+
+
+def strip_crd_validation(registry: Any) -> None:
+    """Replace the installed TFJob CRD's schema by one without its checks (see above)."""
+    crd = registry.get(CRDS, None, "tfjobs.kubeflow.org")
+    for version in crd["spec"]["versions"]:
+        version["schema"] = _strip_checks(version["schema"])
+    registry.update(CRDS, None, "tfjobs.kubeflow.org", crd)
 
 
 @pytest.fixture

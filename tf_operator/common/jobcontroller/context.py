@@ -4,7 +4,9 @@ A :class:`SyncContext` carries the job, the pass's clock reading, its claimed po
 and the status as read, so no reconciler keeps per-job state on ``self``. Job-level events and
 metric increments wait here for the status write they describe (D28); errors of independent
 steps are collected so the pass goes on (D27); failed pods to recreate wait until their failure
-is written (D11). ``D<n>``: docs/divergences.md.
+is written (D11). A pass creates at most ``MAX_CREATIONS_PER_SYNC`` objects, and a replica
+type stops creating at its first failed create, so a large or failing job takes its turn in the
+queue like any other (D38). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ from tf_operator.k8s.objects import Obj
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+# Pods and services one pass may create. The rest wait for the next pass, which runs once the
+# informer has seen these (D1), after the keys queued meanwhile. Kubernetes' job controller
+# caps a sync at 500 pod creations made in parallel batches; ours are made one at a time, so
+# the cap is lower to keep a pass short.
+MAX_CREATIONS_PER_SYNC = 100
 
 
 class ReconcileErrors(Exception):
@@ -47,6 +55,14 @@ class SyncContext:
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    creations_left: int = MAX_CREATIONS_PER_SYNC
+
+    def take_creation(self) -> bool:
+        """Spend one creation of this pass's budget; False once it is used up."""
+        if self.creations_left <= 0:
+            return False
+        self.creations_left -= 1
+        return True
 
     def event(self, event_type: str, reason: str, message: str) -> None:
         self.events.append((event_type, reason, message))
@@ -61,6 +77,12 @@ class SyncContext:
         except Exception as err:
             self.errors.append(err)
             return None
+
+    def attempt(self, step: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> bool:
+        """:meth:`collect`, telling whether the step succeeded."""
+        failed_before = len(self.errors)
+        self.collect(step, *args, **kwargs)
+        return len(self.errors) == failed_before
 
     def flush(self, recorder: EventRecorder) -> None:
         """Emit the held events and metrics (call after a successful status write)."""

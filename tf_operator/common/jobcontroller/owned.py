@@ -239,7 +239,7 @@ class OwnedObjects:
         label = self._kind.labels.replica_type
         return [o for o in objects if labels_of(o).get(label) == rt]
 
-    def slices(self, objects: list[Obj], replicas: int, logger: Logger) -> list[list[Obj]]:
+    def slices(self, objects: list[Obj], replicas: int, logger: Logger) -> dict[int, list[Obj]]:
         """Objects grouped by their index label; unlabelled or out-of-range ones skipped."""
         return slice_by_index(
             objects, replicas, self._kind.labels.replica_index, self.owned.noun, logger
@@ -262,8 +262,13 @@ def parse_index(obj: Obj, index_label: str) -> int | None:
 
 def slice_by_index(
     objects: list[Obj], replicas: int, index_label: str, noun: str, logger: Logger
-) -> list[list[Obj]]:
-    slices: list[list[Obj]] = [[] for _ in range(max(replicas, 0))]
+) -> dict[int, list[Obj]]:
+    """In-range index → the objects labelled with it, for the indices that have objects.
+
+    Sized by what exists, never by ``replicas`` (v0.5.3 allocated a list per declared replica,
+    so an absurd count exhausted the operator's memory before anything else happened).
+    """
+    slices: dict[int, list[Obj]] = {}
     for obj in objects:
         value = labels_of(obj).get(index_label)
         if value is None:
@@ -276,7 +281,7 @@ def slice_by_index(
         if index < 0 or index >= replicas:
             logger.warning("The label index is not expected: %d", index)
             continue
-        slices[index].append(obj)
+        slices.setdefault(index, []).append(obj)
     return slices
 
 

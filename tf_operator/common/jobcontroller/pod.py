@@ -3,7 +3,8 @@
 Exactly one pod per index ``0..replicas-1``: a missing pod is created under a creation
 expectation (lowered again when the create fails, D3); extra pods of an index (keeping the
 one not terminating, named as we name it, oldest) and pods of an index out of range are
-deleted (D21). A pod under the ExitCode policy that failed with a retryable code is recreated:
+deleted (D21). Creation stops at the pass's budget or at the type's first failed create
+(D38). A pod under the ExitCode policy that failed with a retryable code is recreated:
 its failure is counted in ``status.exitCodeRestarts`` by pod UID, and the controller deletes it
 only after that status is written (:meth:`PodReconciler.restart_recorded`), so a crash neither
 loses nor repeats a count (D11); "restarting" is decided per pod (D12). Index 0 completed means
@@ -132,16 +133,22 @@ class PodReconciler:
             logger.info("Deleting pod %s: its index is out of range", meta(pod).get("name"))
             ctx.collect(self._pods.delete, job, pod)
 
-        for index, pod_slice in enumerate(self._pods.slices(pods, replicas, logger)):
+        slices = self._pods.slices(pods, replicas, logger)
+        creating = True  # until a create fails (D38)
+        for index in range(replicas):
+            pod_slice = slices.get(index, [])
             if len(pod_slice) > 1:
                 logger.warning("We have too many pods for %s %d", rt, index)
                 pod_slice = self._delete_duplicates(ctx, rt, index, pod_slice)
             if pod_slice:
                 self._observe(ctx, pod_slice[0], rtype, index, spec, tally, logger)
                 continue
+            if not creating or not ctx.take_creation():
+                creating = False
+                continue
             logger.info("Need to create new pod: %s-%d", rt, index)
             master_role = self._kind.is_master_role(job, rtype, index)
-            ctx.collect(self.create_new_pod, job, rt, index, spec, master_role)
+            creating = ctx.attempt(self.create_new_pod, job, rt, index, spec, master_role)
         return tally
 
     def restart_recorded(self, ctx: SyncContext) -> None:

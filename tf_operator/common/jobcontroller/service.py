@@ -3,7 +3,8 @@
 One service per index, named like its pod, selecting it by the four job labels and exposing
 the kind's port. A missing service is created under a services-creation expectation (lowered
 again if the create fails, divergence D3). Extra services for an index and services with an
-out-of-range index are deleted (v0.5.3 only warned, divergence D21).
+out-of-range index are deleted (v0.5.3 only warned, divergence D21). Creation stops at the
+pass's budget or at the type's first failed create (divergence D38).
 """
 
 from __future__ import annotations
@@ -47,16 +48,21 @@ class ServiceReconciler:
         for service in self._services.out_of_range(services, replicas):
             logger.info("Deleting service %s: its index is out of range", meta(service)["name"])
             ctx.collect(self._services.delete, job, service)
-        for index, service_slice in enumerate(self._services.slices(services, replicas, logger)):
+        slices = self._services.slices(services, replicas, logger)
+        creating = True  # until a create fails (D38)
+        for index in range(replicas):
+            service_slice = slices.get(index, [])
             if len(service_slice) > 1:
                 logger.warning("We have too many services for %s %d", rt, index)
                 expected = gen_general_name(job.name, rt, index)
                 ordered = sorted(service_slice, key=lambda s: meta(s).get("name") != expected)
                 for extra in ordered[1:]:
                     ctx.collect(self._services.delete, job, extra)
-            elif not service_slice:
+            elif not service_slice and creating and ctx.take_creation():
                 logger.info("need to create new service: %s-%d", rt, index)
-                ctx.collect(self.create_new_service, job, rtype, index)
+                creating = ctx.attempt(self.create_new_service, job, rtype, index)
+            elif not service_slice:
+                creating = False
 
     def create_new_service(self, job: Job, rtype: str, index: int) -> None:
         rt = rtype.lower()

@@ -1,6 +1,7 @@
 """Names, keys, re-check of deletion, index slicing and limit arithmetic of the job controller."""
 
 import logging
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -53,8 +54,20 @@ def _obj(index):
 def test_slicing_skips_bad_indices():
     objs = [_obj("0"), _obj("1"), _obj("1"), _obj("x"), _obj(None), _obj("5"), _obj("-1")]
     slices = slice_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
-    assert [len(s) for s in slices] == [1, 2, 0]
+    assert {i: len(s) for i, s in slices.items()} == {0: 1, 1: 2}
     assert [o["metadata"]["name"] for o in out_of_range(objs, 3, "idx")] == ["5", "-1"]
+
+
+def test_slicing_is_sized_by_the_objects_not_the_replica_count():
+    # v0.5.3 allocated one list per declared replica (issue 13, finding 1).
+    tracemalloc.start()
+    try:
+        slices = slice_by_index([_obj("3")], 10**6, "idx", "pod", logging.getLogger("t"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert list(slices) == [3]
+    assert peak < 100_000
 
 
 @pytest.mark.parametrize(

@@ -373,3 +373,59 @@ def test_worker_0_succeeded_without_container_status_completes_the_job(harness, 
     harness.add_services(job, "worker", 2)
     harness.sync(job)
     assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
+
+
+def _observe_created(harness):
+    """Feed what the last pass created to the informers, as the watch would."""
+    from tf_operator.k8s.client import PODS, SERVICES
+
+    for plural, informer, owned, resource in (
+        ("pods", harness.pod_informer, harness.ctr.pods, PODS),
+        ("services", harness.service_informer, harness.ctr.services, SERVICES),
+    ):
+        for body in harness.created(plural):
+            stored = harness.client.resource(resource).get(
+                body["metadata"]["name"], namespace="default"
+            )
+            informer.get_indexer().add(stored)
+            owned.on_add(stored)
+    harness.client.clear_actions()
+
+
+def test_a_pass_creates_at_most_its_budget(harness, tfu):
+    """A large job takes its turn: each pass creates at most MAX_CREATIONS_PER_SYNC objects,
+    the next runs once the informer saw them (divergence D38)."""
+    from tf_operator.common.jobcontroller.context import MAX_CREATIONS_PER_SYNC as BUDGET
+
+    job = harness.add_job(tfu.new_tfjob(worker=BUDGET + 50))
+    harness.sync(job)
+    assert len(harness.created("pods")) == BUDGET
+    assert harness.created("services") == []
+    harness.cache_job(harness.stored_job(job))
+    _observe_created(harness)
+    harness.sync(job)
+    assert len(harness.created("pods")) == 50
+    assert len(harness.created("services")) == BUDGET - 50
+    _observe_created(harness)
+    harness.sync(job)
+    assert harness.created("pods") == []
+    assert len(harness.created("services")) == 100
+    _observe_created(harness)
+    harness.sync(job)
+    assert harness.created("pods") == harness.created("services") == []
+
+
+def test_a_type_stops_creating_at_its_first_failed_create(harness, tfu):
+    """A failing job costs one failed request per type and pass, not one per replica (the
+    work queue's backoff spaces the passes); other types go on (divergence D38)."""
+    from tf_operator.k8s.client import new_invalid
+
+    job = harness.add_job(tfu.new_tfjob(worker=5, ps=2))
+    harness.client.prepend_reactor(
+        "create", "pods", lambda a: (True, new_invalid("pods", "x", "spec: Invalid value"))
+    )
+    with pytest.raises(Exception, match="Invalid value"):
+        harness.sync(job)
+    assert len(harness.client.filter_actions("create", "pods")) == 2  # one per type
+    assert len(harness.created("services")) == 7
+    assert sum("FailedCreatePod" in e for e in harness.recorder.events) == 2

@@ -49,6 +49,9 @@ class SyncContext:
     now: datetime
     logger: logging.LoggerAdapter[logging.Logger]
     old_status: Obj = field(default_factory=dict)
+    # The job's spec as compact JSON when this pass runs on it; None when it runs on the last
+    # valid spec because an invalid edit is ignored (D39).
+    spec_json: str | None = None
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)

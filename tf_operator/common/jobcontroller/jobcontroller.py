@@ -9,8 +9,10 @@ small reconcilers, each built with exactly its collaborators: :class:`~.owned.Ow
 ``run`` waits for the caches, runs ``threadiness`` workers until the stop event, then lets each
 finish its key; the queue never gives one key to two workers. :meth:`JobController.sync`
 decodes the cached job once; a deleted job drops its expectations and memory (D5); an invalid
-one is reported; otherwise, once every expectation is met (D1), :meth:`JobController.reconcile`
-runs one pass with a :class:`~.context.SyncContext`. A failed pass is requeued with rate
+one runs on its last valid spec, keeps its final status, or is reported (:mod:`.edits`, D39);
+a job this process saw finished waits until the cache shows it so (D39); otherwise, once every
+expectation is met (D1), :meth:`JobController.reconcile` runs one pass with a
+:class:`~.context.SyncContext`. A failed pass is requeued with rate
 limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected ``clock``.
 ``D<n>``: docs/divergences.md.
 """
@@ -25,6 +27,7 @@ from functools import partial
 from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
 from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
@@ -132,6 +135,7 @@ class JobController:
             kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
         )
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder)
+        self.edits = SpecEdits(kind, recorder, self.memory)
         self.job_events = JobEventHandlers(kind, self.work_queue)
         self.sync_handler = self.sync
         self._stopping = threading.Event()
@@ -213,18 +217,30 @@ class JobController:
                 logger.info("%s has been deleted: %s", self.kind.resource.kind, key)
                 self._forget(key)
                 return True
+            ignored: InvalidJobError | None = None
             try:
                 job = self.kind.decode(raw)
             except InvalidJobError as err:
-                self.invalid.report(raw, err, truncate_time(self.clock.now()))
-                return True
+                restored = self.edits.restore(raw)
+                if restored is None:
+                    if not self.edits.ignore_if_final(raw, err):
+                        self.invalid.report(raw, err, truncate_time(self.clock.now()))
+                    return True
+                job, ignored = restored, err
             self.memory.remember(key, job.uid)
+            if self.memory.is_finished(key, job.uid) and not is_finished(job.status):
+                # Our finishing status write is not in the cache yet: a pass now could
+                # recreate the pods clean-up deleted. Its update event brings the key back.
+                logger.info("%s %s finished; waiting for the cache to show it", noun, key)
+                return True
             needs_sync = self.expectations_met(key, job)
             self.kind.set_defaults(job)
             if needs_sync and not job.deletion_timestamp:
                 logger = logger_for_job({"metadata": job.metadata})
                 now = truncate_time(self.clock.now())
-                self.reconcile(SyncContext(key, job, now, logger, job.status.to_dict()))
+                ctx = SyncContext(key, job, now, logger, job.status.to_dict())
+                ctx.spec_json = None if ignored else spec_json(raw)
+                self.reconcile(ctx, ignored)
             return True
         finally:
             elapsed = self.clock.monotonic() - started
@@ -250,11 +266,13 @@ class JobController:
 
     # ---- reconcile -------------------------------------------------------------------------
 
-    def reconcile(self, ctx: SyncContext) -> None:
-        """One pass over one job (v0.5.3 ``reconcileTFJobs``)."""
+    def reconcile(self, ctx: SyncContext, ignored: InvalidJobError | None = None) -> None:
+        """One pass over one job (v0.5.3 ``reconcileTFJobs``); ``ignored`` is the error of an
+        invalid edit the pass ignores, running on the last valid spec (D39)."""
         job = ctx.job
         ctx.logger.info("Reconcile %ss %s", self.kind.resource.kind, job.name)
         self.invalid.clear(job.status)
+        self.edits.note(ctx, ignored)
         self.status.mark_created(ctx)
         ctx.pods = self.pods.claim(job)
         ctx.services = self.services.claim(job)
@@ -274,7 +292,9 @@ class JobController:
             ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
+        self.edits.record(ctx)
         self.status_writer.write_if_changed(ctx)
+        self._note_finished(ctx)
         self.pod_reconciler.restart_recorded(ctx)
         self._arm_deadline(ctx)
         ctx.raise_errors()
@@ -297,8 +317,15 @@ class JobController:
             for counts in (job.status.replica_statuses or {}).values():
                 counts.succeeded += counts.active
                 counts.active = 0
+        self.edits.record(ctx)
         self.status_writer.write_if_changed(ctx)
+        self._note_finished(ctx)
         ctx.raise_errors()
+
+    def _note_finished(self, ctx: SyncContext) -> None:
+        """After a successful write: remember a finished job (see ``sync``)."""
+        if is_finished(ctx.job.status):
+            self.memory.mark_finished(ctx.key, ctx.job.uid)
 
     def _arm_deadline(self, ctx: SyncContext) -> None:
         """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the

@@ -3,8 +3,11 @@
 The work queue never hands one key to two workers, but the maps here are shared by every
 worker (and by the deletion path), so each read-modify-write holds the lock. Only facts that
 may be lost on a restart live here: which jobs this process has seen (so ``jobs_deleted``
-counts a job once, divergence D5) and which exit codes were already announced (divergence
-D31). Anything that must survive a restart lives in the job's status (divergence D11).
+counts a job once, divergence D5), which exit codes were already announced (divergence
+D31), which jobs this process saw finished (so a pass on a cache that has not yet seen the
+finishing status write creates nothing, divergence D39), which ignored edits of finished jobs
+were announced, and the last Unschedulable message of each job's PodGroup (divergence D40).
+Anything that must survive a restart lives in the job's status (divergence D11).
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from dataclasses import dataclass, field
 class _Job:
     uid: str
     reported_exits: set[tuple[str, int]] = field(default_factory=set)
+    finished: bool = False
+    ignored_edit: str = ""  # the last announced ignored edit of a job that cannot run it
+    unschedulable: str = ""  # the last surfaced Unschedulable message of its PodGroup
 
 
 class JobMemory:
@@ -46,4 +52,40 @@ class JobMemory:
             if marker in job.reported_exits:
                 return False
             job.reported_exits.add(marker)
+            return True
+
+    def _of(self, key: str, uid: str) -> _Job:
+        """The record of job ``key`` with ``uid`` (a new uid starts afresh); hold the lock."""
+        job = self._jobs.get(key)
+        if job is None or job.uid != uid:
+            job = self._jobs[key] = _Job(uid)
+        return job
+
+    def mark_finished(self, key: str, uid: str) -> None:
+        """Note that this process saw job ``key`` (``uid``) Succeeded or Failed."""
+        with self._lock:
+            self._of(key, uid).finished = True
+
+    def is_finished(self, key: str, uid: str) -> bool:
+        with self._lock:
+            job = self._jobs.get(key)
+            return job is not None and job.uid == uid and job.finished
+
+    def first_ignored_edit(self, key: str, uid: str, message: str) -> bool:
+        """True unless ``message`` was the last ignored edit announced for the job."""
+        with self._lock:
+            job = self._of(key, uid)
+            if job.ignored_edit == message:
+                return False
+            job.ignored_edit = message
+            return True
+
+    def unschedulable_changed(self, key: str, uid: str, message: str) -> bool:
+        """Remember the job's PodGroup's Unschedulable message ("" when none); True when it
+        differs from the last one remembered."""
+        with self._lock:
+            job = self._of(key, uid)
+            if job.unschedulable == message:
+                return False
+            job.unschedulable = message
             return True

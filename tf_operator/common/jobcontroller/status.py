@@ -22,6 +22,7 @@ from tf_operator.apis.common.v1.types import (
     JOB_FAILED,
     JOB_RESTARTING,
     JOB_RUNNING,
+    JOB_SPEC_IGNORED,
     JOB_SUCCEEDED,
     JobCondition,
     JobStatus,
@@ -105,6 +106,31 @@ def update_job_conditions(
     kept.append(new_condition(cond_type, reason, message, now))
     status.conditions = kept
     return True
+
+
+def set_spec_ignored(status: JobStatus, reason: str, message: str, now: datetime) -> bool:
+    """Make SpecIgnored True with this reason and message; True when that changed anything.
+
+    It goes just before the last condition, so the last one (kubectl's State column) stays the
+    job's lifecycle state.
+    """
+    existing = get_condition(status, JOB_SPEC_IGNORED)
+    held = existing is not None and existing.status == CONDITION_TRUE
+    if held and existing is not None and (existing.reason, existing.message) == (reason, message):
+        return False
+    condition = new_condition(JOB_SPEC_IGNORED, reason, message, now)
+    if held and existing is not None:
+        condition.last_transition_time = existing.last_transition_time
+    others = [c for c in status.conditions or [] if c.type != JOB_SPEC_IGNORED]
+    others.insert(max(len(others) - 1, 0), condition)
+    status.conditions = others
+    return True
+
+
+def clear_spec_ignored(status: JobStatus) -> None:
+    """Drop the SpecIgnored condition (the spec is valid again)."""
+    if status.conditions and get_condition(status, JOB_SPEC_IGNORED) is not None:
+        status.conditions = [c for c in status.conditions if c.type != JOB_SPEC_IGNORED]
 
 
 # ---- status rules --------------------------------------------------------------------------

@@ -23,6 +23,9 @@ JOB_RUNNING = "Running"
 JOB_RESTARTING = "Restarting"
 JOB_SUCCEEDED = "Succeeded"
 JOB_FAILED = "Failed"
+# Not in v0.5.3 (divergence D39): True while the job runs on its last valid spec because the
+# spec was edited into an invalid one.
+JOB_SPEC_IGNORED = "SpecIgnored"
 
 CONDITION_TRUE = "True"
 CONDITION_FALSE = "False"
@@ -243,6 +246,9 @@ class JobStatus:
     completion_time: datetime | None = None
     last_reconcile_time: datetime | None = None
     exit_code_restarts: ExitCodeRestarts | None = None
+    # Not in v0.5.3 (divergence D39): the spec the running job was last reconciled on, as
+    # compact JSON, so an invalid edit can be ignored, even by another process.
+    last_valid_spec: str | None = None
     extra: dict = field(default_factory=dict)
 
     _KEYS = (
@@ -252,6 +258,7 @@ class JobStatus:
         "completionTime",
         "lastReconcileTime",
         "exitCodeRestarts",
+        "lastValidSpec",
     )
 
     @classmethod
@@ -284,6 +291,7 @@ class JobStatus:
             exit_code_restarts=None
             if data.get("exitCodeRestarts") is None
             else ExitCodeRestarts.from_dict(data["exitCodeRestarts"], f"{path}.exitCodeRestarts"),
+            last_valid_spec=_opt_str(data, "lastValidSpec", path),
             extra=_rest(data, cls._KEYS),
         )
 
@@ -305,6 +313,8 @@ class JobStatus:
                 out[key] = format_time(value)
         if self.exit_code_restarts is not None:
             out["exitCodeRestarts"] = self.exit_code_restarts.to_dict()
+        if self.last_valid_spec is not None:
+            out["lastValidSpec"] = self.last_valid_spec
         out.update(copy.deepcopy(self.extra))
         return out
 

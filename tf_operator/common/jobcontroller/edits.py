@@ -1,0 +1,125 @@
+"""Edits of a job's spec: the last valid spec is kept, and an invalid edit is ignored (D39).
+
+v0.5.3 failed a job whose spec had been edited into an invalid one by replacing its whole
+status, a Succeeded job's included, and a later fix ran the job again from scratch with a new
+``startTime``. Here the spec a running job is reconciled on goes into its status as compact
+JSON (``lastValidSpec``, written with the status a pass writes anyway). An invalid edit of a
+running job is then ignored: the job goes on from that spec, with a ``SpecIgnored`` condition
+and one Warning event per distinct error, until the spec is valid again.
+
+Why the status: it survives an operator restart and a leader change, needs no other object or
+permission, only the operator writes it, and it is written atomically with what the pass
+decided. Pods and services could not say everything (backoff, deadline, TTL and policies are
+in no pod). The copy goes once the job finishes: nothing runs on it any more, and finished jobs,
+the many, stay small.
+
+A finished job, or a started one without a recorded spec (an older operator's), keeps its
+status whatever its spec becomes (Succeeded and Failed are final): the edit is announced once
+per process with a Warning event. A job whose spec was never valid never ran: it is Failed as
+invalid (:class:`~.job.InvalidJobReporter`), and fixing it starts it (D8).
+``D<n>``: docs/divergences.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JOB_SUCCEEDED
+from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
+from tf_operator.common.jobcontroller.memory import JobMemory
+from tf_operator.common.jobcontroller.status import (
+    clear_spec_ignored,
+    is_finished,
+    set_spec_ignored,
+)
+from tf_operator.common.jobcontroller.util import job_key
+from tf_operator.control.object_control import EventRecorder
+from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.k8s.objects import Obj, meta
+from tf_operator.logger import logger_for_unstructured
+
+
+def spec_json(raw: Obj) -> str:
+    """A job's spec as compact JSON with sorted keys (equal specs give equal strings)."""
+    return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
+
+
+def _true_conditions(raw: Obj) -> list[dict[str, Any]]:
+    status = raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    if not isinstance(conditions, list):
+        return []
+    return [c for c in conditions if isinstance(c, dict) and c.get("status") == CONDITION_TRUE]
+
+
+class SpecEdits:
+    """See the module docstring."""
+
+    def __init__(self, kind: JobKind, recorder: EventRecorder, memory: JobMemory) -> None:
+        self._kind = kind
+        self._recorder = recorder
+        self._memory = memory
+        self.reason = f"Invalid{kind.resource.kind}Spec"
+
+    def restore(self, raw: Obj) -> Job | None:
+        """The job as it was on its last valid spec, or None without a usable one."""
+        status = raw.get("status")
+        text = status.get("lastValidSpec") if isinstance(status, dict) else None
+        if not isinstance(text, str):
+            return None
+        try:
+            return self._kind.decode({**raw, "spec": json.loads(text)})
+        except (ValueError, InvalidJobError):
+            return None
+
+    def ignore_if_final(self, raw: Obj, err: InvalidJobError) -> bool:
+        """For a finished job, or a started one that cannot be restored: keep its status and
+        warn once per distinct error. True when the job was such a job."""
+        kind = self._kind.resource.kind
+        finished = [
+            c
+            for c in _true_conditions(raw)
+            if c.get("type") == JOB_SUCCEEDED
+            or (c.get("type") == JOB_FAILED and c.get("reason") != self.reason)
+        ]
+        status = raw.get("status")
+        started = isinstance(status, dict) and bool(status.get("startTime"))
+        if not finished and not started:
+            return False
+        name = meta(raw).get("name", "")
+        state = "has finished" if finished else "started before its spec was recorded"
+        message = f"{kind} {name} {state}; the edit of its spec is ignored: {err}"
+        uid = str(meta(raw).get("uid", ""))
+        if self._memory.first_ignored_edit(job_key(raw), uid, message):
+            logger_for_unstructured(raw, kind).warning(message)
+            self._recorder.event(raw, EVENT_TYPE_WARNING, self.reason, message)
+        return True
+
+    def note(self, ctx: SyncContext, ignored: InvalidJobError | None) -> None:
+        """Set SpecIgnored while an invalid edit is ignored, drop it once the spec is valid;
+        a finished job's conditions stay as they are."""
+        status = ctx.job.status
+        if is_finished(status):
+            return
+        if ignored is None:
+            clear_spec_ignored(status)
+            return
+        kind = self._kind.resource.kind
+        message = (
+            f"{kind} {ctx.job.name} runs on its last valid spec; the edit of its spec is "
+            f"ignored: {ignored}"
+        )
+        if set_spec_ignored(status, self.reason, message, ctx.now):
+            ctx.logger.warning(message)
+            ctx.event(EVENT_TYPE_WARNING, self.reason, message)
+
+    @staticmethod
+    def record(ctx: SyncContext) -> None:
+        """Keep the spec this pass ran on while the job runs; drop it once it finished."""
+        status = ctx.job.status
+        if is_finished(status):
+            status.last_valid_spec = None
+        elif ctx.spec_json is not None:
+            status.last_valid_spec = ctx.spec_json

@@ -1,8 +1,7 @@
-"""Operator side of issue 9 (pending: scheduled after the operator rebuild): when a job's
-PodGroup cannot be scheduled, ``kubectl describe tfjob`` must say why. The operator should copy
-the PodGroup's ``Unschedulable`` condition (status True) into one Warning event on the TFJob,
-once per change of its message, never every sync. Strict xfail: it must start passing, and
-then this marker goes."""
+"""Operator side of issue 9: when a job's PodGroup cannot be scheduled, ``kubectl describe
+tfjob`` says why. The operator copies the PodGroup's ``Unschedulable`` condition (status True)
+into one Warning event on the TFJob, once per change of its message, never every sync
+(divergence D40)."""
 
 from __future__ import annotations
 
@@ -28,7 +27,6 @@ def unschedulable_condition(registry, name: str) -> dict | None:
     return None
 
 
-@pytest.mark.xfail(strict=True, reason="operator side pending")
 def test_unschedulable_podgroup_becomes_one_warning_event_on_the_tfjob(start_operator):
     with LocalCluster(
         kubelet="simulated",

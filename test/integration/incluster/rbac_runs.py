@@ -76,6 +76,8 @@ OPERATIONS: dict[Triple, str] = {
     ("create", "coordination.k8s.io", "leases"): "leader election: creating the Lease lock",
     ("update", "coordination.k8s.io", "leases"): "leader election: renewing the Lease lock",
     ("get", "scheduling.incubator.k8s.io", "podgroups"): "reading a job's PodGroup",
+    ("list", "scheduling.incubator.k8s.io", "podgroups"): "the PodGroup informer's list",
+    ("watch", "scheduling.incubator.k8s.io", "podgroups"): "the PodGroup informer's watch",
     ("create", "scheduling.incubator.k8s.io", "podgroups"): "creating a job's PodGroup",
     ("patch", "scheduling.incubator.k8s.io", "podgroups"): "resizing a PodGroup (minMember)",
     ("delete", "scheduling.incubator.k8s.io", "podgroups"): "deleting a finished job's PodGroup",

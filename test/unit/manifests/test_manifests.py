@@ -158,7 +158,8 @@ def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     queues = {f"queues.{group}"} if scheduler == "kube-batch" else set()
     assert crds == {"tfjobs.kubeflow.org", f"podgroups.{group}"} | queues
     grants = _rules(objs)
-    assert {(group, "podgroups", v) for v in ("get", "create", "patch", "delete")} <= grants
+    verbs = ("get", "list", "watch", "create", "patch", "delete")
+    assert {(group, "podgroups", v) for v in verbs} <= grants
     (deploy,) = by_kind(objs, "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--enable-gang-scheduling=true" in args

@@ -44,7 +44,7 @@ from tf_operator.common.jobcontroller.owned import (
     OwnerResolver,
 )
 from tf_operator.common.jobcontroller.pod import PodReconciler
-from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
+from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
 from tf_operator.common.jobcontroller.service import ServiceReconciler
 from tf_operator.common.jobcontroller.status import (
     StatusReconciler,
@@ -108,10 +108,11 @@ class JobController:
 
         pod_control = PodControl(kube_client, recorder)
         service_control = ServiceControl(kube_client, recorder)
+        owners = OwnerResolver(kind, self.job_lister)
         owned = partial(
             OwnedObjects,
             kind=kind,
-            owners=OwnerResolver(kind, self.job_lister),
+            owners=owners,
             expectations=self.expectations,
             queue=self.work_queue,
             live_jobs=self.job_client,
@@ -122,7 +123,13 @@ class JobController:
         if config.enable_gang_scheduling:
             backend = backend_for(config.gang_scheduler_name)
             groups = PodGroupControl(kube_client, recorder, backend)
-            self.pod_groups = PodGroupReconciler(kind, groups, recorder)
+            self.pod_groups = PodGroupReconciler(kind, groups, recorder, self.memory)
+            # Not waited for: it only brings a job back when its group's status changes (a
+            # missing PodGroup CRD must not keep the workers from starting).
+            group_informer = informer_factory.for_resource(backend.pod_groups)
+            group_informer.add_event_handler(
+                PodGroupEvents(owners, self.work_queue).event_handler()
+            )
         self.pod_reconciler = PodReconciler(
             kind, self.pods, pod_control, self.expectations, recorder, self.memory, self.pod_groups
         )

@@ -6,11 +6,20 @@ deleted with the job's terminal clean-up. Each new pod gets the gang scheduler's
 template names another one, and the ``scheduling.k8s.io/group-name`` and
 ``volcano.sh/task-spec`` annotations; v0.5.3 set neither annotation and dropped the scheduler
 for the whole job as soon as one template named another (divergence D24).
+
+A PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Unschedulable``,
+status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
+change of that condition's message (divergence D40). Kube-batch and Volcano never remove a
+stale condition, so it counts only while the group's phase is Pending, Inqueue or Unknown. The
+group is read from the GET the sync makes anyway; :class:`PodGroupEvents` (an informer on the
+groups, with gang scheduling only) brings the job back when a group's status changes. Nothing
+here writes a PodGroup's status (Volcano's CRD has no status subresource).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any, Protocol
 
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference
@@ -21,11 +30,63 @@ from tf_operator.control.podgroup_control import (
     PodGroupControl,
 )
 from tf_operator.control.util import EVENT_TYPE_WARNING
-from tf_operator.k8s.objects import Obj
+from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.objects import Obj, meta
+from tf_operator.k8s.workqueue import Queue
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 POD_TEMPLATE_SCHEDULER_NAME_REASON = "SettedPodTemplateSchedulerName"
+POD_GROUP_UNSCHEDULABLE_REASON = "PodGroupUnschedulable"
+# Phases in which a PodGroup's Unschedulable condition is current (it is never removed).
+_UNPLACED_PHASES = ("Pending", "Inqueue", "Unknown")
+
+
+class UnschedulableMemory(Protocol):
+    def unschedulable_changed(self, key: str, uid: str, message: str) -> bool: ...
+
+
+class OwnerKeys(Protocol):
+    def owner_key(self, obj: Obj) -> str | None: ...
+
+
+def unschedulable_message(group: Any) -> str:
+    """The message of a PodGroup's current Unschedulable condition ("" when there is none)."""
+    status = group.get("status") if isinstance(group, dict) else None
+    if not isinstance(status, dict) or status.get("phase") not in _UNPLACED_PHASES:
+        return ""
+    for condition in status.get("conditions") or []:
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "Unschedulable"
+            and condition.get("status") == "True"
+        ):
+            return str(condition.get("message") or "")
+    return ""
+
+
+class PodGroupEvents:
+    """Handlers of the PodGroup informer: a group's status changed, so sync its job."""
+
+    def __init__(self, owners: OwnerKeys, queue: Queue) -> None:
+        self._owners = owners
+        self._queue = queue
+
+    def event_handler(self) -> ResourceEventHandlerFuncs:
+        return ResourceEventHandlerFuncs(self.on_add, self.on_update, lambda obj: None)
+
+    def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
+        if unschedulable_message(obj):
+            self._enqueue(obj)
+
+    def on_update(self, old: Obj, cur: Obj) -> None:
+        if unschedulable_message(old) != unschedulable_message(cur):
+            self._enqueue(cur)
+
+    def _enqueue(self, obj: Obj) -> None:
+        key = self._owners.owner_key(obj)
+        if key is not None:
+            self._queue.add(key)
 
 
 def total_replicas(job: Job) -> int:
@@ -35,19 +96,43 @@ def total_replicas(job: Job) -> int:
 class PodGroupReconciler:
     """The job's PodGroup, and the decoration of its pods; see the module docstring."""
 
-    def __init__(self, kind: JobKind, groups: PodGroupControl, recorder: EventRecorder) -> None:
+    def __init__(
+        self,
+        kind: JobKind,
+        groups: PodGroupControl,
+        recorder: EventRecorder,
+        surfaced: UnschedulableMemory,  # the last Unschedulable message told, per job
+    ) -> None:
         self._kind = kind
         self._groups = groups
         self._scheduler_name = groups.backend.scheduler_name
         self._recorder = recorder
+        self._surfaced = surfaced
 
     def sync(self, ctx: SyncContext) -> None:
-        """Create or update the job's PodGroup; a failure is logged, not returned."""
+        """Create or update the job's PodGroup, then tell whether the scheduler cannot place
+        it; a failure is logged, not returned."""
         job = ctx.job
         try:
-            self._groups.sync_pod_group(job, total_replicas(job), owner_reference(self._kind, job))
+            group = self._groups.sync_pod_group(
+                job, total_replicas(job), owner_reference(self._kind, job)
+            )
         except Exception as err:
             ctx.logger.warning("Sync PodGroup %s: %s", job.name, err)
+            return
+        self._surface_unschedulable(ctx, group)
+
+    def _surface_unschedulable(self, ctx: SyncContext, group: Obj) -> None:
+        """One Warning event on the job per change of the group's Unschedulable message."""
+        job, message = ctx.job, unschedulable_message(group)
+        if not self._surfaced.unschedulable_changed(ctx.key, job.uid, message) or not message:
+            return
+        m = meta(group)
+        text = f"PodGroup {m.get('namespace')}/{m.get('name')} is unschedulable: {message}"
+        ctx.logger.warning(text)
+        self._recorder.event(
+            job.object_ref(), EVENT_TYPE_WARNING, POD_GROUP_UNSCHEDULABLE_REASON, text
+        )
 
     def delete(self, ctx: SyncContext) -> None:
         self._groups.delete_pod_group(ctx.job)

@@ -94,3 +94,81 @@ def test_no_gang_scheduling_means_no_decoration(harness, tfu):
     assert "schedulerName" not in pod["spec"]
     assert "annotations" not in pod["metadata"]
     assert harness.actions("*", "podgroups") == []
+
+
+def _set_group_status(harness, backend, status):
+    groups = harness.client.resource(backend.pod_groups)
+    group = groups.get("test-tfjob", "default")
+    group["status"] = status
+    # The fake serves PodGroups with a status subresource; Volcano's CRD has none, and the
+    # operator never writes a group's status, so either way works here.
+    return groups.update_status(group, namespace="default")
+
+
+def _unschedulable(phase, message):
+    return {
+        "phase": phase,
+        "conditions": [
+            {"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+             "message": message}
+        ],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
+def test_unschedulable_pod_group_is_told_once_per_message(
+    make_harness, tfu, scheduler, backend, api_version
+):
+    """Issue 9: the job says why its gang cannot be placed: one Warning event per change of
+    the PodGroup's Unschedulable message, while the group is not placed (divergence D40)."""
+    from tf_operator.k8s.client import PODS, SERVICES
+
+    harness = make_harness(gang=True, scheduler=scheduler)
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.sync(job)  # creates the group, the pods and the services
+    harness.cache_job(harness.stored_job(job))
+    for resource, informer, owned in (
+        (PODS, harness.pod_informer, harness.ctr.pods),
+        (SERVICES, harness.service_informer, harness.ctr.services),
+    ):
+        for obj in harness.client.resource(resource).list(namespace="default")["items"]:
+            informer.get_indexer().add(obj)
+            owned.on_add(obj)
+    reason = "Warning PodGroupUnschedulable PodGroup default/test-tfjob is unschedulable: "
+
+    def told():
+        return [e.removeprefix(reason) for e in harness.recorder.events if e.startswith(reason)]
+
+    for phase, message, expected in [
+        ("Pending", "2/2 tasks in gang unschedulable", ["2/2 tasks in gang unschedulable"]),
+        ("Pending", "2/2 tasks in gang unschedulable", []),  # unchanged: not again
+        ("Inqueue", "1/2 tasks in gang unschedulable", ["1/2 tasks in gang unschedulable"]),
+        ("Running", "1/2 tasks in gang unschedulable", []),  # placed: the condition is stale
+        ("Unknown", "1/2 tasks in gang unschedulable", ["1/2 tasks in gang unschedulable"]),
+    ]:
+        _set_group_status(harness, backend, _unschedulable(phase, message))
+        harness.recorder.clear()
+        harness.sync(job)
+        assert told() == expected, (phase, message)
+
+
+def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
+    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
+
+    harness = make_harness(gang=True)
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    while len(harness.ctr.work_queue):
+        key, _ = harness.ctr.work_queue.get()
+        harness.ctr.work_queue.done(key)
+    from tf_operator.common.jobcontroller.owned import OwnerResolver
+    from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
+
+    owners = OwnerResolver(TFJOB_KIND, harness.ctr.job_lister)
+    events = PodGroupEvents(owners, harness.ctr.work_queue)
+    group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
+    events.on_update(group, group)
+    assert len(harness.ctr.work_queue) == 0  # nothing the operator cares about changed
+    stuck = {**group, "status": _unschedulable("Pending", "0/1 nodes are available")}
+    events.on_update(group, stuck)
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

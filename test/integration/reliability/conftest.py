@@ -265,37 +265,6 @@ def install_crd(registry: Any) -> None:
             registry.create(CRDS, None, doc)
 
 
-# What a cluster without CEL (or with an older CRD) does not check: the rules, bounds, formats
-# and enums of the TFJob schema. The operator's own validation must catch all of it.
-_SCHEMA_CHECKS = (
-    "x-kubernetes-validations",
-    "maximum",
-    "minimum",
-    "format",
-    "enum",
-    "minProperties",
-    "maxProperties",
-    "maxItems",
-    "required",
-)
-
-
-def _strip_checks(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _strip_checks(v) for k, v in schema.items() if k not in _SCHEMA_CHECKS}
-    if isinstance(schema, list):
-        return [_strip_checks(v) for v in schema]
-    return schema
-
-
-def strip_crd_validation(registry: Any) -> None:
-    """Replace the installed TFJob CRD's schema by one without its checks (see above)."""
-    crd = registry.get(CRDS, None, "tfjobs.kubeflow.org")
-    for version in crd["spec"]["versions"]:
-        version["schema"] = _strip_checks(version["schema"])
-    registry.update(CRDS, None, "tfjobs.kubeflow.org", crd)
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
     """A fresh simulated cluster with the CRD, a pod ledger and an operator factory."""

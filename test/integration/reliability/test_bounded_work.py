@@ -16,7 +16,9 @@ import copy
 import psutil
 import pytest
 
-from .conftest import NS, TFJOBS, strip_crd_validation
+from support.crd import strip_crd_validation
+
+from .conftest import NS, TFJOBS
 
 pytestmark = pytest.mark.integration
 

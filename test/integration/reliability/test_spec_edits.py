@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import NS, TFJOBS, strip_crd_validation
+from support.crd import strip_crd_validation
+
+from .conftest import NS, TFJOBS
 
 pytestmark = pytest.mark.integration
 

@@ -4,8 +4,8 @@ kube-apiserver decodes a request body into Go structs before any validation runs
 of the wrong JSON type, or a quantity that does not parse, is rejected as a whole with
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <decoder error>`` (400), not with a
 422 cause. We store plain JSON, so ``check`` replays those decoder errors for the fields that
-matter to our clients and our controllers: object metadata, container resources and node
-selectors (in pods and in the pod templates of workload kinds).
+matter to our clients and our controllers: object metadata, container resources and ports, and
+node selectors (in pods and in the pod templates of workload kinds).
 """
 
 from __future__ import annotations
@@ -107,6 +107,17 @@ def _check_pod_spec(spec: dict, path: str) -> None:
             if not isinstance(container, dict):
                 raise _unmarshal(container, f"PodSpec.{path}.{kind}", "v1.Container")
             _check_resources(container.get("resources"), f"{path}.{kind}")
+            _check_ports(container.get("ports"), f"{path}.{kind}")
+
+
+def _check_ports(ports: Any, path: str) -> None:
+    if ports is None:
+        return
+    if not isinstance(ports, list):
+        raise _unmarshal(ports, f"Container.{path}.ports", "[]v1.ContainerPort")
+    for port in ports:
+        if not isinstance(port, dict):
+            raise _unmarshal(port, f"Container.{path}.ports", "v1.ContainerPort")
 
 
 def _check_resources(resources: Any, path: str) -> None:

@@ -132,6 +132,16 @@ def test_every_quantity_error_text(reg, value, why):
     assert err.code == 400 and err.message.endswith(why)
 
 
+@pytest.mark.parametrize("ports", [5, "x", [5], [{"containerPort": 1}, "x"]])
+def test_ports_that_are_not_a_list_of_objects_are_a_decoding_error(reg, ports):
+    # A TypeError in defaulting answered these with a 500 (found by the operator's fuzz test).
+    body = pod()
+    body["spec"]["containers"][0]["ports"] = ports
+    err = error(reg.create, PODS, "default", body)
+    assert (err.code, err.reason) == (400, "BadRequest")
+    assert "cannot unmarshal" in err.message and ".ports of type" in err.message
+
+
 def test_quantities_in_workload_templates_are_checked_too(reg):
     body = {
         "metadata": {"name": "d"},

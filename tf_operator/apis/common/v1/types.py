@@ -363,6 +363,8 @@ class ReplicaSpec:
 
     def containers(self) -> list[dict]:
         """The template's containers; an empty list when the template has none."""
-        spec = self.template.get("spec") or {}
-        containers = spec.get("containers") or []
+        spec = self.template.get("spec")
+        containers = spec.get("containers") if isinstance(spec, dict) else None
+        if not isinstance(containers, list):
+            return []
         return [c for c in containers if isinstance(c, dict)]

@@ -103,6 +103,7 @@ def validate_v1_tfjob_spec(spec: TFJobSpec) -> None:
             found_chief += 1
         if canonical == REPLICA_TYPE_EVAL:
             found_evaluator += 1 if value.replicas is None else value.replicas
+        _check_containers(key, value)
         named_tensorflow = 0
         for container in value.containers():
             if not container.get("image"):
@@ -138,6 +139,26 @@ def _check_replicas(key: str, canonical: str, value: ReplicaSpec) -> None:
             f"{_INVALID}: restartPolicy of {key} must be one of {', '.join(_RESTART_POLICIES)}"
             f" (got {value.restart_policy})"
         )
+
+
+def _check_containers(key: str, value: ReplicaSpec) -> None:
+    """What the CRD declares of a template (containers are objects, their names strings), and
+    the shape of the ports the operator reads (a list of objects) (D37)."""
+    containers = value.template["spec"]["containers"]  # a non-empty list: checked before
+    if not all(isinstance(c, dict) for c in containers):
+        raise ValidationError(f"{_INVALID}: containers of {key} must be a list of objects")
+    for container in containers:
+        name = container.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ValidationError(f"{_INVALID}: a container name of {key} is not a string")
+        ports = container.get("ports")
+        if name == DEFAULT_CONTAINER_NAME and ports is not None and (
+            not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports)
+        ):
+            raise ValidationError(
+                f"{_INVALID}: ports of the {DEFAULT_CONTAINER_NAME} container of {key} must be "
+                "a list of objects"
+            )
 
 
 def _check_run_policy(spec: TFJobSpec) -> None:

@@ -52,6 +52,12 @@ def _rs(containers, replicas=None):
         ({"Worker": _rs([GOOD], replicas=0)}, "replicas of Worker must be at least 1"),
         ({"PS": _rs([GOOD], replicas=0)}, "replicas of PS must be at least 1"),
         ({"Worker": {**_rs([GOOD]), "restartPolicy": "Sometimes"}}, "restartPolicy of Worker"),
+        # Found by test/unit/controller/v1/tensorflow/test_tfjob_fuzz.py.
+        ({"Worker": _rs([GOOD, "x"])}, "containers of Worker must be a list of objects"),
+        ({"Worker": _rs([GOOD, {"name": 5, "image": "x"}])}, "container name of Worker"),
+        ({"Worker": _rs([{**GOOD, "ports": 5}])}, "ports of the tensorflow container of Worker"),
+        ({"Worker": _rs([{**GOOD, "ports": ["x"]}])}, "ports of the tensorflow container"),
+        ({"Worker": {"template": {"spec": "x"}}}, "containers definition expected in Worker"),
     ],
 )
 def test_invalid_specs(specs, message):

@@ -152,8 +152,10 @@ def _check_containers(key: str, value: ReplicaSpec) -> None:
         if name is not None and not isinstance(name, str):
             raise ValidationError(f"{_INVALID}: a container name of {key} is not a string")
         ports = container.get("ports")
-        if name == DEFAULT_CONTAINER_NAME and ports is not None and (
-            not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports)
+        if (
+            name == DEFAULT_CONTAINER_NAME
+            and ports is not None
+            and (not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports))
         ):
             raise ValidationError(
                 f"{_INVALID}: ports of the {DEFAULT_CONTAINER_NAME} container of {key} must be "

@@ -13,6 +13,7 @@ An allowance gets the case and one snapshot (``{"pods": [...], "services": [...]
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +152,21 @@ def _limit_failure_reasons(case: Any, snapshot: dict) -> None:
                 condition["reason"] = reason
 
 
+def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
+    """A running job's status carries its spec as compact JSON with sorted keys."""
+    status = snapshot.get("tfjob_status")
+    if status is None:
+        return  # only the state after the steps
+    finished = any(
+        c.get("type") in ("Succeeded", "Failed") and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    if not finished:
+        status["lastValidSpec"] = json.dumps(
+            case.tfjob["spec"], sort_keys=True, separators=(",", ":")
+        )
+
+
 ALLOWANCES = {
     a.name: a
     for a in (
@@ -209,6 +225,15 @@ ALLOWANCES = {
             "messages), so users and tools tell a limit failure from a replica failure "
             "(divergence D36 in docs/divergences.md)",
             apply=_limit_failure_reasons,
+        ),
+        Allowance(
+            "last_valid_spec_in_status",
+            v053="kept no copy of the spec a job ran on: an invalid edit of a running job "
+            "failed it, and the fix ran it again from scratch",
+            ours="keeps the spec a running job is reconciled on in status.lastValidSpec "
+            "(dropped once it finishes) and ignores an invalid edit, running on that spec "
+            "(divergence D39 in docs/divergences.md)",
+            apply=_last_valid_spec_in_status,
         ),
     )
 }

@@ -12,7 +12,7 @@
    begins `retry_period` after a success. A round without success loses leadership. (The
    client-go vendored by tf-operator v0.5.3 waited a retry period before its first attempt,
    which left a single attempt per renew deadline with the default 5 s / 3 s: one failed
-   request ended the leadership.)
+   request ended the leadership; divergence D41 in the operator's docs/divergences.md.)
 3. Stop: set `leading_stop`; if `stop_event` ended the leadership and `release_on_cancel`
    is set, write a record with no holder and a 1 s lease so a successor takes over at
    its next retry; finally call `on_stopped_leading` (always, as client-go does).

@@ -26,7 +26,7 @@ must be a DNS-1123 subdomain; client-go uses the object's name as is, so an even
 object whose name is not one (an object the API server should have refused, kept by a server
 that did not) was refused too. Here such a name is first turned into one (`event_name_prefix`):
 the event about the misnamed object still gets written, and its involvedObject keeps the real
-name.
+name (divergence D42 in the operator's docs/divergences.md).
 """
 
 from __future__ import annotations

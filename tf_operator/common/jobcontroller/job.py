@@ -4,7 +4,9 @@ Handlers read metadata only and enqueue; the sync decodes the cached object once
 invalid job is reported once per distinct error (so at most once per resourceVersion): one log
 line, one Warning ``Invalid<Kind>Spec`` event, and its status replaced by one Failed condition
 carrying the validation error, written with the controller's client (D8). Fixing the spec
-clears that condition. ``D<n>``: docs/divergences.md.
+clears that condition. Only a job whose spec was never valid comes here: one that ran goes on
+from its last valid spec or keeps its final status (:mod:`.edits`, D39).
+``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

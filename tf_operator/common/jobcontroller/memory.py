@@ -73,19 +73,18 @@ class JobMemory:
 
     def first_ignored_edit(self, key: str, uid: str, message: str) -> bool:
         """True unless ``message`` was the last ignored edit announced for the job."""
-        with self._lock:
-            job = self._of(key, uid)
-            if job.ignored_edit == message:
-                return False
-            job.ignored_edit = message
-            return True
+        return self._replace(key, uid, "ignored_edit", message)
 
     def unschedulable_changed(self, key: str, uid: str, message: str) -> bool:
         """Remember the job's PodGroup's Unschedulable message ("" when none); True when it
         differs from the last one remembered."""
+        return self._replace(key, uid, "unschedulable", message)
+
+    def _replace(self, key: str, uid: str, fact: str, message: str) -> bool:
+        """Set one remembered message of the job; True when it changed."""
         with self._lock:
             job = self._of(key, uid)
-            if job.unschedulable == message:
+            if getattr(job, fact) == message:
                 return False
-            job.unschedulable = message
+            setattr(job, fact, message)
             return True

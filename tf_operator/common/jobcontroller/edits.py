@@ -16,7 +16,7 @@ the many, stay small.
 A finished job, or a started one without a recorded spec (an older operator's), keeps its
 status whatever its spec becomes (Succeeded and Failed are final): the edit is announced once
 per process with a Warning event. A job whose spec was never valid never ran: it is Failed as
-invalid (:class:`~.job.InvalidJobReporter`), and fixing it starts it (D8).
+invalid (:class:`~.job.InvalidJobReporter`, D8), and that Failed is final too.
 ``D<n>``: docs/divergences.md.
 """
 
@@ -44,6 +44,9 @@ from tf_operator.logger import logger_for_unstructured
 def spec_json(raw: Obj) -> str:
     """A job's spec as compact JSON with sorted keys (equal specs give equal strings)."""
     return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
+
+
+FINAL = (JOB_SUCCEEDED, JOB_FAILED)
 
 
 def _true_conditions(raw: Obj) -> list[dict[str, Any]]:
@@ -78,12 +81,11 @@ class SpecEdits:
         """For a finished job, or a started one that cannot be restored: keep its status and
         warn once per distinct error. True when the job was such a job."""
         kind = self._kind.resource.kind
-        finished = [
-            c
-            for c in _true_conditions(raw)
-            if c.get("type") == JOB_SUCCEEDED
-            or (c.get("type") == JOB_FAILED and c.get("reason") != self.reason)
-        ]
+        finished = [c for c in _true_conditions(raw) if c.get("type") in FINAL]
+        if any(
+            c.get("reason") == self.reason and str(err) in c.get("message", "") for c in finished
+        ):
+            return True  # Failed for this very error: reported already
         status = raw.get("status")
         started = isinstance(status, dict) and bool(status.get("startTime"))
         if not finished and not started:

@@ -1,11 +1,11 @@
 """Job informer handlers and the reporting of invalid jobs (v0.5.3 ``job.go``).
 
 Handlers read metadata only and enqueue; the sync decodes the cached object once (D7). An
-invalid job is reported once per distinct error (so at most once per resourceVersion): one log
-line, one Warning ``Invalid<Kind>Spec`` event, and its status replaced by one Failed condition
-carrying the validation error, written with the controller's client (D8). Fixing the spec
-clears that condition. Only a job whose spec was never valid comes here: one that ran goes on
-from its last valid spec or keeps its final status (:mod:`.edits`, D39).
+invalid job is reported once: one log line, one Warning ``Invalid<Kind>Spec`` event, and its
+status replaced by one Failed condition carrying the validation error, written with the controller's client (D8). That Failed is final
+like any other: a later fix is not run (one Warning says to recreate the job), and a later
+different error changes nothing (:mod:`.edits`). Only a job whose spec was never valid comes
+here: one that ran goes on from its last valid spec or keeps its final status (D39).
 ``D<n>``: docs/divergences.md.
 """
 
@@ -16,8 +16,10 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition, JobStatus
+from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition
+from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
+from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import unwrap_tombstone
 from tf_operator.common.jobcontroller.util import job_key
 from tf_operator.control.object_control import EventRecorder
@@ -70,10 +72,13 @@ class JobEventHandlers:
 class InvalidJobReporter:
     """Reports an invalid job on the job itself; see the module docstring."""
 
-    def __init__(self, kind: JobKind, jobs: ResourceInterface, recorder: EventRecorder) -> None:
+    def __init__(
+        self, kind: JobKind, jobs: ResourceInterface, recorder: EventRecorder, memory: JobMemory
+    ) -> None:
         self._kind = kind
         self._jobs = jobs
         self._recorder = recorder
+        self._memory = memory
         self.reason = f"Invalid{kind.resource.kind}Spec"
 
     def message(self, err: InvalidJobError) -> str:
@@ -91,14 +96,22 @@ class InvalidJobReporter:
                 return cond
         return None
 
-    def clear(self, status: JobStatus) -> None:
-        """Drop the Failed/Invalid<Kind>Spec condition left from when the spec was invalid."""
-        if status.conditions:
-            status.conditions = [
-                c
-                for c in status.conditions
-                if not (c.type == JOB_FAILED and c.reason == self.reason)
-            ]
+    def note_fixed(self, ctx: SyncContext) -> None:
+        """A job Failed as invalid now has a valid spec: it stays Failed (Succeeded and Failed
+        are final); say once per process how to run the fixed spec."""
+        status = ctx.job.status
+        if not any(
+            c.type == JOB_FAILED and c.reason == self.reason for c in status.conditions or []
+        ):
+            return
+        kind = self._kind.resource.kind
+        message = (
+            f"{kind} {ctx.job.name} failed because its spec was invalid and Failed is final: "
+            f"delete and recreate the {kind} to run the fixed spec"
+        )
+        if self._memory.first_ignored_edit(ctx.key, ctx.job.uid, message):
+            ctx.logger.warning(message)
+            ctx.event(EVENT_TYPE_WARNING, self.reason, message)
 
     def report(self, raw: Obj, err: InvalidJobError, now: datetime) -> None:
         """Event, condition and log line, unless this error is reported on the job already."""

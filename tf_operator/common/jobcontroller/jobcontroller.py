@@ -141,7 +141,7 @@ class JobController:
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
         )
-        self.invalid = InvalidJobReporter(kind, self.job_client, recorder)
+        self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
         self.edits = SpecEdits(kind, recorder, self.memory)
         self.job_events = JobEventHandlers(kind, self.work_queue)
         self.sync_handler = self.sync
@@ -278,8 +278,8 @@ class JobController:
         invalid edit the pass ignores, running on the last valid spec (D39)."""
         job = ctx.job
         ctx.logger.info("Reconcile %ss %s", self.kind.resource.kind, job.name)
-        self.invalid.clear(job.status)
         self.edits.note(ctx, ignored)
+        self.invalid.note_fixed(ctx)
         self.status.mark_created(ctx)
         ctx.pods = self.pods.claim(job)
         ctx.services = self.services.claim(job)

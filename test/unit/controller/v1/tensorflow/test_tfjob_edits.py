@@ -172,8 +172,8 @@ def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, tfu, mak
     assert fresh.created("pods") == [] and fresh.deleted("pods") == []
 
 
-def test_job_never_valid_is_failed_and_a_fix_starts_it(harness, tfu):
-    """Without a recorded spec the job never ran: Failed as invalid, and the fix runs it (D8)."""
+def test_job_never_valid_is_failed_and_stays_failed_when_fixed(harness, tfu):
+    """Without a recorded spec the job never ran: Failed as invalid, and Failed is final (D8)."""
     bad = tfu.new_tfjob(worker=1)
     _break(bad["spec"])
     job = harness.add_job(bad)
@@ -181,8 +181,8 @@ def test_job_never_valid_is_failed_and_a_fix_starts_it(harness, tfu):
     assert _condition(harness, job, "Failed")["reason"] == "InvalidTFJobSpec"
     _edit(harness, job, lambda spec: spec.update(tfu.new_tfjob(worker=1)["spec"]))
     harness.sync(job)
-    assert _condition(harness, job, "Failed") is None
-    assert [p["metadata"]["name"] for p in harness.created("pods")] == ["test-tfjob-worker-0"]
+    assert _condition(harness, job, "Failed")["reason"] == "InvalidTFJobSpec"
+    assert harness.created("pods") == []
 
 
 def test_pass_on_a_cache_that_missed_the_finishing_write_creates_nothing(harness, tfu):

@@ -58,19 +58,43 @@ def test_malformed_field_is_reported_with_its_path(harness, tfu):
     assert message.startswith(PREFIX + "spec.tfReplicaSpecs.Worker.replicas: expected an integer")
 
 
-def test_fixing_the_spec_clears_the_condition_and_runs_the_job(harness, tfu):
+def test_fixing_the_spec_of_a_failed_invalid_job_keeps_it_failed(harness, tfu):
+    """Failed is final, also when it came from an invalid spec (divergence D8): the fix is
+    not run, one Warning says to recreate the job."""
     bad = harness.add_job(_invalid(tfu))
     harness.sync(bad)
+    failed = harness.conditions(bad)
     fixed = harness.stored_job(bad)
     fixed["spec"] = tfu.new_tfjob(1)["spec"]
     harness.cache_job(fixed)
-    harness.ctr.job_events.on_update(
-        harness.stored_job(bad), fixed
-    )  # v0.5.3 ignored this event (divergence D8)
+    harness.ctr.job_events.on_update(harness.stored_job(bad), fixed)
     assert harness.ctr.work_queue.get() == ("default/bad-tfjob", False)
     harness.sync(bad)
-    assert harness.conditions(bad) == [("Created", "True", "TFJobCreated")]
-    assert [p["metadata"]["name"] for p in harness.created("pods")] == ["bad-tfjob-worker-0"]
+    harness.cache_job(harness.stored_job(bad))
+    harness.sync(bad)
+    assert harness.conditions(bad) == failed == [("Failed", "True", "InvalidTFJobSpec")]
+    assert harness.created("pods") == [] and harness.created("services") == []
+    recreate = [e for e in harness.recorder.events if "delete and recreate" in e]
+    assert recreate == [
+        "Warning InvalidTFJobSpec TFJob bad-tfjob failed because its spec was invalid and "
+        "Failed is final: delete and recreate the TFJob to run the fixed spec"
+    ]
+
+
+def test_another_invalid_edit_of_a_failed_invalid_job_changes_nothing(harness, tfu):
+    bad = harness.add_job(_invalid(tfu))
+    harness.sync(bad)
+    status = harness.status(bad)
+    edited = harness.stored_job(bad)
+    edited["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] = ""
+    edited["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "Sometimes"
+    harness.cache_job(edited)
+    harness.sync(bad)
+    harness.cache_job(harness.stored_job(bad))
+    harness.sync(bad)
+    assert harness.status(bad) == status
+    ignored = [e for e in harness.recorder.events if "the edit of its spec is ignored" in e]
+    assert len(ignored) == 1
 
 
 def test_handlers_enqueue_invalid_jobs_without_raising(harness, tfu):

@@ -18,8 +18,11 @@ from typing import Any
 DEFAULT_RESYNC_PERIOD = 12 * 3600.0
 DEFAULT_MONITORING_PORT = 8443
 DEFAULT_LEASE_DURATION = 15.0
-DEFAULT_RENEW_DEADLINE = 5.0
-DEFAULT_RETRY_PERIOD = 3.0
+# v0.5.3 hard-coded 15 s / 5 s / 3 s: two renewal attempts per round, so a steady error rate
+# cost the leader its lease (and the process) every few minutes. Kubernetes' own components
+# use 10 s / 2 s: five attempts within the same 15 s lease (divergence D43).
+DEFAULT_RENEW_DEADLINE = 10.0
+DEFAULT_RETRY_PERIOD = 2.0
 DEFAULT_LOCK_NAME = "tf-operator"
 # v0.5.3 elected through an Endpoints lock; keeping it lets this port coexist with Go replicas
 # during a migration. "leases" is the modern choice and is accepted too.

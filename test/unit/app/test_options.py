@@ -48,7 +48,7 @@ def test_format_go_duration(seconds, text):
     assert parse_go_duration(text) == pytest.approx(seconds)
 
 
-def test_defaults_match_v053():
+def test_defaults_match_v053_but_leader_election_timing():
     opt = ServerOption()
     assert opt.namespace == ""
     assert opt.threadiness == 1
@@ -56,7 +56,8 @@ def test_defaults_match_v053():
     assert opt.enable_gang_scheduling is False
     assert opt.monitoring_port == 8443
     assert opt.resync_period == 12 * 3600
-    assert (opt.lease_duration, opt.renew_deadline, opt.retry_period) == (15, 5, 3)
+    # v0.5.3: 15 s, 5 s, 3 s (divergence D43)
+    assert (opt.lease_duration, opt.renew_deadline, opt.retry_period) == (15, 10, 2)
     assert opt.lock_name == "tf-operator"
     assert opt.validate() == []
 

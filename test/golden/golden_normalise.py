@@ -20,9 +20,6 @@ run decides, never what an operator wrote:
 - what the ServiceAccount admission plugin adds to every pod: ``serviceAccountName`` when it
   is ``default`` (and its deprecated alias ``serviceAccount``), the projected
   ``kube-api-access-<random>`` token volume and each container's mount of it;
-- the serialised form of resource quantities: the API server stores every quantity as a
-  string (a client's ``1`` comes back as ``"1"``), so numbers in container ``resources`` are
-  turned into their string;
 - in the TFJob's status: the times of its conditions (``lastUpdateTime``,
   ``lastTransitionTime``) and ``startTime``/``completionTime``, whose presence is kept as the
   marker ``<time>``.
@@ -90,13 +87,6 @@ def _default_pull_policy(image: str) -> str:
     return "IfNotPresent" if tagged or "@" in image else "Always"
 
 
-def _quantities_as_strings(resources: dict) -> None:
-    for section in ("limits", "requests"):
-        for name, value in (resources.get(section) or {}).items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                resources[section][name] = str(value)
-
-
 def _drop_service_account_admission(spec: dict) -> None:
     if spec.get("serviceAccount") == spec.get("serviceAccountName"):
         spec.pop("serviceAccount", None)
@@ -123,7 +113,6 @@ def _normalise_pod_spec(spec: dict) -> None:
     _drop_service_account_admission(spec)
     _drop_defaults(spec, _POD_DEFAULTS)
     for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        _quantities_as_strings(container.get("resources") or {})
         _drop_defaults(container, _CONTAINER_DEFAULTS)
         if container.get("imagePullPolicy") == _default_pull_policy(container.get("image", "")):
             del container["imagePullPolicy"]

@@ -1,19 +1,21 @@
-"""The typed-decoding failures of the real API server, as 400 BadRequest.
+"""What the real API server's typed decoding does to a body: refuse it, or canonicalise it.
 
 kube-apiserver decodes a request body into Go structs before any validation runs, so a field
 of the wrong JSON type, or a quantity that does not parse, is rejected as a whole with
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <decoder error>`` (400), not with a
-422 cause. We store plain JSON, so ``check`` replays those decoder errors for the fields that
-matter to our clients and our controllers: object metadata, container resources and ports, and
-node selectors (in pods and in the pod templates of workload kinds).
+422 cause; and what it stores is encoded from those structs, so every quantity comes back in
+canonical form. We store plain JSON, so ``decode`` replays both for the fields that matter to
+our clients and our controllers: object metadata, node selectors and containers (their
+resources and ports; in pods and in the pod templates of workload kinds), and every quantity
+field of a built-in kind (``quantityfields``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import errors, quantity
+from . import errors, quantity, quantityfields
 from .resources import ResourceType
 
 # kinds whose pod spec sits at spec.template.spec
@@ -31,12 +33,20 @@ class DecodeError(ValueError):
     """A body the Go decoder would not accept; the text is the decoder's."""
 
 
-def check(rt: ResourceType, version: str, obj: dict) -> None:
-    """400 BadRequest when ``obj`` would not decode into ``rt``'s Go type."""
+def decode(rt: ResourceType, version: str, obj: dict) -> dict:
+    """``obj`` as the API server would store it after decoding it into ``rt``'s Go type (its
+    quantities canonical; the caller's object is left as it was); 400 BadRequest when it would
+    not decode."""
     try:
         _check_metadata(obj.get("metadata") or {})
         for path, spec in pod_specs(rt, obj):
             _check_pod_spec(spec, path)
+        if rt.is_custom:
+            return obj
+        for steps, go_field, kind in quantityfields.fields(rt.storage_key):
+            leaf = _resource_list(go_field) if kind == quantityfields.RESOURCE_LIST else _quantity
+            obj = quantityfields.rewrite(obj, steps, leaf)
+        return obj
     except DecodeError as e:
         raise errors.bad_request(
             f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: {e}'
@@ -106,7 +116,11 @@ def _check_pod_spec(spec: dict, path: str) -> None:
         for container in containers:
             if not isinstance(container, dict):
                 raise _unmarshal(container, f"PodSpec.{path}.{kind}", "v1.Container")
-            _check_resources(container.get("resources"), f"{path}.{kind}")
+            resources = container.get("resources")
+            if resources is not None and not isinstance(resources, dict):
+                raise _unmarshal(
+                    resources, f"Container.{path}.{kind}.resources", "v1.ResourceRequirements"
+                )
             _check_ports(container.get("ports"), f"{path}.{kind}")
 
 
@@ -120,23 +134,20 @@ def _check_ports(ports: Any, path: str) -> None:
             raise _unmarshal(port, f"Container.{path}.ports", "v1.ContainerPort")
 
 
-def _check_resources(resources: Any, path: str) -> None:
-    if resources is None:
-        return
-    if not isinstance(resources, dict):
-        raise _unmarshal(resources, f"Container.{path}.resources", "v1.ResourceRequirements")
-    for part in ("limits", "requests"):
-        values = resources.get(part)
-        if values is None:
-            continue
+def _quantity(value: Any) -> Any:
+    """A quantity in canonical form (the very object when it already is)."""
+    try:
+        text = quantity.canonical(value)
+    except quantity.QuantityError as e:
+        raise DecodeError(str(e)) from e
+    return value if text == value else text
+
+
+def _resource_list(go_field: str) -> Callable[[Any], Any]:
+    def canonical_list(values: Any) -> Any:
         if not isinstance(values, dict):
-            raise _unmarshal(
-                values, f"ResourceRequirements.{path}.resources.{part}", "v1.ResourceList"
-            )
-        for value in values.values():
-            if value is None:
-                continue
-            try:
-                quantity.parse(value)
-            except quantity.QuantityError as e:
-                raise DecodeError(str(e)) from e
+            raise _unmarshal(values, go_field, quantityfields.RESOURCE_LIST)
+        out = {name: "0" if v is None else _quantity(v) for name, v in values.items()}
+        return values if all(out[k] is v for k, v in values.items()) else out
+
+    return canonical_list

@@ -16,6 +16,18 @@ def clone(value: Any) -> Any:
     return value
 
 
+def detach(value: Any) -> Any:
+    """A deep copy of a decoded request body as plain JSON data: a float that remembered its
+    text (``quantity.JSONFloat``) becomes a plain float."""
+    if isinstance(value, dict):
+        return {k: detach(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [detach(v) for v in value]
+    if isinstance(value, float) and type(value) is not float:
+        return float(value)
+    return value
+
+
 def format_time(t: float) -> str:
     """metav1.Time: RFC 3339, UTC, whole seconds."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from . import errors, protobuf
+from . import errors, protobuf, quantity
 from .httpcore import Request
 
 _TRUE = {"true", "1", "t", "yes", "y"}
@@ -106,7 +106,7 @@ def _no_constant(name: str) -> Any:
 
 
 def _finite_float(text: str) -> float:
-    value = float(text)
+    value = quantity.JSONFloat(text)
     if math.isinf(value):
         raise ValueError(f"cannot unmarshal number {text} into Go value of type float64")
     return value
@@ -114,7 +114,8 @@ def _finite_float(text: str) -> float:
 
 def parse_json(raw: bytes) -> Any:
     """Strict JSON (no NaN/Infinity and no float overflow, which Go's decoder rejects); 400
-    when malformed."""
+    when malformed. Floats keep their text (``quantity.JSONFloat``) until the registry stores
+    the body as plain JSON."""
     try:
         return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:

@@ -34,7 +34,7 @@ from . import (
 )
 from .errors import StatusError
 from .gc import GarbageCollector
-from .objects import clone, format_time, meta, strip_nulls
+from .objects import clone, detach, format_time, meta, strip_nulls
 from .resources import GVR, ResourceType
 from .store import Key, Store
 
@@ -185,7 +185,7 @@ class Registry(Store):
             raise errors.bad_request(
                 f"the body of the request must be a JSON object describing a {rt.kind}"
             )
-        obj = clone(strip_nulls(obj))
+        obj = strip_nulls(obj)
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if kind and kind != rt.kind:
             raise errors.bad_request(
@@ -204,8 +204,7 @@ class Registry(Store):
             if obj.get("metadata") is not None:
                 raise errors.bad_request("metadata must be an object")
             obj["metadata"] = {}
-        decoding.check(rt, version, obj)
-        return obj
+        return detach(decoding.decode(rt, version, obj))
 
     def _body_namespace(self, rt: ResourceType, namespace: str | None, m: dict) -> str | None:
         if not rt.namespaced:

@@ -125,7 +125,13 @@ def test_unparsable_quantity_is_rejected_like_the_real_server(reg):
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("1.2.3", q.NUMERIC_WRONG), ("1mi", q.SUFFIX_WRONG), (True, QUANTITY_MSG), ({}, QUANTITY_MSG)],
+    [
+        (".e-10", q.NUMERIC_WRONG),
+        ("1.2.3", QUANTITY_MSG),
+        ("1mi", q.SUFFIX_WRONG),
+        (True, QUANTITY_MSG),
+        ({}, QUANTITY_MSG),
+    ],
 )
 def test_every_quantity_error_text(reg, value, why):
     err = error(reg.create, PODS, "default", pod(resources={"limits": {"memory": value}}))

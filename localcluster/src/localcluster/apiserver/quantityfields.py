@@ -1,0 +1,120 @@
+"""Where the built-in kinds hold ``resource.Quantity`` values, stored in canonical form.
+
+kube-apiserver decodes a body into Go structs and encodes what it stores from them, so every
+quantity a built-in kind holds comes back as ``Quantity.String()`` (``quantity.canonical``):
+``1`` becomes ``"1"``, ``"1000m"`` becomes ``"1"``, ``0.5`` becomes ``"500m"``. Custom resources
+are unstructured and keep what the client wrote.
+
+The table lists each quantity field by its JSON path (``[]`` steps into every item of a list)
+and the Go struct that declares it, which names the field in decoder errors. A ``ResourceList``
+is a map of quantities (a null entry decodes as a zero quantity, ``"0"``); a single quantity
+(``emptyDir.sizeLimit``) that is null stays absent (``decoding`` applies these rules).
+``rewrite`` copies only the dicts and lists on the way to a changed value, so the caller's
+object is never modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+RESOURCE_LIST, SINGLE = "v1.ResourceList", "resource.Quantity"
+
+# (JSON path inside a PodSpec, declaring Go struct, kind of field)
+_POD_SPEC: tuple[tuple[str, str, str], ...] = (
+    *(
+        (f"{containers}[].resources.{part}", "ResourceRequirements", RESOURCE_LIST)
+        for containers in ("containers", "initContainers", "ephemeralContainers")
+        for part in ("limits", "requests")
+    ),
+    ("overhead", "PodSpec", RESOURCE_LIST),
+    ("resources.limits", "ResourceRequirements", RESOURCE_LIST),
+    ("resources.requests", "ResourceRequirements", RESOURCE_LIST),
+    ("volumes[].emptyDir.sizeLimit", "EmptyDirVolumeSource", SINGLE),
+    *(
+        (
+            f"volumes[].ephemeral.volumeClaimTemplate.spec.resources.{part}",
+            "VolumeResourceRequirements",
+            RESOURCE_LIST,
+        )
+        for part in ("limits", "requests")
+    ),
+)
+_POD_STATUS: tuple[tuple[str, str, str], ...] = tuple(
+    entry
+    for statuses in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+    for entry in (
+        (f"{statuses}[].allocatedResources", "ContainerStatus", RESOURCE_LIST),
+        (f"{statuses}[].resources.limits", "ResourceRequirements", RESOURCE_LIST),
+        (f"{statuses}[].resources.requests", "ResourceRequirements", RESOURCE_LIST),
+    )
+)
+_CLAIM_SPEC = (
+    ("resources.limits", "VolumeResourceRequirements", RESOURCE_LIST),
+    ("resources.requests", "VolumeResourceRequirements", RESOURCE_LIST),
+)
+_CLAIM_STATUS = (
+    ("capacity", "PersistentVolumeClaimStatus", RESOURCE_LIST),
+    ("allocatedResources", "PersistentVolumeClaimStatus", RESOURCE_LIST),
+)
+_NODE_STATUS = (
+    ("capacity", "NodeStatus", RESOURCE_LIST),
+    ("allocatable", "NodeStatus", RESOURCE_LIST),
+)
+_TEMPLATE = (("spec.template.spec", _POD_SPEC),)
+
+# storage key -> (path prefix, fields under it)
+_KINDS: dict[tuple[str, str], tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...]] = {
+    ("", "pods"): (("spec", _POD_SPEC), ("status", _POD_STATUS)),
+    ("", "nodes"): (("status", _NODE_STATUS),),
+    ("", "persistentvolumeclaims"): (("spec", _CLAIM_SPEC), ("status", _CLAIM_STATUS)),
+    ("apps", "deployments"): _TEMPLATE,
+    ("apps", "replicasets"): _TEMPLATE,
+    ("apps", "daemonsets"): _TEMPLATE,
+    ("apps", "statefulsets"): (
+        *_TEMPLATE,
+        ("spec.volumeClaimTemplates[].spec", _CLAIM_SPEC),
+        ("spec.volumeClaimTemplates[].status", _CLAIM_STATUS),
+    ),
+    ("batch", "jobs"): _TEMPLATE,
+}
+
+
+def fields(storage_key: tuple[str, str]) -> list[tuple[tuple[str, ...], str, str]]:
+    """(path steps, Go field name as decoder errors give it, kind of field) for every
+    quantity field of a kind; none for kinds without quantities and for custom resources."""
+    return _FIELDS.get(storage_key, [])
+
+
+def _fields(storage_key: tuple[str, str]) -> list[tuple[tuple[str, ...], str, str]]:
+    out = []
+    for prefix, entries in _KINDS[storage_key]:
+        for path, struct, kind in entries:
+            full = f"{prefix}.{path}"
+            out.append((tuple(full.split(".")), f"{struct}.{full.replace('[]', '')}", kind))
+    return out
+
+
+_FIELDS = {key: _fields(key) for key in _KINDS}
+
+
+def rewrite(node: Any, steps: tuple[str, ...], leaf: Callable[[Any], Any]) -> Any:
+    """``node`` with ``leaf`` applied to the value at ``steps`` (``x[]`` steps into every item
+    of list ``x``): the same object when ``leaf`` changed nothing, else fresh copies of the
+    dicts and lists on the way. Absent or null values, and values of the wrong JSON type on
+    the way, are left alone."""
+    if not isinstance(node, dict):
+        return node
+    step, rest = steps[0], steps[1:]
+    key = step[:-2] if step.endswith("[]") else step
+    child = node.get(key)
+    if child is None:
+        return node
+    if step.endswith("[]"):
+        if not isinstance(child, list):
+            return node
+        items = [rewrite(item, rest, leaf) for item in child]
+        changed = any(new is not old for new, old in zip(items, child, strict=True))
+        return {**node, key: items} if changed else node
+    new = leaf(child) if not rest else rewrite(child, rest, leaf)
+    return node if new is child else {**node, key: new}

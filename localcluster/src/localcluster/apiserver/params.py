@@ -101,6 +101,31 @@ def check_list_options(req: Request, watch: bool) -> None:
         raise errors.invalid("ListOptions", "meta.k8s.io", "ListOptions", "", causes)
 
 
+def list_reading(req: Request) -> tuple[int | None, str | None, int | None]:
+    """(limit, continue token, exact RV) of a LIST, as kube-apiserver reads its options: a
+    limit of 0 or below is none, and so is any limit with ``resourceVersion=0`` (served from the
+    watch cache); a ``resourceVersion`` with ``resourceVersionMatch=Exact``, or with a limit
+    and no match (the legacy form), is read at exactly that RV; any other RV accepts the latest
+    state. A continue token carries its own RV: 400 beside any other than "0"."""
+    q = req.query
+    limit = as_int(q.get("limit"), "limit")
+    continue_token = q.get("continue") or None
+    rv, match = q.get("resourceVersion") or "", q.get("resourceVersionMatch") or ""
+    if continue_token:
+        if rv not in ("", "0"):
+            raise errors.bad_request(
+                "specifying resource version is not allowed when using continue"
+            )
+    elif rv == "0":
+        limit = None
+    if limit is not None and limit <= 0:
+        limit = None
+    exact = (
+        not continue_token and rv not in ("", "0") and (match == "Exact" or (not match and limit))
+    )
+    return limit, continue_token, int(rv) if exact else None
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"invalid character '{name[0]}' looking for beginning of value")
 

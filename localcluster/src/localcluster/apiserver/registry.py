@@ -674,7 +674,7 @@ class Registry(Store):
         for key, obj in sorted(self._store.get(sk, {}).items()):
             self._commit(rt, key, clone(obj), "DELETED", obj)
         self._unregister(sk)
-        self._store.pop(sk, None)
+        self._drop_storage(sk)
 
     def _graceful(self, pod: dict, grace: int | None) -> bool:
         node = ((pod.get("spec") or {}).get("nodeName")) or ""

@@ -424,18 +424,15 @@ class APIServer:
         self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
     ) -> None:
         q = req.query
-        limit = params.as_int(q.get("limit"), "limit")
-        if (limit is not None and limit <= 0) or (
-            q.get("resourceVersion") == "0" and not q.get("continue")
-        ):
-            limit = None  # as the real server: a limit of 0 or below means no limit
+        limit, continue_token, exact_rv = params.list_reading(req)
         items, rv, token, remaining = self.registry._list(
             gvr,
             namespace,
             q.get("labelSelector"),
             q.get("fieldSelector"),
             limit,
-            q.get("continue") or None,
+            continue_token,
+            exact_rv,
         )
         list_meta: dict[str, Any] = {"resourceVersion": rv}
         if token:

@@ -5,24 +5,28 @@ next value of the global resourceVersion counter, stores a fresh dict (stored di
 mutated afterwards, so package-internal readers may serialise them without copying), appends an
 ``Event`` to the bounded history ring, offers it to the watches of that resource (never blocking;
 see ``watch``) and hands it to the commit observers (the registry's garbage collector). This
-module knows nothing of the collector, so ``store`` -> ``gc`` -> ``registry`` is no cycle. Indexes by uid and by owner uid let the collector
-find dependents in O(dependents). A watch or list ``continue`` from an RV older than the history
-gets 410 Expired.
+module knows nothing of the collector, so ``store`` -> ``gc`` -> ``registry`` is no cycle. Indexes
+by uid and by owner uid let the collector find dependents in O(dependents).
+
+Each resource's keys are also kept sorted in etcd order, so a LIST page costs O(log n + page);
+a paginated list reads every page from a ``paging.Snapshot`` at its first page's RV (kept, with
+copy-on-write of the live dict and key list, or rebuilt by undoing the history). History is the
+emulator's etcd compaction: a watch, a list at an exact RV or a list ``continue`` from an RV
+older than the history gets 410 Expired.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+import bisect
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 
-from . import errors
+from . import errors, paging
 from .objects import clone, format_time, meta
+from .paging import Key, Snapshot
 from .resources import GVR, ResourceType, builtin_types
 from .selectors import combine, parse_field_selector, parse_label_selector
 from .watch import Event, Watch
@@ -30,6 +34,7 @@ from .watch import Event, Watch
 log = logging.getLogger(__name__)
 
 DEFAULT_WATCH_CAPACITY = 20000  # queued events before a lagging watch is dropped
+SNAPSHOTS_KEPT = 16  # past list snapshots kept for the continue tokens of paginated lists
 _EXPIRED_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can "
     "start a new list without the continue parameter, or use the continue token in this response "
@@ -37,8 +42,8 @@ _EXPIRED_CONTINUE = (
     "inconsistent list - objects that were created, modified, or deleted between the time the "
     "first chunk was returned and now may show up in the list."
 )
+_EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 
-Key = tuple[str, str]  # (namespace or "", name)
 Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
 
 
@@ -52,6 +57,11 @@ class Store:
         self._types: dict[tuple[str, str], ResourceType] = {}
         self._by_gvr: dict[GVR, ResourceType] = {}
         self._store: dict[tuple[str, str], dict[Key, dict]] = {}
+        # per resource, its store keys in etcd order (``paging.sort_key``); a resource in
+        # ``_shared`` has its dict and key list frozen in a snapshot: copied before the next write
+        self._keys: dict[tuple[str, str], list[str]] = {}
+        self._shared: set[tuple[str, str]] = set()
+        self._snapshots: OrderedDict[tuple[tuple[str, str], int], Snapshot] = OrderedDict()
         self._history: deque[Event] = deque(maxlen=max(1, watch_history))
         self._compacted_rv = 0
         self._watchers: dict[tuple[str, str], set[Watch]] = {}
@@ -75,6 +85,7 @@ class Store:
             for v in rt.versions:
                 self._by_gvr[(rt.group, v, rt.plural)] = rt
             self._store.setdefault(rt.storage_key, {})
+            self._keys.setdefault(rt.storage_key, [])
             self.types_generation += 1
 
     def _unregister(self, storage_key: tuple[str, str]) -> None:
@@ -151,54 +162,94 @@ class Store:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        resource_version: int | None = None,
     ) -> tuple[list[dict], str, str | None, int | None]:
-        """(items, list RV, continue token or None, remaining count or None)."""
+        """(items, list RV, continue token or None, remaining count or None).
+
+        Reads the latest state, or exactly ``resource_version`` (410 once compacted away); a
+        continue token reads at the RV of the list it continues (see ``paging``)."""
         rt = self.resolve(gvr)
         pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
-        start: Key | None = None
-        if continue_token:
-            start = self._decode_continue(continue_token)
+        ns = namespace if rt.namespaced and namespace else None
+        sk = rt.storage_key
         with self._lock:
-            rv = self._rv
-            store = self._store[rt.storage_key]
-            keys = sorted(store)
-            out: list[dict] = []
-            token = None
-            remaining = None
-            for i, key in enumerate(keys):
-                if start is not None and key <= start:
-                    continue
-                if namespace and rt.namespaced and key[0] != namespace:
-                    continue
-                obj = store[key]
-                if pred is not None and not pred(obj):
-                    continue
-                if limit is not None and limit > 0 and len(out) >= limit:
-                    token = self._encode_continue(rv, out[-1])
-                    remaining = sum(
-                        1
-                        for k in keys[i:]
-                        if (not namespace or k[0] == namespace) and (pred is None or pred(store[k]))
-                    )
-                    break
-                out.append(obj)
+            start = None
+            if continue_token:
+                token_rv, start = paging.decode_continue(continue_token, ns)
+                snap = self._continued_snapshot(sk, token_rv, start, ns)
+            else:
+                snap = self._snapshot(sk, resource_version, _EXPIRED_LIST)
+            page = paging.read_page(snap, ns, pred, limit, start)
+            if page.token is not None:
+                self._keep(sk, snap)
         version = gvr[1]
-        return [self._present(rt, version, o) for o in out], str(rv), token, remaining
+        items = [self._present(rt, version, o) for o in page.items]
+        return items, str(snap.rv), page.token, page.remaining
 
-    def _encode_continue(self, rv: int, last: dict) -> str:
-        m = meta(last)
-        raw = json.dumps({"rv": rv, "start": [m.get("namespace", ""), m.get("name", "")]})
-        return base64.urlsafe_b64encode(raw.encode()).decode()
-
-    def _decode_continue(self, token: str) -> Key:
+    def _continued_snapshot(
+        self, sk: tuple[str, str], token_rv: int, start: str, ns: str | None
+    ) -> Snapshot:
+        """The snapshot a continue token reads; once compacted, 410 with a token that goes on
+        at the latest RV (an inconsistent list, which the client may choose)."""
+        if token_rv == paging.LATEST:
+            return self._snapshot(sk, None, "")
         try:
-            data = json.loads(base64.urlsafe_b64decode(token.encode()))
-            rv, start = int(data["rv"]), data["start"]
-        except (ValueError, KeyError, TypeError, binascii.Error) as e:
-            raise errors.bad_request(f"continue key is not valid: {e}") from e
+            return self._snapshot(sk, token_rv, _EXPIRED_CONTINUE)
+        except errors.StatusError as e:
+            if e.code == 410:
+                relative = start[len(ns) + 1 :] if ns is not None else start
+                e.status["metadata"]["continue"] = paging.encode_continue(paging.LATEST, relative)
+            raise
+
+    def _snapshot(self, sk: tuple[str, str], rv: int | None, expired: str) -> Snapshot:
+        """The objects of resource ``sk`` at ``rv`` (None: now; lock held). The current state
+        is a live view, valid under the lock until ``_keep`` freezes it; a past state comes
+        from the kept snapshots or is rebuilt by undoing the history after ``rv``."""
+        if rv is None or rv == self._rv:
+            return Snapshot(self._rv, self._keys[sk], self._store[sk])
+        if rv > self._rv:
+            raise errors.StatusError(
+                500, "Unknown", "etcdserver: mvcc: required revision is a future revision"
+            )
         if rv < self._compacted_rv:
-            raise errors.gone(_EXPIRED_CONTINUE)
-        return (start[0], start[1])
+            raise errors.gone(expired)
+        kept = self._snapshots.get((sk, rv))
+        if kept is not None:
+            self._snapshots.move_to_end((sk, rv))
+            return kept
+        objects, keys = dict(self._store[sk]), list(self._keys[sk])
+        for ev in reversed(self._history):
+            if ev.rv <= rv:
+                break
+            if ev.storage_key != sk:
+                continue
+            key = (ev.namespace, meta(ev.obj)["name"])
+            if ev.type == "ADDED":
+                del objects[key]
+                del keys[bisect.bisect_left(keys, paging.sort_key(key))]
+            elif ev.old is not None:
+                if key not in objects:
+                    bisect.insort(keys, paging.sort_key(key))
+                objects[key] = ev.old
+        return Snapshot(rv, keys, objects)
+
+    def _keep(self, sk: tuple[str, str], snap: Snapshot) -> None:
+        """Keep ``snap`` for the continue tokens of its list (lock held); a live view is frozen:
+        the next write to ``sk`` copies the dict and key list first."""
+        if snap.objects is self._store[sk]:
+            self._shared.add(sk)
+        self._snapshots[(sk, snap.rv)] = snap
+        self._snapshots.move_to_end((sk, snap.rv))
+        while len(self._snapshots) > SNAPSHOTS_KEPT:
+            self._snapshots.popitem(last=False)
+
+    def _drop_storage(self, sk: tuple[str, str]) -> None:
+        """Forget a resource's objects, key order and snapshots (its type is gone; lock held)."""
+        self._store.pop(sk, None)
+        self._keys.pop(sk, None)
+        self._shared.discard(sk)
+        for kept in [k for k in self._snapshots if k[0] == sk]:
+            del self._snapshots[kept]
 
     # ------------------------------------------------------------------ watch
     def watch(
@@ -240,11 +291,12 @@ class Store:
         self, sk: tuple[str, str], ns: str | None, pred: Callable[[dict], bool] | None
     ) -> list[tuple[str, Event]]:
         """Synthetic ADDED events for the objects a watch from "now" starts with (lock held)."""
+        snap = self._snapshot(sk, None, "")
+        lo, hi = snap.span(ns)
         initial: list[tuple[str, Event]] = []
-        for key in sorted(self._store[sk]):
-            obj = self._store[sk][key]
-            if ns and key[0] != ns:
-                continue
+        for text in snap.keys[lo:hi]:
+            key = paging.store_key(text)
+            obj = snap.objects[key]
             if pred is None or pred(obj):
                 rv = int(meta(obj).get("resourceVersion") or 0)
                 initial.append(("ADDED", Event(rv, "ADDED", sk, key[0], obj)))
@@ -306,13 +358,16 @@ class Store:
         """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
-        store = self._store[rt.storage_key]
+        store, keys = self._writable(rt.storage_key)
         ref: Ref = (rt.storage_key, key[0], key[1])
         if old is not None:
             self._unindex(ref, old)
         if etype == "DELETED":
-            store.pop(key, None)
+            if store.pop(key, None) is not None:
+                del keys[bisect.bisect_left(keys, paging.sort_key(key))]
         else:
+            if key not in store:
+                bisect.insort(keys, paging.sort_key(key))
             store[key] = obj
             self._index(ref, obj)
         ev = Event(self._rv, etype, rt.storage_key, key[0], obj, old)
@@ -327,6 +382,14 @@ class Store:
         for observe in self.commit_observers:
             observe(rt, ev)
         return obj
+
+    def _writable(self, sk: tuple[str, str]) -> tuple[dict[Key, dict], list[str]]:
+        """The dict and key list of ``sk`` to change, copied first if a snapshot shares them."""
+        if sk in self._shared:
+            self._shared.discard(sk)
+            self._store[sk] = dict(self._store[sk])
+            self._keys[sk] = list(self._keys[sk])
+        return self._store[sk], self._keys[sk]
 
     def _index(self, ref: Ref, obj: dict) -> None:
         m = meta(obj)

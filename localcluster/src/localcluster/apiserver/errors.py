@@ -60,13 +60,14 @@ def _qualified(group: str, resource: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
+def _about(code: int, reason: str, group: str, resource: str, name: str, what: str) -> StatusError:
+    """An error about one named object: ``<resource>.<group> "<name>" <what>``."""
+    text = f'{_qualified(group, resource)} "{name}" {what}'
+    return StatusError(code, reason, text, _details(name, group, resource))
+
+
 def not_found(group: str, resource: str, name: str) -> StatusError:
-    return StatusError(
-        404,
-        "NotFound",
-        f'{_qualified(group, resource)} "{name}" not found',
-        _details(name, group, resource),
-    )
+    return _about(404, "NotFound", group, resource, name, "not found")
 
 
 def resource_not_found() -> StatusError:
@@ -75,12 +76,7 @@ def resource_not_found() -> StatusError:
 
 
 def already_exists(group: str, resource: str, name: str) -> StatusError:
-    return StatusError(
-        409,
-        "AlreadyExists",
-        f'{_qualified(group, resource)} "{name}" already exists',
-        _details(name, group, resource),
-    )
+    return _about(409, "AlreadyExists", group, resource, name, "already exists")
 
 
 def conflict(group: str, resource: str, name: str, why: str | None = None) -> StatusError:
@@ -119,6 +115,14 @@ def gone(message: str) -> StatusError:
 
 def unsupported_media_type(message: str) -> StatusError:
     return StatusError(415, "UnsupportedMediaType", message)
+
+
+def unknown_body_format(accepted: list[str] | tuple[str, ...]) -> StatusError:
+    """415 for a body (or patch) content type the resource does not take."""
+    return unsupported_media_type(
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted)
+    )
 
 
 def invalid(kind: str, group: str, resource: str, name: str, causes: list[dict]) -> StatusError:

@@ -11,17 +11,10 @@ from typing import Any
 
 import yaml
 
-from . import errors, protobuf, quantity
+from . import errors, patches, protobuf, quantity
 from .httpcore import Request
 
 _TRUE = {"true", "1", "t", "yes", "y"}
-PATCH_TYPES = {
-    "application/merge-patch+json": "merge",
-    "application/json-patch+json": "json",
-    "application/strategic-merge-patch+json": "strategic",
-    "application/apply-patch+yaml": "apply",
-    "application/apply-patch+json": "apply",
-}
 
 
 def as_bool(value: str | None) -> bool:
@@ -166,10 +159,7 @@ def object_body(req: Request, custom: bool = False) -> Any:
     ctype = req.header("content-type").split(";")[0].strip().lower() or "application/json"
     accepted = CUSTOM_BODY_TYPES if custom else BODY_TYPES
     if ctype not in accepted:
-        raise errors.unsupported_media_type(
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(accepted)
-        )
+        raise errors.unknown_body_format(accepted)
     if not req.body:
         raise errors.bad_request("the request body is empty")
     if ctype == protobuf.CONTENT_TYPE:
@@ -179,19 +169,15 @@ def object_body(req: Request, custom: bool = False) -> Any:
     return parse_json(req.body)
 
 
-def patch_body(req: Request) -> tuple[str, str, Any]:
-    """``(content type, patch type, parsed patch)``; 415 for an unknown patch content type."""
-    ctype = req.header("content-type").split(";")[0].strip().lower()
-    patch_type = PATCH_TYPES.get(ctype)
-    if patch_type is None:
-        raise errors.unsupported_media_type(
-            f"the body of the request was in an unknown format - accepted media types include: {', '.join(PATCH_TYPES)}"
-        )
-    return (
-        ctype,
-        patch_type,
-        parse_yaml(req.body) if patch_type == "apply" else parse_json(req.body),
-    )
+def patch_body(req: Request, custom: bool = False) -> tuple[str, Any]:
+    """``(patch type, parsed patch)`` by Content-Type (parameters such as ``charset`` dropped);
+    415 for a type the resource does not take."""
+    ctype = req.header("content-type").split(";")[0].strip()
+    accepted = patches.accepted_content_types(custom)
+    if ctype not in accepted:
+        raise errors.unknown_body_format(accepted)
+    patch_type = patches.CONTENT_TYPES[ctype]
+    return patch_type, parse_yaml(req.body) if patch_type == "apply" else parse_json(req.body)
 
 
 def dry_run(req: Request) -> bool:

@@ -16,6 +16,12 @@ import jsonpatch
 
 from .errors import StatusError, bad_request
 
+
+def accepted_content_types(custom: bool) -> list[str]:
+    """The patch content types a resource takes: custom resources take no strategic merge."""
+    return [c for c, t in CONTENT_TYPES.items() if not (custom and t == "strategic")]
+
+
 _MERGE_KEYS = {
     "containers": "name",
     "initContainers": "name",
@@ -34,6 +40,13 @@ _MERGE_KEYS = {
     "readinessGates": "conditionType",
     "containerStatuses": "name",
     "initContainerStatuses": "name",
+}
+# content type -> patch type, in the order the real server lists them in a 415
+CONTENT_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
 }
 _SET_LISTS = {"finalizers"}
 _ORDER_PREFIX = "$setElementOrder/"

@@ -288,6 +288,11 @@ def _fields(buf: bytes):
         yield num, wire, value
 
 
+def _message(buf: bytes) -> dict[int, Any]:
+    """A message's fields by number (the last one wins, as for a non-repeated field)."""
+    return {num: value for num, _, value in _fields(buf)}
+
+
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -302,10 +307,10 @@ def _scalar(kind: str, value: Any) -> Any:
     if kind in ("?", "?0"):
         return bool(value)
     if kind == "ios":  # intstr.IntOrString: type 0 -> intVal, 1 -> strVal
-        parts = {n: v for n, _, v in _fields(value)}
+        parts = _message(value)
         return parts.get(3, b"").decode("utf-8") if parts.get(1) == 1 else _signed(parts.get(2, 0))
     if kind == "t":
-        secs = next((_signed(v) for n, _, v in _fields(value) if n == 1), 0)
+        secs = _signed(_message(value).get(1, 0))
         if not secs:
             return None
         return datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -313,13 +318,13 @@ def _scalar(kind: str, value: Any) -> Any:
 
 
 def _map_entry(kind: str, entry_bytes: bytes) -> tuple[str, str]:
-    entry = {n: v for n, _, v in _fields(entry_bytes)}
+    entry = _message(entry_bytes)
     key = entry.get(1, b"").decode("utf-8")
     raw = entry.get(2, b"")
     if kind == "msb":
         return key, base64.b64encode(raw).decode()
     if kind == "msq":  # resource.Quantity is a message holding its string form
-        raw = next((v for n, _, v in _fields(raw) if n == 1), b"")
+        raw = _message(raw).get(1, b"")
     return key, raw.decode("utf-8")
 
 
@@ -348,8 +353,8 @@ def decode(body: bytes) -> dict:
     if not body.startswith(MAGIC):
         raise errors.bad_request("protobuf body without the k8s magic prefix")
     try:
-        envelope = {n: v for n, _, v in _fields(body[len(MAGIC) :])}
-        type_meta = {n: v.decode() for n, _, v in _fields(envelope.get(1, b""))}
+        envelope = _message(body[len(MAGIC) :])
+        type_meta = {n: v.decode() for n, v in _message(envelope.get(1, b"")).items()}
         api_version, kind = type_meta.get(1, ""), type_meta.get(2, "")
         schema = KINDS.get(kind)
         if schema is None:

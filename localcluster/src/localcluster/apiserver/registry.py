@@ -100,10 +100,7 @@ def _check_patch_request(
 ) -> None:
     """415 for a patch type the resource does not take, 400 for a malformed request."""
     if patch_type == "strategic" and rt.is_custom:
-        raise errors.unsupported_media_type(
-            "the body of the request was in an unknown format - accepted media types include: "
-            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-        )
+        raise errors.unknown_body_format(patches.accepted_content_types(custom=True))
     if patch_type not in ("merge", "json", "strategic", "apply"):
         raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
     if patch_type == "apply" and not field_manager:

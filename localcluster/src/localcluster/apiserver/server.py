@@ -498,7 +498,16 @@ class APIServer:
                 resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req
             )
         if req.method == "PATCH":
-            return self._patch_item(req, resp, rt, gvr, namespace, name, sub)
+            patch_type, patch = params.patch_body(req, rt.is_custom)
+            manager = req.query.get("fieldManager") or None
+            dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
+            return self._written(
+                resp,
+                lambda: reg._patch(
+                    gvr, namespace, name, patch, patch_type, sub, dry, manager, force
+                ),
+                req,
+            )
         if req.method == "DELETE" and sub is None:
             opts = params.delete_options(req)
             obj = reg._delete(
@@ -512,32 +521,6 @@ class APIServer:
             )
             return self._json(resp, obj)
         raise errors.method_not_allowed()
-
-    def _patch_item(
-        self,
-        req: Request,
-        resp: Responder,
-        rt: ResourceType,
-        gvr: tuple,
-        namespace: str | None,
-        name: str,
-        sub: str | None,
-    ) -> None:
-        ctype, patch_type, patch = params.patch_body(req)
-        if patch_type == "strategic" and rt.is_custom:
-            raise errors.unsupported_media_type(
-                f"{ctype} is not supported by {rt.group}/{gvr[1]}, Kind={rt.kind}: the body of the request was in an unknown "
-                "format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-            )
-        manager = req.query.get("fieldManager") or None
-        dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
-        self._written(
-            resp,
-            lambda: self.registry._patch(
-                gvr, namespace, name, patch, patch_type, sub, dry, manager, force
-            ),
-            req,
-        )
 
     def _scale(
         self, req: Request, resp: Responder, gvr: tuple, namespace: str | None, name: str
@@ -553,7 +536,7 @@ class APIServer:
                 ),
             )
         if req.method == "PATCH":
-            _, patch_type, patch = params.patch_body(req)
+            patch_type, patch = params.patch_body(req, reg.resolve(gvr).is_custom)
             return self._json(
                 resp, reg.patch_scale(gvr, namespace, name, patch, patch_type, params.dry_run(req))
             )

@@ -13,7 +13,7 @@ import copy
 import threading
 
 from localcluster.apiserver.workloads import label_selector_matches
-from localcluster.controllers.informer import RegistryInformer
+from localcluster.controllers.informer import RegistryInformer, start_informers
 from localcluster.controllers.keyqueue import KeyQueue, run_worker
 
 CLUSTER_ROLES = ("rbac.authorization.k8s.io", "v1", "clusterroles")
@@ -40,8 +40,7 @@ class ClusterRoleAggregation:
         self._roles = RegistryInformer(registry, CLUSTER_ROLES, self._on_role)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
-        threads = [self._roles.start(stop_event)]
-        self._roles.wait_for_sync(30)
+        threads = start_informers((self._roles,), stop_event)
         threads.append(run_worker(self._queue, self.sync, stop_event, "clusterrole-aggregation"))
         return threads
 

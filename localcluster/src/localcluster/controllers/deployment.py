@@ -28,12 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from localcluster.apiserver.workloads import label_selector_matches
 from localcluster.controllers import deploymentutil as du
+from localcluster.controllers import ownership
 from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key
+from localcluster.controllers.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.controllers.keyqueue import KeyQueue, run_worker
-from localcluster.controllers.ownership import claim, controller_ref, owner_reference
 from localcluster.controllers.replicaset import REPLICA_SETS, is_active
 
 logger = logging.getLogger(__name__)
@@ -52,10 +51,7 @@ class DeploymentController:
         self._pods = RegistryInformer(registry, PODS, self._on_pod)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
-        informers = (self._deployments, self._sets, self._pods)
-        threads = [informer.start(stop_event) for informer in informers]
-        for informer in informers:
-            informer.wait_for_sync(30)
+        threads = start_informers((self._deployments, self._sets, self._pods), stop_event)
         threads.append(run_worker(self._queue, self.sync, stop_event, COMPONENT))
         return threads
 
@@ -65,29 +61,28 @@ class DeploymentController:
         self._queue.add(object_key(deployment))
 
     def _on_set(self, _event: str, rs: dict, old: dict | None) -> None:
-        namespace = rs["metadata"].get("namespace", "")
-        refs = [controller_ref(o) for o in (rs, old) if o is not None]
-        owners = {r["name"] for r in refs if r is not None and r.get("kind") == "Deployment"}
-        for name in owners:
-            self._queue.add(f"{namespace}/{name}")
-        if not owners:  # an orphan: a deployment may adopt it
-            labels = rs["metadata"].get("labels") or {}
-            for d in self._deployments.in_namespace(namespace):
-                if label_selector_matches((d.get("spec") or {}).get("selector"), labels):
-                    self._queue.add(object_key(d))
+        keys = ownership.controller_keys("Deployment", rs, old)
+        if not keys:  # an orphan: a deployment may adopt it
+            namespace = rs["metadata"].get("namespace", "")
+            keys = {
+                object_key(d)
+                for d in ownership.selecting(self._deployments.in_namespace(namespace), rs)
+            }
+        for key in keys:
+            self._queue.add(key)
 
     def _on_pod(self, event: str, pod: dict, _old: dict | None) -> None:
         # only Recreate waits on pods: it may go on once the old pods are gone
         if event != "DELETED" and is_active(pod):
             return
-        ref = controller_ref(pod)
+        ref = ownership.controller_ref(pod)
         namespace = pod["metadata"].get("namespace", "")
         rs = (
             self._sets.get(f"{namespace}/{ref['name']}")
             if ref and ref.get("kind") == "ReplicaSet"
             else None
         )
-        owner = controller_ref(rs) if rs is not None else None
+        owner = ownership.controller_ref(rs) if rs is not None else None
         if owner is not None and owner.get("kind") == "Deployment":
             self._queue.add(f"{namespace}/{owner['name']}")
 
@@ -103,7 +98,7 @@ class DeploymentController:
             return None
         selector = (deployment.get("spec") or {}).get("selector") or {}
         candidates, _ = self._registry.list(REPLICA_SETS, namespace)
-        sets = claim(self._registry, REPLICA_SETS, deployment, selector, candidates)
+        sets = ownership.claim(self._registry, REPLICA_SETS, deployment, selector, candidates)
         spec = deployment.get("spec") or {}
         if spec.get("paused"):
             return self._sync_paused(deployment, sets)
@@ -257,7 +252,7 @@ class DeploymentController:
                     du.REVISION: str(revision),
                     **self._replica_annotations(deployment),
                 },
-                "ownerReferences": [owner_reference(deployment)],
+                "ownerReferences": [ownership.owner_reference(deployment)],
             },
             "spec": {
                 "replicas": replicas,
@@ -272,7 +267,7 @@ class DeploymentController:
             if getattr(err, "code", None) != 409:
                 raise
             existing = self._registry.get(REPLICA_SETS, meta["namespace"], name)
-            ours = (controller_ref(existing) or {}).get("uid") == meta["uid"]
+            ours = (ownership.controller_ref(existing) or {}).get("uid") == meta["uid"]
             if ours and du.equal_ignore_hash(
                 existing["spec"]["template"], spec.get("template") or {}
             ):
@@ -320,7 +315,7 @@ class DeploymentController:
         uids = {rs["metadata"]["uid"] for rs in old_sets}
         pods, _ = self._registry.list(PODS, deployment["metadata"]["namespace"])
         return any(
-            (controller_ref(p) or {}).get("uid") in uids
+            (ownership.controller_ref(p) or {}).get("uid") in uids
             and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
             for p in pods
         )

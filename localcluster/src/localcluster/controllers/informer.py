@@ -41,6 +41,16 @@ _RELIST_BACKOFF_SECONDS = 0.5
 MISSING_RETRY_SECONDS = 5.0
 
 
+def start_informers(
+    informers: tuple[RegistryInformer, ...], stop_event: threading.Event, timeout: float = 30
+) -> list[threading.Thread]:
+    """Start every informer, then wait (up to ``timeout`` each) until each has listed."""
+    threads = [informer.start(stop_event) for informer in informers]
+    for informer in informers:
+        informer.wait_for_sync(timeout)
+    return threads
+
+
 def object_key(obj: dict) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace") or ""

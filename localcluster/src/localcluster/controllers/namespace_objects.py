@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from localcluster.controllers.informer import NAMESPACES, RegistryInformer
+from localcluster.controllers.informer import NAMESPACES, RegistryInformer, start_informers
 from localcluster.controllers.keyqueue import KeyQueue, run_worker
 
 logger = logging.getLogger(__name__)
@@ -45,9 +45,7 @@ class PerNamespaceObject:
         )
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
-        threads = [self._namespaces.start(stop_event), self._objects.start(stop_event)]
-        self._namespaces.wait_for_sync(30)
-        self._objects.wait_for_sync(30)
+        threads = start_informers((self._namespaces, self._objects), stop_event)
         threads.append(run_worker(self._queue, self.sync, stop_event, self._label))
         return threads
 

@@ -23,6 +23,24 @@ def controller_ref(obj: dict) -> dict | None:
     return None
 
 
+def controller_keys(kind: str, *objs: dict | None) -> set[str]:
+    """``namespace/name`` of the controllers of ``kind`` of the given objects (None skipped)."""
+    keys = set()
+    for obj in objs:
+        ref = controller_ref(obj) if obj is not None else None
+        if ref is not None and ref.get("kind") == kind:
+            keys.add(f"{obj['metadata'].get('namespace', '')}/{ref['name']}")  # type: ignore[index]
+    return keys
+
+
+def selecting(owners: list[dict], obj: dict) -> list[dict]:
+    """The owners whose ``spec.selector`` matches ``obj``'s labels (candidates to adopt it)."""
+    labels = obj["metadata"].get("labels") or {}
+    return [
+        o for o in owners if label_selector_matches((o.get("spec") or {}).get("selector"), labels)
+    ]
+
+
 def owner_reference(owner: dict) -> dict:
     meta = owner["metadata"]
     return {

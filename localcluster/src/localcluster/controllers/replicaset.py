@@ -23,11 +23,10 @@ import time
 from collections.abc import Callable
 
 from localcluster.apiserver.objects import format_time, parse_time
-from localcluster.apiserver.workloads import label_selector_matches
+from localcluster.controllers import ownership
 from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key
+from localcluster.controllers.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.controllers.keyqueue import KeyQueue, run_worker
-from localcluster.controllers.ownership import claim, controller_ref, owner_reference
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +73,7 @@ class ReplicaSetController:
         self._pods = RegistryInformer(registry, PODS, self._on_pod)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
-        threads = [self._sets.start(stop_event), self._pods.start(stop_event)]
-        self._sets.wait_for_sync(30)
-        self._pods.wait_for_sync(30)
+        threads = start_informers((self._sets, self._pods), stop_event)
         threads.append(run_worker(self._queue, self.sync, stop_event, COMPONENT))
         return threads
 
@@ -86,16 +83,15 @@ class ReplicaSetController:
         self._queue.add(object_key(rs))
 
     def _on_pod(self, event: str, pod: dict, old: dict | None) -> None:
-        namespace = pod["metadata"].get("namespace", "")
-        for obj in (pod, old):
-            ref = controller_ref(obj) if obj is not None else None
-            if ref is not None and ref.get("kind") == "ReplicaSet":
-                self._queue.add(f"{namespace}/{ref['name']}")
-        if event != "DELETED" and controller_ref(pod) is None and is_active(pod):
-            labels = pod["metadata"].get("labels") or {}
-            for rs in self._sets.in_namespace(namespace):
-                if label_selector_matches((rs.get("spec") or {}).get("selector"), labels):
-                    self._queue.add(object_key(rs))
+        keys = ownership.controller_keys("ReplicaSet", pod, old)
+        if event != "DELETED" and ownership.controller_ref(pod) is None and is_active(pod):
+            namespace = pod["metadata"].get("namespace", "")
+            keys |= {
+                object_key(rs)
+                for rs in ownership.selecting(self._sets.in_namespace(namespace), pod)
+            }
+        for key in keys:
+            self._queue.add(key)
 
     # -- sync -------------------------------------------------------------------------
 
@@ -116,7 +112,7 @@ class ReplicaSetController:
     def _owned_pods(self, rs: dict) -> list[dict]:
         namespace = rs["metadata"]["namespace"]
         candidates, _ = self._registry.list(PODS, namespace)
-        return claim(
+        return ownership.claim(
             self._registry, PODS, rs, (rs.get("spec") or {}).get("selector") or {}, candidates
         )
 
@@ -140,7 +136,8 @@ class ReplicaSetController:
         meta = template.get("metadata") or {}
         meta.pop("name", None)
         meta.update(
-            generateName=f"{rs['metadata']['name']}-", ownerReferences=[owner_reference(rs)]
+            generateName=f"{rs['metadata']['name']}-",
+            ownerReferences=[ownership.owner_reference(rs)],
         )
         pod = {
             "apiVersion": "v1",

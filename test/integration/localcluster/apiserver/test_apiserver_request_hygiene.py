@@ -107,6 +107,18 @@ def test_unknown_body_content_types_get_415(server, ctype):
     )
 
 
+@pytest.mark.parametrize("ctype", ["application/json", "application/apply-patch+json"])
+def test_unknown_patch_content_types_get_415_with_the_types_a_kind_takes(server, ctype):
+    assert post_cm(server, "p") == 201
+    code, status = call(server, "PATCH", f"{CMS}/p", b"{}", {"Content-Type": ctype})
+    assert (code, status["reason"]) == (415, "UnsupportedMediaType")
+    assert status["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml"
+    )
+
+
 def test_missing_content_type_means_json_and_yaml_is_accepted(server):
     assert call(server, "POST", CMS, json.dumps({"metadata": {"name": "j"}}).encode())[0] == 201
     yaml_body = b"metadata:\n  name: y\n"

@@ -14,9 +14,10 @@ run decides, never what an operator wrote:
   test's own stand-in kubelet), never by the operator;
 - fields holding the value the Kubernetes API server defaults them to (pod ``dnsPolicy:
   ClusterFirst``, container ``terminationMessagePath``, service ``sessionAffinity: None``,
-  port ``protocol: TCP``... see ``_POD_DEFAULTS`` and friends): once stored, an operator that
-  wrote such a value and one that left it out are indistinguishable, and dropping them keeps
-  the fixtures independent of how complete the local cluster's defaulting is;
+  port ``protocol: TCP``, a container's request equal to its limit, which the server defaults
+  from the limit... see ``_POD_DEFAULTS`` and friends): once stored, an operator that wrote
+  such a value and one that left it out are indistinguishable, and dropping them keeps the
+  fixtures independent of how complete the local cluster's defaulting is;
 - what the ServiceAccount admission plugin adds to every pod: ``serviceAccountName`` when it
   is ``default`` (and its deprecated alias ``serviceAccount``), the projected
   ``kube-api-access-<random>`` token volume and each container's mount of it;
@@ -87,6 +88,15 @@ def _default_pull_policy(image: str) -> str:
     return "IfNotPresent" if tagged or "@" in image else "Always"
 
 
+def _drop_defaulted_requests(container: dict) -> None:
+    resources = container.get("resources") or {}
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    for name in [n for n, value in requests.items() if limits.get(n) == value]:
+        del requests[name]
+    if "requests" in resources and not requests:
+        del resources["requests"]
+
+
 def _drop_service_account_admission(spec: dict) -> None:
     if spec.get("serviceAccount") == spec.get("serviceAccountName"):
         spec.pop("serviceAccount", None)
@@ -113,6 +123,7 @@ def _normalise_pod_spec(spec: dict) -> None:
     _drop_service_account_admission(spec)
     _drop_defaults(spec, _POD_DEFAULTS)
     for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        _drop_defaulted_requests(container)
         _drop_defaults(container, _CONTAINER_DEFAULTS)
         if container.get("imagePullPolicy") == _default_pull_policy(container.get("image", "")):
             del container["imagePullPolicy"]

@@ -1,7 +1,8 @@
 """Server-side defaulting of built-in kinds, as the real API server fills fields in.
 
-Pods get the scheduler/restart/grace/DNS defaults, per-container pull policy and container-port
-protocol (and a fresh ``Pending`` status on create); Services get a ClusterIP (unless ``None``),
+Pods get the scheduler/restart/grace/DNS/service-link defaults, per-container pull policy,
+container-port protocol and requests defaulted from limits (pods only, not pod templates, as
+``SetDefaults_Pod``), and on create a fresh ``Pending`` status with their QoS class; Services get a ClusterIP (unless ``None``),
 ClusterIPs, IP family fields and port defaults; Namespaces their ``kubernetes`` finalizer,
 ``Active`` phase and name label; Leases and Events have MicroTime fields normalised to
 ``...000000Z``.
@@ -10,8 +11,10 @@ ClusterIPs, IP family fields and port defaults; Namespaces their ``kubernetes`` 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from .objects import normalise_micro_time
+from .qos import qos_class
 
 _MICRO_TIME_FIELDS: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {
     ("coordination.k8s.io", "leases"): ("spec", ("acquireTime", "renewTime")),
@@ -80,9 +83,22 @@ def _pull_policy(image: str) -> str:
 
 
 def pod_defaults(pod: dict, old: dict | None) -> None:
+    """``SetDefaults_Pod``: the pod spec's defaults, service links, requests defaulted from
+    limits; a new pod's status."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
+    pod_spec_defaults(spec)
+    spec.setdefault("enableServiceLinks", True)
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if isinstance(c, dict):
+            _requests_from_limits(c["resources"])
+    if old is None:
+        pod["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
+
+
+def pod_spec_defaults(spec: dict) -> None:
+    """``SetDefaults_PodSpec`` and the containers' defaults (pods and pod templates)."""
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
@@ -97,8 +113,17 @@ def pod_defaults(pod: dict, old: dict | None) -> None:
             for port in c.get("ports") or []:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
-    if old is None:
-        pod["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def _requests_from_limits(resources: Any) -> None:
+    """A limit without its request sets the request (Go: for a non-nil limits map)."""
+    limits = resources.get("limits") if isinstance(resources, dict) else None
+    if isinstance(limits, dict) and limits:
+        requests = resources.get("requests")
+        if not isinstance(requests, dict):
+            requests = resources["requests"] = {}
+        for name, value in limits.items():
+            requests.setdefault(name, value)
 
 
 def service_defaults(svc: dict, old: dict | None, ips: ClusterIPAllocator) -> None:

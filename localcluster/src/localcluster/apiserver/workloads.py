@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .defaults import pod_defaults
+from .defaults import pod_spec_defaults
 from .errors import field_cause
 
 KINDS = (("apps", "deployments"), ("apps", "replicasets"))
@@ -36,7 +36,7 @@ def apply_defaults(storage_key: tuple[str, str], obj: dict) -> None:
         spec.setdefault("progressDeadlineSeconds", 600)
     template = spec.get("template")
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-        pod_defaults(template, {})  # a non-None "old" keeps the pod status defaults out
+        pod_spec_defaults(template["spec"])
 
 
 def _int_or_percent_ok(value) -> bool:

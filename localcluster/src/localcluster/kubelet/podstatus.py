@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from localcluster.apiserver.qos import qos_class
+
 WAITING = "waiting"
 RUNNING = "running"
 TERMINATED = "terminated"
@@ -258,21 +260,3 @@ def build_status(record: PodRecord, now: float) -> dict:
         "qosClass": qos_class(record.pod),
         "containerStatuses": [_container_status(c) for c in record.containers.values()],
     }
-
-
-def qos_class(pod: dict) -> str:
-    """Guaranteed when every container has equal cpu+memory requests and limits."""
-    containers = (pod.get("spec") or {}).get("containers") or []
-    any_set = False
-    guaranteed = bool(containers)
-    for container in containers:
-        resources = container.get("resources") or {}
-        limits = resources.get("limits") or {}
-        requests = {**limits, **(resources.get("requests") or {})}
-        any_set = any_set or bool(limits) or bool(requests)
-        for name in ("cpu", "memory"):
-            if name not in limits or requests.get(name) != limits.get(name):
-                guaranteed = False
-    if guaranteed:
-        return "Guaranteed"
-    return "Burstable" if any_set else "BestEffort"

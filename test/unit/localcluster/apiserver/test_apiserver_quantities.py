@@ -58,11 +58,16 @@ def test_every_recorded_case_is_stored_or_refused_as_apimachinery_does(reg, sent
     if outcome.get("stored", "").startswith("-"):  # decoded, then refused by validation
         with pytest.raises(StatusError) as info:
             reg.create(PODS, "default", body)
-        (cause,) = info.value.status["details"]["causes"]
-        assert cause["message"].startswith(f'Invalid value: "{outcome["stored"]}": must be greater')
+        causes = {c["field"]: c["message"] for c in info.value.status["details"]["causes"]}
+        assert causes["spec.containers[0].resources.limits[cpu]"] == (
+            f'Invalid value: "{outcome["stored"]}": must be greater than or equal to 0'
+        )
     elif "stored" in outcome:
         created = reg.create(PODS, "default", body)
-        assert resources_of(created)["limits"] == {"cpu": outcome["stored"]}
+        assert resources_of(created) == {
+            "limits": {"cpu": outcome["stored"]},
+            "requests": {"cpu": outcome["stored"]},  # defaulted from the limit
+        }
         assert resources_of(reg.get(PODS, "default", "p"))["limits"] == {"cpu": outcome["stored"]}
     else:
         with pytest.raises(StatusError) as info:
@@ -107,7 +112,10 @@ def test_every_quantity_of_a_pod_is_canonical_and_the_callers_body_is_untouched(
         {"name": "scratch", "emptyDir": {"sizeLimit": "1000Mi"}},
         {"name": "other"},
     ]
-    assert spec["initContainers"][0]["resources"] == {"limits": {"cpu": "1"}}
+    assert spec["initContainers"][0]["resources"] == {
+        "limits": {"cpu": "1"},
+        "requests": {"cpu": "1"},
+    }
 
 
 def test_a_json_number_keeps_the_form_it_was_written_in(reg):
@@ -115,7 +123,7 @@ def test_a_json_number_keeps_the_form_it_was_written_in(reg):
         b'{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i",'
         b'"resources":{"limits":{"cpu":1.500,"memory":1e9,"x.io/a":0.50,"x.io/b":2.0}}}]}}'
     )
-    limits = resources_of(reg.create(PODS, "default", body))["limits"]
+    limits = resources_of(reg.create(PODS, "default", body))["requests"]  # as the limits
     assert limits == {"cpu": "1.500", "memory": "1e9", "x.io/a": "500m", "x.io/b": "2"}
 
 
@@ -151,10 +159,10 @@ def test_rewriting_a_quantity_in_another_form_changes_nothing(reg):
 
 
 def test_patches_are_canonical_too(reg):
-    reg.create(PODS, "default", pod({"limits": {"cpu": "1"}}))
-    patch = {"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": 0.25}}}]}}
+    reg.create(PODS, "default", pod({"requests": {"cpu": "250m"}}))
+    patch = {"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": 2.0}}}]}}
     patched = reg.patch(PODS, "default", "p", patch, "strategic")
-    assert resources_of(patched)["limits"] == {"cpu": "250m"}
+    assert resources_of(patched) == {"limits": {"cpu": "2"}, "requests": {"cpu": "250m"}}
 
 
 def test_validation_speaks_in_canonical_quantities(reg):
@@ -243,3 +251,48 @@ def widget_crd() -> dict:
             "versions": [version],
         },
     }
+
+
+def test_limits_default_the_missing_requests_of_pods_not_of_templates(reg):
+    spec = pod({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}})["spec"]
+    created = reg.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})
+    assert resources_of(created)["requests"] == {"cpu": "500m", "memory": "1Gi"}
+    deployment = {
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": template(spec)},
+    }
+    deployment["spec"]["template"]["spec"] = spec
+    stored = reg.create(DEPLOY, "default", deployment)
+    assert resources_of(stored, "spec.template.spec")["requests"] == {"cpu": "500m"}
+
+
+@pytest.mark.parametrize(
+    ("containers", "qos"),
+    [
+        ([{}], "BestEffort"),
+        ([{"limits": {"cpu": "0"}}], "BestEffort"),  # only positive amounts count
+        ([{"limits": {"nvidia.com/gpu": "1"}}], "BestEffort"),  # only cpu and memory count
+        ([{"limits": {"cpu": "1", "memory": "1Gi"}}], "Guaranteed"),  # requests defaulted
+        ([{"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m"}}], "Guaranteed"),
+        ([{"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1m"}}], "Burstable"),
+        ([{"limits": {"cpu": "1", "memory": "1Gi"}}, {"requests": {"cpu": "1"}}], "Burstable"),
+        ([{"requests": {"memory": "1Gi"}}], "Burstable"),
+    ],
+)
+def test_a_new_pod_records_its_qos_class(reg, containers, qos):
+    spec = {
+        "containers": [
+            {"name": f"c{i}", "image": "i", "resources": r} for i, r in enumerate(containers)
+        ]
+    }
+    created = reg.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})
+    assert created["status"] == {"phase": "Pending", "qosClass": qos}
+
+
+def test_init_containers_count_for_the_qos_class(reg):
+    full = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    spec = pod_spec(full, initContainers=[{"name": "i", "image": "i", "resources": {}}])
+    assert (
+        reg.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})["status"]["qosClass"]
+        == "Burstable"
+    )

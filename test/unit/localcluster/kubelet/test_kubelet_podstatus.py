@@ -85,5 +85,6 @@ def test_qos_class():
 
     assert qos_class(pod({})) == "BestEffort"
     assert qos_class(pod({"requests": {"cpu": "1"}})) == "Burstable"
-    full = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    full = {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m", "memory": "1Gi"}}
     assert qos_class(pod(full, full)) == "Guaranteed"
+    assert qos_class(pod(full, {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}})) == "Burstable"

@@ -6,8 +6,9 @@ of the wrong JSON type, or a quantity that does not parse, is rejected as a whol
 422 cause; and what it stores is encoded from those structs, so every quantity comes back in
 canonical form. We store plain JSON, so ``decode`` replays both for the fields that matter to
 our clients and our controllers: object metadata, node selectors and containers (their
-resources and ports; in pods and in the pod templates of workload kinds), and every quantity
-field of a built-in kind (``quantityfields``).
+resources and ports; in pods and in the pod templates of workload kinds), ConfigMap and Secret
+data (base64 where Go holds bytes), and every quantity field of a built-in kind
+(``quantityfields``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import errors, quantity, quantityfields
+from . import errors, gobase64, quantity, quantityfields
 from .resources import ResourceType
 
 # kinds whose pod spec sits at spec.template.spec
@@ -27,6 +28,17 @@ _TEMPLATE_KINDS = {
     ("batch", "jobs"),
 }
 _STRING_FIELDS = ("name", "generateName", "namespace", "resourceVersion", "uid")
+_STRINGS, _BYTES = "map[string]string", "map[string][]uint8"
+# top-level fields by kind: (JSON name, Go type as decoder errors name it)
+_TOP_LEVEL_FIELDS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("", "configmaps"): (("data", _STRINGS), ("binaryData", _BYTES), ("immutable", "bool")),
+    ("", "secrets"): (
+        ("data", _BYTES),
+        ("stringData", _STRINGS),
+        ("type", "v1.SecretType"),
+        ("immutable", "bool"),
+    ),
+}
 
 
 class DecodeError(ValueError):
@@ -41,6 +53,9 @@ def decode(rt: ResourceType, version: str, obj: dict) -> dict:
         _check_metadata(obj.get("metadata") or {})
         for path, spec in pod_specs(rt, obj):
             _check_pod_spec(spec, path)
+        for name, go_type in _TOP_LEVEL_FIELDS.get(rt.storage_key, ()):
+            if name in obj:
+                _check_field(obj[name], f"{rt.kind}.{name}", go_type)
         if rt.is_custom:
             return obj
         for steps, go_field, kind in quantityfields.fields(rt.storage_key):
@@ -81,12 +96,29 @@ def _unmarshal(value: Any, go_field: str, go_type: str) -> DecodeError:
     )
 
 
-def _check_string_map(value: Any, go_field: str) -> None:
+def _check_string_map(value: Any, go_field: str, go_type: str = _STRINGS) -> None:
     if not isinstance(value, dict):
-        raise _unmarshal(value, go_field, "map[string]string")
+        raise _unmarshal(value, go_field, go_type)
     for item in value.values():
         if not isinstance(item, str):
-            raise _unmarshal(item, go_field, "string")
+            raise _unmarshal(item, go_field, "string" if go_type == _STRINGS else "[]uint8")
+
+
+def _check_field(value: Any, go_field: str, go_type: str) -> None:
+    if go_type in (_STRINGS, _BYTES):
+        _check_string_map(value, go_field, go_type)
+        if go_type == _BYTES:
+            for item in value.values():
+                _check_base64(item)
+    elif not isinstance(value, bool if go_type == "bool" else str):
+        raise _unmarshal(value, go_field, go_type)
+
+
+def _check_base64(text: str) -> None:
+    """A []byte is standard base64 with padding to Go's decoder."""
+    at = gobase64.corrupt_at(text)
+    if at is not None:
+        raise DecodeError(str(gobase64.CorruptInput(at)))
 
 
 def _check_metadata(m: dict) -> None:

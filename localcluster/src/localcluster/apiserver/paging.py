@@ -21,19 +21,16 @@ a token with ``rv`` -1 (handed out with a 410) continues at the latest RV.
 from __future__ import annotations
 
 import base64
-import binascii
 import bisect
 import json
-import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import errors
+from . import errors, gobase64
 
 Key = tuple[str, str]  # (namespace or "", name)
 TOKEN_VERSION = "meta.k8s.io/v1"
 LATEST = -1  # a continue token's rv that means "at the latest resourceVersion"
-_URL_ALPHABET = frozenset(string.ascii_letters + string.digits + "-_")
 
 
 def sort_key(key: Key) -> str:
@@ -114,8 +111,8 @@ def decode_continue(token: str, namespace: str | None) -> tuple[int, str]:
     """(rv, first sort key) of a continue token; 400 with the real server's words when it is
     malformed."""
     try:
-        data = json.loads(_unbase64(token))
-    except (binascii.Error, ValueError, UnicodeDecodeError) as e:
+        data = json.loads(gobase64.decode(token, url=True, padded=False))
+    except ValueError as e:  # CorruptInput, JSON and UTF-8 errors are all ValueErrors
         raise _invalid(f"continue key is not valid: {e}") from e
     if not isinstance(data, dict):
         raise _invalid("continue key is not valid: the token is no JSON object")
@@ -137,16 +134,6 @@ def decode_continue(token: str, namespace: str | None) -> tuple[int, str]:
     if not _clean(key):
         raise _invalid(f"continue key is not valid: {start}")
     return rv, (f"{namespace}/{key[1:]}" if namespace is not None else key[1:])
-
-
-def _unbase64(token: str) -> bytes:
-    """Unpadded base64url, strictly; the error names the first bad byte, as Go's does."""
-    bad = next((i for i, c in enumerate(token) if c not in _URL_ALPHABET), None)
-    if bad is None and len(token) % 4 == 1:
-        bad = len(token) - 1
-    if bad is not None:
-        raise binascii.Error(f"illegal base64 data at input byte {bad}")
-    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
 
 
 def _clean(key: str) -> bool:

@@ -1,0 +1,83 @@
+"""Typed decoding of ConfigMaps and Secrets (400 before validation, as kube-apiserver), and
+base64 judged as Go's encoding/base64 judges it (cases recorded from Go 1.19's decoder)."""
+
+from __future__ import annotations
+
+import pytest
+
+from localcluster.apiserver import Registry, StatusError, gobase64
+
+CM = ("", "v1", "configmaps")
+SECRETS = ("", "v1", "secrets")
+
+
+@pytest.fixture
+def reg():
+    r = Registry()
+    yield r
+    r.stop()
+
+
+def refusal(reg, gvr, body) -> str:
+    with pytest.raises(StatusError) as info:
+        reg.create(gvr, "default", {"metadata": {"name": "x"}, **body})
+    assert info.value.code == 400
+    return info.value.message
+
+
+UNMARSHAL = "json: cannot unmarshal {} into Go struct field ConfigMap.{} of type {}"
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ({"data": {"a": 1}}, UNMARSHAL.format("number", "data", "string")),
+        ({"data": "a"}, UNMARSHAL.format("string", "data", "map[string]string")),
+        ({"binaryData": {"a": "%%"}}, "illegal base64 data at input byte 0"),
+        ({"immutable": "yes"}, UNMARSHAL.format("string", "immutable", "bool")),
+    ],
+)
+def test_configmaps_decode_as_go_structs(reg, body, why):
+    assert refusal(reg, CM, body) == (
+        f'ConfigMap in version "v1" cannot be handled as a ConfigMap: {why}'
+    )
+
+
+def test_secret_data_is_base64_and_string_data_plain_text(reg):
+    assert refusal(reg, SECRETS, {"data": {"k": "aGVsbG8"}}).endswith(
+        "illegal base64 data at input byte 4"
+    )
+    assert "Secret.type of type v1.SecretType" in refusal(reg, SECRETS, {"type": 7})
+    stored = reg.create(
+        SECRETS,
+        "default",
+        {"metadata": {"name": "ok"}, "data": {"k": "aGVs\nbG8="}, "stringData": {"s": "%%"}},
+    )
+    assert stored["data"] == {"k": "aGVs\nbG8="}
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("aGVsbG8=", None),
+        ("aGVsbG8", 4),  # a quantum cut short
+        ("aGV$bG8=", 3),
+        ("a", 0),
+        ("ab", 0),
+        ("abcd", None),
+        ("ab==", None),
+        ("ab=c", 2),
+        ("aGVs\nbG8=", None),  # line breaks are skipped
+        ("====", 0),
+        ("", None),
+        ("YQ==YQ==", 4),  # anything after the padding
+    ],
+)
+def test_base64_errors_point_where_gos_do(text, at):
+    assert gobase64.corrupt_at(text) == at
+
+
+def test_raw_url_base64_takes_no_padding():
+    assert gobase64.decode("eyJ2IjoxfQ", url=True, padded=False) == b'{"v":1}'
+    with pytest.raises(gobase64.CorruptInput, match="input byte 10"):
+        gobase64.decode("eyJ2IjoxfQ==", url=True, padded=False)

@@ -68,6 +68,18 @@ def decode(rt: ResourceType, version: str, obj: dict) -> dict:
         ) from e
 
 
+def check_type_meta(rt: ResourceType, version: str, obj: dict) -> None:
+    """400 when ``apiVersion`` or ``kind`` is no string: the serializer reads them first."""
+    for field in ("apiVersion", "kind"):
+        value = obj.get(field)
+        if value is not None and not isinstance(value, str):
+            raise errors.bad_request(
+                f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
+                "couldn't get version/kind; json parse error: "
+                f"{_unmarshal(value, '.' + field, 'string')}"
+            )
+
+
 def pod_specs(rt: ResourceType, obj: dict) -> Iterator[tuple[str, dict]]:
     """``(field path, pod spec)`` for a pod or a workload's pod template."""
     spec = obj.get("spec")

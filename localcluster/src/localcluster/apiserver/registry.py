@@ -183,6 +183,7 @@ class Registry(Store):
                 f"the body of the request must be a JSON object describing a {rt.kind}"
             )
         obj = strip_nulls(obj)
+        decoding.check_type_meta(rt, version, obj)
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if kind and kind != rt.kind:
             raise errors.bad_request(

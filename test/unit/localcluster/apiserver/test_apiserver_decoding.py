@@ -81,3 +81,12 @@ def test_raw_url_base64_takes_no_padding():
     assert gobase64.decode("eyJ2IjoxfQ", url=True, padded=False) == b'{"v":1}'
     with pytest.raises(gobase64.CorruptInput, match="input byte 10"):
         gobase64.decode("eyJ2IjoxfQ==", url=True, padded=False)
+
+
+def test_type_meta_must_be_strings(reg):
+    assert refusal(reg, CM, {"apiVersion": 5}) == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: couldn\'t get '
+        "version/kind; json parse error: json: cannot unmarshal number into Go struct field "
+        ".apiVersion of type string"
+    )
+    assert "field .kind of type string" in refusal(reg, CM, {"kind": ["ConfigMap"]})

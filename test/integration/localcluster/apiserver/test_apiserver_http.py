@@ -274,6 +274,33 @@ def test_pagination_over_http(c):
     assert len(body["items"]) == 5 and "continue" not in body["metadata"]
 
 
+def test_pages_keep_their_list_rv_and_an_expired_token_offers_the_rest(c):
+    for i in range(4):
+        c.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": f"p{i}"}})
+    first = c.request("GET", "/api/v1/namespaces/default/configmaps?limit=1")[2]["metadata"]
+    c.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "p00"}})
+    second = c.request(
+        "GET", f"/api/v1/namespaces/default/configmaps?limit=1&continue={first['continue']}"
+    )[2]
+    assert [i["metadata"]["name"] for i in second["items"]] == ["p1"]  # p00 came later
+    assert second["metadata"]["resourceVersion"] == first["resourceVersion"]
+    code, _, body, _ = c.request(
+        "GET",
+        f"/api/v1/namespaces/default/configmaps?limit=1&continue={first['continue']}"
+        f"&resourceVersion={first['resourceVersion']}",
+    )
+    assert_status(body, 400, "BadRequest")
+    c.request("POST", "/_localcluster/faults", {"compact": True})
+    code, _, body, _ = c.request(
+        "GET", f"/api/v1/namespaces/default/configmaps?limit=10&continue={first['continue']}"
+    )
+    assert_status(body, 410, "Expired")
+    rest = c.request(
+        "GET", f"/api/v1/namespaces/default/configmaps?continue={body['metadata']['continue']}"
+    )[2]
+    assert [i["metadata"]["name"] for i in rest["items"]] == ["p00", "p1", "p2", "p3"]
+
+
 def test_delete_options_body_query_and_none(apiserver, c):
     for name in ("a", "b", "c"):
         c.request(

@@ -13,7 +13,7 @@ data (base64 where Go holds bytes), and every quantity field of a built-in kind
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from . import errors, gobase64, quantity, quantityfields
@@ -58,10 +58,7 @@ def decode(rt: ResourceType, version: str, obj: dict) -> dict:
                 _check_field(obj[name], f"{rt.kind}.{name}", go_type)
         if rt.is_custom:
             return obj
-        for steps, go_field, kind in quantityfields.fields(rt.storage_key):
-            leaf = _resource_list(go_field) if kind == quantityfields.RESOURCE_LIST else _quantity
-            obj = quantityfields.rewrite(obj, steps, leaf)
-        return obj
+        return quantityfields.rewrite(obj, quantityfields.tree(rt.storage_key), _canonical_field)
     except DecodeError as e:
         raise errors.bad_request(
             f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: {e}'
@@ -187,11 +184,11 @@ def _quantity(value: Any) -> Any:
     return value if text == value else text
 
 
-def _resource_list(go_field: str) -> Callable[[Any], Any]:
-    def canonical_list(values: Any) -> Any:
-        if not isinstance(values, dict):
-            raise _unmarshal(values, go_field, quantityfields.RESOURCE_LIST)
-        out = {name: "0" if v is None else _quantity(v) for name, v in values.items()}
-        return values if all(out[k] is v for k, v in values.items()) else out
-
-    return canonical_list
+def _canonical_field(field: quantityfields.Field, value: Any) -> Any:
+    """A quantity field's value in canonical form (the very object when it already is)."""
+    if field.kind == quantityfields.SINGLE:
+        return _quantity(value)
+    if not isinstance(value, dict):
+        raise _unmarshal(value, field.go_field, quantityfields.RESOURCE_LIST)
+    out = {name: "0" if v is None else _quantity(v) for name, v in value.items()}
+    return value if all(out[k] is v for k, v in value.items()) else out

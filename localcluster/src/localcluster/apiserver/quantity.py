@@ -16,6 +16,8 @@ it. Both follow apimachinery's ``ParseQuantity`` scanner and ``Quantity.String``
 - a decimal exponent above 18 has no suffix, and apimachinery then drops it (``1000E`` comes
   back as ``1``): kept, since clients see what the real server writes.
 
+Parsing and canonical forms are cached by text (a cluster uses few distinct quantities).
+
 A JSON number is a quantity too: Go hands the decoder the number as written, so a float from a
 request body carries its literal text (``JSONFloat``); a float without one (from YAML, or from
 an in-process caller) is read as Go's ``encoding/json`` writes a float64.
@@ -23,6 +25,7 @@ an in-process caller) is read as Go's ``encoding/json`` writes a float64.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -90,7 +93,7 @@ def parse(value: Any) -> Decimal:
 
 def canonical(value: Any) -> str:
     """The string the API server stores for this JSON value of a ``Quantity`` field."""
-    return str(parse_quantity(value))
+    return _canonical(_json_text(value).strip())
 
 
 def text(value: Any) -> str:
@@ -198,6 +201,12 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
     raise QuantityError(SUFFIX_WRONG)
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical(text: str) -> str:
+    return str(_parse_text(text))
+
+
+@functools.lru_cache(maxsize=4096)
 def _parse_text(text: str) -> Quantity:
     if not text:
         raise QuantityError(FORMAT_WRONG)

@@ -8,14 +8,15 @@ are unstructured and keep what the client wrote.
 The table lists each quantity field by its JSON path (``[]`` steps into every item of a list)
 and the Go struct that declares it, which names the field in decoder errors. A ``ResourceList``
 is a map of quantities (a null entry decodes as a zero quantity, ``"0"``); a single quantity
-(``emptyDir.sizeLimit``) that is null stays absent (``decoding`` applies these rules).
-``rewrite`` copies only the dicts and lists on the way to a changed value, so the caller's
+(``emptyDir.sizeLimit``) that is null stays absent (``decoding`` applies these rules). The
+paths form one ``tree`` per kind; ``rewrite`` walks it once and copies only the dicts and lists on the way to a changed value, so the caller's
 object is never modified.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 RESOURCE_LIST, SINGLE = "v1.ResourceList", "resource.Quantity"
@@ -80,41 +81,62 @@ _KINDS: dict[tuple[str, str], tuple[tuple[str, tuple[tuple[str, str, str], ...]]
 }
 
 
-def fields(storage_key: tuple[str, str]) -> list[tuple[tuple[str, ...], str, str]]:
-    """(path steps, Go field name as decoder errors give it, kind of field) for every
-    quantity field of a kind; none for kinds without quantities and for custom resources."""
-    return _FIELDS.get(storage_key, [])
+@dataclass(frozen=True)
+class Field:
+    """One quantity field: its Go name as decoder errors give it, and its kind."""
+
+    go_field: str
+    kind: str  # RESOURCE_LIST or SINGLE
 
 
-def _fields(storage_key: tuple[str, str]) -> list[tuple[tuple[str, ...], str, str]]:
-    out = []
+Tree = dict[str, "Tree | Field"]  # JSON step ("x" or "x[]" for every item of list x) -> below
+
+
+def tree(storage_key: tuple[str, str]) -> Tree:
+    """Every quantity field of a kind, as a tree of steps (empty for kinds without any and
+    for custom resources), so one walk visits each list once."""
+    return _TREES.get(storage_key, {})
+
+
+def _tree(storage_key: tuple[str, str]) -> Tree:
+    root: Tree = {}
     for prefix, entries in _KINDS[storage_key]:
         for path, struct, kind in entries:
             full = f"{prefix}.{path}"
-            out.append((tuple(full.split(".")), f"{struct}.{full.replace('[]', '')}", kind))
-    return out
+            *steps, last = full.split(".")
+            node = root
+            for step in steps:
+                node = node.setdefault(step, {})  # type: ignore[assignment]
+            node[last] = Field(f"{struct}.{full.replace('[]', '')}", kind)
+    return root
 
 
-_FIELDS = {key: _fields(key) for key in _KINDS}
+_TREES = {key: _tree(key) for key in _KINDS}
 
 
-def rewrite(node: Any, steps: tuple[str, ...], leaf: Callable[[Any], Any]) -> Any:
-    """``node`` with ``leaf`` applied to the value at ``steps`` (``x[]`` steps into every item
-    of list ``x``): the same object when ``leaf`` changed nothing, else fresh copies of the
-    dicts and lists on the way. Absent or null values, and values of the wrong JSON type on
-    the way, are left alone."""
+def rewrite(node: Any, fields: Tree, apply: Callable[[Field, Any], Any]) -> Any:
+    """``node`` with ``apply(field, value)`` done at every field of the tree: the same object
+    when nothing changed, else fresh copies of the dicts and lists on the way. Absent or null
+    values, and values of the wrong JSON type on the way, are left alone."""
     if not isinstance(node, dict):
         return node
-    step, rest = steps[0], steps[1:]
-    key = step[:-2] if step.endswith("[]") else step
-    child = node.get(key)
-    if child is None:
-        return node
-    if step.endswith("[]"):
-        if not isinstance(child, list):
-            return node
-        items = [rewrite(item, rest, leaf) for item in child]
-        changed = any(new is not old for new, old in zip(items, child, strict=True))
-        return {**node, key: items} if changed else node
-    new = leaf(child) if not rest else rewrite(child, rest, leaf)
-    return node if new is child else {**node, key: new}
+    out = node
+    for step, below in fields.items():
+        key = step[:-2] if step.endswith("[]") else step
+        child = node.get(key)
+        if child is None:
+            continue
+        if isinstance(below, Field):
+            new = apply(below, child)
+        elif not step.endswith("[]"):
+            new = rewrite(child, below, apply)
+        elif isinstance(child, list):
+            items = [rewrite(item, below, apply) for item in child]
+            changed = any(a is not b for a, b in zip(items, child, strict=True))
+            new = items if changed else child
+        else:
+            continue
+        if new is not child:
+            out = dict(node) if out is node else out
+            out[key] = new
+    return out

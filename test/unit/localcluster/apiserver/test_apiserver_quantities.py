@@ -12,6 +12,7 @@ import pytest
 from localcluster.apiserver import Registry, StatusError
 from localcluster.apiserver import quantity as q
 from localcluster.apiserver.params import parse_json
+from test.unit.localcluster.apiserver.test_apiserver_admission import widget_crd
 
 PODS = ("", "v1", "pods")
 NODES = ("", "v1", "nodes")
@@ -237,20 +238,6 @@ def test_statefulset_claim_templates_and_claims(reg):
     }
     pvc = reg.create(PVCS, "default", {"metadata": {"name": "c"}, "spec": claim["spec"]})
     assert pvc["spec"]["resources"] == {"requests": {"storage": "1G"}}
-
-
-def widget_crd() -> dict:
-    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-    version = {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}
-    return {
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-            "versions": [version],
-        },
-    }
 
 
 def test_limits_default_the_missing_requests_of_pods_not_of_templates(reg):

@@ -5,7 +5,7 @@ The API server runs in a child process (so its own copy of the pods does not
 count against the informer): the local cluster's emulated API server when
 available, else a minimal built-in server that serves a pre-encoded pod list
 and an idle watch. The parent process builds a pod informer through
-SharedInformerFactory over the real kubernetes ApiClient, times list + decode +
+SharedInformerFactory over the real HTTP client, times list + decode +
 index + handler delivery, and reports its resident memory. The last line of
 output is ``BENCH_RESULT {json}``.
 
@@ -297,15 +297,13 @@ def measure(n: int, url: str, used: str, populate_s: float) -> dict:
     cached = len(informer.get_indexer().list_keys())
     by_ns = len(informer.get_indexer().by_index("namespace", NAMESPACE))
 
-    # Where the time goes: one bare list (HTTP + json.loads) for comparison.
-    from tf_operator.k8s.client import jsondecode
+    # Where the time goes: one bare list (HTTP + decode) for comparison.
+    from tf_operator.k8s.client.rest import decode
 
     t1 = time.monotonic()
-    response = kc.transport.open("GET", PODS.path(NAMESPACE), query={"resourceVersion": "0"})
-    data = response.data
-    response.release_conn()
+    _, _, data = kc.transport.http.send("GET", PODS.path(NAMESPACE), {"resourceVersion": "0"})
     t2 = time.monotonic()
-    raw_items = len(jsondecode.loads(data)["items"])
+    raw_items = len(decode(data)["items"])
     t3 = time.monotonic()
     http_s, decode_s, body_mb = t2 - t1, t3 - t2, len(data) / 1e6
     del data

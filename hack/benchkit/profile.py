@@ -22,6 +22,7 @@ from pathlib import Path
 AREAS: dict[str, tuple[str, ...]] = {
     "HTTP request path (REST client, urllib3, http.client)": (
         "k8s/client/rest.py",
+        "k8s/client/transport.py",
         "urllib3/",
         "http/client.py",
         "kubernetes/client/",
@@ -30,7 +31,11 @@ AREAS: dict[str, tuple[str, ...]] = {
     "  auth settings built per request": ("auth_settings",),
     "Events (recorder, correlator, sending)": ("k8s/record/",),
     "logging (records, JSON formatting, handler I/O)": ("logging/", "pythonjsonlogger/"),
-    "JSON encode / decode": ("json/encoder", "json/decoder", "jsondecode.py", "json/__init__"),
+    "JSON encode / decode": (
+        "json/encoder",
+        "json/decoder",
+        "json/__init__",
+    ),
     "deep copies": ("copy.py",),
     "informers (reflector, delta FIFO, store, handlers)": ("k8s/cache/", "k8s/informers/"),
     "workqueue": ("k8s/workqueue/",),

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import urllib3
 import yaml
 
 from tf_operator.apis.tensorflow.v1.constants import (
@@ -32,7 +31,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
     PLURAL,
     REPLICA_TYPE_ORDER,
 )
-from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource, ResourceClient
+from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource, ResourceClient, Timeout
 from tf_operator.k8s.client.errors import (
     ApiError,
     from_status,
@@ -354,7 +353,7 @@ class TFJobClient:
         if tail_lines is not None:
             query["tailLines"] = int(tail_lines)
         path = PODS.path(self._ns(namespace), pod, "log")
-        timeout = urllib3.Timeout(connect=30.0, read=None if follow else 60.0)
+        timeout = Timeout(connect=30.0, read=None if follow else 60.0)
         with _api():
             response = self.kube.transport.open("GET", path, query=query, timeout=timeout)
         return LogStream(pod, response)

@@ -17,10 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-
-from tf_operator.k8s.client.kube import CONNECTION_POOL_MAXSIZE, KUBECONFIG_ENV, KubeClient
+from tf_operator.k8s.client.config import load_incluster, load_kubeconfig
+from tf_operator.k8s.client.kube import KUBECONFIG_ENV, KubeClient
 from tf_operator.version import __version__
 
 log = logging.getLogger(__name__)
@@ -54,28 +52,19 @@ def connect(
     request_timeout: float | None = 60.0,
 ) -> Connection:
     """A client and default namespace from a kubeconfig or the in-cluster service account."""
-    cfg = k8s_client.Configuration()
     path = kubeconfig_path(kubeconfig)
     if path is not None:
-        k8s_config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
-        namespace = _context_namespace(path, context)
+        cfg = load_kubeconfig(path, context)
+        namespace = cfg.namespace
         log.debug("using kubeconfig %s", path)
     else:
-        k8s_config.load_incluster_config(client_configuration=cfg)
+        cfg = load_incluster()
         namespace = _pod_namespace()
         log.debug("using in-cluster configuration")
     if master:
-        cfg.host = master.rstrip("/")
-    cfg.connection_pool_maxsize = CONNECTION_POOL_MAXSIZE
-    api_client = k8s_client.ApiClient(configuration=cfg)
-    api_client.user_agent = USER_AGENT
-    return Connection(KubeClient(api_client, request_timeout), namespace or DEFAULT_NAMESPACE)
-
-
-def _context_namespace(path: str, context: str | None) -> str | None:
-    contexts, active = k8s_config.list_kube_config_contexts(config_file=path)
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
-    return ((chosen or {}).get("context") or {}).get("namespace")
+        cfg = cfg.with_host(master)
+    kube = KubeClient(cfg, USER_AGENT, request_timeout)
+    return Connection(kube, namespace or DEFAULT_NAMESPACE)
 
 
 def _pod_namespace() -> str | None:

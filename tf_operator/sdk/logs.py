@@ -10,13 +10,12 @@ wakes a blocked reader. :func:`merge` reads several streams at once, one thread 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import logging
 import queue
 import threading
 from collections.abc import Iterator
 from typing import Any, NamedTuple
-
-import urllib3
 
 from tf_operator.k8s.client.errors import TransportError
 
@@ -51,7 +50,7 @@ class LogStream:
                     yield line.decode("utf-8", "replace")
             if buf and not self._closed.is_set():
                 yield buf.decode("utf-8", "replace")
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+        except (http.client.HTTPException, OSError, ValueError) as exc:
             if not self._closed.is_set():
                 raise TransportError(f"log stream of {self.pod} broken: {exc}") from exc
         finally:

@@ -7,6 +7,12 @@ implement. Errors are :class:`ApiError` s, decided by the ``is_*`` predicates on
 the Status reason as client-go does.
 """
 
+from tf_operator.k8s.client.config import (
+    ClientConfig,
+    ConfigError,
+    load_incluster,
+    load_kubeconfig,
+)
 from tf_operator.k8s.client.errors import (
     ApiError,
     TransportError,
@@ -54,6 +60,7 @@ from tf_operator.k8s.client.resource import (
     Resource,
 )
 from tf_operator.k8s.client.rest import ResourceClient, RestTransport
+from tf_operator.k8s.client.transport import HttpTransport, StreamingResponse, Timeout
 from tf_operator.k8s.client.watch import WatchStream
 
 __all__ = [
@@ -68,12 +75,17 @@ __all__ = [
     "SECRETS",
     "SERVICES",
     "ApiError",
+    "ClientConfig",
+    "ConfigError",
+    "HttpTransport",
     "KubeClient",
     "KubeInterface",
     "Resource",
     "ResourceClient",
     "ResourceInterface",
     "RestTransport",
+    "StreamingResponse",
+    "Timeout",
     "TransportError",
     "WatchInterface",
     "WatchStream",
@@ -94,7 +106,9 @@ __all__ = [
     "is_timeout",
     "is_too_many_requests",
     "is_unauthorized",
+    "load_incluster",
     "load_kube_client",
+    "load_kubeconfig",
     "new_already_exists",
     "new_bad_request",
     "new_conflict",

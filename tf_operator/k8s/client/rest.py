@@ -1,12 +1,10 @@
 """REST access to one API resource, with objects as plain JSON dicts.
 
-:class:`RestTransport` sends requests through the connection pool of the
-official ``kubernetes`` client's ``ApiClient`` (so kubeconfig, TLS, tokens and
-proxies work as configured there) but skips its model classes: bodies are
-decoded with ``json.loads`` straight from the raw response, which is many
-times faster for lists of thousands of objects. :class:`ResourceClient` is the
-typed-resource surface (list, watch, get, create, update, update_status, patch,
-delete) that controllers, informers and the fake client share.
+:class:`RestTransport` turns requests into JSON over the lean HTTP layer of
+:mod:`.transport` (kept-alive connections, headers and TLS prepared once); bodies are
+encoded and decoded with orjson. :class:`ResourceClient` is the typed-resource surface (list,
+watch, get, create, update, update_status, patch, delete) that controllers, informers and
+the fake client share.
 
 Like client-go's ``Request.Do``, a plain request answered 429 or 5xx *with* a
 ``Retry-After`` header is sent again after that many seconds, up to
@@ -17,18 +15,16 @@ here (their reflector backs off and rewatches), nor are answers without the head
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
 
-import urllib3
+import orjson
 
-from tf_operator.k8s.client import jsondecode
-from tf_operator.k8s.client.errors import ApiError, TransportError, from_response
+from tf_operator.k8s.client.errors import TransportError, from_response
 from tf_operator.k8s.client.resource import Resource
+from tf_operator.k8s.client.transport import HttpTransport, StreamingResponse, Timeout
 from tf_operator.k8s.client.watch import WatchStream
 
 log = logging.getLogger(__name__)
@@ -39,17 +35,12 @@ PATCH_CONTENT_TYPES = {
     "json": "application/json-patch+json",
 }
 
-_LIST_CHUNK = 256 * 1024
-
 # Slack added to a watch's server-side timeout before the client gives up
 # reading a silent connection.
 _WATCH_READ_SLACK = 30.0
 
 # Attempts in all for a request the server keeps answering with Retry-After (client-go: 10).
 MAX_RETRY_AFTER_ATTEMPTS = 10
-# urllib3's default retries, minus its own Retry-After handling (which covered only idempotent
-# methods and 413/429/503): that is decided here, the same way for every verb.
-_TRANSPORT_RETRIES = urllib3.Retry(3, respect_retry_after_header=False)
 
 
 def retry_after_seconds(status: int, headers: Any) -> int | None:
@@ -65,146 +56,104 @@ def retry_after_seconds(status: int, headers: Any) -> int | None:
     return None if seconds is None or seconds < 0 else seconds
 
 
+def encode(body: Any) -> bytes:
+    """A request body as compact JSON."""
+    return orjson.dumps(body)
+
+
+def decode(data: bytes) -> Any:
+    """A response body ({} when empty)."""
+    try:
+        return orjson.loads(data) if data else {}
+    except orjson.JSONDecodeError as err:
+        raise TransportError(f"undecodable response body: {err}: {data[:200]!r}") from err
+
+
 class RestTransport:
-    """Raw JSON requests over a ``kubernetes.client.ApiClient``'s connection pool."""
+    """JSON requests over an :class:`HttpTransport`, honouring Retry-After."""
 
     def __init__(
         self,
-        api_client: Any,
+        http: HttpTransport,
         request_timeout: float | None = 60.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.api_client = api_client
+        self.http = http
         self.request_timeout = request_timeout
         self.sleep = sleep
+        self._timeout = Timeout(
+            connect=30.0 if request_timeout is None else min(30.0, request_timeout),
+            read=request_timeout,
+        )
 
     @property
     def host(self) -> str:
-        return str(self.api_client.configuration.host).rstrip("/")
+        return self.http.host
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = dict(self.api_client.default_headers)
-        headers["Accept"] = "application/json"
-        if content_type:
-            headers["Content-Type"] = content_type
-        settings = self.api_client.configuration.auth_settings()
-        for setting in settings.values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        return headers
-
-    def open(
-        self,
-        method: str,
-        path: str,
-        query: dict[str, Any] | None = None,
-        body: Any = None,
-        content_type: str | None = None,
-        timeout: Any = None,
-        retries: Any = None,
-        honour_retry_after: bool = False,
-    ) -> Any:
-        """Send a request and return the unread urllib3 response (2xx only).
-
-        With ``honour_retry_after`` an answer asking to come back later (see the module
-        docstring) is waited out and resent, at most ``MAX_RETRY_AFTER_ATTEMPTS`` times."""
-        attempt = 1
-        while True:
-            try:
-                return self._open_once(method, path, query, body, content_type, timeout, retries)
-            except _RetryAfter as wait:
-                if not honour_retry_after or attempt >= MAX_RETRY_AFTER_ATTEMPTS:
-                    raise wait.error from None
-                log.debug(
-                    "%s %s: got %d with Retry-After %ds (attempt %d); retrying",
-                    method,
-                    path,
-                    wait.error.status,
-                    wait.seconds,
-                    attempt,
-                )
-                self.sleep(wait.seconds)
-                attempt += 1
-
-    def _open_once(
+    def _send(
         self,
         method: str,
         path: str,
         query: dict[str, Any] | None,
         body: Any,
         content_type: str | None,
-        timeout: Any,
-        retries: Any,
-    ) -> Any:
-        url = self.host + path
-        if query:
-            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
-        payload = None
-        if body is not None:
-            payload = json.dumps(body, separators=(",", ":")).encode()
-            content_type = content_type or "application/json"
-        kwargs: dict[str, Any] = {"retries": _TRANSPORT_RETRIES if retries is None else retries}
-        try:
-            response = self.api_client.rest_client.pool_manager.request(
-                method,
-                url,
-                body=payload,
-                headers=self._headers(content_type),
-                timeout=timeout if timeout is not None else self._timeout(),
-                preload_content=False,
-                **kwargs,
+        timeout: Timeout | None,
+        stream: bool,
+        honour_retry_after: bool,
+    ) -> bytes | StreamingResponse:
+        payload = None if body is None else encode(body)
+        attempt = 1
+        while True:
+            status, headers, data = self.http.send(
+                method, path, query, payload, content_type, timeout or self._timeout, stream
             )
-        except urllib3.exceptions.HTTPError as exc:
-            raise TransportError(f"{method} {url}: {exc}") from exc
-        if response.status >= 300:
-            try:
-                data = response.data
-            except urllib3.exceptions.HTTPError:
-                data = b""
-            finally:
-                response.release_conn()
-            error = from_response(response.status, data, response.headers)
-            seconds = retry_after_seconds(response.status, response.headers)
-            if seconds is not None:
-                raise _RetryAfter(error, seconds)
-            raise error
+            if status < 300:
+                return data
+            raw = data if isinstance(data, bytes) else b""
+            error = from_response(status, raw, headers)
+            seconds = retry_after_seconds(status, headers)
+            if seconds is None or not honour_retry_after or attempt >= MAX_RETRY_AFTER_ATTEMPTS:
+                raise error
+            log.debug(
+                "%s %s: got %d with Retry-After %ds (attempt %d); retrying",
+                method,
+                path,
+                status,
+                seconds,
+                attempt,
+            )
+            self.sleep(seconds)
+            attempt += 1
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None = None,
+        timeout: Timeout | None = None,
+    ) -> StreamingResponse:
+        """Send a request and return the unread response (2xx only); not retried."""
+        response = self._send(method, path, query, None, None, timeout, True, False)
+        assert isinstance(response, StreamingResponse)
         return response
 
-    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+    ) -> dict[str, Any]:
         """Send a request and return the decoded JSON body ({} when empty)."""
-        response = self.open(method, path, honour_retry_after=True, **kwargs)
-        try:
-            data = response.data
-        except urllib3.exceptions.HTTPError as exc:
-            raise TransportError(f"{method} {path}: reading body: {exc}") from exc
-        finally:
-            response.release_conn()
-        return jsondecode.loads(data) if data else {}
+        data = self._send(method, path, query, body, content_type, None, False, True)
+        assert isinstance(data, bytes)
+        result: dict[str, Any] = decode(data)
+        return result
 
     def request_list(self, path: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
-        """GET a List, decoding items as the body streams in (see ``jsondecode.load_stream``)."""
-        response = self.open("GET", path, query=query, honour_retry_after=True)
-        try:
-            result: dict[str, Any] = jsondecode.load_stream(lambda: response.read(_LIST_CHUNK))
-            return result
-        except urllib3.exceptions.HTTPError as exc:
-            raise TransportError(f"GET {path}: reading body: {exc}") from exc
-        finally:
-            response.release_conn()
-
-    def _timeout(self) -> Any:
-        if self.request_timeout is None:
-            return urllib3.Timeout(connect=30.0, read=None)
-        return urllib3.Timeout(connect=min(30.0, self.request_timeout), read=self.request_timeout)
-
-
-class _RetryAfter(Exception):
-    """An error answer that names when to retry (internal to ``RestTransport.open``)."""
-
-    def __init__(self, error: ApiError, seconds: int) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.seconds = seconds
+        """GET a List."""
+        return self.request("GET", path, query=query)
 
 
 def _namespace_of(body: dict[str, Any], namespace: str | None) -> str | None:
@@ -298,11 +247,7 @@ class ResourceClient:
             query["allowWatchBookmarks"] = "true"
         read = None if timeout_seconds is None else float(timeout_seconds) + _WATCH_READ_SLACK
         response = self.transport.open(
-            "GET",
-            self._path(namespace),
-            query=query,
-            timeout=urllib3.Timeout(connect=30.0, read=read),
-            retries=False,
+            "GET", self._path(namespace), query=query, timeout=Timeout(connect=30.0, read=read)
         )
         return WatchStream(response)
 

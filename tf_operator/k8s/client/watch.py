@@ -12,13 +12,13 @@ quietly. A connection that breaks while nobody asked for it raises
 
 from __future__ import annotations
 
-import json
+import http.client
 import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-import urllib3
+import orjson
 
 from tf_operator.k8s.client.errors import TransportError
 
@@ -85,7 +85,7 @@ class WatchStream:
                 del buf[:start]
             if bytes(buf).strip() and not self._closed.is_set():
                 yield _decode(bytes(buf))
-        except (urllib3.exceptions.HTTPError, OSError, ValueError) as exc:
+        except (http.client.HTTPException, OSError, ValueError) as exc:
             if self._closed.is_set():
                 return
             raise TransportError(f"watch stream broken: {exc}") from exc
@@ -103,15 +103,8 @@ class WatchStream:
             yield data
 
     def _shutdown_socket(self) -> None:
-        shutdown = getattr(self._response, "shutdown", None)
         try:
-            if shutdown is not None:
-                shutdown()
-            else:  # urllib3 < 2.3: reach the socket ourselves
-                import socket
-
-                sock = self._response._fp.fp.raw._sock  # noqa: SLF001
-                sock.shutdown(socket.SHUT_RDWR)
+            self._response.shutdown()
         except Exception:  # the connection may already be gone
             log.debug("watch socket shutdown failed", exc_info=True)
 
@@ -124,7 +117,7 @@ class WatchStream:
 
 def _decode(line: bytes) -> tuple[str, dict[str, Any]]:
     try:
-        event = json.loads(line)
+        event = orjson.loads(line)
         return event["type"], event["object"]
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"undecodable watch event: {line[:200]!r}") from exc

@@ -1,10 +1,9 @@
 """Client configuration and transport errors that need no server."""
 
 import pytest
-from kubernetes.config import ConfigException
 
-from tf_operator.k8s.client import PODS, TransportError, load_kube_client
-from tf_operator.k8s.client.kube import CONNECTION_POOL_MAXSIZE, DEFAULT_USER_AGENT
+from tf_operator.k8s.client import PODS, ConfigError, TransportError, load_kube_client
+from tf_operator.k8s.client.kube import DEFAULT_USER_AGENT
 
 
 def test_connection_refused_is_transport_error():
@@ -32,13 +31,12 @@ def test_load_kube_client_env_wins_and_master_overrides(tmp_path, monkeypatch):
     monkeypatch.setenv("KUBECONFIG", env)
     kc = load_kube_client(flag)
     assert kc.host == "http://127.0.0.1:2222"
-    assert kc.api_client.user_agent == DEFAULT_USER_AGENT
-    assert load_kube_client(flag, user_agent="x/1").api_client.user_agent == "x/1"
-    assert kc.api_client.configuration.connection_pool_maxsize == CONNECTION_POOL_MAXSIZE
-    assert kc.transport._headers(None)["authorization"] == "Bearer secret-token"
+    assert kc.user_agent == DEFAULT_USER_AGENT
+    assert load_kube_client(flag, user_agent="x/1").user_agent == "x/1"
+    assert kc.config.auth.authorization() == "Bearer secret-token"
     assert load_kube_client(flag, master="http://127.0.0.1:3333/").host == "http://127.0.0.1:3333"
     monkeypatch.delenv("KUBECONFIG")
     assert load_kube_client(None, master="http://127.0.0.1:4444").host == "http://127.0.0.1:4444"
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    with pytest.raises(ConfigException):
+    with pytest.raises(ConfigError):
         load_kube_client()

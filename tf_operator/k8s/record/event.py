@@ -1,9 +1,11 @@
 """Recording core/v1 Events without blocking the caller (client-go `tools/record`).
 
 An `EventRecorder` (one per component) builds the Event dict and offers it to every
-watcher of its `EventBroadcaster`. Each watcher owns a bounded queue (`MAX_QUEUED_EVENTS`)
-and daemon thread(s) that feed its handler; when a queue is full the event is dropped
-with a log line (thinned out during a flood), so `event()` never waits on the API server.
+watcher of its `EventBroadcaster`. Each watcher owns a queue and daemon thread(s) that feed
+its handler, so `event()` never waits on the API server. The queue is unbounded by default:
+an event is never dropped (v0.5.3's broadcaster dropped events once 1000 were waiting,
+divergence D36); a bound (`max_queued_events`) makes a full queue drop with a log line
+(thinned out during a flood).
 
 Go's recorder writes from a single goroutine; one thread here cannot keep up with a burst
 of jobs (each write is a round trip), so the recording watcher runs
@@ -11,6 +13,9 @@ of jobs (each write is a round trip), so the recording watcher runs
 involved object one at a time and in order: a repeat is correlated only after the write of
 its predecessor has been learnt, so it still becomes a PATCH of the same Event, and the
 aggregation and spam filter see each object's events in the order they were recorded.
+
+The broadcaster made with a client logs each event (as v0.5.3's `StartLogging(log.Infof)`)
+from the recording threads, just before writing it: one queue and one hand-off per event.
 
 The recording watcher (`start_recording_to_sink`) passes each event through an
 `EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam
@@ -31,7 +36,6 @@ name (divergence D42 in the operator's docs/divergences.md).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import itertools
 import logging
@@ -61,7 +65,8 @@ EVENT_TYPE_WARNING = "Warning"
 
 MAX_TRIES_PER_EVENT = 12
 DEFAULT_SLEEP_DURATION = 10.0
-MAX_QUEUED_EVENTS = 1000
+# No bound: events are never dropped (divergence D36).
+MAX_QUEUED_EVENTS: int | None = None
 # Concurrent writers to the API sink. Each holds at most one pooled connection; the
 # client's pool (kube.CONNECTION_POOL_MAXSIZE) leaves room for them beside informers,
 # workers and leader election.
@@ -177,7 +182,7 @@ class EventWatcher:
     def __init__(
         self,
         handler: Callable[[dict[str, Any]], None],
-        max_queued: int,
+        max_queued: int | None,
         name: str,
         *,
         workers: int = 1,
@@ -260,7 +265,7 @@ class EventBroadcaster:
         kube_client: Any = None,
         *,
         clock: Clock | None = None,
-        max_queued_events: int = MAX_QUEUED_EVENTS,
+        max_queued_events: int | None = MAX_QUEUED_EVENTS,
         sleep_duration: float = DEFAULT_SLEEP_DURATION,
     ) -> None:
         self._clock = clock or REAL_CLOCK
@@ -271,8 +276,7 @@ class EventBroadcaster:
         self._shutting_down = threading.Event()
         self._random = random.Random()
         if kube_client is not None:
-            self.start_logging()
-            self.start_recording_to_sink(KubeEventSink(kube_client))
+            self.start_recording_to_sink(KubeEventSink(kube_client), log_events=True)
 
     def start_event_watcher(
         self,
@@ -293,20 +297,24 @@ class EventBroadcaster:
         return watcher
 
     def start_recording_to_sink(
-        self, sink: EventSink, workers: int = DEFAULT_SINK_WORKERS
+        self, sink: EventSink, workers: int = DEFAULT_SINK_WORKERS, log_events: bool = False
     ) -> EventWatcher:
         """Write every event to `sink`, correlated (aggregated, counted, spam-filtered).
 
         `workers` threads write concurrently; all events about one involved object go
         through one thread at a time, in order, so a repeat always patches the Event its
         first occurrence created and aggregation sees the object's events in sequence.
+        With `log_events` each event is also logged at INFO (see `start_logging`) by the
+        thread about to write it.
         """
         correlator = EventCorrelator(self._clock, self._aggregate_name)
-        return self.start_event_watcher(
-            lambda event: self._record_to_sink(sink, event, correlator),
-            workers=workers,
-            key_of=involved_object_key,
-        )
+
+        def record(event: dict[str, Any]) -> None:
+            if log_events and log.isEnabledFor(logging.INFO):
+                _log_event(log.info, event)
+            self._record_to_sink(sink, event, correlator)
+
+        return self.start_event_watcher(record, workers=workers, key_of=involved_object_key)
 
     def start_logging(
         self, logf: Callable[..., None] | None = None, level: int = logging.INFO
@@ -319,15 +327,7 @@ class EventBroadcaster:
             else:
                 log.log(level, fmt, *args)
 
-        return self.start_event_watcher(
-            lambda e: emit(
-                "Event(%s): type: '%s' reason: '%s' %s",
-                e.get("involvedObject"),
-                e.get("type"),
-                e.get("reason"),
-                e.get("message"),
-            )
-        )
+        return self.start_event_watcher(lambda e: _log_event(emit, e))
 
     def new_recorder(self, component: str, host: str = "") -> EventRecorder:
         source = {"component": component}
@@ -364,7 +364,7 @@ class EventBroadcaster:
     def _record_to_sink(
         self, sink: EventSink, event: dict[str, Any], correlator: EventCorrelator
     ) -> None:
-        result = correlator.correlate(copy.deepcopy(event))
+        result = correlator.correlate(event)  # never mutated: the correlator copies
         if result.skip or result.event is None:
             log.debug("event %s skipped by the spam filter", result)
             return
@@ -414,6 +414,16 @@ class EventBroadcaster:
             return True
         log.error("unable to write event %s: %s (may retry after sleeping)", _describe(event), err)
         return False
+
+
+def _log_event(logf: Callable[..., None], event: dict[str, Any]) -> None:
+    logf(
+        "Event(%s): type: '%s' reason: '%s' %s",
+        event.get("involvedObject"),
+        event.get("type"),
+        event.get("reason"),
+        event.get("message"),
+    )
 
 
 def involved_object_key(event: dict[str, Any]) -> tuple[str, ...]:

@@ -187,8 +187,8 @@ class EventLogger:
     def observe(
         self, event: dict[str, Any], key: str
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        event = copy.deepcopy(event)
-        meta = event.setdefault("metadata", {})
+        event = {**event, "metadata": dict(event.get("metadata") or {})}  # what is changed
+        meta = event["metadata"]
         patch = None
         last: _Observation | None = self._cache.get(key)
         if last is not None and last.count > 0:

@@ -7,7 +7,8 @@ among the keys that are free, the one whose oldest item was offered first goes n
 one consumer this is plain FIFO. A key whose consumer is busy (for instance pausing
 between retries) holds back only its own items, never other keys'.
 
-The bound counts items waiting, not the ones being processed, like a buffered channel.
+The optional bound counts items waiting, not the ones being processed, like a buffered
+channel; without one nothing is ever refused but after ``close``.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Any
 
 
 class KeyedQueue:
-    """Bounded, non-blocking on `offer`; `take` blocks until an item of a free key is ready."""
+    """Non-blocking `offer` (refused only when full or closed); `take` blocks until an item
+    of a free key is ready."""
 
-    def __init__(self, max_items: int) -> None:
+    def __init__(self, max_items: int | None = None) -> None:
         self._max_items = max_items
         self._cond = threading.Condition(threading.Lock())
         self._items: dict[Hashable, deque[tuple[int, Any]]] = {}
@@ -36,7 +38,7 @@ class KeyedQueue:
     def offer(self, key: Hashable, item: Any) -> bool:
         """Queue `item` under `key`; False (at once) when full or closed."""
         with self._cond:
-            if self._closed or self._count >= self._max_items:
+            if self._closed or (self._max_items is not None and self._count >= self._max_items):
                 return False
             seq = next(self._seq)
             pending = self._items.get(key)

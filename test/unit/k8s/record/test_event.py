@@ -143,7 +143,30 @@ def test_spam_filter_allows_a_burst_of_25_per_object(kube, broadcaster):
     assert len([e for e in events_in(kube) if e["involvedObject"]["name"] == "job1"]) == 25
 
 
-def test_recording_does_not_block_and_drops_when_queue_full(kube, clock, caplog):
+def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
+    """v0.5.3's broadcaster dropped events past 1000 queued; ours keeps them (D36)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def slow_create(action):
+        entered.set()
+        release.wait(10)
+        return False, None
+
+    kube.prepend_reactor("create", "events", slow_create)
+    b = EventBroadcaster(clock=clock)
+    watcher = b.start_recording_to_sink(KubeEventSink(kube), workers=1)
+    rec = b.new_recorder("c")
+    rec.event(tfjob("first"), "Normal", "R", "m")
+    assert entered.wait(5)
+    for i in range(1500):
+        rec.event(tfjob(f"job{i}"), "Normal", "R", "m")
+    assert watcher.dropped == 0 and watcher.pending() == 1500
+    release.set()
+    b.shutdown(timeout=30)
+    assert len(events_in(kube)) == 1501
+
+
+def test_a_bounded_queue_does_not_block_and_drops_when_full(kube, clock, caplog):
     entered, release = threading.Event(), threading.Event()
 
     def slow_create(action):

@@ -298,10 +298,13 @@ def measure(n: int, url: str, used: str, populate_s: float) -> dict:
     by_ns = len(informer.get_indexer().by_index("namespace", NAMESPACE))
 
     # Where the time goes: one bare list (HTTP + decode) for comparison.
+    from tf_operator.k8s.client import Timeout
     from tf_operator.k8s.client.rest import decode
 
     t1 = time.monotonic()
-    _, _, data = kc.transport.http.send("GET", PODS.path(NAMESPACE), {"resourceVersion": "0"})
+    _, _, data = kc.transport.http.send(
+        "GET", PODS.path(NAMESPACE), {"resourceVersion": "0"}, timeout=Timeout(read=120.0)
+    )
     t2 = time.monotonic()
     raw_items = len(decode(data)["items"])
     t3 = time.monotonic()

@@ -104,9 +104,13 @@ class RestTransport:
         payload = None if body is None else encode(body)
         attempt = 1
         while True:
-            status, headers, data = self.http.send(
-                method, path, query, payload, content_type, timeout or self._timeout, stream
-            )
+            timeout = timeout or self._timeout
+            if stream:
+                status, headers, data = self.http.stream(method, path, query, timeout)
+            else:
+                status, headers, data = self.http.send(
+                    method, path, query, payload, content_type, timeout
+                )
             if status < 300:
                 return data
             raw = data if isinstance(data, bytes) else b""

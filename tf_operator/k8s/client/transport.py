@@ -3,28 +3,32 @@ the request.
 
 What the official client did on every request (look up proxy settings in the environment,
 build the auth settings, normalise a pool key, parse the URL, copy header dicts, build a
-``Retry``) is done once here: :class:`HttpTransport` parses the server URL and builds the TLS
-context and the constant headers when it is made. A request takes an idle connection from a
-small LIFO pool (or opens one), sends the request line, headers and body, reads the answer
-and puts the connection back: a thread that makes requests one after another reuses the same
-warm connection. Long-lived responses (watches, log streams, streamed lists) own their
-connection and close it when done.
+``Retry``, parse the answer's headers with the e-mail parser) is done once or not at all
+here: :class:`HttpTransport` parses the server URL and builds the TLS context and the
+constant header block when it is made. A request takes an idle :class:`Connection` from a
+small LIFO pool (or opens one), writes the request in one piece, reads the status line, the
+headers and the body (``Content-Length`` or chunked) and puts the connection back: a thread
+that makes requests one after another reuses the same warm connection.
+
+Long-lived responses (watches, log streams) go through the standard library's
+``http.client`` instead, as a :class:`StreamingResponse` owning its connection until closed.
 
 A kept-alive connection the server closed while it sat idle fails on first use; that
-request is sent once more on a fresh connection (the server never saw it). Connecting
-is retried ``CONNECT_ATTEMPTS`` times. Only the ``Authorization`` value is looked up per
-request (a :class:`~.config.TokenSource` may rotate it).
+request is sent once more on a fresh connection (the server never saw it). Connecting is
+tried ``CONNECT_ATTEMPTS`` times. Only the ``Authorization`` value is looked up per request
+(a :class:`~.config.TokenSource` may rotate it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import ssl
 import threading
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import SplitResult, urlencode, urlsplit
 
 from tf_operator.k8s.client.config import ClientConfig
 from tf_operator.k8s.client.errors import TransportError
@@ -34,9 +38,9 @@ from tf_operator.k8s.client.errors import TransportError
 MAX_IDLE_CONNECTIONS = 32
 CONNECT_ATTEMPTS = 3
 CONNECT_TIMEOUT = 30.0
-
-# Errors of a reused connection that the server closed while it was idle.
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+_RECV = 256 * 1024
+# Longest status line plus headers accepted from a server.
+_MAX_HEAD = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,122 @@ class Timeout:
     read: float | None = 60.0
 
 
+class Headers(dict[str, str]):
+    """Response headers; names compare case-insensitively (stored lower case)."""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return super().get(name.lower(), default)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and super().__contains__(name.lower())
+
+
+class _StaleConnectionError(Exception):
+    """The server had closed this kept-alive connection before our request reached it."""
+
+
+class Connection:
+    """One socket speaking HTTP/1.1 request/response (not thread-safe: one user at a time)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buf = bytearray()
+        self._timeout: float | None = sock.gettimeout()
+        self.used = False
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def _fill(self) -> None:
+        data = self.sock.recv(_RECV)
+        if not data:
+            raise ConnectionResetError("the server closed the connection")
+        self._buf += data
+
+    def _read_until(self, marker: bytes, limit: int) -> bytes:
+        start = 0
+        while True:
+            end = self._buf.find(marker, start)
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + len(marker)]
+                return line
+            if len(self._buf) > limit:
+                raise http.client.LineTooLong("response header block")
+            start = max(0, len(self._buf) - len(marker) + 1)
+            self._fill()
+
+    def _read_exactly(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            self._fill()
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
+        return data
+
+    def _read_chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            size_line = self._read_until(b"\r\n", _MAX_HEAD)
+            try:
+                size = int(size_line.split(b";", 1)[0].strip(), 16)
+            except ValueError as err:
+                raise http.client.HTTPException(f"bad chunk size {size_line[:40]!r}") from err
+            if size == 0:
+                while self._read_until(b"\r\n", _MAX_HEAD):  # trailers, then an empty line
+                    pass
+                return bytes(body)
+            body += self._read_exactly(size)
+            self._read_exactly(2)
+
+    def exchange(
+        self, request: bytes, timeout: float | None, head_only: bool
+    ) -> tuple[int, Headers, bytes, bool]:
+        """Send one request; ``(status, headers, body, keep)`` (keep: reusable after)."""
+        if timeout != self._timeout:
+            self.sock.settimeout(timeout)
+            self._timeout = timeout
+        reused, self.used = self.used, True
+        try:
+            self.sock.sendall(request)
+            head = self._read_until(b"\r\n\r\n", _MAX_HEAD)
+        except (ConnectionResetError, BrokenPipeError) as err:
+            if reused and not self._buf:
+                raise _StaleConnectionError(str(err)) from err
+            raise
+        lines = head.split(b"\r\n")
+        status_line = lines[0]
+        if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
+            raise http.client.BadStatusLine(status_line[:80].decode("latin-1"))
+        status = int(status_line[9:12])
+        headers = Headers()
+        for line in lines[1:]:
+            name, sep, value = line.partition(b":")
+            if sep:
+                headers[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
+        if 100 <= status < 200:  # an interim answer: the real one follows
+            return self.exchange(b"", timeout, head_only)
+        keep = status_line[7:8] == b"1" and headers.get("connection", "").lower() != "close"
+        if head_only or status in (204, 304):
+            body = b""
+        elif headers.get("transfer-encoding", "").lower() == "chunked":
+            body = self._read_chunked()
+        elif "content-length" in headers:
+            body = self._read_exactly(int(headers["content-length"]))
+        else:  # delimited by the end of the connection
+            chunks = [bytes(self._buf)]
+            self._buf.clear()
+            while data := self.sock.recv(_RECV):
+                chunks.append(data)
+            body, keep = b"".join(chunks), False
+        return status, headers, body, keep
+
+
 class _HTTPSConnection(http.client.HTTPConnection):
-    """HTTPS with a prepared context and an optional TLS server name (``tls-server-name``)."""
+    """``http.client`` over a prepared TLS context (streams only)."""
 
     default_port = 443
 
@@ -72,7 +190,7 @@ class _HTTPSConnection(http.client.HTTPConnection):
 
 
 class StreamingResponse:
-    """An answer read as it arrives (watches, logs, big lists); owns its connection.
+    """An answer read as it arrives (watches, logs); owns its connection.
 
     ``read``/``read1`` as a file; ``shutdown`` (any thread) wakes a blocked reader;
     ``close`` (or ``release_conn``) closes the connection."""
@@ -120,39 +238,68 @@ class HttpTransport:
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"unsupported API server URL {config.host!r}")
         self.host = f"{url.scheme}://{url.netloc}{url.path.rstrip('/')}"
-        self._scheme = url.scheme
         self._hostname = url.hostname
-        self._port = url.port
+        self._port = url.port or (443 if url.scheme == "https" else 80)
+        self._host_header = url.netloc.rsplit("@", 1)[-1]
         self._prefix = url.path.rstrip("/")
         self._ssl = config.ssl_context() if url.scheme == "https" else None
-        self._proxy = urlsplit(config.proxy_url) if config.proxy_url else None
+        self._proxy: SplitResult | None = urlsplit(config.proxy_url) if config.proxy_url else None
         self._auth = config.auth
-        self._headers = {"User-Agent": user_agent, "Accept": "application/json"}
-        self._idle: list[http.client.HTTPConnection] = []
+        self._user_agent = user_agent
+        self._fixed = (
+            f"Host: {self._host_header}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n"
+        ).encode("latin-1")
+        self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._max_idle = max_idle
         self._closed = False
 
     # ---- connections -------------------------------------------------------------------
 
-    def _new_connection(self, timeout: float | None) -> http.client.HTTPConnection:
-        host, port = self._hostname, self._port
-        if self._proxy is not None:
-            host, port = self._proxy.hostname or "", self._proxy.port
-        conn: http.client.HTTPConnection
-        if self._ssl is not None:
-            conn = _HTTPSConnection(host, port, timeout, self._ssl, self.config.tls_server_name)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
-        if self._proxy is not None and self._ssl is not None:
-            conn.set_tunnel(self._hostname, self._port)
-        return conn
+    def _server_name(self) -> str:
+        return self.config.tls_server_name or self._hostname
 
-    def _take(self) -> http.client.HTTPConnection | None:
+    def _open_socket(self, timeout: float | None) -> socket.socket:
+        """A connected socket (tunnelled through the proxy, TLS when https)."""
+        if self._proxy is not None:
+            address = (self._proxy.hostname or "", self._proxy.port or 80)
+        else:
+            address = (self._hostname, self._port)
+        sock = socket.create_connection(address, timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._proxy is not None and self._ssl is not None:
+                self._tunnel(sock, timeout)
+            if self._ssl is not None:
+                sock = self._ssl.wrap_socket(sock, server_hostname=self._server_name())
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def _tunnel(self, sock: socket.socket, timeout: float | None) -> None:
+        target = f"{self._hostname}:{self._port}"
+        conn = Connection(sock)
+        request = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode("latin-1")
+        status, _, _, _ = conn.exchange(request, timeout, head_only=True)
+        if status != 200:
+            raise OSError(f"proxy refused CONNECT {target}: HTTP {status}")
+
+    def _connect(self, timeout: Timeout) -> Connection:
+        attempt = 1
+        while True:
+            try:
+                return Connection(self._open_socket(timeout.connect))
+            except OSError as err:
+                if attempt >= CONNECT_ATTEMPTS:
+                    raise TransportError(f"connecting to {self.host}: {err}") from err
+                attempt += 1
+
+    def _take(self) -> Connection | None:
         with self._lock:
             return self._idle.pop() if self._idle else None
 
-    def _give_back(self, conn: http.client.HTTPConnection) -> None:
+    def _give_back(self, conn: Connection) -> None:
         with self._lock:
             if not self._closed and len(self._idle) < self._max_idle:
                 self._idle.append(conn)
@@ -175,49 +322,25 @@ class HttpTransport:
         if query:
             target += "?" + urlencode({k: v for k, v in query.items() if v is not None})
         if self._proxy is not None and self._ssl is None:
-            target = self.host[: len(self.host) - len(self._prefix)] + target
+            target = f"http://{self._host_header}{target}"
         return target
 
-    def _headers_for(self, body: bytes | None, content_type: str | None) -> dict[str, str]:
-        headers = dict(self._headers)
+    def _request_bytes(
+        self, method: str, target: str, body: bytes | None, content_type: str | None
+    ) -> bytes:
+        parts = [f"{method} {target} HTTP/1.1\r\n".encode("latin-1"), self._fixed]
         auth = self._auth.authorization()
         if auth:
-            headers["Authorization"] = auth
+            parts.append(f"Authorization: {auth}\r\n".encode("latin-1"))
         if body is not None:
-            headers["Content-Type"] = content_type or "application/json"
-            headers["Content-Length"] = str(len(body))
-        return headers
-
-    def _connect(self, timeout: Timeout) -> http.client.HTTPConnection:
-        """A new connection, connected (tried ``CONNECT_ATTEMPTS`` times)."""
-        attempt = 1
-        while True:
-            conn = self._new_connection(timeout.connect)
-            try:
-                conn.connect()
-                return conn
-            except OSError as err:
-                conn.close()
-                if attempt >= CONNECT_ATTEMPTS:
-                    raise TransportError(f"connecting to {self.host}: {err}") from err
-                attempt += 1
-
-    @staticmethod
-    def _exchange(
-        conn: http.client.HTTPConnection,
-        method: str,
-        target: str,
-        body: bytes | None,
-        headers: dict[str, str],
-        timeout: Timeout,
-    ) -> http.client.HTTPResponse:
-        assert conn.sock is not None
-        conn.sock.settimeout(timeout.read)
-        conn.putrequest(method, target, skip_accept_encoding=True)
-        for name, value in headers.items():
-            conn.putheader(name, value)
-        conn.endheaders(body)
-        return conn.getresponse()
+            parts.append(
+                f"Content-Type: {content_type or 'application/json'}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1")
+            )
+            parts.append(body)
+        else:
+            parts.append(b"\r\n")
+        return b"".join(parts)
 
     def send(
         self,
@@ -227,38 +350,75 @@ class HttpTransport:
         body: bytes | None = None,
         content_type: str | None = None,
         timeout: Timeout | None = None,
-        stream: bool = False,
-    ) -> tuple[int, Any, bytes | StreamingResponse]:
-        """Send one request: ``(status, headers, body)``; with ``stream`` (and a 2xx
-        status) the body is a :class:`StreamingResponse` owning the connection."""
+    ) -> tuple[int, Headers, bytes]:
+        """Send one request and read the whole answer: ``(status, headers, body)``."""
         target = self.url(path, query)
-        headers = self._headers_for(body, content_type)
+        request = self._request_bytes(method, target, body, content_type)
         timeout = timeout or Timeout()
         while True:
-            conn = None if stream else self._take()
-            reused = conn is not None
-            if conn is None:
-                conn = self._connect(timeout)
-            sock = conn.sock
+            conn = self._take() or self._connect(timeout)
             try:
-                response = self._exchange(conn, method, target, body, headers, timeout)
-            except _STALE as err:
+                status, headers, data, keep = conn.exchange(request, timeout.read, method == "HEAD")
+            except _StaleConnectionError:
                 conn.close()
-                if reused:
-                    continue  # the server closed an idle connection: it never saw this
-                raise TransportError(f"{method} {self.host}{target}: {err}") from err
-            except (OSError, http.client.HTTPException) as err:
+                continue  # the server closed an idle connection: it never saw this
+            except (OSError, http.client.HTTPException, ValueError) as err:
                 conn.close()
                 raise TransportError(f"{method} {self.host}{target}: {err}") from err
-            if stream and response.status < 300:
-                return response.status, response.headers, StreamingResponse(conn, sock, response)
-            try:
-                data = response.read()
-            except (OSError, http.client.HTTPException) as err:
-                conn.close()
-                raise TransportError(f"{method} {self.host}{target}: reading: {err}") from err
-            if response.will_close:
-                conn.close()
-            else:
+            if keep:
                 self._give_back(conn)
-            return response.status, response.headers, data
+            else:
+                conn.close()
+            return status, headers, data
+
+    def stream(
+        self, method: str, path: str, query: dict[str, Any] | None, timeout: Timeout | None
+    ) -> tuple[int, Any, bytes | StreamingResponse]:
+        """Send a request whose answer is read as it arrives; a 2xx answer comes back as a
+        :class:`StreamingResponse`, any other status with its body read."""
+        target = self.url(path, query)
+        timeout = timeout or Timeout()
+        conn = self._stream_connection(timeout)
+        sock = conn.sock
+        try:
+            assert sock is not None
+            sock.settimeout(timeout.read)
+            conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+            conn.putheader("Host", self._host_header)
+            conn.putheader("User-Agent", self._user_agent)
+            conn.putheader("Accept", "application/json")
+            auth = self._auth.authorization()
+            if auth:
+                conn.putheader("Authorization", auth)
+            conn.endheaders()
+            response = conn.getresponse()
+            if response.status < 300:
+                return response.status, response.headers, StreamingResponse(conn, sock, response)
+            data = response.read()
+        except (OSError, http.client.HTTPException) as err:
+            conn.close()
+            raise TransportError(f"{method} {self.host}{target}: {err}") from err
+        conn.close()
+        return response.status, response.headers, data
+
+    def _stream_connection(self, timeout: Timeout) -> http.client.HTTPConnection:
+        host, port = self._hostname, self._port
+        if self._proxy is not None:
+            host, port = self._proxy.hostname or "", self._proxy.port or 80
+        conn: http.client.HTTPConnection
+        if self._ssl is not None:
+            conn = _HTTPSConnection(host, port, timeout.connect, self._ssl, self._server_name())
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=timeout.connect)
+        if self._proxy is not None and self._ssl is not None:
+            conn.set_tunnel(self._hostname, self._port)
+        attempt = 1
+        while True:
+            try:
+                conn.connect()
+                return conn
+            except OSError as err:
+                conn.close()
+                if attempt >= CONNECT_ATTEMPTS:
+                    raise TransportError(f"connecting to {self.host}: {err}") from err
+                attempt += 1

@@ -1,0 +1,123 @@
+"""The lean HTTP/1.1 exchange (k8s/client/transport.py) against scripted raw answers."""
+
+import socket
+import threading
+
+import pytest
+
+from tf_operator.k8s.client import ClientConfig, HttpTransport, TransportError
+from tf_operator.k8s.client.config import bearer
+
+
+class ScriptedServer:
+    """Accepts connections; for each request read, sends the next scripted answer.
+
+    An answer of None closes the connection instead (after reading the request)."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while self.answers:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn):
+        buf = b""
+        with conn:
+            while self.answers:
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, _, rest = buf.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                self.requests.append(head + b"\r\n\r\n" + rest[:length])
+                buf = rest[length:]
+                answer = self.answers.pop(0)
+                if answer is None:
+                    return
+                conn.sendall(answer)
+
+    def transport(self):
+        cfg = ClientConfig(host=f"http://127.0.0.1:{self.port}/prefix/", auth=bearer("tok"))
+        return HttpTransport(cfg, "test/1")
+
+
+def test_content_length_and_chunked_bodies_on_one_kept_alive_connection():
+    server = ScriptedServer(
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nRetry-After: 3\r\n\r\n{}",
+            b"HTTP/1.1 201 Created\r\ntransfer-encoding: chunked\r\n\r\n"
+            b'3;ext=1\r\n{"a\r\n5\r\n": 1}\r\n0\r\nX-Trailer: y\r\n\r\n',
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+        ]
+    )
+    t = server.transport()
+    status, headers, body = t.send("GET", "/api/v1/pods", {"limit": 5, "continue": None})
+    assert (status, body) == (200, b"{}")
+    assert headers.get("retry-after") == "3" and headers.get("Retry-After") == "3"
+    assert t.send("POST", "/api/v1/pods", body=b'{"x":1}')[:3:2] == (201, b'{"a": 1}')
+    assert t.send("DELETE", "/x")[0] == 204
+    assert server.connections == 1
+    first, second, _ = server.requests
+    assert first.startswith(b"GET /prefix/api/v1/pods?limit=5 HTTP/1.1\r\n")
+    assert b"\r\nAuthorization: Bearer tok\r\n" in first
+    assert b"\r\nUser-Agent: test/1\r\n" in first and b"\r\nHost: 127.0.0.1:" in first
+    assert b'Content-Type: application/json\r\nContent-Length: 7\r\n\r\n{"x":1}' in second
+
+
+def test_a_connection_closed_while_idle_is_replaced_and_the_request_sent_again():
+    server = ScriptedServer(
+        [
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na",
+            None,  # the server drops the idle connection when the next request arrives
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb",
+        ]
+    )
+    t = server.transport()
+    assert t.send("GET", "/one")[2] == b"a"
+    assert t.send("GET", "/two")[2] == b"b"
+    assert server.connections == 2
+    assert [r.split(b" ")[1] for r in server.requests] == [
+        b"/prefix/one",
+        b"/prefix/two",
+        b"/prefix/two",
+    ]
+
+
+def test_connection_close_and_body_until_eof():
+    server = ScriptedServer(
+        [
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\na",
+            b"HTTP/1.0 200 OK\r\n\r\nuntil the end",
+        ]
+    )
+    t = server.transport()
+    assert t.send("GET", "/a")[2] == b"a"
+    assert t.send("GET", "/b")[2] == b"until the end"
+    assert server.connections == 2
+
+
+def test_a_fresh_connection_that_breaks_is_a_transport_error():
+    server = ScriptedServer([None])
+    with pytest.raises(TransportError):
+        server.transport().send("GET", "/x")
+    junk = ScriptedServer([b"SMTP ready\r\n\r\n"])
+    with pytest.raises(TransportError, match="SMTP"):
+        junk.transport().send("GET", "/x")

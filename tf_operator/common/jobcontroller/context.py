@@ -58,6 +58,7 @@ class SyncContext:
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    raw: Obj = field(default_factory=dict)  # the cached object the job was decoded from
     creations_left: int = MAX_CREATIONS_PER_SYNC
 
     def take_creation(self) -> bool:

@@ -16,7 +16,12 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition
+from tf_operator.apis.common.v1.types import (
+    CONDITION_TRUE,
+    JOB_FAILED,
+    JOB_SUCCEEDED,
+    JobCondition,
+)
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
@@ -62,11 +67,30 @@ class JobEventHandlers:
         self.enqueue(obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
+        if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion") and is_finished(
+            cur
+        ):
+            # A periodic resync of a finished job: v0.5.3 synced it again every 30 s, which
+            # only rereads a job with nothing left to do (its TTL is waited for, D13; a failed
+            # clean-up is requeued with backoff) and floods the queue (divergence D37).
+            return
         log.info("Updating %s: %s", self._kind.resource.kind.lower(), meta(cur).get("name"))
         self.enqueue(cur)
 
     def on_delete(self, obj: Any) -> None:
         self.enqueue(obj)
+
+
+def is_finished(raw: Obj) -> bool:
+    """Whether a cached job's status holds a True Succeeded or Failed condition."""
+    status = raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    return any(
+        isinstance(c, dict)
+        and c.get("type") in (JOB_SUCCEEDED, JOB_FAILED)
+        and c.get("status") == CONDITION_TRUE
+        for c in conditions or ()
+    )
 
 
 class InvalidJobReporter:

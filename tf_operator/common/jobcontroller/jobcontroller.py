@@ -100,7 +100,7 @@ class JobController:
             default_controller_rate_limiter(), name=kind.resource.plural, clock=clock
         )
         self.expectations = ControllerExpectations(clock)
-        self.memory = JobMemory()
+        self.memory = JobMemory(clock.monotonic)
         self.job_client = kube_client.resource(kind.resource)
         self.job_lister = Lister(job_informer.get_indexer())
         pod_informer, service_informer = informer_factory.pods(), informer_factory.services()
@@ -137,7 +137,7 @@ class JobController:
             kind, self.services, service_control, self.expectations
         )
         self.status = StatusReconciler(kind, self.work_queue)
-        self.status_writer = StatusWriter(self.job_client, recorder)
+        self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
         )
@@ -240,12 +240,12 @@ class JobController:
                 # recreate the pods clean-up deleted. Its update event brings the key back.
                 logger.info("%s %s finished; waiting for the cache to show it", noun, key)
                 return True
-            needs_sync = self.expectations_met(key, job)
+            needs_sync = self.expectations_met(key, job) and not self._cache_behind(key, raw)
             self.kind.set_defaults(job)
             if needs_sync and not job.deletion_timestamp:
                 logger = logger_for_job({"metadata": job.metadata})
                 now = truncate_time(self.clock.now())
-                ctx = SyncContext(key, job, now, logger, job.status.to_dict())
+                ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
                 ctx.spec_json = None if ignored else spec_json(raw)
                 self.reconcile(ctx, ignored)
             return True
@@ -258,6 +258,15 @@ class JobController:
         if self.memory.forget(key):
             self.kind.metrics.deleted.inc()
         self.expectations.delete_expectations_with_prefix(key + "/")
+
+    def _cache_behind(self, key: str, raw: dict[str, object]) -> bool:
+        """The cache still holds the version our last status write replaced: skip this pass
+        (the informer's update of our write queues the job again), as a pass computed from
+        it would only meet a 409."""
+        behind = self.memory.cache_behind_own_write(key, str(meta(raw).get("resourceVersion")))
+        if behind:
+            log.debug("%s: cache behind our last status write; waiting for it", key)
+        return behind
 
     def expectations_met(self, key: str, job: Job) -> bool:
         """True when every pod and service expectation of the job is met.

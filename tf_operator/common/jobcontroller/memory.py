@@ -6,14 +6,23 @@ may be lost on a restart live here: which jobs this process has seen (so ``jobs_
 counts a job once, divergence D5), which exit codes were already announced (divergence
 D31), which jobs this process saw finished (so a pass on a cache that has not yet seen the
 finishing status write creates nothing, divergence D39), which ignored edits of finished jobs
-were announced, and the last Unschedulable message of each job's PodGroup (divergence D40).
-Anything that must survive a restart lives in the job's status (divergence D11).
+were announced, the last Unschedulable message of each job's PodGroup (divergence D40), and
+the job's last status write until the informer delivers it: a pass over the version that
+write replaced would compute from a stale status and meet a 409 (an expectation on our own
+write, as pods and services have theirs). Anything that must survive a restart lives in the
+job's status (divergence D11).
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+# How long a status write may stay unseen by the informer before syncs go ahead anyway
+# (a relist delivers it at the latest; this only guards against a wedged job).
+STATUS_WRITE_SEEN_TIMEOUT = 30.0
 
 
 @dataclass
@@ -23,14 +32,17 @@ class _Job:
     finished: bool = False
     ignored_edit: str = ""  # the last announced ignored edit of a job that cannot run it
     unschedulable: str = ""  # the last surfaced Unschedulable message of its PodGroup
+    # (resourceVersion the last status write replaced, when it was written)
+    replaced_version: tuple[str, float] | None = None
 
 
 class JobMemory:
     """Per-job facts of this process; thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, monotonic: Callable[[], float] | None = None) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
+        self._monotonic = monotonic or time.monotonic
 
     def remember(self, key: str, uid: str) -> None:
         """Note that the job ``key`` exists with ``uid``; a new uid starts afresh."""
@@ -88,3 +100,23 @@ class JobMemory:
                 return False
             setattr(job, fact, message)
             return True
+
+    def status_written(self, key: str, replaced_version: str) -> None:
+        """Our status write replaced ``replaced_version`` of job ``key``."""
+        with self._lock:
+            job = self._jobs.setdefault(key, _Job(""))
+            job.replaced_version = (replaced_version, self._monotonic())
+
+    def cache_behind_own_write(self, key: str, cached_version: str) -> bool:
+        """True while the cache still holds the version our last status write replaced."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None or job.replaced_version is None:
+                return False
+            version, written = job.replaced_version
+            if version == cached_version and (
+                self._monotonic() - written < STATUS_WRITE_SEEN_TIMEOUT
+            ):
+                return True
+            job.replaced_version = None
+            return False

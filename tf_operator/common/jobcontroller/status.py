@@ -13,6 +13,7 @@ pods fail the job unless every one is being recreated under ExitCode (D12). The
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from tf_operator.apis.common.v1.types import (
@@ -242,12 +243,24 @@ class StatusWriter:
     released only after a write went through (D28).
     """
 
-    def __init__(self, jobs: ResourceInterface, recorder: EventRecorder) -> None:
+    def __init__(
+        self,
+        jobs: ResourceInterface,
+        recorder: EventRecorder,
+        written: Callable[[str, str], None] | None = None,  # (key, version it replaced)
+    ) -> None:
         self._jobs = jobs
         self._recorder = recorder
+        self._written = written
 
     def write_if_changed(self, ctx: SyncContext) -> None:
         job = ctx.job
-        if job.status.to_dict() != ctx.old_status:
-            self._jobs.update_status(job.to_dict(), namespace=job.namespace)
+        status = job.status.to_dict()
+        if status != ctx.old_status:
+            # The status subresource reads only status and metadata (its resourceVersion):
+            # the cached object carries both, no need to encode the whole decoded job.
+            body = {**ctx.raw, "status": status} if ctx.raw else job.to_dict()
+            self._jobs.update_status(body, namespace=job.namespace)
+            if self._written is not None:
+                self._written(ctx.key, str(job.metadata.get("resourceVersion", "")))
         ctx.flush(self._recorder)

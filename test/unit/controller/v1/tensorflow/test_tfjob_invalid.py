@@ -5,6 +5,7 @@ import logging
 
 import pytest
 
+from tf_operator.controller.v1.tensorflow import TFJOBS
 from tf_operator.controller.v1.tensorflow.informer import InvalidTFJobError, decode_tfjob
 
 PREFIX = "Failed to marshal the object to TFJob; the spec is invalid: "
@@ -64,10 +65,11 @@ def test_fixing_the_spec_of_a_failed_invalid_job_keeps_it_failed(harness, tfu):
     bad = harness.add_job(_invalid(tfu))
     harness.sync(bad)
     failed = harness.conditions(bad)
-    fixed = harness.stored_job(bad)
-    fixed["spec"] = tfu.new_tfjob(1)["spec"]
+    reported = harness.stored_job(bad)
+    fixed = dict(reported, spec=tfu.new_tfjob(1)["spec"])
+    fixed = harness.client.resource(TFJOBS).update(fixed, namespace="default")  # a user's edit
     harness.cache_job(fixed)
-    harness.ctr.job_events.on_update(harness.stored_job(bad), fixed)
+    harness.ctr.job_events.on_update(reported, fixed)
     assert harness.ctr.work_queue.get() == ("default/bad-tfjob", False)
     harness.sync(bad)
     harness.cache_job(harness.stored_job(bad))

@@ -261,6 +261,23 @@ def test_update_handler_only_enqueues(harness, tfu):
     assert len(harness.ctr.work_queue) == 0
 
 
+def test_resync_of_a_finished_job_is_not_queued(harness, tfu):
+    """v0.5.3 synced every job at each 30 s resync; a finished one has nothing left to do
+    and is not queued (divergence D37); an unfinished one still is."""
+    running = harness.add_job(tfu.new_tfjob(1))
+    harness.ctr.job_events.on_update(running, running)
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+    harness.ctr.work_queue.done("default/test-tfjob")
+    for cond_type, status, queued in (("Succeeded", "True", 0), ("Failed", "True", 0)):
+        done = dict(running, status={"conditions": [{"type": cond_type, "status": status}]})
+        harness.ctr.job_events.on_update(done, done)
+        assert len(harness.ctr.work_queue) == queued
+    finished = dict(running, status={"conditions": [{"type": "Succeeded", "status": "True"}]})
+    edited = dict(finished, metadata={**finished["metadata"], "resourceVersion": "999"})
+    harness.ctr.job_events.on_update(finished, edited)  # a real change is still seen
+    assert len(harness.ctr.work_queue) == 1
+
+
 def test_delete_handler_accepts_tombstones(harness, tfu):
     from tf_operator.k8s.cache import DeletedFinalStateUnknown
 

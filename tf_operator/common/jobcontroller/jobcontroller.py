@@ -52,6 +52,7 @@ from tf_operator.common.jobcontroller.status import (
     is_finished,
     is_succeeded,
 )
+from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
@@ -104,6 +105,8 @@ class JobController:
         self.job_client = kube_client.resource(kind.resource)
         self.job_lister = Lister(job_informer.get_indexer())
         pod_informer, service_informer = informer_factory.pods(), informer_factory.services()
+        pod_informer.set_transform(strip_pod)  # cache only what the reconcilers read
+        service_informer.set_transform(strip_service)
         self._synced = [i.has_synced for i in (job_informer, pod_informer, service_informer)]
 
         pod_control = PodControl(kube_client, recorder)

@@ -14,6 +14,11 @@ holds but the list lacks gets a Deleted delta carrying a
 missed. ``has_synced`` turns true once everything queued by the first
 ``replace`` has been popped and processed.
 
+With a ``transform`` (client-go's ``TransformFunc``), every object handed in by a producer is
+replaced by what it returns before it is queued, so the cache only ever holds transformed
+objects (a resync re-queues cached, already transformed objects: transforms must be
+idempotent). Tombstones are not transformed.
+
 ``pop`` calls the process function with the queue lock held, so nobody
 observes a key as popped-but-not-processed (``has_synced`` and ``resync``
 included); a process function raising :class:`RequeueError` puts the deltas
@@ -84,8 +89,10 @@ class DeltaFIFO:
         key_func: Callable[[Any], str] = meta_namespace_key_func,
         known_objects: KnownObjects | None = None,
         emit_delta_type_replaced: bool = True,
+        transform: Callable[[Any], Any] | None = None,
     ) -> None:
         self._key_func = key_func
+        self._transform = transform
         self.known_objects = known_objects
         self._replaced_type = REPLACED if emit_delta_type_replaced else SYNC
         self._cond = threading.Condition(threading.RLock())
@@ -183,6 +190,8 @@ class DeltaFIFO:
     def _queue_action(self, delta_type: str, obj: Any, key: str | None = None) -> None:
         if key is None:
             key = self.key_of(obj)
+        if self._transform is not None and not isinstance(obj, DeletedFinalStateUnknown):
+            obj = self._transform(obj)
         deltas = self._items.get(key)
         if delta_type == SYNC and deltas and deltas[-1].type == DELETED:
             return  # a resync must not resurrect an object about to be deleted

@@ -232,6 +232,7 @@ class SharedIndexInformer:
         self._controller: Controller | None = None
         self._started = False
         self._stopped = False
+        self._transform: Callable[[Any], Any] | None = None
 
     # ---- configuration ----------------------------------------------------------------
     def add_event_handler(
@@ -273,6 +274,14 @@ class SharedIndexInformer:
                 raise RuntimeError("informer has already started")
             self._indexer.add_indexers(indexers)
 
+    def set_transform(self, transform: Callable[[Any], Any]) -> None:
+        """Transform every object before it is cached (client-go's ``SetTransform``): drop
+        what no handler reads so the cache holds less. Must be idempotent; before ``run``."""
+        with self._started_lock:
+            if self._started:
+                raise RuntimeError("informer has already started")
+            self._transform = transform
+
     def get_indexer(self) -> Indexer:
         return self._indexer
 
@@ -295,7 +304,9 @@ class SharedIndexInformer:
 
     # ---- running ------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
-        fifo = DeltaFIFO(meta_namespace_key_func, known_objects=self._indexer)
+        fifo = DeltaFIFO(
+            meta_namespace_key_func, known_objects=self._indexer, transform=self._transform
+        )
         with self._started_lock:
             if self._started:
                 raise RuntimeError("informer already started")

@@ -1,0 +1,70 @@
+"""What the job controller keeps of the pods and services it caches (informer transforms).
+
+The controller reads a pod's identity (name, namespace, uid, resourceVersion), labels, owner
+references, creation and deletion timestamps, and from its status the phase and each
+container's name, state and restart count; of a service only the same metadata. Everything
+else (the spec, managed fields, annotations, conditions, IPs, images) is dropped as the object
+enters the cache, as client-go's transform functions do, which cuts the memory of a cached pod
+by more than half. A reconciler that starts reading another field must add it here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf_operator.k8s.objects import Obj
+
+_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "labels",
+    "ownerReferences",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_CONTAINER_STATUS = ("name", "state", "restartCount")
+
+
+def _metadata(obj: Obj) -> dict[str, Any]:
+    m = obj.get("metadata") or {}
+    return {k: m[k] for k in _METADATA if k in m}
+
+
+def _container_statuses(statuses: Any) -> list[dict[str, Any]]:
+    return [
+        {k: cs[k] for k in _CONTAINER_STATUS if k in cs}
+        for cs in statuses or ()
+        if isinstance(cs, dict)
+    ]
+
+
+def strip_pod(obj: Any) -> Any:
+    """A cached pod with only what the controller reads (idempotent)."""
+    if not isinstance(obj, dict):
+        return obj
+    status = obj.get("status") or {}
+    kept: dict[str, Any] = {}
+    if "phase" in status:
+        kept["phase"] = status["phase"]
+    for key in ("containerStatuses", "initContainerStatuses"):
+        if status.get(key):
+            kept[key] = _container_statuses(status[key])
+    return {
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "kind": obj.get("kind", "Pod"),
+        "metadata": _metadata(obj),
+        "status": kept,
+    }
+
+
+def strip_service(obj: Any) -> Any:
+    """A cached service with only what the controller reads (idempotent)."""
+    if not isinstance(obj, dict):
+        return obj
+    return {
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "kind": obj.get("kind", "Service"),
+        "metadata": _metadata(obj),
+    }

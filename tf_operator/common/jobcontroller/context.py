@@ -55,6 +55,7 @@ class SyncContext:
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)
+    creates: list[Callable[[], None]] = field(default_factory=list)  # run in slow-start batches
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
@@ -81,12 +82,6 @@ class SyncContext:
         except Exception as err:
             self.errors.append(err)
             return None
-
-    def attempt(self, step: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> bool:
-        """:meth:`collect`, telling whether the step succeeded."""
-        failed_before = len(self.errors)
-        self.collect(step, *args, **kwargs)
-        return len(self.errors) == failed_before
 
     def flush(self, recorder: EventRecorder) -> None:
         """Emit the held events and metrics (call after a successful status write)."""

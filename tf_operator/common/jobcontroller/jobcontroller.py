@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tf_operator.apis.common.v1.types import truncate_time
+from tf_operator.common.jobcontroller.batch import SlowStartBatches
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
@@ -144,6 +145,7 @@ class JobController:
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
         )
+        self.create_batches = SlowStartBatches()  # a seam: tests run batches in order
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
         self.edits = SpecEdits(kind, recorder, self.memory)
         self.job_events = JobEventHandlers(kind, self.work_queue)
@@ -179,6 +181,7 @@ class JobController:
         self.work_queue.shut_down()
         for worker in workers:
             worker.join(WORKER_JOIN_TIMEOUT)
+        self.create_batches.shutdown()
 
     def run_worker(self) -> None:
         while self.process_next_work_item():
@@ -309,6 +312,7 @@ class JobController:
             if tally is not None:
                 self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
             ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+        ctx.errors.extend(self.create_batches.run(ctx.creates))
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
         self.edits.record(ctx)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_EXIT_CODE,
@@ -134,7 +135,6 @@ class PodReconciler:
             ctx.collect(self._pods.delete, job, pod)
 
         slices = self._pods.slices(pods, replicas, logger)
-        creating = True  # until a create fails (D38)
         for index in range(replicas):
             pod_slice = slices.get(index, [])
             if len(pod_slice) > 1:
@@ -143,12 +143,11 @@ class PodReconciler:
             if pod_slice:
                 self._observe(ctx, pod_slice[0], rtype, index, spec, tally, logger)
                 continue
-            if not creating or not ctx.take_creation():
-                creating = False
+            if not ctx.take_creation():
                 continue
             logger.info("Need to create new pod: %s-%d", rt, index)
             master_role = self._kind.is_master_role(job, rtype, index)
-            creating = ctx.attempt(self.create_new_pod, job, rt, index, spec, master_role)
+            ctx.creates.append(partial(self.create_new_pod, job, rt, index, spec, master_role))
         return tally
 
     def restart_recorded(self, ctx: SyncContext) -> None:

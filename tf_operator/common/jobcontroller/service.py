@@ -10,6 +10,7 @@ pass's budget or at the type's first failed create (divergence D38).
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.context import SyncContext
@@ -49,7 +50,6 @@ class ServiceReconciler:
             logger.info("Deleting service %s: its index is out of range", meta(service)["name"])
             ctx.collect(self._services.delete, job, service)
         slices = self._services.slices(services, replicas, logger)
-        creating = True  # until a create fails (D38)
         for index in range(replicas):
             service_slice = slices.get(index, [])
             if len(service_slice) > 1:
@@ -58,11 +58,9 @@ class ServiceReconciler:
                 ordered = sorted(service_slice, key=lambda s: meta(s).get("name") != expected)
                 for extra in ordered[1:]:
                     ctx.collect(self._services.delete, job, extra)
-            elif not service_slice and creating and ctx.take_creation():
+            elif not service_slice and ctx.take_creation():
                 logger.info("need to create new service: %s-%d", rt, index)
-                creating = ctx.attempt(self.create_new_service, job, rtype, index)
-            elif not service_slice:
-                creating = False
+                ctx.creates.append(partial(self.create_new_service, job, rtype, index))
 
     def create_new_service(self, job: Job, rtype: str, index: int) -> None:
         rt = rtype.lower()

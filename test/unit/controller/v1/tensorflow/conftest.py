@@ -130,6 +130,7 @@ class Harness:
         self.ctr = TFController(
             self.client, self.factory, self.tfjob_informer, self.recorder, options, self.clock
         )
+        self.ctr.create_batches.concurrent = False  # exact action order (batch.py)
         self.pod_informer = self.factory.pods()
         self.service_informer = self.factory.services()
 

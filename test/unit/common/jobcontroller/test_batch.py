@@ -1,0 +1,52 @@
+"""Slow-start batches: 1, 2, 4, ... concurrently; the first failing batch ends the run."""
+
+import threading
+
+from tf_operator.common.jobcontroller.batch import SlowStartBatches
+
+
+def recorder(fail_at=None):
+    lock = threading.Lock()
+    started = []
+
+    def call(i):
+        def run():
+            with lock:
+                started.append(i)
+            if i == fail_at:
+                raise RuntimeError(f"create {i} failed")
+
+        return run
+
+    return call, started
+
+
+def test_batches_double_and_all_run_when_nothing_fails():
+    call, started = recorder()
+    batches = SlowStartBatches()
+    try:
+        assert batches.run([call(i) for i in range(10)]) == []
+    finally:
+        batches.shutdown()
+    assert sorted(started) == list(range(10))
+    # batch boundaries: 0 | 1 2 | 3 4 5 6 | 7 8 9 (each batch ends before the next starts)
+    assert started[0] == 0 and set(started[1:3]) == {1, 2} and set(started[3:7]) == {3, 4, 5, 6}
+
+
+def test_a_failed_batch_ends_the_run_after_the_whole_batch():
+    call, started = recorder(fail_at=4)
+    batches = SlowStartBatches(concurrent=False)
+    errors = batches.run([call(i) for i in range(10)])
+    assert [str(e) for e in errors] == ["create 4 failed"]
+    assert started == [0, 1, 2, 3, 4, 5, 6]  # batch 3..6 completes; 7..9 are skipped
+
+
+def test_calls_of_a_batch_run_concurrently():
+    barrier = threading.Barrier(4, timeout=10)
+    calls = [lambda: None, lambda: None, lambda: None] + [barrier.wait for _ in range(4)]
+    batches = SlowStartBatches(workers=4)
+    try:
+        # the last batch of four only completes if its calls wait for each other at once
+        assert batches.run(calls) == []
+    finally:
+        batches.shutdown()

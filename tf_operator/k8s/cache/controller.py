@@ -64,15 +64,12 @@ class Controller:
         with self._lock:
             self.reflector = reflector
         thread = threading.Thread(
-            target=reflector.run, args=(stop_event,), name=f"reflector {cfg.name}", daemon=True
+            target=reflector.run,
+            args=(stop_event, cfg.queue.close),  # a stop also wakes the pop below
+            name=f"reflector {cfg.name}",
+            daemon=True,
         )
         thread.start()
-        closer = threading.Thread(
-            target=lambda: _close_on(stop_event, cfg.queue),
-            daemon=True,
-            name=f"fifo-close {cfg.name}",
-        )
-        closer.start()
         self._process_loop(stop_event)
         thread.join()
 
@@ -100,8 +97,3 @@ class Controller:
     def last_sync_resource_version(self) -> str:
         with self._lock:
             return self.reflector.last_sync_resource_version() if self.reflector else ""
-
-
-def _close_on(stop_event: threading.Event, queue: DeltaFIFO) -> None:
-    stop_event.wait()
-    queue.close()

@@ -38,6 +38,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tf_operator.k8s.client.errors import (
@@ -128,11 +129,12 @@ class Reflector:
         with self._lock:
             return self._last_sync_rv
 
-    def run(self, stop_event: threading.Event) -> None:
-        """List and watch until ``stop_event`` is set."""
+    def run(self, stop_event: threading.Event, on_stop: Callable[[], None] | None = None) -> None:
+        """List and watch until ``stop_event`` is set; ``on_stop`` runs once it is (from the
+        thread that closes the open watch)."""
         closer = threading.Thread(
             target=self._close_on_stop,
-            args=(stop_event,),
+            args=(stop_event, on_stop),
             name=f"reflector-stop {self.name}",
             daemon=True,
         )
@@ -310,12 +312,16 @@ class Reflector:
             self._last_sync_rv = rv
 
     # ---- helpers -------------------------------------------------------------------
-    def _close_on_stop(self, stop_event: threading.Event) -> None:
+    def _close_on_stop(
+        self, stop_event: threading.Event, on_stop: Callable[[], None] | None
+    ) -> None:
         stop_event.wait()
         with self._lock:
             stream = self._current_watch
         if stream is not None:
             stream.close()
+        if on_stop is not None:
+            on_stop()
 
     def _resync_loop(self, stop_event: threading.Event) -> None:
         while not self.clock.wait(stop_event, self.resync_period):

@@ -150,12 +150,13 @@ class SharedProcessor:
             for listener in self._syncing if sync else self._listeners:
                 listener.add(notification)
 
-    def run(self, stop_event: threading.Event) -> None:
+    def start(self) -> None:
         with self._lock:
             for listener in self._listeners:
                 listener.start()
             self._started = True
-        stop_event.wait()
+
+    def stop(self) -> None:
         with self._lock:
             listeners = list(self._listeners)
         # Listeners finish the handler call in progress and then exit on their own;
@@ -327,19 +328,13 @@ class SharedIndexInformer:
                 )
             )
             self._started = True
-        processor = threading.Thread(
-            target=self._processor.run,
-            args=(stop_event,),
-            name=f"processor {self.name}",
-            daemon=True,
-        )
-        processor.start()
+        self._processor.start()
         try:
             self._controller.run(stop_event)
         finally:
             with self._started_lock:
                 self._stopped = True
-            processor.join()
+            self._processor.stop()
 
     def handle_deltas(self, deltas: list[Delta]) -> None:
         """Apply one key's deltas to the indexer, then notify the handlers."""

@@ -173,10 +173,11 @@ def _should_log_drop(dropped: int) -> bool:
 
 
 class EventWatcher:
-    """A bounded queue of events and the daemon threads that hand them to a handler.
+    """A queue of events and the daemon threads that hand them to a handler.
 
     With several `workers`, events that share a `key_of(event)` are still handled one at a
-    time and in order; events of different keys are handled concurrently.
+    time and in order; events of different keys are handled concurrently. One thread starts
+    at once; more (up to `workers`) start only when events wait with no thread free.
     """
 
     def __init__(
@@ -196,16 +197,28 @@ class EventWatcher:
         self._queue = KeyedQueue(max_queued)
         self._drop_lock = threading.Lock()
         self.dropped = 0
-        self._threads = [
-            threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True)
-            for i in range(workers)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._name = name
+        self._workers = workers
+        self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
+        self._add_thread()
+
+    def _add_thread(self) -> None:
+        """Start one more thread; the first at once, the others when events wait for one."""
+        with self._threads_lock:
+            if len(self._threads) >= self._workers:
+                return
+            thread = threading.Thread(
+                target=self._loop, name=f"{self._name}-{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
+        thread.start()
 
     def offer(self, event: dict[str, Any]) -> bool:
         """Queue `event` unless the queue is full or stopped; never blocks."""
         if self._queue.offer(self._key_of(event), event):
+            if len(self._threads) < self._workers and self._queue.lacks_consumers():
+                self._add_thread()
             return True
         if self._queue.closed:
             return False
@@ -230,10 +243,12 @@ class EventWatcher:
     def join(self, timeout: float | None = None) -> bool:
         """Wait (at most `timeout` in all) for every thread to end; True when they have."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        for thread in self._threads:
+        with self._threads_lock:
+            threads = list(self._threads)
+        for thread in threads:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             thread.join(left)
-        return not any(thread.is_alive() for thread in self._threads)
+        return not any(thread.is_alive() for thread in threads)
 
     def pending(self) -> int:
         """Events queued and not yet taken by a thread."""

@@ -34,6 +34,7 @@ class KeyedQueue:
         self._seq = itertools.count()
         self._count = 0
         self._closed = False
+        self._idle = 0  # consumers blocked in take()
 
     def offer(self, key: Hashable, item: Any) -> bool:
         """Queue `item` under `key`; False (at once) when full or closed."""
@@ -57,7 +58,11 @@ class KeyedQueue:
             while not self._ready:
                 if self._closed and self._count == 0:
                     return None
-                self._cond.wait()
+                self._idle += 1
+                try:
+                    self._cond.wait()
+                finally:
+                    self._idle -= 1
             _, key = heapq.heappop(self._ready)
             pending = self._items[key]
             _, item = pending.popleft()
@@ -88,6 +93,11 @@ class KeyedQueue:
     def closed(self) -> bool:
         with self._cond:
             return self._closed
+
+    def lacks_consumers(self) -> bool:
+        """More items wait than consumers are idle to take them."""
+        with self._cond:
+            return self._count > self._idle
 
     def __len__(self) -> int:
         with self._cond:

@@ -152,8 +152,10 @@ class JobController:
         self.sync_handler = self.sync
         self._stopping = threading.Event()
 
-        pod_informer.add_event_handler(self.pods.event_handler())
-        service_informer.add_event_handler(self.services.event_handler())
+        # Their update handlers ignore resyncs (same resourceVersion), as v0.5.3's did: ask
+        # for none, so the informers never re-deliver every cached pod and service for nothing.
+        pod_informer.add_event_handler(self.pods.event_handler(), resync_period=0)
+        service_informer.add_event_handler(self.services.event_handler(), resync_period=0)
         job_informer.add_event_handler(self.job_events.event_handler())
 
     # ---- run loop --------------------------------------------------------------------------

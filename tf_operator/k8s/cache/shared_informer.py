@@ -344,7 +344,8 @@ class SharedIndexInformer:
                 if delta.type in (SYNC, REPLACED, ADDED, UPDATED):
                     old = self._indexer.get(obj)
                     if old is not None:
-                        self._indexer.update(obj)
+                        if old is not obj:  # a resync re-delivers the cached object itself
+                            self._indexer.update(obj)
                         sync = delta.type == SYNC or (
                             delta.type == REPLACED and _same_version(old, obj)
                         )

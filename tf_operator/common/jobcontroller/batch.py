@@ -6,7 +6,7 @@ trips. Kubernetes controllers (ReplicaSet, Job) create in ``slowStartBatch``: ba
 skipped, so a systematic error such as a quota costs one request, not ten). Each create
 raises its own expectation just before its request and lowers it again if the request
 fails (D3), so expectations stay exact whatever the interleaving; names are deterministic,
-so two creates for one index can never both succeed.
+so two creates for one index can never both succeed (divergence D38, docs/divergences.md).
 
 :class:`SlowStartBatches` runs batches on a small shared thread pool (threads are made when
 first needed). ``concurrent=False`` runs the same batches in order on the caller's thread,

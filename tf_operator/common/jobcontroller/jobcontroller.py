@@ -152,11 +152,15 @@ class JobController:
         self.sync_handler = self.sync
         self._stopping = threading.Event()
 
-        # Their update handlers ignore resyncs (same resourceVersion), as v0.5.3's did: ask
-        # for none, so the informers never re-deliver every cached pod and service for nothing.
-        pod_informer.add_event_handler(self.pods.event_handler(), resync_period=0)
-        service_informer.add_event_handler(self.services.event_handler(), resync_period=0)
-        job_informer.add_event_handler(self.job_events.event_handler())
+        # The handlers only lower expectations and enqueue keys, so they run on the
+        # informers' own threads (no hand-off per event). The pod and service update handlers
+        # ignore resyncs (same resourceVersion), as v0.5.3's did: they ask for none, so those
+        # informers never re-deliver every cached object for nothing.
+        pod_informer.add_event_handler(self.pods.event_handler(), resync_period=0, inline=True)
+        service_informer.add_event_handler(
+            self.services.event_handler(), resync_period=0, inline=True
+        )
+        job_informer.add_event_handler(self.job_events.event_handler(), inline=True)
 
     # ---- run loop --------------------------------------------------------------------------
 

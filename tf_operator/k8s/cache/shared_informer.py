@@ -10,7 +10,10 @@ Design (client-go's ``shared_informer.go``):
 * Each handler gets its own :class:`ProcessorListener`: an unbounded buffer
   and a thread of its own. Distributing a notification only appends to the
   buffers, so a slow handler delays nobody but itself, and each handler sees
-  notifications in order.
+  notifications in order. A handler added with ``inline=True`` (not in
+  client-go) is called directly by the thread applying the deltas instead:
+  for handlers that only enqueue a key, this saves a thread hand-off per
+  event; such a handler must never block.
 * Resync: every handler may ask for its own resync period. The reflector
   checks every ``resync_check_period`` (the smallest period asked for) whether
   some handler is due; if so the queue re-delivers every cached object and
@@ -64,8 +67,10 @@ class ProcessorListener:
         requested_resync_period: float,
         resync_period: float,
         now: float,
+        inline: bool = False,
     ) -> None:
         self.handler = handler
+        self.inline = inline
         self.requested_resync_period = requested_resync_period
         self._resync_period = resync_period
         self._next_resync = now + resync_period
@@ -75,11 +80,16 @@ class ProcessorListener:
         self._thread: threading.Thread | None = None
 
     def add(self, notification: tuple[Any, ...]) -> None:
+        if self.inline:
+            self._deliver(notification)
+            return
         with self._cond:
             self._pending.append(notification)
             self._cond.notify()
 
     def start(self) -> None:
+        if self.inline:
+            return
         self._thread = threading.Thread(
             target=self._run, name=f"handler {type(self.handler).__name__}", daemon=True
         )
@@ -106,16 +116,19 @@ class ProcessorListener:
                 if self._stopped:
                     return
                 notification = self._pending.popleft()
-            try:
-                kind = notification[0]
-                if kind == "update":
-                    self.handler.on_update(notification[1], notification[2])
-                elif kind == "add":
-                    self.handler.on_add(notification[1])
-                else:
-                    self.handler.on_delete(notification[1])
-            except Exception:  # noqa: BLE001 - one bad event must not kill the handler
-                log.exception("event handler %r failed", self.handler)
+            self._deliver(notification)
+
+    def _deliver(self, notification: tuple[Any, ...]) -> None:
+        try:
+            kind = notification[0]
+            if kind == "update":
+                self.handler.on_update(notification[1], notification[2])
+            elif kind == "add":
+                self.handler.on_add(notification[1])
+            else:
+                self.handler.on_delete(notification[1])
+        except Exception:  # noqa: BLE001 - one bad event must not kill the handler
+            log.exception("event handler %r failed", self.handler)
 
     # ---- resync bookkeeping (guarded by the processor's lock) -----------------------
     def should_resync(self, now: float) -> bool:
@@ -237,9 +250,13 @@ class SharedIndexInformer:
 
     # ---- configuration ----------------------------------------------------------------
     def add_event_handler(
-        self, handler: ResourceEventHandler, resync_period: float | None = None
+        self,
+        handler: ResourceEventHandler,
+        resync_period: float | None = None,
+        inline: bool = False,
     ) -> None:
-        """Register ``handler``; with ``resync_period`` it gets its own resync cadence."""
+        """Register ``handler``; with ``resync_period`` it gets its own resync cadence; with
+        ``inline`` it is called by the informer's own thread (it must never block)."""
         if resync_period is None:
             resync_period = self.default_resync_period
         with self._started_lock:
@@ -260,6 +277,7 @@ class SharedIndexInformer:
                 resync_period,
                 _determine_resync_period(resync_period, self.resync_check_period),
                 self.clock.monotonic(),
+                inline,
             )
             if not self._started:
                 self._processor.add_listener(listener)

@@ -355,3 +355,27 @@ def test_stop_returns_promptly_with_a_busy_handler_and_a_full_queue():
     alive = t.is_alive()
     release.set()
     assert not alive
+
+
+def test_inline_handler_runs_on_the_delta_thread_in_order(stop):
+    fake = FakeKubeClient({PODS: [pod("a")]})
+    informer = SharedIndexInformer(ListWatch(fake.resource(PODS)), **FAST)
+    threads, names = set(), []
+
+    class Inline(ResourceEventHandler):
+        def on_add(self, obj):
+            threads.add(threading.current_thread().name)
+            names.append(obj["metadata"]["name"])
+
+    informer.add_event_handler(Inline(), inline=True)
+    run(informer, stop)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
+    # synced means processed: an inline handler has already seen the listed object
+    assert names == ["a"]
+    for name in ("b", "c", "d"):
+        fake.resource(PODS).create(pod(name))
+    deadline = time.monotonic() + 30
+    while len(names) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert names == ["a", "b", "c", "d"]
+    assert len(threads) == 1 and not any(t.startswith("handler") for t in threads)

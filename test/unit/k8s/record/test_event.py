@@ -143,8 +143,8 @@ def test_spam_filter_allows_a_burst_of_25_per_object(kube, broadcaster):
     assert len([e for e in events_in(kube) if e["involvedObject"]["name"] == "job1"]) == 25
 
 
-def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
-    """v0.5.3's broadcaster dropped events past 1000 queued; ours keeps them (D36)."""
+def blocked_sender(kube, clock, **kwargs):
+    """A one-thread recorder whose first event write hangs until ``release`` is set."""
     entered, release = threading.Event(), threading.Event()
 
     def slow_create(action):
@@ -153,11 +153,17 @@ def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
         return False, None
 
     kube.prepend_reactor("create", "events", slow_create)
-    b = EventBroadcaster(clock=clock)
+    b = EventBroadcaster(clock=clock, **kwargs)
     watcher = b.start_recording_to_sink(KubeEventSink(kube), workers=1)
     rec = b.new_recorder("c")
     rec.event(tfjob("first"), "Normal", "R", "m")
     assert entered.wait(5)
+    return b, watcher, rec, release
+
+
+def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
+    """v0.5.3's broadcaster dropped events past 1000 queued; ours keeps them (D36)."""
+    b, watcher, rec, release = blocked_sender(kube, clock)
     for i in range(1500):
         rec.event(tfjob(f"job{i}"), "Normal", "R", "m")
     assert watcher.dropped == 0 and watcher.pending() == 1500
@@ -167,19 +173,7 @@ def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
 
 
 def test_a_bounded_queue_does_not_block_and_drops_when_full(kube, clock, caplog):
-    entered, release = threading.Event(), threading.Event()
-
-    def slow_create(action):
-        entered.set()
-        release.wait(10)
-        return False, None
-
-    kube.prepend_reactor("create", "events", slow_create)
-    b = EventBroadcaster(clock=clock, max_queued_events=50)
-    watcher = b.start_recording_to_sink(KubeEventSink(kube), workers=1)
-    rec = b.new_recorder("c")
-    rec.event(tfjob("first"), "Normal", "R", "m")
-    assert entered.wait(5)
+    b, watcher, rec, release = blocked_sender(kube, clock, max_queued_events=50)
     start = time.monotonic()
     with caplog.at_level(logging.ERROR, logger="tf_operator.k8s.record.event"):
         for i in range(200):

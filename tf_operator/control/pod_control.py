@@ -10,14 +10,13 @@ and event mechanics shared with services are in :mod:`.object_control`.
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any, Protocol
 
 from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
 from tf_operator.control.util import validate_controller_ref
 from tf_operator.k8s.client import PODS, KubeInterface
-from tf_operator.k8s.objects import Obj
+from tf_operator.k8s.objects import Obj, json_copy
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,7 @@ def get_pod_from_template(template: Obj, controller_ref: Obj | None) -> Obj:
     if tmeta.get("name"):
         metadata["name"] = tmeta["name"]
     if controller_ref is not None:
-        metadata["ownerReferences"] = [copy.deepcopy(controller_ref)]
+        metadata["ownerReferences"] = [json_copy(controller_ref)]
     for key in ("annotations", "finalizers"):
         if not metadata[key]:
             del metadata[key]
@@ -56,7 +55,7 @@ def get_pod_from_template(template: Obj, controller_ref: Obj | None) -> Obj:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": metadata,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": json_copy(template.get("spec") or {}),
     }
 
 

@@ -7,14 +7,13 @@ reference appended) and the service event reasons.
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any, Protocol
 
 from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
 from tf_operator.control.util import validate_controller_ref
 from tf_operator.k8s.client import SERVICES, KubeInterface
-from tf_operator.k8s.objects import Obj
+from tf_operator.k8s.objects import Obj, json_copy
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +51,7 @@ class ServiceControl(RecordedObjectControl):
         self, namespace: str, service: Obj, controller_object: Any, controller_ref: Obj
     ) -> Obj:
         validate_controller_ref(controller_ref)
-        body = copy.deepcopy(service)
+        body = json_copy(service)
         metadata = body.setdefault("metadata", {})
         if not metadata.get("labels"):
             raise ValueError("unable to create Services, no labels")

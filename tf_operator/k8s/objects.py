@@ -8,9 +8,21 @@ a typed object that carries a ``metadata`` dict.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import orjson
+
 Obj = dict[str, Any]
+
+
+def json_copy(obj: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, strings, numbers), several times faster than
+    ``copy.deepcopy``; anything orjson cannot encode falls back to ``copy.deepcopy``."""
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except TypeError:
+        return copy.deepcopy(obj)
 
 
 def meta(obj: Any) -> dict[str, Any]:

@@ -13,7 +13,6 @@ exit code 0 of the default container or phase Succeeded (D22). ``D<n>``: docs/di
 
 from __future__ import annotations
 
-import copy
 import logging
 from dataclasses import dataclass
 from functools import partial
@@ -35,7 +34,7 @@ from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControlInterface
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.client import is_timeout
-from tf_operator.k8s.objects import Obj, meta
+from tf_operator.k8s.objects import Obj, json_copy, meta
 from tf_operator.logger import logger_for_replica
 
 Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
@@ -228,7 +227,7 @@ class PodReconciler:
         if master_role:
             labels[self._kind.labels.job_role] = "master"
 
-        template = copy.deepcopy(spec.template)
+        template = json_copy(spec.template)
         tmeta = template.setdefault("metadata", {})
         tmeta["name"] = gen_general_name(job.name, rt, index)
         tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}

@@ -3,7 +3,9 @@
 v0.5.3 created a job's objects one after another, so a job of ten objects waited ten round
 trips. Kubernetes controllers (ReplicaSet, Job) create in ``slowStartBatch``: batches of 1,
 2, 4, ... run concurrently, and the first batch with a failure ends the run (the rest are
-skipped, so a systematic error such as a quota costs one request, not ten). Each create
+skipped, so a systematic error such as a quota costs one request, not ten). Pods and
+services are independent, so each kind is a lane with its own slow start, and the lanes'
+batches of one round run together: a job of five pods and five services takes three rounds. Each create
 raises its own expectation just before its request and lowers it again if the request
 fails (D3), so expectations stay exact whatever the interleaving; names are deterministic,
 so two creates for one index can never both succeed (divergence D38, docs/divergences.md).
@@ -39,30 +41,44 @@ class SlowStartBatches:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="create")
         return self._pool
 
-    def run(self, calls: list[Callable[[], None]]) -> list[BaseException]:
-        """Run ``calls`` in slow-start batches; the errors of the failed batch (none if all
-        succeeded). Calls after a failed batch are not run."""
-        size, start = SLOW_START_INITIAL_BATCH_SIZE, 0
-        while start < len(calls):
-            batch = calls[start : start + size]
-            errors = self._run_batch(batch)
-            if errors:
-                skipped = len(calls) - start - len(batch)
-                if skipped:
-                    log.debug("slow start: %d create(s) skipped after a failure", skipped)
-                return errors
-            start += len(batch)
-            size *= 2
-        return []
+    def run(self, *lanes: list[Callable[[], None]]) -> list[BaseException]:
+        """Run each lane's calls in slow-start batches, the lanes side by side; the errors of
+        each lane's failed batch (none if all succeeded). A lane stops after a failed batch;
+        the other lanes go on."""
+        sizes = [SLOW_START_INITIAL_BATCH_SIZE] * len(lanes)
+        starts = [0] * len(lanes)
+        live = [bool(lane) for lane in lanes]
+        errors: list[BaseException] = []
+        while any(live):
+            batches = [
+                (i, lanes[i][starts[i] : starts[i] + sizes[i]])
+                for i in range(len(lanes))
+                if live[i]
+            ]
+            results = self._run_batch([call for _, batch in batches for call in batch])
+            for i, batch in batches:
+                failed = [err for err in results[: len(batch)] if err is not None]
+                results = results[len(batch) :]
+                starts[i] += len(batch)
+                sizes[i] *= 2
+                if failed:
+                    errors += failed
+                    skipped = len(lanes[i]) - starts[i]
+                    if skipped:
+                        log.debug("slow start: %d create(s) skipped after a failure", skipped)
+                    live[i] = False
+                elif starts[i] >= len(lanes[i]):
+                    live[i] = False
+        return errors
 
-    def _run_batch(self, batch: list[Callable[[], None]]) -> list[BaseException]:
+    def _run_batch(self, batch: list[Callable[[], None]]) -> list[BaseException | None]:
+        """Each call's error (None: it succeeded), in order."""
         if not self.concurrent or len(batch) == 1:
-            return [err for err in map(_attempt, batch) if err is not None]
+            return [_attempt(call) for call in batch]
         # The caller's thread runs the first call itself: one hand-off fewer per batch.
         futures = [self._executor().submit(_attempt, call) for call in batch[1:]]
         first = _attempt(batch[0])
-        errors = [first] if first is not None else []
-        return errors + [err for err in (f.result() for f in futures) if err is not None]
+        return [first, *(f.result() for f in futures)]
 
     def shutdown(self) -> None:
         if self._pool is not None:

@@ -55,7 +55,8 @@ class SyncContext:
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)
-    creates: list[Callable[[], None]] = field(default_factory=list)  # run in slow-start batches
+    # Creates by kind ("pods", "services"), run in slow-start batches, a lane per kind.
+    creates: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)

@@ -12,8 +12,11 @@ decodes the cached job once; a deleted job drops its expectations and memory (D5
 one runs on its last valid spec, keeps its final status, or is reported (:mod:`.edits`, D39);
 a job this process saw finished waits until the cache shows it so (D39); otherwise, once every
 expectation is met (D1), :meth:`JobController.reconcile` runs one pass with a
-:class:`~.context.SyncContext`. A failed pass is requeued with rate
-limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected ``clock``.
+:class:`~.context.SyncContext`; the pass's missing pods and services are created together at
+the end of its walk, in slow-start batches (:mod:`.batch`, D46). A pass waits while the cache
+still holds the version its own last status write replaced (D47). A failed pass is requeued
+with rate limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected
+``clock``.
 ``D<n>``: docs/divergences.md.
 """
 
@@ -318,7 +321,7 @@ class JobController:
             if tally is not None:
                 self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
             ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
-        ctx.errors.extend(self.create_batches.run(ctx.creates))
+        ctx.errors.extend(self.create_batches.run(*ctx.creates.values()))
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
         self.edits.record(ctx)

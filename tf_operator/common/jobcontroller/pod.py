@@ -146,7 +146,9 @@ class PodReconciler:
                 continue
             logger.info("Need to create new pod: %s-%d", rt, index)
             master_role = self._kind.is_master_role(job, rtype, index)
-            ctx.creates.append(partial(self.create_new_pod, job, rt, index, spec, master_role))
+            ctx.creates.setdefault("pods", []).append(
+                partial(self.create_new_pod, job, rt, index, spec, master_role)
+            )
         return tally
 
     def restart_recorded(self, ctx: SyncContext) -> None:

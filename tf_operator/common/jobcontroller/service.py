@@ -60,7 +60,9 @@ class ServiceReconciler:
                     ctx.collect(self._services.delete, job, extra)
             elif not service_slice and ctx.take_creation():
                 logger.info("need to create new service: %s-%d", rt, index)
-                ctx.creates.append(partial(self.create_new_service, job, rtype, index))
+                ctx.creates.setdefault("services", []).append(
+                    partial(self.create_new_service, job, rtype, index)
+                )
 
     def create_new_service(self, job: Job, rtype: str, index: int) -> None:
         rt = rtype.lower()

@@ -289,13 +289,6 @@ def kubeconfig_paths(spec: str) -> list[str]:
     return paths
 
 
-def list_contexts(spec: str) -> tuple[list[dict[str, Any]], str]:
-    """Every context (``{"name", "context"}``) of the merged files, and the current one."""
-    merged = _merge([p for p in kubeconfig_paths(spec) if os.path.exists(p)])
-    contexts = [{"name": n, "context": c} for n, c in merged.contexts.items()]
-    return contexts, merged.current_context
-
-
 def _resolve(base: str, path: str | None) -> str | None:
     if not path:
         return None

@@ -50,3 +50,13 @@ def test_calls_of_a_batch_run_concurrently():
         assert batches.run(calls) == []
     finally:
         batches.shutdown()
+
+
+def test_lanes_run_side_by_side_and_a_failed_lane_stops_alone():
+    call, started = recorder(fail_at=1)
+    other, other_started = recorder()
+    batches = SlowStartBatches(concurrent=False)
+    errors = batches.run([call(i) for i in range(6)], [other(i) for i in range(6)])
+    assert [str(e) for e in errors] == ["create 1 failed"]
+    assert started == [0, 1, 2]  # round 1: 0; round 2: 1 2 (fails); 3..5 skipped
+    assert other_started == [0, 1, 2, 3, 4, 5]  # rounds: 0 | 1 2 | 3 4 5

@@ -8,7 +8,7 @@ services are independent, so each kind is a lane with its own slow start, and th
 batches of one round run together: a job of five pods and five services takes three rounds. Each create
 raises its own expectation just before its request and lowers it again if the request
 fails (D3), so expectations stay exact whatever the interleaving; names are deterministic,
-so two creates for one index can never both succeed (divergence D38, docs/divergences.md).
+so two creates for one index can never both succeed (divergence D46, docs/divergences.md).
 
 :class:`SlowStartBatches` runs batches on a small shared thread pool (threads are made when
 first needed). ``concurrent=False`` runs the same batches in order on the caller's thread,

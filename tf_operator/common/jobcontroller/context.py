@@ -4,9 +4,9 @@ A :class:`SyncContext` carries the job, the pass's clock reading, its claimed po
 and the status as read, so no reconciler keeps per-job state on ``self``. Job-level events and
 metric increments wait here for the status write they describe (D28); errors of independent
 steps are collected so the pass goes on (D27); failed pods to recreate wait until their failure
-is written (D11). A pass creates at most ``MAX_CREATIONS_PER_SYNC`` objects, and a replica
-type stops creating at its first failed create, so a large or failing job takes its turn in the
-queue like any other (D38). ``D<n>``: docs/divergences.md.
+is written (D11). A pass creates at most ``MAX_CREATIONS_PER_SYNC`` objects, queued in
+``creates`` and run in slow-start batches that end at the first failure (D46), so a large or
+failing job takes its turn in the queue like any other (D38). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class JobEventHandlers:
         ):
             # A periodic resync of a finished job: v0.5.3 synced it again every 30 s, which
             # only rereads a job with nothing left to do (its TTL is waited for, D13; a failed
-            # clean-up is requeued with backoff) and floods the queue (divergence D37).
+            # clean-up is requeued with backoff) and floods the queue (divergence D45).
             return
         log.info("Updating %s: %s", self._kind.resource.kind.lower(), meta(cur).get("name"))
         self.enqueue(cur)

@@ -4,20 +4,13 @@ The work queue never hands one key to two workers, but the maps here are shared 
 worker (and by the deletion path), so each read-modify-write holds the lock. Only facts that
 may be lost on a restart live here: which jobs this process has seen (so ``jobs_deleted``
 counts a job once, divergence D5), which exit codes were already announced (divergence
-<<<<<<< HEAD
 D31), which jobs this process saw finished (so a pass on a cache that has not yet seen the
 finishing status write creates nothing, divergence D39), which ignored edits of finished jobs
 were announced, the last Unschedulable message of each job's PodGroup (divergence D40), and
 the job's last status write until the informer delivers it: a pass over the version that
 write replaced would compute from a stale status and meet a 409 (an expectation on our own
-write, as pods and services have theirs). Anything that must survive a restart lives in the
-job's status (divergence D11).
-=======
-D31), and the job's last status write until the informer delivers it: a pass over the
-version that write replaced would compute from a stale status and meet a 409 (an
-expectation on our own write, as pods and services have theirs; divergence D39). Anything
-that must survive a restart lives in the job's status (divergence D11).
->>>>>>> c6648fc (docs/divergences.md: D36 events never dropped, D37 finished jobs' resyncs not queued, D38 slow-start creates, D39 a pass waits for our own status write)
+write, as pods and services have theirs; divergence D47). Anything that must survive a
+restart lives in the job's status (divergence D11).
 """
 
 from __future__ import annotations

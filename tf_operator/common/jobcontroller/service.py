@@ -4,7 +4,7 @@ One service per index, named like its pod, selecting it by the four job labels a
 the kind's port. A missing service is created under a services-creation expectation (lowered
 again if the create fails, divergence D3). Extra services for an index and services with an
 out-of-range index are deleted (v0.5.3 only warned, divergence D21). Creation stops at the
-pass's budget or at the type's first failed create (divergence D38).
+pass's budget (divergence D38); the creates run in slow-start batches (D46).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An `EventRecorder` (one per component) builds the Event dict and offers it to ev
 watcher of its `EventBroadcaster`. Each watcher owns a queue and daemon thread(s) that feed
 its handler, so `event()` never waits on the API server. The queue is unbounded by default:
 an event is never dropped (v0.5.3's broadcaster dropped events once 1000 were waiting,
-divergence D36); a bound (`max_queued_events`) makes a full queue drop with a log line
+divergence D44); a bound (`max_queued_events`) makes a full queue drop with a log line
 (thinned out during a flood).
 
 Go's recorder writes from a single goroutine; one thread here cannot keep up with a burst
@@ -65,7 +65,7 @@ EVENT_TYPE_WARNING = "Warning"
 
 MAX_TRIES_PER_EVENT = 12
 DEFAULT_SLEEP_DURATION = 10.0
-# No bound: events are never dropped (divergence D36).
+# No bound: events are never dropped (divergence D44).
 MAX_QUEUED_EVENTS: int | None = None
 # Concurrent writers to the API sink. Each holds at most one pooled connection; the
 # client's pool (kube.CONNECTION_POOL_MAXSIZE) leaves room for them beside informers,

@@ -162,7 +162,7 @@ def blocked_sender(kube, clock, **kwargs):
 
 
 def test_by_default_no_event_is_dropped_however_many_wait(kube, clock):
-    """v0.5.3's broadcaster dropped events past 1000 queued; ours keeps them (D36)."""
+    """v0.5.3's broadcaster dropped events past 1000 queued; ours keeps them (D44)."""
     b, watcher, rec, release = blocked_sender(kube, clock)
     for i in range(1500):
         rec.event(tfjob(f"job{i}"), "Normal", "R", "m")

@@ -263,7 +263,7 @@ def test_update_handler_only_enqueues(harness, tfu):
 
 def test_resync_of_a_finished_job_is_not_queued(harness, tfu):
     """v0.5.3 synced every job at each 30 s resync; a finished one has nothing left to do
-    and is not queued (divergence D37); an unfinished one still is."""
+    and is not queued (divergence D45); an unfinished one still is."""
     running = harness.add_job(tfu.new_tfjob(1))
     harness.ctr.job_events.on_update(running, running)
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

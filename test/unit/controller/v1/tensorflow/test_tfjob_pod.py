@@ -283,7 +283,7 @@ def test_failed_create_lowers_expectation(harness, tfu):
     with pytest.raises(Exception, match="boom"):
         harness.sync(job)
     # The pods' slow start stops at the failed batch (as Kubernetes controllers do;
-    # divergence D38); the services have a slow start of their own and were created, and
+    # divergence D46); the services have a slow start of their own and were created, and
     # the status is still written (divergence D27).
     assert len(harness.created("services")) == 1
     assert harness.status(job)["startTime"]
@@ -416,9 +416,9 @@ def test_a_pass_creates_at_most_its_budget(harness, tfu):
     assert harness.created("pods") == harness.created("services") == []
 
 
-def test_a_type_stops_creating_at_its_first_failed_create(harness, tfu):
-    """A failing job costs one failed request per type and pass, not one per replica (the
-    work queue's backoff spaces the passes); other types go on (divergence D38)."""
+def test_pods_stop_creating_at_their_first_failed_batch(harness, tfu):
+    """A failing job costs one failed pod request per pass, not one per replica (the work
+    queue's backoff spaces the passes); the services' own slow start goes on (D38, D46)."""
     from tf_operator.k8s.client import new_invalid
 
     job = harness.add_job(tfu.new_tfjob(worker=5, ps=2))
@@ -427,6 +427,6 @@ def test_a_type_stops_creating_at_its_first_failed_create(harness, tfu):
     )
     with pytest.raises(Exception, match="Invalid value"):
         harness.sync(job)
-    assert len(harness.client.filter_actions("create", "pods")) == 2  # one per type
+    assert len(harness.client.filter_actions("create", "pods")) == 1  # the first batch
     assert len(harness.created("services")) == 7
-    assert sum("FailedCreatePod" in e for e in harness.recorder.events) == 2
+    assert sum("FailedCreatePod" in e for e in harness.recorder.events) == 1

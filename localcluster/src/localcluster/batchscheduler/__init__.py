@@ -6,7 +6,8 @@ pods whose ``schedulerName`` is the flavour's; ``bootstrap.install`` puts its CR
 each importing only those before it: ``flavours``/``conf`` -> ``api`` -> ``session``/
 ``status``/``errcache``/``pqueue`` -> ``plugins``/``actions`` -> ``cache`` -> ``scheduler``.
 
-Deliberate differences from upstream (behaviour a user could observe):
+Deliberate differences from upstream (behaviour a user could observe; modules cite them as
+"difference N"):
 
 1. Volcano wraps each job's allocate turn in a statement; kube-batch v0.4.2 did not (a gang that
    could not be placed held its allocations until the cycle ended, kube-batch#514). Both

@@ -3,7 +3,7 @@
 Mirrors kube-batch's ``pkg/scheduler/api`` (``TaskInfo``, ``JobInfo``, ``NodeInfo``,
 ``QueueInfo``), with two simplifications: a resource vector is a plain ``dict`` of exact
 integers in milli-units (a quantity times 1000, rounded up as Kubernetes rounds sub-milli
-values; no tolerances: spec §11 #2; integers because a cycle compares them ~10^5 times), and
+values; no tolerances: difference 2; integers because a cycle compares them ~10^5 times), and
 every object here is built fresh for each session from the cache, so a session may mutate it
 freely.
 
@@ -106,7 +106,7 @@ ON_NODE = ALLOCATED_LIKE | {TaskStatus.RELEASING}
 
 
 def task_status(pod: dict) -> TaskStatus:
-    """A pod's status as the batch scheduler sees it (spec §3.2)."""
+    """A pod's status as the batch scheduler sees it."""
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
     if phase in ("Pending", "Running") and deleting:

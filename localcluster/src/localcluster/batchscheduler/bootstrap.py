@@ -1,5 +1,5 @@
 """Install what a flavour needs in the cluster: its PodGroup and Queue CRDs and the ``default``
-Queue (weight 1; Volcano also ``reclaimable: true``), each only if absent (spec §2.3).
+Queue (weight 1; Volcano also ``reclaimable: true``), each only if absent.
 
 The CRDs are this package's copies of upstream's (``crds/``); a test keeps the PodGroup and
 kube-batch Queue CRDs identical to the ones under ``manifests/components/gang-*``.

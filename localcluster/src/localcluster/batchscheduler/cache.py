@@ -15,7 +15,7 @@ and its queue exist.
 Objects this cache writes (a bound pod, a PodGroup status) are kept as written until the
 informers deliver something at least as new, so the next cycle never acts on a stale copy.
 Events are emitted only when (reason, message) differs from the last one for that object
-(upstream repeated them every cycle: spec §11 #5).
+(upstream repeated them every cycle: difference 5).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ class BatchCache:
                 weight = 0
             out[meta["name"]] = QueueInfo(
                 name=meta["name"],
-                weight=weight if weight > 0 else 1,  # 0 would starve the queue (spec §11 #10)
+                weight=weight if weight > 0 else 1,  # 0 would starve the queue (difference 10)
                 reclaimable=spec.get("reclaimable", True) is not False,
                 created=meta.get("creationTimestamp") or "",
             )

@@ -1,4 +1,4 @@
-"""The scheduler configuration file: actions, plugin tiers, per-action arguments (spec §10).
+"""The scheduler configuration file: actions, plugin tiers, per-action arguments.
 
 Same YAML shape as kube-batch's and Volcano's. As upstream: an unknown action is a startup
 error naming it, an unknown plugin is logged and skipped, an unreadable file falls back to

@@ -1,4 +1,4 @@
-"""Volcano's predicate error cache, in the three modes of spec §8.
+"""Volcano's predicate error cache, in three modes (``off``, ``task-spec``, ``task-spec-nonempty``).
 
 Within one job's turn in one allocate pass, a task's per-node failures are stored under
 ``"<job id>/<task-spec>"``; a later task with the same key is rejected on every stored node

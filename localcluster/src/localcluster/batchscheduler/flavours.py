@@ -1,4 +1,4 @@
-"""What differs between the two batch schedulers the local cluster can play (spec §2.2).
+"""What differs between the two batch schedulers the local cluster can play.
 
 Everything flavour-specific is a field here; the rest of the package branches only on
 ``Flavour.volcano`` where upstream's wording or phases differ.

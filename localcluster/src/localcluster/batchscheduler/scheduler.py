@@ -1,4 +1,4 @@
-"""``BatchScheduler``: one flavour's loop of snapshot -> session -> actions -> close (spec §4).
+"""``BatchScheduler``: one flavour's loop of snapshot -> session -> actions -> close.
 
 Every ``schedule_period`` seconds (0 = only when ``run_once`` is called) the scheduler takes a
 snapshot of its cache, opens a session, lets the configured plugins register their hooks, runs
@@ -150,7 +150,7 @@ class BatchScheduler:
                 )
 
     def _close_job(self, ssn: Session, job: JobInfo) -> None:
-        """Write back one job's PodGroup status, PodGroup event and pod conditions (§9)."""
+        """Write back one job's PodGroup status, PodGroup event and pod conditions."""
         volcano = self.flavour.volcano
         if job.podgroup is not None:
             job.phase = status.phase_of(job, volcano)

@@ -1,14 +1,14 @@
-"""One scheduling cycle's state, the plugins' hooks over it, and statements (spec §4).
+"""One scheduling cycle's state, the plugins' hooks over it, and statements.
 
 Plugins register hooks by name at ``on_open``; the session combines them walking the tiers and
-plugins in configuration order (table §4.1), honouring each plugin's disabled hooks. Only the
+plugins in configuration order, honouring each plugin's disabled hooks. Only the
 session changes task and node state (``allocate``/``deallocate``/``evict``), and it tells the
 plugins' event handlers (drf and proportion keep shares current) each time.
 
 A ``Statement`` records allocations, pipelinings and evictions against the session at once and
 either commits them (evictions carried out, allocations bound through the ``Writer``) or
 discards them in reverse order, remembering each undone task's last transaction for the
-messages of §9.3. The session never talks to the API server itself: the ``Writer`` does.
+messages of :mod:`.status`. The session never talks to the API server itself: the ``Writer`` does.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class CycleSummary:
 
 
 def _fallback(left_created: str, left_name: str, right_created: str, right_name: str) -> int:
-    """Creation time, then name (upstream: UID; names keep outcomes deterministic, §11 #8)."""
+    """Creation time, then name (upstream: UID; names keep outcomes deterministic: difference 8)."""
     if (left_created, left_name) < (right_created, right_name):
         return -1
     return 1 if (left_created, left_name) > (right_created, right_name) else 0

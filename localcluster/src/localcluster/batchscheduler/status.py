@@ -1,4 +1,4 @@
-"""PodGroup phase and conditions, pod conditions, and the exact upstream message texts (§9).
+"""PodGroup phase and conditions, pod conditions, and the exact upstream message texts.
 
 Pure functions of a closed session's ``JobInfo``: nothing here talks to the API server. The
 texts are upstream's, character for character:
@@ -136,7 +136,7 @@ def set_condition(job: JobInfo, condition: dict, session_uid: str, now: str) -> 
 
 
 def phase_of(job: JobInfo, volcano: bool) -> str:
-    """PodGroup phase at close (§9.1; ≥ and Succeeded counted in both flavours)."""
+    """PodGroup phase at close (>= minMember, Succeeded counted: difference 4)."""
     if job.count(TaskStatus.RUNNING) and job.unschedulable:
         return "Unknown"
     scheduled = job.count(*ALLOCATED_LIKE, TaskStatus.SUCCEEDED)

@@ -4,7 +4,7 @@ One pod informer and one node informer feed a lock-protected map of ``NodeInfo``
 summed requests of its active pods, pod count, the part being released). Every non-terminal
 pod with a ``nodeName`` counts, whoever bound it, so the default scheduler and the batch
 schedulers never place two pods into the same free room (upstream kube-batch only saw another
-scheduler's pods once they left Pending: divergence from kube-batch closed here, spec §11 #9).
+scheduler's pods once they left Pending: difference 9 in ``localcluster.batchscheduler``).
 
 Schedulers add a pod to the ledger *before* they bind it ("assume") and ``forget`` it when the
 bind fails; the informer replaces an assumed entry by the real one when the binding arrives.

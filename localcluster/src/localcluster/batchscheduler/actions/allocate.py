@@ -1,11 +1,11 @@
-"""allocate: place whole gangs, queue by queue and job by job (spec §5.2).
+"""allocate: place whole gangs, queue by queue and job by job.
 
 Queues are served by queue order and take turns; within a queue the best job (job order)
 gets a turn: its Pending, non-best-effort tasks are placed in task order inside one
-``Statement``. A task that finds no node ends the job's turn (the gang waits: spec §11 #12);
+``Statement``. A task that finds no node ends the job's turn (the gang waits, as upstream);
 a job that becomes ready while tasks remain yields its turn and is queued again. At the end
 of a turn a ready job is committed (its pods bound), a job that is neither ready nor
-pipelined is discarded, so a gang never holds resources it cannot use (spec §11 #1).
+pipelined is discarded, so a gang never holds resources it cannot use (difference 1).
 
 Volcano flavour: resource room (future idle) is checked before the predicates, the predicate
 error cache applies, the best node is chosen among nodes with idle room first, then among

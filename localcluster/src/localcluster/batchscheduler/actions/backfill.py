@@ -1,4 +1,4 @@
-"""backfill: place best-effort tasks (no requests) of jobs that may run (spec §5.3).
+"""backfill: place best-effort tasks (no requests) of jobs that may run.
 
 Each such task goes to the best node whose predicates pass (pod count included). A job's
 backfilled tasks are bound at once when the job is ready; otherwise they are discarded, so

@@ -49,7 +49,7 @@ def _ranking(ssn: Session, task: TaskInfo) -> NodeRanking:
 
 
 def by_score(ssn: Session, task: TaskInfo, nodes: list[NodeInfo]) -> list[NodeInfo]:
-    """Best first: highest node-order score, ties to the smallest name (§11 #8)."""
+    """Best first: highest node-order score, ties to the smallest name (difference 8)."""
     if len(nodes) <= 1:
         return list(nodes)
     names = _ranking(ssn, task).ordered({n.name for n in nodes})

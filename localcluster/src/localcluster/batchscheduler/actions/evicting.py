@@ -5,7 +5,7 @@ already releasing is gone, pipeline the task there and evict nothing; otherwise 
 session's verdict hook which of the node's candidates may go (victim-first order), skip the
 node if even all of them would not make room, else evict them in order until the task fits
 the node's future idle room and pipeline it there. Everything goes through the caller's
-statement, so a gang that cannot be served undoes its evictions (spec §11 #6).
+statement, so a gang that cannot be served undoes its evictions (difference 6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""preempt: a starving job takes resources from other jobs of its own queue (§5.5).
+"""preempt: a starving job takes resources from other jobs of its own queue.
 
-Preemptors are jobs whose ready + pipelined tasks are fewer than minMember (spec §11 #13),
+Preemptors are jobs whose ready + pipelined tasks are fewer than minMember (difference 12),
 served queue by queue in job order. Each gets one statement; its Pending tasks are tried in
 task order with the node loop of ``evicting``, candidates being Running tasks of other jobs
 in the same queue and the verdict ``Preemptable`` (priority, gang, conformance, drf by

@@ -1,4 +1,4 @@
-"""reclaim: a queue below its deserved share takes resources back from other queues (§5.4).
+"""reclaim: a queue below its deserved share takes resources back from other queues.
 
 Queues take turns in queue order (overused ones are skipped); each turn serves the best job
 with Pending tasks, one task at a time. A task that allocate could place as it is is left to

@@ -1,4 +1,4 @@
-"""drf: dominant resource fairness between jobs (spec §6.4).
+"""drf: dominant resource fairness between jobs.
 
 A job's share is the largest allocated/total over the dimensions, with ``total`` the session's
 allocatable; jobs with the lower share go first. As preemption judge, a candidate is a victim

@@ -1,10 +1,10 @@
 """gang: all or nothing. A job is valid once minMember tasks exist, ready once minMember are
 placed (best-effort Pending tasks count, as in Volcano), and a gang keeps at least minMember
-members when victims are chosen (spec §6.2).
+members when victims are chosen.
 
 At close, every job with a PodGroup gets its ``Unschedulable`` condition when not ready, or
 (Volcano) ``Scheduled`` when ready. Upstream's session-open validity check never fired (no
-hook registered yet, spec §11 #3): actions skip invalid jobs and no NotEnoughTasks condition
+hook registered yet: difference 3): actions skip invalid jobs and no NotEnoughTasks condition
 is written.
 """
 

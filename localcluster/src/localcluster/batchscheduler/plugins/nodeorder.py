@@ -1,9 +1,9 @@
-"""nodeorder: score feasible nodes on Kubernetes' 0-100 scale (spec §6.7).
+"""nodeorder: score feasible nodes on Kubernetes' 0-100 scale.
 
 ``leastrequested`` favours free nodes, ``balancedresource`` nodes whose cpu and memory use stay
 alike; both count this session's allocations. Weights come from the plugin's arguments
 (``leastrequested.weight``, ``balancedresource.weight``, default 1). Ties are broken by node
-name by the allocate action (upstream picked at random, §11 #8).
+name by the allocate action (upstream picked at random: difference 8).
 """
 
 from __future__ import annotations

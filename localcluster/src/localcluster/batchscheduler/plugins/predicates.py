@@ -1,10 +1,10 @@
-"""predicates: where a task may go, apart from resources (spec §6.6).
+"""predicates: where a task may go, apart from resources.
 
 Checks in Volcano v1.8's effective order, first failure reported: cordoned node, node
 selector and required node affinity, untolerated NoSchedule/NoExecute taints, then the pod
 count (Volcano evaluates the pod count first but reports it only when nothing else fails).
 The matchers are the default scheduler's, so both schedulers agree on where a pod may go.
-Reasons are the plain Kubernetes texts (Volcano prefixed them with its plugin names: §11 #11).
+Reasons are the plain Kubernetes texts (Volcano prefixed them with its plugin names: difference 11).
 Resource fit is the allocate action's business.
 """
 

@@ -1,7 +1,7 @@
-"""priority: higher task and job priority first; Volcano's preemption rule (spec §6.1).
+"""priority: higher task and job priority first; Volcano's preemption rule.
 
 kube-batch v0.4.2's priority plugin had no preemptable hook; both flavours use Volcano's rule
-(spec §11 #7): a task of another job may be evicted only when that job's priority is lower,
+(difference 7): a task of another job may be evicted only when that job's priority is lower,
 a task of the same job only when its own priority is lower.
 """
 

@@ -1,4 +1,4 @@
-"""proportion: queues share the cluster by weight (spec §6.5).
+"""proportion: queues share the cluster by weight.
 
 Each queue that has jobs *deserves* a part of the cluster, handed out in rounds by weight and
 capped by what it requests. Queues with the lower allocated/deserved share go first; a queue

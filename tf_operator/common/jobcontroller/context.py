@@ -24,6 +24,7 @@ from tf_operator.k8s.objects import Obj
 
 P = ParamSpec("P")
 T = TypeVar("T")
+Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 # Pods and services one pass may create. The rest wait for the next pass, which runs once the
 # informer has seen these (D1), after the keys queued meanwhile. Kubernetes' job controller

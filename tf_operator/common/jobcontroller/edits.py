@@ -34,9 +34,9 @@ from tf_operator.common.jobcontroller.status import (
     is_finished,
     set_spec_ignored,
 )
-from tf_operator.common.jobcontroller.util import job_key
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.k8s.controller.controller_utils import object_key
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.logger import logger_for_unstructured
 
@@ -94,7 +94,7 @@ class SpecEdits:
         state = "has finished" if finished else "started before its spec was recorded"
         message = f"{kind} {name} {state}; the edit of its spec is ignored: {err}"
         uid = str(meta(raw).get("uid", ""))
-        if self._memory.first_ignored_edit(job_key(raw), uid, message):
+        if self._memory.first_ignored_edit(object_key(raw), uid, message):
             logger_for_unstructured(raw, kind).warning(message)
             self._recorder.event(raw, EVENT_TYPE_WARNING, self.reason, message)
         return True

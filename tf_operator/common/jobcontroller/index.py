@@ -10,11 +10,13 @@ the claim could act on. Index values include the namespace, which scoped the old
 
 from __future__ import annotations
 
-from typing import Any
-
 from tf_operator.k8s.cache import Indexer, SharedIndexInformer
-from tf_operator.k8s.cache.index import IndexFunc
-from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
+from tf_operator.k8s.controller.index import (
+    add_missing_indexers,
+    namespaced_controller_uid_index_func,
+    namespaced_label_index_func,
+)
+from tf_operator.k8s.objects import Obj, meta
 
 CONTROLLER_UID_INDEX = "jobcontroller:namespace/controller-uid"
 
@@ -24,45 +26,17 @@ def job_name_index_name(label_key: str) -> str:
     return f"jobcontroller:namespace/label:{label_key}"
 
 
-def namespaced_controller_uid_index_func(obj: Any) -> list[str]:
-    """File an object under ``namespace/uid`` of its controlling owner, if it has one."""
-    if not isinstance(obj, dict):
-        return []
-    ref = get_controller_of(obj)
-    uid = None if ref is None else ref.get("uid")
-    if uid is None:
-        return []  # the claim compares uids, so a ref without one is nobody's
-    return [f"{meta(obj).get('namespace') or ''}/{uid}"]
-
-
-def namespaced_label_index_func(label_key: str) -> IndexFunc:
-    """An index function filing objects under ``namespace/<label value>`` (absent: not filed)."""
-
-    def index(obj: Any) -> list[str]:
-        if not isinstance(obj, dict):
-            return []
-        value = labels_of(obj).get(label_key)
-        if value is None:
-            return []
-        return [f"{meta(obj).get('namespace') or ''}/{value}"]
-
-    return index
-
-
 def add_job_indexers(informer: SharedIndexInformer, job_name_label_key: str) -> None:
-    """Register both indices on an informer (before it starts) unless already present.
-
-    Controllers sharing an informer register identical functions under identical names, so
-    a second registration is skipped rather than treated as a conflict.
-    """
-    present = informer.get_indexer().get_indexers()
-    wanted = {
-        CONTROLLER_UID_INDEX: namespaced_controller_uid_index_func,
-        job_name_index_name(job_name_label_key): namespaced_label_index_func(job_name_label_key),
-    }
-    missing = {name: fn for name, fn in wanted.items() if name not in present}
-    if missing:
-        informer.add_indexers(missing)
+    """Register both indices on an informer (before it starts) unless already present."""
+    add_missing_indexers(
+        informer,
+        {
+            CONTROLLER_UID_INDEX: namespaced_controller_uid_index_func,
+            job_name_index_name(job_name_label_key): namespaced_label_index_func(
+                job_name_label_key
+            ),
+        },
+    )
 
 
 def objects_for_job(

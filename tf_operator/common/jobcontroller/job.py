@@ -25,12 +25,11 @@ from tf_operator.apis.common.v1.types import (
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
-from tf_operator.common.jobcontroller.owned import unwrap_tombstone
-from tf_operator.common.jobcontroller.util import job_key
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 from tf_operator.k8s.client import ResourceInterface, is_conflict
+from tf_operator.k8s.controller.controller_utils import object_key, unwrap_tombstone
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
 from tf_operator.logger import logger_for_unstructured
@@ -58,7 +57,7 @@ class JobEventHandlers:
             if inner is None:
                 log.error("couldn't get key for %s object %r", self._kind.resource.kind, obj)
                 return
-            key = job_key(inner)
+            key = object_key(inner)
         self._queue.add(key)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:

@@ -13,7 +13,7 @@ one runs on its last valid spec, keeps its final status, or is reported (:mod:`.
 a job this process saw finished waits until the cache shows it so (D39); otherwise, once every
 expectation is met (D1), :meth:`JobController.reconcile` runs one pass with a
 :class:`~.context.SyncContext`; the pass's missing pods and services are created together at
-the end of its walk, in slow-start batches (:mod:`.batch`, D46). A pass waits while the cache
+the end of its walk, in slow-start batches (:mod:`tf_operator.k8s.controller.slow_start`, D46). A pass waits while the cache
 still holds the version its own last status write replaced (D47). A failed pass is requeued
 with rate limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected
 ``clock``.
@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from tf_operator.apis.common.v1.types import truncate_time
-from tf_operator.common.jobcontroller.batch import SlowStartBatches
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
-from tf_operator.common.jobcontroller.expectations import ControllerExpectations
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
 from tf_operator.common.jobcontroller.limits import (
@@ -64,6 +62,8 @@ from tf_operator.control.service_control import ServiceControl
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.controller.expectations import ControllerExpectations
+from tf_operator.k8s.controller.slow_start import SlowStartBatches
 from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.listers import Lister
 from tf_operator.k8s.objects import meta
@@ -138,11 +138,9 @@ class JobController:
                 PodGroupEvents(owners, self.work_queue).event_handler()
             )
         self.pod_reconciler = PodReconciler(
-            kind, self.pods, pod_control, self.expectations, recorder, self.memory, self.pod_groups
+            kind, self.pods, pod_control, recorder, self.memory, self.pod_groups
         )
-        self.service_reconciler = ServiceReconciler(
-            kind, self.services, service_control, self.expectations
-        )
+        self.service_reconciler = ServiceReconciler(kind, self.services, service_control)
         self.status = StatusReconciler(kind, self.work_queue)
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(

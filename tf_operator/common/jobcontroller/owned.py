@@ -5,31 +5,39 @@ differs. Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and, unlike v0.
 updates and deletions, D4) trace an object to its job through its controller reference, reading
 only the cached job's metadata (:class:`OwnerResolver`, D7, D26), lower the expectation of the
 object's replica type and enqueue the job. ``claim`` adopts and releases through the
-controller-ref managers, looking only at the job's own objects (:mod:`.index`); ``delete`` runs
-under a deletion expectation (D4). Handlers run on informer threads, the rest on workers;
+controller-ref managers, looking only at the job's own objects (:mod:`.index`).
+``reconcile_indices`` keeps one object per replica index (D21) and queues the missing ones for
+creation within the pass's budget (D38). ``create`` and ``delete`` run under an expectation
+(D3, D4): each create raises its own just before its request, so expectations stay exact
+however the slow-start batches interleave (D46), and names are deterministic, so two creates
+for one index can never both succeed. Handlers run on informer threads, the rest on workers;
 nothing here is mutated after construction. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
 from tf_operator.common.jobcontroller.kind import Job, JobKind, job_labels
-from tf_operator.common.jobcontroller.util import (
-    gen_expectation_key,
-    group_of,
-    job_key,
-    recheck_deletion_timestamp,
-)
+from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_general_name
 from tf_operator.control.controller_ref_manager import ControllerRefManager, PodControllerRefManager
 from tf_operator.control.object_control import ObjectControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
-from tf_operator.k8s.client import ResourceInterface
+from tf_operator.k8s.client import ResourceInterface, is_timeout
+from tf_operator.k8s.controller.controller_utils import (
+    group_of,
+    object_key,
+    recheck_deletion_timestamp,
+    unwrap_tombstone,
+)
+from tf_operator.k8s.controller.expectations import ControllerExpectations
 from tf_operator.k8s.labels import selector_from_set
 from tf_operator.k8s.listers import Lister
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
@@ -37,16 +45,6 @@ from tf_operator.k8s.workqueue import Queue
 from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
-
-Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
-
-
-def unwrap_tombstone(obj: Any) -> Obj | None:
-    """The object inside a ``DeletedFinalStateUnknown`` tombstone, or the object itself."""
-    if isinstance(obj, dict):
-        return obj
-    inner = getattr(obj, "obj", None)
-    return inner if isinstance(inner, dict) else None
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ class OwnerResolver:
         job = self._jobs.get(meta(obj).get("namespace", ""), ref.get("name", ""))
         if job is None or meta(job).get("uid") != ref.get("uid"):
             return None
-        return job_key(job)
+        return object_key(job)
 
 
 class OwnedObjects:
@@ -221,7 +219,7 @@ class OwnedObjects:
         """Delete ``obj`` under a deletion expectation; True when a delete was issued."""
         m = meta(obj)
         rt = labels_of(obj).get(self._kind.labels.replica_type, "")
-        exp_key = self.expectation_key(job_key(job), rt)
+        exp_key = self.expectation_key(object_key(job), rt)
         self._expectations.expect_deletions(exp_key, 1)
         try:
             deleted = self._control.delete(m.get("namespace", ""), m.get("name", ""), job)
@@ -232,21 +230,73 @@ class OwnedObjects:
             self._expectations.deletion_observed(exp_key)
         return deleted
 
-    # ---- slicing ---------------------------------------------------------------------------
+    def create(self, job: Job, rt: str, create: Callable[[], object]) -> None:
+        """Run ``create`` under a creation expectation of replica type ``rt``."""
+        exp_key = self.expectation_key(object_key(job), rt)
+        self._expectations.expect_creations(exp_key, 1)
+        try:
+            create()
+        except Exception as err:
+            if is_timeout(err):
+                return  # it may still be created; its informer event will lower the count
+            self._expectations.creation_observed(exp_key)
+            raise
 
-    def of_type(self, objects: list[Obj], rt: str) -> list[Obj]:
-        """The objects of replica type ``rt`` (lower case)."""
+    # ---- one object per index --------------------------------------------------------------
+
+    def reconcile_indices(
+        self,
+        ctx: SyncContext,
+        objects: list[Obj],
+        rt: str,
+        replicas: int,
+        logger: Logger,
+        create: Callable[[int], None],
+        observe: Callable[[int, Obj], None] | None = None,
+    ) -> None:
+        """Keep one object of replica type ``rt`` per index ``0..replicas-1``: delete those
+        out of range and the extras of an index, hand each kept one to ``observe``, and queue
+        ``create(index)`` for a missing one while the pass's budget lasts."""
+        job, noun = ctx.job, self.owned.noun
         label = self._kind.labels.replica_type
-        return [o for o in objects if labels_of(o).get(label) == rt]
+        of_type = [o for o in objects if labels_of(o).get(label) == rt]
+        index_label = self._kind.labels.replica_index
+        for obj in out_of_range(of_type, replicas, index_label):
+            logger.info("Deleting %s %s: its index is out of range", noun, meta(obj).get("name"))
+            ctx.collect(self.delete, job, obj)
+        slices = slice_by_index(of_type, replicas, index_label, noun, logger)
+        for index in range(replicas):
+            same_index = slices.get(index, [])
+            if len(same_index) > 1:
+                logger.warning("We have too many %ss for %s %d", noun, rt, index)
+                same_index = self._delete_extras(ctx, rt, index, same_index)
+            if same_index:
+                if observe is not None:
+                    observe(index, same_index[0])
+            elif ctx.take_creation():
+                logger.info("Need to create new %s: %s-%d", noun, rt, index)
+                lane = ctx.creates.setdefault(self.owned.expectation_suffix, [])
+                lane.append(partial(create, index))
 
-    def slices(self, objects: list[Obj], replicas: int, logger: Logger) -> dict[int, list[Obj]]:
-        """Objects grouped by their index label; unlabelled or out-of-range ones skipped."""
-        return slice_by_index(
-            objects, replicas, self._kind.labels.replica_index, self.owned.noun, logger
-        )
+    def _delete_extras(
+        self, ctx: SyncContext, rt: str, index: int, objects: list[Obj]
+    ) -> list[Obj]:
+        """Keep the object not terminating, named as we name it, oldest; delete the others."""
+        expected_name = gen_general_name(ctx.job.name, rt, index)
+        ordered = sorted(objects, key=lambda obj: _keep_first_key(obj, expected_name))
+        for extra in ordered[1:]:
+            ctx.collect(self.delete, ctx.job, extra)
+        return ordered[:1]
 
-    def out_of_range(self, objects: list[Obj], replicas: int) -> list[Obj]:
-        return out_of_range(objects, replicas, self._kind.labels.replica_index)
+
+def _keep_first_key(obj: Obj, expected_name: str) -> tuple[bool, bool, str, str]:
+    m = meta(obj)
+    return (
+        bool(m.get("deletionTimestamp")),
+        m.get("name") != expected_name,
+        m.get("creationTimestamp") or "",
+        m.get("name") or "",
+    )
 
 
 def parse_index(obj: Obj, index_label: str) -> int | None:

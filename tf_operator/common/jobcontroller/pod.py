@@ -13,9 +13,7 @@ exit code 0 of the default container or phase Succeeded (D22). ``D<n>``: docs/di
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
-from functools import partial
 
 from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_EXIT_CODE,
@@ -23,21 +21,17 @@ from tf_operator.apis.common.v1.types import (
     ReplicaSpec,
     ReplicaStatus,
 )
-from tf_operator.common.jobcontroller.context import SyncContext
-from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
-from tf_operator.common.jobcontroller.util import gen_general_name, job_key
+from tf_operator.common.jobcontroller.util import gen_general_name
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControlInterface
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
-from tf_operator.k8s.client import is_timeout
 from tf_operator.k8s.objects import Obj, json_copy, meta
 from tf_operator.logger import logger_for_replica
-
-Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 POD_TEMPLATE_RESTART_POLICY_REASON = "SettedPodTemplateRestartPolicy"
 EXITED_WITH_CODE_REASON = "ExitedWithCode"
@@ -45,14 +39,12 @@ EXITED_WITH_CODE_REASON = "ExitedWithCode"
 # v0.5.3's "no exit code seen" sentinel (0xbeef); it is never retryable.
 NO_EXIT_CODE = 0xBEEF
 
-_PERMANENT_EXIT_CODES = frozenset({1, 2, 126, 127, 128, 139})
+# v0.5.3's explicit list: SIGINT, SIGKILL, SIGTERM and SIGUSR1 retry; every other code
+# (its permanent list 1, 2, 126, 127, 128, 139 included) does not.
 _RETRYABLE_EXIT_CODES = frozenset({130, 137, 143, 138})
 
 
 def is_retryable_exit_code(exit_code: int) -> bool:
-    """v0.5.3's explicit list: 130/137/143 (SIGINT/SIGKILL/SIGTERM) and 138 (SIGUSR1) retry."""
-    if exit_code in _PERMANENT_EXIT_CODES:
-        return False
     return exit_code in _RETRYABLE_EXIT_CODES
 
 
@@ -79,16 +71,9 @@ def phase_of(pod: Obj) -> str:
     return str((pod.get("status") or {}).get("phase", ""))
 
 
-def _keep_first_key(pod: Obj, expected_name: str) -> tuple[bool, bool, str, str]:
-    """Sort key putting the pod to keep first: not terminating, named as the controller
-    names it, oldest, then by name."""
-    m = meta(pod)
-    return (
-        bool(m.get("deletionTimestamp")),
-        m.get("name") != expected_name,
-        m.get("creationTimestamp") or "",
-        m.get("name") or "",
-    )
+def pod_uid(pod: Obj) -> str:
+    """What a pod's exit report and failure count are kept under (its name without a uid)."""
+    return str(meta(pod).get("uid") or meta(pod).get("name", ""))
 
 
 @dataclass
@@ -108,7 +93,6 @@ class PodReconciler:
         kind: JobKind,
         pods: OwnedObjects,
         control: PodControlInterface,
-        expectations: ControllerExpectations,
         recorder: EventRecorder,
         exit_reports: JobMemory,  # which exit codes were announced already
         gang: PodGroupReconciler | None = None,  # decorates pods for the gang scheduler
@@ -116,7 +100,6 @@ class PodReconciler:
         self._kind = kind
         self._pods = pods
         self._control = control
-        self._expectations = expectations
         self._recorder = recorder
         self._exit_reports = exit_reports
         self._gang = gang
@@ -124,31 +107,18 @@ class PodReconciler:
     def reconcile(self, ctx: SyncContext, rtype: str, spec: ReplicaSpec) -> ReplicaTally:
         job, rt = ctx.job, rtype.lower()
         logger = logger_for_replica({"metadata": job.metadata}, rt)
-        pods = self._pods.of_type(ctx.pods, rt)
-        replicas = spec.replicas or 0
         reset_counts(job, rtype)
         tally = ReplicaTally()
 
-        for pod in self._pods.out_of_range(pods, replicas):
-            logger.info("Deleting pod %s: its index is out of range", meta(pod).get("name"))
-            ctx.collect(self._pods.delete, job, pod)
+        def observe(index: int, pod: Obj) -> None:
+            self._observe(ctx, pod, rtype, index, spec, tally, logger)
 
-        slices = self._pods.slices(pods, replicas, logger)
-        for index in range(replicas):
-            pod_slice = slices.get(index, [])
-            if len(pod_slice) > 1:
-                logger.warning("We have too many pods for %s %d", rt, index)
-                pod_slice = self._delete_duplicates(ctx, rt, index, pod_slice)
-            if pod_slice:
-                self._observe(ctx, pod_slice[0], rtype, index, spec, tally, logger)
-                continue
-            if not ctx.take_creation():
-                continue
-            logger.info("Need to create new pod: %s-%d", rt, index)
+        def create(index: int) -> None:
             master_role = self._kind.is_master_role(job, rtype, index)
-            ctx.creates.setdefault("pods", []).append(
-                partial(self.create_new_pod, job, rt, index, spec, master_role)
-            )
+            self.create_new_pod(job, rt, index, spec, master_role)
+
+        replicas = spec.replicas or 0
+        self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
         return tally
 
     def restart_recorded(self, ctx: SyncContext) -> None:
@@ -156,16 +126,6 @@ class PodReconciler:
         for pod in ctx.restarts:
             ctx.collect(self._pods.delete, ctx.job, pod)
         ctx.restarts.clear()
-
-    def _delete_duplicates(
-        self, ctx: SyncContext, rt: str, index: int, pod_slice: list[Obj]
-    ) -> list[Obj]:
-        """Keep one pod of an index (see the module docstring), delete the others."""
-        expected_name = gen_general_name(ctx.job.name, rt, index)
-        ordered = sorted(pod_slice, key=lambda p: _keep_first_key(p, expected_name))
-        for extra in ordered[1:]:
-            ctx.collect(self._pods.delete, ctx.job, extra)
-        return ordered[:1]
 
     def _observe(
         self,
@@ -204,18 +164,16 @@ class PodReconciler:
         """Count the pod's failure in the job's status; False if it was counted before."""
         if job.status.exit_code_restarts is None:
             job.status.exit_code_restarts = ExitCodeRestarts()
-        uid = str(meta(pod).get("uid") or meta(pod).get("name", ""))
-        return job.status.exit_code_restarts.record(uid)
+        return job.status.exit_code_restarts.record(pod_uid(pod))
 
     def _report_exit_code(self, ctx: SyncContext, pod: Obj, exit_code: int, logger: Logger) -> None:
         """Log and record ``ExitedWithCode`` once per pod and exit code.
 
         v0.5.3 recorded it on every reconcile while the pod existed (divergence D31).
         """
-        m = meta(pod)
-        uid = str(m.get("uid") or m.get("name", ""))
-        if not self._exit_reports.first_report(ctx.key, uid, exit_code):
+        if not self._exit_reports.first_report(ctx.key, pod_uid(pod), exit_code):
             return
+        m = meta(pod)
         msg = f"Pod: {m.get('namespace')}.{m.get('name')} exited with code {exit_code}"
         logger.info(msg)
         self._recorder.event(ctx.job.object_ref(), EVENT_TYPE_NORMAL, EXITED_WITH_CODE_REASON, msg)
@@ -223,7 +181,6 @@ class PodReconciler:
     def create_new_pod(
         self, job: Job, rt: str, index: int, spec: ReplicaSpec, master_role: bool
     ) -> None:
-        exp_key = self._pods.expectation_key(job_key(job), rt)
         logger = logger_for_replica({"metadata": job.metadata}, rt)
         labels = replica_labels(self._kind, job.name, rt, index)
         if master_role:
@@ -244,17 +201,13 @@ class PodReconciler:
         if self._gang is not None:
             self._gang.decorate(job, template, rt, logger)
 
-        self._expectations.expect_creations(exp_key, 1)
-        try:
-            self._control.create_pods_with_controller_ref(
+        self._pods.create(
+            job,
+            rt,
+            lambda: self._control.create_pods_with_controller_ref(
                 job.namespace, template, job, owner_reference(self._kind, job)
-            )
-        except Exception as err:
-            if is_timeout(err):
-                # The pod may still be created; its informer event will lower the count.
-                return
-            self._expectations.creation_observed(exp_key)
-            raise
+            ),
+        )
 
 
 def reset_counts(job: Job, rtype: str) -> None:

@@ -1,4 +1,4 @@
-"""The per-job pod/service indices: what each object is filed under and the union lookup."""
+"""The per-job pod/service indices: the union lookup, and registering them once."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from tf_operator.common.jobcontroller.index import (
     CONTROLLER_UID_INDEX,
     add_job_indexers,
     job_name_index_name,
-    namespaced_controller_uid_index_func,
-    namespaced_label_index_func,
     objects_for_job,
 )
 from tf_operator.k8s.cache import new_indexer
+from tf_operator.k8s.controller.index import (
+    namespaced_controller_uid_index_func,
+    namespaced_label_index_func,
+)
 
 LABEL = "tf-job-name"
 
@@ -38,20 +40,6 @@ def indexer():
 
 def names(objs: list[dict]) -> list[str]:
     return sorted(o["metadata"]["name"] for o in objs)
-
-
-def test_controller_uid_index_files_under_namespace_and_controller_uid_only():
-    assert namespaced_controller_uid_index_func(obj("a", owner="u1")) == ["ns/u1"]
-    assert namespaced_controller_uid_index_func(obj("a")) == []
-    no_uid = {"metadata": {"namespace": "ns", "ownerReferences": [{"controller": True}]}}
-    assert namespaced_controller_uid_index_func(no_uid) == []
-    assert namespaced_controller_uid_index_func("not a dict") == []
-
-
-def test_label_index_files_under_namespace_and_value_when_present():
-    index = namespaced_label_index_func(LABEL)
-    assert index(obj("a", labels={LABEL: "job"})) == ["ns/job"]
-    assert index(obj("a", labels={"other": "job"})) == []
 
 
 def test_lookup_is_the_union_of_owned_and_labelled_within_the_namespace():

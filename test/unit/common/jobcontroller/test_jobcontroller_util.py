@@ -1,4 +1,4 @@
-"""Names, keys, re-check of deletion, index slicing and limit arithmetic of the job controller."""
+"""Names, keys, index slicing and limit arithmetic of the job controller."""
 
 import logging
 import tracemalloc
@@ -13,13 +13,7 @@ from tf_operator.common.jobcontroller.limits import (
     seconds_until_ttl_expiry,
 )
 from tf_operator.common.jobcontroller.owned import out_of_range, slice_by_index
-from tf_operator.common.jobcontroller.util import (
-    gen_expectation_key,
-    gen_general_name,
-    group_of,
-    job_key,
-    recheck_deletion_timestamp,
-)
+from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_general_name
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -28,22 +22,6 @@ def test_names_and_keys():
     assert gen_general_name("a/b", "worker", 0) == "a-b-worker-0"
     assert gen_expectation_key("ns/j", "Worker", "pods") == "ns/j/worker/pods"
     assert gen_expectation_key("ns/j", "PS", "services") == "ns/j/ps/services"
-    assert job_key({"metadata": {"namespace": "ns", "name": "j"}}) == "ns/j"
-    assert group_of("kubeflow.org/v1") == "kubeflow.org" and group_of("v1") == ""
-
-
-def test_recheck_deletion_timestamp():
-    recheck_deletion_timestamp(lambda: {"metadata": {"name": "j"}})()
-    with pytest.raises(RuntimeError, match="has just been deleted"):
-        recheck_deletion_timestamp(
-            lambda: {"metadata": {"name": "j", "deletionTimestamp": "2020-01-01T00:00:00Z"}}
-        )()
-
-    def gone():
-        raise LookupError("404")
-
-    with pytest.raises(RuntimeError, match="can't recheck DeletionTimestamp"):
-        recheck_deletion_timestamp(gone)()
 
 
 def _obj(index):

@@ -1,14 +1,10 @@
-"""Creating a job's missing pods and services concurrently, in slow-start batches.
+"""Running many creates in slow-start batches (Kubernetes' ``slowStartBatch``).
 
-v0.5.3 created a job's objects one after another, so a job of ten objects waited ten round
-trips. Kubernetes controllers (ReplicaSet, Job) create in ``slowStartBatch``: batches of 1,
-2, 4, ... run concurrently, and the first batch with a failure ends the run (the rest are
-skipped, so a systematic error such as a quota costs one request, not ten). Pods and
-services are independent, so each kind is a lane with its own slow start, and the lanes'
-batches of one round run together: a job of five pods and five services takes three rounds. Each create
-raises its own expectation just before its request and lowers it again if the request
-fails (D3), so expectations stay exact whatever the interleaving; names are deterministic,
-so two creates for one index can never both succeed (divergence D46, docs/divergences.md).
+The ReplicaSet and Job controllers create in batches of 1, 2, 4, ... run concurrently, and the
+first batch with a failure ends the run: the rest are skipped, so a systematic error such as a
+quota costs one request, not ten. Independent kinds of object are lanes, each with its own
+slow start, and the lanes' batches of one round run together. v0.5.3 created one object after
+another; the job controller's use of this is divergence D46 (docs/divergences.md).
 
 :class:`SlowStartBatches` runs batches on a small shared thread pool (threads are made when
 first needed). ``concurrent=False`` runs the same batches in order on the caller's thread,

@@ -1,19 +1,19 @@
-"""Controller expectations: what the controller has asked for and not yet seen in its caches.
+"""Controller expectations: what a controller has asked for and not yet seen in its caches.
 
-Before creating (deleting) an object the controller raises the creation (deletion) count of
-the object's key; the pod/service informer lowers it when the event arrives. While any count
-of a job is above zero the job's caches are known to be stale and the job is not reconciled,
-which is what stops a second pod being created for an index whose first pod the informer has
-not delivered yet.
+Kubernetes' ``pkg/controller`` ``ControllerExpectations``, which v0.5.3 vendored. Before
+creating (deleting) an object the controller raises the creation (deletion) count of a key;
+its informer lowers the count when the event arrives. While a count is above zero the caches
+are known to be stale for that key, which is what stops a controller creating a second object
+whose first one the informer has not delivered yet.
 
 Records live in a ``cachetools.TTLCache`` with a five-minute TTL, refreshed on every raise: a
 record that has not been satisfied in that time expires and then counts as satisfied, as in
-client-go, so a lost watch event cannot wedge a job forever.
+client-go, so a lost watch event cannot wedge a controller forever.
 
 Differences from v0.5.3: raising accumulates instead of replacing (divergence D2), a failed
-create/delete is lowered again by the caller (D3), deletions are tracked as well (D4), a job
-syncs only when all its keys are met (D1, in the controller), and
-``delete_expectations_with_prefix`` drops a job's records when the job goes away (D5).
+create/delete is lowered again by the caller (D3), deletions are tracked as well (D4), and
+``delete_expectations_with_prefix`` drops an owner's records when it goes away (D5).
+``D<n>``: docs/divergences.md.
 
 All methods are thread-safe (one lock around the cache).
 """
@@ -45,7 +45,7 @@ class _Record:
 
 
 class ControllerExpectations:
-    """Per-key pending creation/deletion counts (keys: ``<ns>/<job>/<rt>/pods|services``)."""
+    """Per-key pending creation/deletion counts; see the module docstring."""
 
     def __init__(
         self, clock: Clock = REAL_CLOCK, ttl: float = EXPECTATIONS_TIMEOUT_SECONDS
@@ -106,7 +106,7 @@ class ControllerExpectations:
             return None if record is None else (record.add, record.delete)
 
     def delete_expectations_with_prefix(self, prefix: str) -> None:
-        """Drop every record of one job (keys start with ``<ns>/<name>/``)."""
+        """Drop every record whose key starts with ``prefix`` (one owner's records)."""
         with self._lock:
             for key in [k for k in self._cache if k.startswith(prefix)]:
                 self._cache.pop(key, None)

@@ -2,7 +2,7 @@
 
 import threading
 
-from tf_operator.common.jobcontroller.batch import SlowStartBatches
+from tf_operator.k8s.controller.slow_start import SlowStartBatches
 
 
 def recorder(fail_at=None):

@@ -3,7 +3,7 @@
 import threading
 
 from support.fake_clock import FakeClock
-from tf_operator.common.jobcontroller.expectations import ControllerExpectations
+from tf_operator.k8s.controller.expectations import ControllerExpectations
 
 KEY = "ns/job/worker/pods"
 

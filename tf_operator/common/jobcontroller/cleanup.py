@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import Job
-from tf_operator.common.jobcontroller.limits import seconds_until_ttl_expiry
+from tf_operator.common.jobcontroller.limits import seconds_left
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.pod import phase_of
 from tf_operator.k8s.client import is_not_found
@@ -71,7 +71,7 @@ class CleanupReconciler:
         if ttl is None:
             return False
         completion = job.status.completion_time or ctx.now
-        remaining = seconds_until_ttl_expiry(ttl, completion, self._clock.now())
+        remaining = seconds_left(ttl, completion, self._clock.now())
         if remaining > 0:
             self._queue.add_after(ctx.key, remaining)
             return False

@@ -28,8 +28,7 @@ Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
 
 # Pods and services one pass may create. The rest wait for the next pass, which runs once the
 # informer has seen these (D1), after the keys queued meanwhile. Kubernetes' job controller
-# caps a sync at 500 pod creations made in parallel batches; ours are made one at a time, so
-# the cap is lower to keep a pass short.
+# caps a sync at 500 pod creations; ours is lower to keep a pass short.
 MAX_CREATIONS_PER_SYNC = 100
 
 

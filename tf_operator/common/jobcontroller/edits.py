@@ -23,15 +23,14 @@ invalid (:class:`~.job.InvalidJobReporter`, D8), and that Failed is final too.
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JOB_SUCCEEDED
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.status import (
     clear_spec_ignored,
     is_finished,
+    raw_finished_conditions,
     set_spec_ignored,
 )
 from tf_operator.control.object_control import EventRecorder
@@ -44,17 +43,6 @@ from tf_operator.logger import logger_for_unstructured
 def spec_json(raw: Obj) -> str:
     """A job's spec as compact JSON with sorted keys (equal specs give equal strings)."""
     return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
-
-
-FINAL = (JOB_SUCCEEDED, JOB_FAILED)
-
-
-def _true_conditions(raw: Obj) -> list[dict[str, Any]]:
-    status = raw.get("status")
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    if not isinstance(conditions, list):
-        return []
-    return [c for c in conditions if isinstance(c, dict) and c.get("status") == CONDITION_TRUE]
 
 
 class SpecEdits:
@@ -81,7 +69,7 @@ class SpecEdits:
         """For a finished job, or a started one that cannot be restored: keep its status and
         warn once per distinct error. True when the job was such a job."""
         kind = self._kind.resource.kind
-        finished = [c for c in _true_conditions(raw) if c.get("type") in FINAL]
+        finished = raw_finished_conditions(raw)
         if any(
             c.get("reason") == self.reason and str(err) in c.get("message", "") for c in finished
         ):

@@ -11,20 +11,15 @@ here: one that ran goes on from its last valid spec or keeps its final status (D
 
 from __future__ import annotations
 
-import copy
 import logging
 from datetime import datetime
 from typing import Any
 
-from tf_operator.apis.common.v1.types import (
-    CONDITION_TRUE,
-    JOB_FAILED,
-    JOB_SUCCEEDED,
-    JobCondition,
-)
+from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
+from tf_operator.common.jobcontroller.status import raw_conditions, raw_finished_conditions
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
@@ -66,9 +61,8 @@ class JobEventHandlers:
         self.enqueue(obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
-        if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion") and is_finished(
-            cur
-        ):
+        resync = meta(cur).get("resourceVersion") == meta(old).get("resourceVersion")
+        if resync and raw_finished_conditions(cur):
             # A periodic resync of a finished job: v0.5.3 synced it again every 30 s, which
             # only rereads a job with nothing left to do (its TTL is waited for, D13; a failed
             # clean-up is requeued with backoff) and floods the queue (divergence D45).
@@ -78,18 +72,6 @@ class JobEventHandlers:
 
     def on_delete(self, obj: Any) -> None:
         self.enqueue(obj)
-
-
-def is_finished(raw: Obj) -> bool:
-    """Whether a cached job's status holds a True Succeeded or Failed condition."""
-    status = raw.get("status")
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    return any(
-        isinstance(c, dict)
-        and c.get("type") in (JOB_SUCCEEDED, JOB_FAILED)
-        and c.get("status") == CONDITION_TRUE
-        for c in conditions or ()
-    )
 
 
 class InvalidJobReporter:
@@ -107,17 +89,14 @@ class InvalidJobReporter:
     def message(self, err: InvalidJobError) -> str:
         return f"Failed to marshal the object to {self._kind.resource.kind}; the spec is invalid: {err}"
 
-    def invalid_condition(self, status: Any) -> Obj | None:
-        """The Failed/Invalid<Kind>Spec condition of a raw status, if present."""
-        conditions = status.get("conditions") if isinstance(status, dict) else None
-        for cond in conditions or []:
-            if (
-                isinstance(cond, dict)
-                and cond.get("type") == JOB_FAILED
-                and cond.get("reason") == self.reason
-            ):
-                return cond
-        return None
+    def _reported(self, raw: Obj, message: str) -> bool:
+        """Whether the job's status already carries this Failed/Invalid<Kind>Spec condition."""
+        return any(
+            c.get("type") == JOB_FAILED
+            and c.get("reason") == self.reason
+            and c.get("message") == message
+            for c in raw_conditions(raw)
+        )
 
     def note_fixed(self, ctx: SyncContext) -> None:
         """A job Failed as invalid now has a valid spec: it stays Failed (Succeeded and Failed
@@ -139,8 +118,7 @@ class InvalidJobReporter:
     def report(self, raw: Obj, err: InvalidJobError, now: datetime) -> None:
         """Event, condition and log line, unless this error is reported on the job already."""
         message = self.message(err)
-        existing = self.invalid_condition(raw.get("status"))
-        if existing is not None and existing.get("message") == message:
+        if self._reported(raw, message):
             return
         condition = JobCondition(JOB_FAILED, CONDITION_TRUE, self.reason, message, now, now)
         logger = logger_for_unstructured(raw, self._kind.resource.kind)
@@ -150,26 +128,20 @@ class InvalidJobReporter:
 
     def _write(self, raw: Obj, status: Obj, logger: logging.LoggerAdapter[logging.Logger]) -> bool:
         """Replace the whole status (as v0.5.3 did); False if not written or already there."""
-        body = copy.deepcopy(raw)
-        body["status"] = status
+        body = {**raw, "status": status}
         name, namespace = meta(raw).get("name", ""), meta(raw).get("namespace", "")
         message = status["conditions"][0]["message"]
-        kind = self._kind.resource.kind
         for attempt in range(1, INVALID_STATUS_ATTEMPTS + 1):
             try:
+                if attempt > 1:  # after a 409: read the job again
+                    body = self._jobs.get(name, namespace=namespace)
+                    if self._reported(body, message):
+                        return False  # an earlier pass reported it; our cache was behind
+                    body["status"] = status
                 self._jobs.update_status(body, namespace=namespace)
                 return True
             except Exception as err:
                 if not is_conflict(err) or attempt == INVALID_STATUS_ATTEMPTS:
-                    logger.error("Could not update the %s: %s", kind, err)
+                    logger.error("Could not update the %s: %s", self._kind.resource.kind, err)
                     return False
-            try:
-                body = self._jobs.get(name, namespace=namespace)
-            except Exception as err:
-                logger.error("Could not update the %s: %s", kind, err)
-                return False
-            reported = self.invalid_condition(body.get("status"))
-            if reported is not None and reported.get("message") == message:
-                return False  # an earlier pass reported it; our cache was behind
-            body["status"] = status
         return False

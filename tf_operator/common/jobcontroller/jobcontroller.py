@@ -36,7 +36,7 @@ from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
 from tf_operator.common.jobcontroller.limits import (
     LimitFailure,
     limit_failure,
-    seconds_until_deadline,
+    seconds_left,
 )
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import (
@@ -322,9 +322,7 @@ class JobController:
         ctx.errors.extend(self.create_batches.run(*ctx.creates.values()))
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
-        self.edits.record(ctx)
-        self.status_writer.write_if_changed(ctx)
-        self._note_finished(ctx)
+        self._write_status(ctx)
         self.pod_reconciler.restart_recorded(ctx)
         self._arm_deadline(ctx)
         ctx.raise_errors()
@@ -347,13 +345,14 @@ class JobController:
             for counts in (job.status.replica_statuses or {}).values():
                 counts.succeeded += counts.active
                 counts.active = 0
-        self.edits.record(ctx)
-        self.status_writer.write_if_changed(ctx)
-        self._note_finished(ctx)
+        self._write_status(ctx)
         ctx.raise_errors()
 
-    def _note_finished(self, ctx: SyncContext) -> None:
-        """After a successful write: remember a finished job (see ``sync``)."""
+    def _write_status(self, ctx: SyncContext) -> None:
+        """Write the status if it changed; once written, remember a finished job (see
+        ``sync``)."""
+        self.edits.record(ctx)
+        self.status_writer.write_if_changed(ctx)
         if is_finished(ctx.job.status):
             self.memory.mark_finished(ctx.key, ctx.job.uid)
 
@@ -364,9 +363,7 @@ class JobController:
         deadline, start = job.spec.active_deadline_seconds, job.status.start_time
         if deadline is None or start is None or is_finished(job.status):
             return
-        self.work_queue.add_after(
-            ctx.key, seconds_until_deadline(deadline, start, self.clock.now())
-        )
+        self.work_queue.add_after(ctx.key, seconds_left(deadline, start, self.clock.now()))
 
     def _delete_job(self, job: Job) -> None:
         self.job_client.delete(job.name, namespace=job.namespace)

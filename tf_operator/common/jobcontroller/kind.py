@@ -26,17 +26,10 @@ class InvalidJobError(ValueError):
 class RunPolicy(Protocol):
     """The run-policy fields every kind's spec carries (v0.5.3 kept them on the spec)."""
 
-    @property
-    def active_deadline_seconds(self) -> int | None: ...
-
-    @property
-    def backoff_limit(self) -> int | None: ...
-
-    @property
-    def clean_pod_policy(self) -> str | None: ...
-
-    @property
-    def ttl_seconds_after_finished(self) -> int | None: ...
+    active_deadline_seconds: int | None
+    backoff_limit: int | None
+    clean_pod_policy: str | None
+    ttl_seconds_after_finished: int | None
 
 
 class Job(Protocol):

@@ -10,17 +10,15 @@ ExitCode count is read from the job's status, where it survives an operator rest
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from tf_operator.apis.common.v1.types import RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE
+from tf_operator.common.jobcontroller.context import Logger
 from tf_operator.common.jobcontroller.kind import Job, JobKind
 from tf_operator.k8s.objects import Obj, labels_of
 
 _RESTART_IN_PLACE = (RESTART_POLICY_ON_FAILURE, RESTART_POLICY_ALWAYS)
-Logger = logging.LoggerAdapter[logging.Logger]
 
 # The reasons of batch/v1 Job's limit failures (divergence D36).
 BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
@@ -54,16 +52,7 @@ def past_backoff_limit(backoff_limit: int | None, failures: int) -> bool:
     return failures >= backoff_limit
 
 
-def count_restarts(pods: Iterable[Obj]) -> int:
-    return sum(container_restarts(p) for p in pods)
-
-
-def backoff_failures(
-    job: Job,
-    pods: list[Obj],
-    replica_type_label: str,
-    logger: logging.LoggerAdapter[logging.Logger],
-) -> int:
+def backoff_failures(job: Job, pods: list[Obj], replica_type_label: str, logger: Logger) -> int:
     """What ``backoffLimit`` is compared with: recorded ExitCode recreations plus container
     restarts of the pods of every replica type that restarts in place."""
     restarts = job.status.exit_code_restarts
@@ -78,8 +67,14 @@ def backoff_failures(
             )
             continue
         rt = rtype.lower()
-        failures += count_restarts(p for p in pods if labels_of(p).get(replica_type_label) == rt)
+        of_type = (p for p in pods if labels_of(p).get(replica_type_label) == rt)
+        failures += sum(container_restarts(p) for p in of_type)
     return failures
+
+
+def seconds_left(limit_seconds: int, since: datetime, now: datetime) -> float:
+    """Seconds until ``limit_seconds`` have passed since ``since`` (≤ 0: they have)."""
+    return limit_seconds - (now - since).total_seconds()
 
 
 def past_active_deadline(
@@ -87,18 +82,7 @@ def past_active_deadline(
 ) -> bool:
     if active_deadline_seconds is None or start_time is None:
         return False
-    return (now - start_time).total_seconds() >= active_deadline_seconds
-
-
-def seconds_until_deadline(
-    active_deadline_seconds: int, start_time: datetime, now: datetime
-) -> float:
-    return active_deadline_seconds - (now - start_time).total_seconds()
-
-
-def seconds_until_ttl_expiry(ttl_seconds: int, completion_time: datetime, now: datetime) -> float:
-    """Seconds left before a finished job may be deleted (≤ 0: delete it now)."""
-    return ttl_seconds - (now - completion_time).total_seconds()
+    return seconds_left(active_deadline_seconds, start_time, now) <= 0
 
 
 def limit_failure(

@@ -261,10 +261,10 @@ class OwnedObjects:
         label = self._kind.labels.replica_type
         of_type = [o for o in objects if labels_of(o).get(label) == rt]
         index_label = self._kind.labels.replica_index
-        for obj in out_of_range(of_type, replicas, index_label):
+        slices, out_of_range = group_by_index(of_type, replicas, index_label, noun, logger)
+        for obj in out_of_range:
             logger.info("Deleting %s %s: its index is out of range", noun, meta(obj).get("name"))
             ctx.collect(self.delete, job, obj)
-        slices = slice_by_index(of_type, replicas, index_label, noun, logger)
         for index in range(replicas):
             same_index = slices.get(index, [])
             if len(same_index) > 1:
@@ -299,47 +299,30 @@ def _keep_first_key(obj: Obj, expected_name: str) -> tuple[bool, bool, str, str]
     )
 
 
-def parse_index(obj: Obj, index_label: str) -> int | None:
-    """The replica index of an object, or None when the label is missing or not a number."""
-    value = labels_of(obj).get(index_label)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
-def slice_by_index(
+def group_by_index(
     objects: list[Obj], replicas: int, index_label: str, noun: str, logger: Logger
-) -> dict[int, list[Obj]]:
-    """In-range index → the objects labelled with it, for the indices that have objects.
+) -> tuple[dict[int, list[Obj]], list[Obj]]:
+    """In-range index → the objects labelled with it, and the objects whose index is out of
+    range (e.g. after a scale-down); objects without a numeric index label are skipped.
 
     Sized by what exists, never by ``replicas`` (v0.5.3 allocated a list per declared replica,
     so an absurd count exhausted the operator's memory before anything else happened).
     """
     slices: dict[int, list[Obj]] = {}
+    out_of_range: list[Obj] = []
     for obj in objects:
         value = labels_of(obj).get(index_label)
         if value is None:
             logger.warning("The %s do not have the index label.", noun)
             continue
-        index = parse_index(obj, index_label)
-        if index is None:
+        try:
+            index = int(value)
+        except ValueError:
             logger.warning("Error when parsing the index label %r of a %s", value, noun)
             continue
-        if index < 0 or index >= replicas:
+        if 0 <= index < replicas:
+            slices.setdefault(index, []).append(obj)
+        else:
             logger.warning("The label index is not expected: %d", index)
-            continue
-        slices.setdefault(index, []).append(obj)
-    return slices
-
-
-def out_of_range(objects: list[Obj], replicas: int, index_label: str) -> list[Obj]:
-    """Objects whose index label is a number outside ``[0, replicas)`` (e.g. after scale-down)."""
-    result = []
-    for obj in objects:
-        index = parse_index(obj, index_label)
-        if index is not None and (index < 0 or index >= replicas):
-            result.append(obj)
-    return result
+            out_of_range.append(obj)
+    return slices, out_of_range

@@ -34,6 +34,7 @@ from tf_operator.common.jobcontroller.pod import ReplicaTally
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.client import ResourceInterface
+from tf_operator.k8s.objects import Obj
 from tf_operator.k8s.workqueue import DelayingQueue
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,22 @@ def is_failed(status: JobStatus) -> bool:
 
 def is_finished(status: JobStatus) -> bool:
     return is_succeeded(status) or is_failed(status)
+
+
+def raw_conditions(raw: Obj) -> list[Obj]:
+    """The conditions of a cached, undecoded job (none when its status is malformed)."""
+    status = raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    return [c for c in conditions if isinstance(c, dict)] if isinstance(conditions, list) else []
+
+
+def raw_finished_conditions(raw: Obj) -> list[Obj]:
+    """The True Succeeded or Failed conditions of a cached, undecoded job."""
+    return [
+        c
+        for c in raw_conditions(raw)
+        if c.get("type") in (JOB_SUCCEEDED, JOB_FAILED) and c.get("status") == CONDITION_TRUE
+    ]
 
 
 def new_condition(cond_type: str, reason: str, message: str, now: datetime) -> JobCondition:

@@ -10,9 +10,9 @@ from tf_operator.common.jobcontroller.limits import (
     container_restarts,
     past_active_deadline,
     past_backoff_limit,
-    seconds_until_ttl_expiry,
+    seconds_left,
 )
-from tf_operator.common.jobcontroller.owned import out_of_range, slice_by_index
+from tf_operator.common.jobcontroller.owned import group_by_index
 from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_general_name
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,16 +31,16 @@ def _obj(index):
 
 def test_slicing_skips_bad_indices():
     objs = [_obj("0"), _obj("1"), _obj("1"), _obj("x"), _obj(None), _obj("5"), _obj("-1")]
-    slices = slice_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
+    slices, out_of_range = group_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
     assert {i: len(s) for i, s in slices.items()} == {0: 1, 1: 2}
-    assert [o["metadata"]["name"] for o in out_of_range(objs, 3, "idx")] == ["5", "-1"]
+    assert [o["metadata"]["name"] for o in out_of_range] == ["5", "-1"]
 
 
 def test_slicing_is_sized_by_the_objects_not_the_replica_count():
     # v0.5.3 allocated one list per declared replica (issue 13, finding 1).
     tracemalloc.start()
     try:
-        slices = slice_by_index([_obj("3")], 10**6, "idx", "pod", logging.getLogger("t"))
+        slices, _ = group_by_index([_obj("3")], 10**6, "idx", "pod", logging.getLogger("t"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -68,4 +68,4 @@ def test_restarts_and_deadlines():
     assert not past_active_deadline(10, None, T0)
     assert not past_active_deadline(10, T0, T0 + timedelta(seconds=9))
     assert past_active_deadline(10, T0, T0 + timedelta(seconds=10))
-    assert seconds_until_ttl_expiry(100, T0, T0 + timedelta(seconds=40)) == 60
+    assert seconds_left(100, T0, T0 + timedelta(seconds=40)) == 60

@@ -98,12 +98,8 @@ def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> No
     """
     value = gen_tf_config_json_str(job, rt, index)
     for container in (template.get("spec") or {}).get("containers") or []:
-        entry = {"name": TF_CONFIG, "value": value}
         env = container.get("env") or []
-        if any(e.get("name") == TF_CONFIG for e in env):
-            first = next(i for i, e in enumerate(env) if e.get("name") == TF_CONFIG)
-            env = [e for i, e in enumerate(env) if i == first or e.get("name") != TF_CONFIG]
-            env[first] = entry
-        else:
-            env = [*env, entry]
-        container["env"] = env
+        others = [e for e in env if e.get("name") != TF_CONFIG]
+        # where the first TF_CONFIG stood (nothing before it is removed), else at the end
+        at = next((i for i, e in enumerate(env) if e.get("name") == TF_CONFIG), len(others))
+        container["env"] = [*others[:at], {"name": TF_CONFIG, "value": value}, *others[at:]]

@@ -33,6 +33,9 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
 SUCCESSFUL_DELETE_POD_GROUP_REASON = "SuccessfulDeletePodGroup"
 FAILED_DELETE_POD_GROUP_REASON = "FailedDeletePodGroup"
+# Phases in which a PodGroup's Unschedulable condition is current: kube-batch and Volcano
+# never remove a stale one.
+_UNPLACED_PHASES = ("Pending", "Inqueue", "Unknown")
 
 
 @dataclass(frozen=True)
@@ -124,3 +127,18 @@ class PodGroupControl:
             SUCCESSFUL_DELETE_POD_GROUP_REASON,
             f"Deleted PodGroup: {name}",
         )
+
+
+def unschedulable_message(group: Any) -> str:
+    """The message of a PodGroup's current Unschedulable condition ("" when there is none)."""
+    status = group.get("status") if isinstance(group, dict) else None
+    if not isinstance(status, dict) or status.get("phase") not in _UNPLACED_PHASES:
+        return ""
+    for condition in status.get("conditions") or []:
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "Unschedulable"
+            and condition.get("status") == "True"
+        ):
+            return str(condition.get("message") or "")
+    return ""

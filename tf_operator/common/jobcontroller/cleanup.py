@@ -8,15 +8,12 @@ re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
 from tf_operator.common.jobcontroller.context import SyncContext
-from tf_operator.common.jobcontroller.kind import Job
 from tf_operator.common.jobcontroller.limits import seconds_left
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.pod import phase_of
-from tf_operator.k8s.client import is_not_found
+from tf_operator.k8s.client import ResourceInterface, is_not_found
 from tf_operator.k8s.clock import Clock
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import DelayingQueue
@@ -34,14 +31,14 @@ class CleanupReconciler:
         kind_name: str,
         pods: OwnedObjects,
         services: OwnedObjects,
-        delete_job: Callable[[Job], None],
+        jobs: ResourceInterface,
         queue: DelayingQueue,
         clock: Clock,
     ) -> None:
         self._kind_name = kind_name
         self._pods = pods
         self._services = services
-        self.delete_job = delete_job  # a seam: tests replace it
+        self._jobs = jobs
         self._queue = queue
         self._clock = clock
 
@@ -76,7 +73,7 @@ class CleanupReconciler:
             self._queue.add_after(ctx.key, remaining)
             return False
         try:
-            self.delete_job(job)
+            self._jobs.delete(job.name, namespace=job.namespace)
         except Exception as err:
             if is_not_found(err):
                 return True

@@ -23,8 +23,10 @@ invalid (:class:`~.job.InvalidJobReporter`, D8), and that Failed is final too.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.job import InvalidJobReporter
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.status import (
@@ -46,13 +48,33 @@ def spec_json(raw: Obj) -> str:
 
 
 class SpecEdits:
-    """See the module docstring."""
+    """Invalid edits of a job's spec; see the module docstring."""
 
-    def __init__(self, kind: JobKind, recorder: EventRecorder, memory: JobMemory) -> None:
+    def __init__(
+        self,
+        kind: JobKind,
+        recorder: EventRecorder,
+        memory: JobMemory,
+        invalid: InvalidJobReporter,
+    ) -> None:
         self._kind = kind
         self._recorder = recorder
         self._memory = memory
-        self.reason = f"Invalid{kind.resource.kind}Spec"
+        self._invalid = invalid
+        self.reason = invalid.reason
+
+    def decode(self, raw: Obj, now: datetime) -> tuple[Job, InvalidJobError | None] | None:
+        """The job to reconcile, with the error of an invalid edit it ignores; None when the
+        job cannot run: it keeps its final status, or it is reported as invalid."""
+        try:
+            return self._kind.decode(raw), None
+        except InvalidJobError as err:
+            restored = self.restore(raw)
+            if restored is not None:
+                return restored, err
+            if not self.ignore_if_final(raw, err):
+                self._invalid.report(raw, err, now)
+            return None
 
     def restore(self, raw: Obj) -> Job | None:
         """The job as it was on its last valid spec, or None without a usable one."""

@@ -22,9 +22,12 @@ from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.status import raw_conditions, raw_finished_conditions
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_WARNING
-from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.cache import (
+    KeyFuncError,
+    ResourceEventHandlerFuncs,
+    deletion_handling_meta_namespace_key_func,
+)
 from tf_operator.k8s.client import ResourceInterface, is_conflict
-from tf_operator.k8s.controller.controller_utils import object_key, unwrap_tombstone
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
 from tf_operator.logger import logger_for_unstructured
@@ -43,16 +46,14 @@ class JobEventHandlers:
         self._queue = queue
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
+        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.enqueue)
 
     def enqueue(self, obj: Any) -> None:
-        key = None if isinstance(obj, dict) else getattr(obj, "key", None)
-        if key is None:
-            inner = unwrap_tombstone(obj)
-            if inner is None:
-                log.error("couldn't get key for %s object %r", self._kind.resource.kind, obj)
-                return
-            key = object_key(inner)
+        try:
+            key = deletion_handling_meta_namespace_key_func(obj)
+        except KeyFuncError:
+            log.error("couldn't get key for %s object %r", self._kind.resource.kind, obj)
+            return
         self._queue.add(key)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
@@ -69,9 +70,6 @@ class JobEventHandlers:
             return
         log.info("Updating %s: %s", self._kind.resource.kind.lower(), meta(cur).get("name"))
         self.enqueue(cur)
-
-    def on_delete(self, obj: Any) -> None:
-        self.enqueue(obj)
 
 
 class InvalidJobReporter:

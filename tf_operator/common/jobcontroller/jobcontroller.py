@@ -1,23 +1,17 @@
 """The job controller: construct → run → worker → process_next_work_item → sync → reconcile.
 
-One controller serves one :class:`~.kind.JobKind` (TFJob in production). The constructor wires
-small reconcilers, each built with exactly its collaborators: :class:`~.owned.OwnedObjects`
-(pods, services), :class:`~.pod.PodReconciler`, :class:`~.service.ServiceReconciler`,
-:class:`~.podgroup.PodGroupReconciler` (gang scheduling), :class:`~.status.StatusReconciler` and
-:class:`~.status.StatusWriter`, :class:`~.cleanup.CleanupReconciler`, and the job handlers.
-
-``run`` waits for the caches, runs ``threadiness`` workers until the stop event, then lets each
-finish its key; the queue never gives one key to two workers. :meth:`JobController.sync`
-decodes the cached job once; a deleted job drops its expectations and memory (D5); an invalid
-one runs on its last valid spec, keeps its final status, or is reported (:mod:`.edits`, D39);
-a job this process saw finished waits until the cache shows it so (D39); otherwise, once every
-expectation is met (D1), :meth:`JobController.reconcile` runs one pass with a
-:class:`~.context.SyncContext`; the pass's missing pods and services are created together at
-the end of its walk, in slow-start batches (:mod:`tf_operator.k8s.controller.slow_start`, D46). A pass waits while the cache
-still holds the version its own last status write replaced (D47). A failed pass is requeued
-with rate limiting. Seams for tests: ``sync_handler``, the reconciler attributes, the injected
-``clock``.
-``D<n>``: docs/divergences.md.
+One controller serves one :class:`~.kind.JobKind` (TFJob in production); the constructor wires
+small reconcilers, each with exactly its collaborators. ``run`` waits for the caches, runs
+``threadiness`` workers until the stop event, then lets each finish its key; the queue never
+gives one key to two workers. :meth:`JobController.sync` decodes the cached job once; a deleted
+job drops its expectations and memory (D5); an invalid one runs on its last valid spec, keeps
+its final status, or is reported (:mod:`.edits`, D39). A job this process saw finished waits
+until the cache shows it so (D39), and a pass waits while the cache still holds the version
+its own last status write replaced (D47). Otherwise, once every expectation is met (D1),
+:meth:`JobController.reconcile` runs one pass with a :class:`~.context.SyncContext`; the
+missing pods and services are created at the end of its walk, in slow-start batches (D46). A
+failed pass is requeued with rate limiting. Seams for tests: ``sync_handler``, the reconciler
+attributes, the injected ``clock``. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -98,7 +92,6 @@ class JobController:
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self.kind = kind
-        self.config = config
         self.clock = clock
         self.recorder = recorder
         self.work_queue = new_rate_limiting_queue(
@@ -144,11 +137,11 @@ class JobController:
         self.status = StatusReconciler(kind, self.work_queue)
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
-            kind.resource.kind, self.pods, self.services, self._delete_job, self.work_queue, clock
+            kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock
         )
         self.create_batches = SlowStartBatches()  # a seam: tests run batches in order
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
-        self.edits = SpecEdits(kind, recorder, self.memory)
+        self.edits = SpecEdits(kind, recorder, self.memory, self.invalid)
         self.job_events = JobEventHandlers(kind, self.work_queue)
         self.sync_handler = self.sync
         self._stopping = threading.Event()
@@ -237,16 +230,10 @@ class JobController:
                 logger.info("%s has been deleted: %s", self.kind.resource.kind, key)
                 self._forget(key)
                 return True
-            ignored: InvalidJobError | None = None
-            try:
-                job = self.kind.decode(raw)
-            except InvalidJobError as err:
-                restored = self.edits.restore(raw)
-                if restored is None:
-                    if not self.edits.ignore_if_final(raw, err):
-                        self.invalid.report(raw, err, truncate_time(self.clock.now()))
-                    return True
-                job, ignored = restored, err
+            decoded = self.edits.decode(raw, truncate_time(self.clock.now()))
+            if decoded is None:
+                return True
+            job, ignored = decoded
             self.memory.remember(key, job.uid)
             if self.memory.is_finished(key, job.uid) and not is_finished(job.status):
                 # Our finishing status write is not in the cache yet: a pass now could
@@ -364,6 +351,3 @@ class JobController:
         if deadline is None or start is None or is_finished(job.status):
             return
         self.work_queue.add_after(ctx.key, seconds_left(deadline, start, self.clock.now()))
-
-    def _delete_job(self, job: Job) -> None:
-        self.job_client.delete(job.name, namespace=job.namespace)

@@ -9,37 +9,32 @@ for the whole job as soon as one template named another (divergence D24).
 
 A PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Unschedulable``,
 status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
-change of that condition's message (divergence D40). Kube-batch and Volcano never remove a
-stale condition, so it counts only while the group's phase is Pending, Inqueue or Unknown. The
-group is read from the GET the sync makes anyway; :class:`PodGroupEvents` (an informer on the
-groups, with gang scheduling only) brings the job back when a group's status changes. Nothing
-here writes a PodGroup's status (Volcano's CRD has no status subresource).
+change of that condition's message (divergence D40). The group is read from the GET the sync
+makes anyway; :class:`PodGroupEvents` (an informer on the groups, with gang scheduling only)
+brings the job back when a group's status changes. Nothing here writes a PodGroup's status
+(Volcano's CRD has no status subresource).
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Protocol
+from typing import Protocol
 
-from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
     GROUP_NAME_ANNOTATION,
     TASK_SPEC_ANNOTATION,
     PodGroupControl,
+    unschedulable_message,
 )
 from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
 
-Logger = logging.Logger | logging.LoggerAdapter[logging.Logger]
-
 POD_TEMPLATE_SCHEDULER_NAME_REASON = "SettedPodTemplateSchedulerName"
 POD_GROUP_UNSCHEDULABLE_REASON = "PodGroupUnschedulable"
-# Phases in which a PodGroup's Unschedulable condition is current (it is never removed).
-_UNPLACED_PHASES = ("Pending", "Inqueue", "Unknown")
 
 
 class UnschedulableMemory(Protocol):
@@ -48,21 +43,6 @@ class UnschedulableMemory(Protocol):
 
 class OwnerKeys(Protocol):
     def owner_key(self, obj: Obj) -> str | None: ...
-
-
-def unschedulable_message(group: Any) -> str:
-    """The message of a PodGroup's current Unschedulable condition ("" when there is none)."""
-    status = group.get("status") if isinstance(group, dict) else None
-    if not isinstance(status, dict) or status.get("phase") not in _UNPLACED_PHASES:
-        return ""
-    for condition in status.get("conditions") or []:
-        if (
-            isinstance(condition, dict)
-            and condition.get("type") == "Unschedulable"
-            and condition.get("status") == "True"
-        ):
-            return str(condition.get("message") or "")
-    return ""
 
 
 class PodGroupEvents:

@@ -130,7 +130,9 @@ class Harness:
         self.ctr = TFController(
             self.client, self.factory, self.tfjob_informer, self.recorder, options, self.clock
         )
-        self.ctr.create_batches.concurrent = False  # exact action order (batch.py)
+        self.ctr.create_batches.concurrent = (
+            False  # exact action order (tf_operator.k8s.controller.slow_start)
+        )
         self.pod_informer = self.factory.pods()
         self.service_informer = self.factory.services()
 

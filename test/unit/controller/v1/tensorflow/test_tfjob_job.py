@@ -282,5 +282,6 @@ def test_delete_handler_accepts_tombstones(harness, tfu):
     from tf_operator.k8s.cache import DeletedFinalStateUnknown
 
     job = harness.add_job(tfu.new_tfjob(1))
-    harness.ctr.job_events.on_delete(DeletedFinalStateUnknown("default/test-tfjob", job))
+    handler = harness.ctr.job_events.event_handler()
+    handler.on_delete(DeletedFinalStateUnknown("default/test-tfjob", job))
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

@@ -30,7 +30,7 @@ from tf_operator.control.controller_ref_manager import ControllerRefManager, Pod
 from tf_operator.control.object_control import ObjectControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
-from tf_operator.k8s.client import ResourceInterface, is_timeout
+from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.controller.controller_utils import (
     group_of,
     object_key,
@@ -219,28 +219,14 @@ class OwnedObjects:
         """Delete ``obj`` under a deletion expectation; True when a delete was issued."""
         m = meta(obj)
         rt = labels_of(obj).get(self._kind.labels.replica_type, "")
-        exp_key = self.expectation_key(object_key(job), rt)
-        self._expectations.expect_deletions(exp_key, 1)
-        try:
-            deleted = self._control.delete(m.get("namespace", ""), m.get("name", ""), job)
-        except Exception:
-            self._expectations.deletion_observed(exp_key)
-            raise
-        if not deleted:
-            self._expectations.deletion_observed(exp_key)
-        return deleted
+        return self._expectations.run_expected_delete(
+            self.expectation_key(object_key(job), rt),
+            lambda: self._control.delete(m.get("namespace", ""), m.get("name", ""), job),
+        )
 
     def create(self, job: Job, rt: str, create: Callable[[], object]) -> None:
         """Run ``create`` under a creation expectation of replica type ``rt``."""
-        exp_key = self.expectation_key(object_key(job), rt)
-        self._expectations.expect_creations(exp_key, 1)
-        try:
-            create()
-        except Exception as err:
-            if is_timeout(err):
-                return  # it may still be created; its informer event will lower the count
-            self._expectations.creation_observed(exp_key)
-            raise
+        self._expectations.run_expected_create(self.expectation_key(object_key(job), rt), create)
 
     # ---- one object per index --------------------------------------------------------------
 

@@ -23,10 +23,12 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cachetools import TTLCache
 
+from tf_operator.k8s.client import is_timeout
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,31 @@ class ControllerExpectations:
     def deletion_observed(self, key: str) -> None:
         """An informer saw a deletion (or a delete call failed): lower the count by one."""
         self._lower(key, 0, 1)
+
+    def run_expected_create(self, key: str, create: Callable[[], object]) -> None:
+        """Run one create under a creation expectation of ``key``: lowered again when the
+        create fails (D3), kept when it timed out, as Kubernetes' job controller does (the
+        object may still appear, and its informer event lowers the count)."""
+        self.expect_creations(key, 1)
+        try:
+            create()
+        except Exception as err:
+            if is_timeout(err):
+                return
+            self.creation_observed(key)
+            raise
+
+    def run_expected_delete(self, key: str, delete: Callable[[], bool]) -> bool:
+        """Run one delete under a deletion expectation of ``key``; ``delete`` says whether it
+        deleted anything. Lowered again when it did not, or failed (D3, D4)."""
+        self.expect_deletions(key, 1)
+        deleted = False
+        try:
+            deleted = delete()
+        finally:
+            if not deleted:
+                self.deletion_observed(key)
+        return deleted
 
     def satisfied_expectations(self, key: str) -> bool:
         """True when nothing is pending for ``key`` (or its record expired / never existed)."""

@@ -2,7 +2,10 @@
 
 import threading
 
+import pytest
+
 from support.fake_clock import FakeClock
+from tf_operator.k8s.client import ApiError
 from tf_operator.k8s.controller.expectations import ControllerExpectations
 
 KEY = "ns/job/worker/pods"
@@ -95,3 +98,37 @@ def test_concurrent_raises_and_observations_balance():
     add, _ = exp.get(KEY)
     # Observations that ran before a matching raise may not lower below zero (clamped).
     assert 0 <= add <= n * threads
+
+
+def test_a_failed_create_lowers_its_expectation_and_a_timed_out_one_keeps_it():
+    exp = ControllerExpectations()
+
+    def fails():
+        raise RuntimeError("quota")
+
+    with pytest.raises(RuntimeError, match="quota"):
+        exp.run_expected_create(KEY, fails)
+    assert exp.get(KEY) == (0, 0)
+
+    def times_out():
+        raise ApiError(504, "Timeout", "timeout")
+
+    exp.run_expected_create(KEY, times_out)  # the object may still appear: no error
+    assert exp.get(KEY) == (1, 0)
+    exp.run_expected_create(KEY, lambda: None)
+    assert exp.get(KEY) == (2, 0)
+
+
+def test_a_delete_that_deleted_nothing_or_failed_lowers_its_expectation():
+    exp = ControllerExpectations()
+    assert exp.run_expected_delete(KEY, lambda: True)
+    assert exp.get(KEY) == (0, 1)
+    assert not exp.run_expected_delete(KEY, lambda: False)
+    assert exp.get(KEY) == (0, 1)
+
+    def fails():
+        raise RuntimeError("forbidden")
+
+    with pytest.raises(RuntimeError, match="forbidden"):
+        exp.run_expected_delete(KEY, fails)
+    assert exp.get(KEY) == (0, 1)

@@ -37,7 +37,6 @@ from tf_operator.common.jobcontroller.owned import (
     POD_TYPE,
     SERVICE_TYPE,
     OwnedObjects,
-    OwnerResolver,
 )
 from tf_operator.common.jobcontroller.pod import PodReconciler
 from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
@@ -56,6 +55,7 @@ from tf_operator.control.service_control import ServiceControl
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
+from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 from tf_operator.k8s.controller.expectations import ControllerExpectations
 from tf_operator.k8s.controller.slow_start import SlowStartBatches
 from tf_operator.k8s.informers import SharedInformerFactory
@@ -108,7 +108,8 @@ class JobController:
 
         pod_control = PodControl(kube_client, recorder)
         service_control = ServiceControl(kube_client, recorder)
-        owners = OwnerResolver(kind, self.job_lister)
+        # kind, API group (v0.5.3 ignored it, D26) and UID must match
+        owners = ControllerRefResolver(kind.resource.kind, kind.resource.group, self.job_lister)
         owned = partial(
             OwnedObjects,
             kind=kind,

@@ -47,9 +47,7 @@ class JobMemory:
     def remember(self, key: str, uid: str) -> None:
         """Note that the job ``key`` exists with ``uid``; a new uid starts afresh."""
         with self._lock:
-            known = self._jobs.get(key)
-            if known is None or known.uid != uid:
-                self._jobs[key] = _Job(uid)
+            self._of(key, uid)
 
     def forget(self, key: str) -> bool:
         """Drop everything kept for ``key``; True if this process had seen the job."""

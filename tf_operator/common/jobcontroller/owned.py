@@ -3,7 +3,8 @@
 One :class:`OwnedObjects` class serves pods and services; an :class:`OwnedType` names what
 differs. Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and, unlike v0.5.3, service
 updates and deletions, D4) trace an object to its job through its controller reference, reading
-only the cached job's metadata (:class:`OwnerResolver`, D7, D26), lower the expectation of the
+only the cached job's metadata (a ``ControllerRefResolver`` matching the API group too, D7,
+D26), lower the expectation of the
 object's replica type and enqueue the job. ``claim`` adopts and releases through the
 controller-ref managers, looking only at the job's own objects (:mod:`.index`).
 ``reconcile_indices`` keeps one object per replica index (D21) and queues the missing ones for
@@ -32,14 +33,13 @@ from tf_operator.control.service_ref_manager import ServiceControllerRefManager
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
 from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.controller.controller_utils import (
-    group_of,
+    ControllerRefResolver,
     object_key,
     recheck_deletion_timestamp,
     unwrap_tombstone,
 )
 from tf_operator.k8s.controller.expectations import ControllerExpectations
 from tf_operator.k8s.labels import selector_from_set
-from tf_operator.k8s.listers import Lister
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
 from tf_operator.k8s.workqueue import Queue
 from tf_operator.logger import logger_for_pod
@@ -64,27 +64,6 @@ POD_TYPE = OwnedType("pod", "pods", PodControllerRefManager, False, True)
 SERVICE_TYPE = OwnedType("service", "services", ServiceControllerRefManager, True, False)
 
 
-class OwnerResolver:
-    """Traces an object to its cached job's key through its controller reference; the kind,
-    the API group (v0.5.3 ignored it, D26) and the UID must match."""
-
-    def __init__(self, kind: JobKind, jobs: Lister) -> None:
-        self._kind = kind
-        self._jobs = jobs
-
-    def owner_key(self, obj: Obj) -> str | None:
-        ref = get_controller_of(obj)
-        resource = self._kind.resource
-        if ref is None or ref.get("kind") != resource.kind:
-            return None
-        if group_of(ref.get("apiVersion", "")) != resource.group:
-            return None
-        job = self._jobs.get(meta(obj).get("namespace", ""), ref.get("name", ""))
-        if job is None or meta(job).get("uid") != ref.get("uid"):
-            return None
-        return object_key(job)
-
-
 class OwnedObjects:
     """One kind of object owned by jobs; see the module docstring."""
 
@@ -94,7 +73,7 @@ class OwnedObjects:
         kind: JobKind,
         informer: SharedIndexInformer,
         control: ObjectControl,
-        owners: OwnerResolver,
+        owners: ControllerRefResolver,
         expectations: ControllerExpectations,
         queue: Queue,
         live_jobs: ResourceInterface,  # the adoption pre-check reads the job live

@@ -161,10 +161,9 @@ def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
     while len(harness.ctr.work_queue):
         key, _ = harness.ctr.work_queue.get()
         harness.ctr.work_queue.done(key)
-    from tf_operator.common.jobcontroller.owned import OwnerResolver
-    from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
+    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 
-    owners = OwnerResolver(TFJOB_KIND, harness.ctr.job_lister)
+    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
     events = PodGroupEvents(owners, harness.ctr.work_queue)
     group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
     events.on_update(group, group)

@@ -2,40 +2,22 @@
 
 from __future__ import annotations
 
+from support.indexing import FakeInformer
+from support.indexing import owned_object as obj
 from tf_operator.common.jobcontroller.index import (
     CONTROLLER_UID_INDEX,
     add_job_indexers,
     job_name_index_name,
     objects_for_job,
 )
-from tf_operator.k8s.cache import new_indexer
-from tf_operator.k8s.controller.index import (
-    namespaced_controller_uid_index_func,
-    namespaced_label_index_func,
-)
 
 LABEL = "tf-job-name"
 
 
-def obj(name: str, ns: str = "ns", labels: dict | None = None, owner: str | None = None) -> dict:
-    m: dict = {"name": name, "namespace": ns, "labels": labels or {}}
-    if owner is not None:
-        m["ownerReferences"] = [
-            {"kind": "Other", "uid": "not-controller"},
-            {"kind": "TFJob", "uid": owner, "controller": True},
-        ]
-    return {"metadata": m}
-
-
 def indexer():
-    idx = new_indexer()
-    idx.add_indexers(
-        {
-            CONTROLLER_UID_INDEX: namespaced_controller_uid_index_func,
-            job_name_index_name(LABEL): namespaced_label_index_func(LABEL),
-        }
-    )
-    return idx
+    informer = FakeInformer()
+    add_job_indexers(informer, LABEL)
+    return informer.indexer
 
 
 def names(objs: list[dict]) -> list[str]:
@@ -65,19 +47,6 @@ def test_lookup_follows_label_and_owner_changes_in_the_cache():
     assert names(objects_for_job(idx, LABEL, "ns", "job", "u1")) == ["p"]
     idx.delete(obj("p", labels={LABEL: "renamed"}, owner="u1"))
     assert objects_for_job(idx, LABEL, "ns", "job", "u1") == []
-
-
-class FakeInformer:
-    def __init__(self) -> None:
-        self.indexer = new_indexer()
-        self.calls = 0
-
-    def get_indexer(self):
-        return self.indexer
-
-    def add_indexers(self, indexers) -> None:
-        self.calls += 1
-        self.indexer.add_indexers(indexers)
 
 
 def test_add_job_indexers_is_idempotent_for_controllers_sharing_an_informer():

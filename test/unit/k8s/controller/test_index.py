@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tf_operator.k8s.cache import new_indexer
+from support.indexing import FakeInformer
+from support.indexing import owned_object as obj
 from tf_operator.k8s.controller.index import (
     add_missing_indexers,
     namespaced_controller_uid_index_func,
@@ -10,16 +11,6 @@ from tf_operator.k8s.controller.index import (
 )
 
 LABEL = "tf-job-name"
-
-
-def obj(name: str, ns: str = "ns", labels: dict | None = None, owner: str | None = None) -> dict:
-    m: dict = {"name": name, "namespace": ns, "labels": labels or {}}
-    if owner is not None:
-        m["ownerReferences"] = [
-            {"kind": "Other", "uid": "not-controller"},
-            {"kind": "TFJob", "uid": owner, "controller": True},
-        ]
-    return {"metadata": m}
 
 
 def test_controller_uid_index_files_under_namespace_and_controller_uid_only():
@@ -34,19 +25,6 @@ def test_label_index_files_under_namespace_and_value_when_present():
     index = namespaced_label_index_func(LABEL)
     assert index(obj("a", labels={LABEL: "job"})) == ["ns/job"]
     assert index(obj("a", labels={"other": "job"})) == []
-
-
-class FakeInformer:
-    def __init__(self) -> None:
-        self.indexer = new_indexer()
-        self.calls = 0
-
-    def get_indexer(self):
-        return self.indexer
-
-    def add_indexers(self, indexers) -> None:
-        self.calls += 1
-        self.indexer.add_indexers(indexers)
 
 
 def test_only_missing_indexers_are_added():

@@ -58,10 +58,20 @@ class OwnedType:
     skip_terminating_adds: bool
     # Log pods of our group whose job is unknown (v0.5.3 did so for pods only).
     log_unknown_owner: bool
+    need_to_create: str  # v0.5.3's log line for a missing object, capitalised as it wrote it
 
 
-POD_TYPE = OwnedType("pod", "pods", PodControllerRefManager, False, True)
-SERVICE_TYPE = OwnedType("service", "services", ServiceControllerRefManager, True, False)
+POD_TYPE = OwnedType(
+    "pod", "pods", PodControllerRefManager, False, True, "Need to create new pod: %s-%d"
+)
+SERVICE_TYPE = OwnedType(
+    "service",
+    "services",
+    ServiceControllerRefManager,
+    True,
+    False,
+    "need to create new service: %s-%d",
+)
 
 
 class OwnedObjects:
@@ -239,7 +249,7 @@ class OwnedObjects:
                 if observe is not None:
                     observe(index, same_index[0])
             elif ctx.take_creation():
-                logger.info("Need to create new %s: %s-%d", noun, rt, index)
+                logger.info(self.owned.need_to_create, rt, index)
                 lane = ctx.creates.setdefault(self.owned.expectation_suffix, [])
                 lane.append(partial(create, index))
 

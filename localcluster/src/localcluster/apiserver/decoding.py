@@ -149,30 +149,25 @@ def _check_pod_spec(spec: dict, path: str) -> None:
     if spec.get("nodeSelector") is not None:
         _check_string_map(spec["nodeSelector"], f"PodSpec.{path}.nodeSelector")
     for kind in ("initContainers", "containers"):
-        containers = spec.get(kind)
-        if containers is None:
-            continue
-        if not isinstance(containers, list):
-            raise _unmarshal(containers, f"PodSpec.{path}.{kind}", "[]v1.Container")
-        for container in containers:
-            if not isinstance(container, dict):
-                raise _unmarshal(container, f"PodSpec.{path}.{kind}", "v1.Container")
+        for container in _objects(spec.get(kind), f"PodSpec.{path}.{kind}", "v1.Container"):
             resources = container.get("resources")
             if resources is not None and not isinstance(resources, dict):
                 raise _unmarshal(
                     resources, f"Container.{path}.{kind}.resources", "v1.ResourceRequirements"
                 )
-            _check_ports(container.get("ports"), f"{path}.{kind}")
+            _objects(container.get("ports"), f"Container.{path}.{kind}.ports", "v1.ContainerPort")
 
 
-def _check_ports(ports: Any, path: str) -> None:
-    if ports is None:
-        return
-    if not isinstance(ports, list):
-        raise _unmarshal(ports, f"Container.{path}.ports", "[]v1.ContainerPort")
-    for port in ports:
-        if not isinstance(port, dict):
-            raise _unmarshal(port, f"Container.{path}.ports", "v1.ContainerPort")
+def _objects(value: Any, go_field: str, go_type: str) -> list[dict]:
+    """A JSON array of objects, as Go decodes into ``[]go_type`` (null is an empty slice)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _unmarshal(value, go_field, f"[]{go_type}")
+    for item in value:
+        if not isinstance(item, dict):
+            raise _unmarshal(item, go_field, go_type)
+    return value
 
 
 def _quantity(value: Any) -> Any:

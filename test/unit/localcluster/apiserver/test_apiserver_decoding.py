@@ -90,3 +90,25 @@ def test_type_meta_must_be_strings(reg):
         ".apiVersion of type string"
     )
     assert "field .kind of type string" in refusal(reg, CM, {"kind": ["ConfigMap"]})
+
+
+PODS = ("", "v1", "pods")
+POD_UNMARSHAL = 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal {}'
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
+    [
+        ({"containers": {}}, "object into Go struct field PodSpec.spec.containers of type []v1.Container"),
+        ({"initContainers": ["c"]}, "string into Go struct field PodSpec.spec.initContainers of type v1.Container"),
+        ({"containers": [{"name": "c", "ports": 80}]}, "number into Go struct field Container.spec.containers.ports of type []v1.ContainerPort"),
+        ({"containers": [{"name": "c", "ports": [80]}]}, "number into Go struct field Container.spec.containers.ports of type v1.ContainerPort"),
+    ],
+)  # fmt: skip
+def test_containers_and_their_ports_decode_as_go_slices(reg, spec, why):
+    assert refusal(reg, PODS, {"spec": spec}) == POD_UNMARSHAL.format(why)
+
+
+def test_null_containers_and_ports_decode_as_empty_slices(reg):
+    spec = {"initContainers": None, "containers": [{"name": "c", "image": "i", "ports": None}]}
+    reg.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})

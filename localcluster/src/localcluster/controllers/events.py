@@ -9,13 +9,15 @@ import logging
 import time
 import uuid
 
+from localcluster.apiserver.objects import format_time
+
 logger = logging.getLogger(__name__)
 
 EVENTS = ("", "v1", "events")
 
 
 def now_rfc3339() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return format_time(time.time())
 
 
 def record_event(

@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
+from localcluster.apiserver.objects import format_time
 from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
@@ -34,7 +35,6 @@ from localcluster.kubelet.podstatus import (
     back_off,
     build_status,
     mark_running,
-    rfc3339,
 )
 from localcluster.kubelet.probes import Prober
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
@@ -164,7 +164,7 @@ class Kubelet:
             pod=pod,
             pod_ip=self._ips.allocate(),
             host_ip=self.node.address,
-            start_time=rfc3339(now),
+            start_time=format_time(now),
         )
         for spec in (pod.get("spec") or {}).get("containers") or []:
             record.containers[spec["name"]] = ContainerRecord(

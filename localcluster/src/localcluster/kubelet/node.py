@@ -14,6 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from localcluster.apiserver.objects import format_time
 from localcluster.controllers.informer import LEASES, NODES
 
 logger = logging.getLogger(__name__)
@@ -34,10 +35,6 @@ class NodeConfig:
     address: str = "127.0.0.1"
     runtime: str = "simulated"
     taints: list[dict] = field(default_factory=list)  # core/v1 Taints, written to spec.taints
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _micro_now() -> str:
@@ -61,7 +58,7 @@ def build_node(config: NodeConfig) -> dict:
         "beta.kubernetes.io/arch": "amd64",
         **config.labels,
     }
-    stamp = _now()
+    stamp = format_time(time.time())
 
     def condition(kind: str, status: str, reason: str, message: str) -> dict:
         return {

@@ -9,9 +9,9 @@ containerStatuses the way the kubelet's ``getPhase``/status manager do.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
+from localcluster.apiserver.objects import format_time
 from localcluster.apiserver.qos import qos_class
 
 WAITING = "waiting"
@@ -20,10 +20,6 @@ TERMINATED = "terminated"
 
 # annotations/defaults shared by runtimes
 POD_COMPLETED = "PodCompleted"
-
-
-def rfc3339(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 @dataclass
@@ -102,7 +98,7 @@ def mark_running(container: ContainerRecord, now: float, container_id: str) -> N
     container.message = ""
     container.exit_code = None
     container.signal = None
-    container.started_at = rfc3339(now)
+    container.started_at = format_time(now)
     container.finished_at = None
     container.container_id = container_id
     container.restart_pending = False
@@ -123,7 +119,7 @@ def apply_exit(
     container.signal = exit_code - 128 if 128 < exit_code < 160 else None
     container.reason = reason or ("Completed" if exit_code == 0 else "Error")
     container.message = message
-    container.finished_at = rfc3339(now)
+    container.finished_at = format_time(now)
     container.started_at = container.started_at or container.finished_at
     if record.terminating or not should_restart(record.restart_policy, exit_code):
         return False
@@ -175,7 +171,9 @@ def _set_condition(
     text = "True" if status else "False"
     previous = record.conditions.get(kind)
     changed_at = (
-        previous["lastTransitionTime"] if previous and previous["status"] == text else rfc3339(now)
+        previous["lastTransitionTime"]
+        if previous and previous["status"] == text
+        else format_time(now)
     )
     condition = {
         "type": kind,
@@ -223,7 +221,7 @@ def _scheduled_condition(record: PodRecord, now: float) -> dict:
         "type": "PodScheduled",
         "status": "True",
         "lastProbeTime": None,
-        "lastTransitionTime": record.start_time or rfc3339(now),
+        "lastTransitionTime": record.start_time or format_time(now),
     }
 
 

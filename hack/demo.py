@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -39,6 +38,7 @@ from demokit import (
     DemoError,
     localise,
     preflight,
+    run_steps,
     start_cluster,
     wait_until,
 )
@@ -366,23 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))
-    started: list[Background] = []
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    code = 1
-    try:
-        code = run(args, workdir, started)
-    except DemoError as err:
-        print(f"\ndemo failed: {err}", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        code = 130
-    finally:
-        for proc in reversed(started):  # dashboard and operator first, then the cluster
-            proc.stop(grace=10)
-        if code != 0 and started:
-            print(f"\nlogs kept in {workdir}", file=sys.stderr)
-        elif not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    code = run_steps(lambda started: run(args, workdir, started), workdir, args.keep)
     elapsed = time.monotonic() - begin
     if code == 0:
         print(f"\njob Succeeded; demo took {elapsed:.1f}s")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import select
 import signal
 import subprocess
@@ -35,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
+from demokit import stop_process_group
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -81,14 +81,7 @@ def child(argv: list[str], log: Path, pipe: bool = False) -> Iterator[subprocess
         try:
             yield proc
         finally:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(5)
+            stop_process_group(proc, grace=10)
 
 
 def wait_ready(cluster: subprocess.Popen, timeout: float = 60) -> tuple[str, str]:

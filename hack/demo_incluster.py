@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import yaml
-from demokit import EXAMPLES, ROOT, Background, DemoError, localise, start_cluster
+from demokit import EXAMPLES, ROOT, Background, DemoError, localise, run_steps, start_cluster
 
 OVERLAYS = ("standalone", "gang-kube-batch", "gang-volcano", "namespaced")
 OPERATOR_NAMESPACE = "kubeflow"
@@ -131,22 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-incluster-"))
-    started: list[Background] = []
-    code = 1
-    try:
-        code = run(args, workdir, started)
-    except DemoError as err:
-        print(f"\ndemo failed: {err}", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        code = 130
-    finally:
-        for proc in reversed(started):
-            proc.stop(grace=10)
-        if code != 0:
-            print(f"\nlogs kept in {workdir}", file=sys.stderr)
-        elif not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
+    code = run_steps(lambda started: run(args, workdir, started), workdir, args.keep)
     elapsed = time.monotonic() - begin
     print(f"\ndemo {'succeeded' if code == 0 else f'exits with {code}'} after {elapsed:.1f}s")
     return code

@@ -2,7 +2,8 @@
 
 ``hack/demo.py`` (the job on a host-process operator), ``hack/demo_incluster.py`` (the operator
 deployed from ``manifests/``) and their tests use these; nothing here prints but
-``start_cluster``'s one line.
+``start_cluster``'s one line and ``run_steps``'s verdict on a failed or interrupted demo.
+``hack/demo_gang.py`` and ``benchkit`` stop their children with ``stop_process_group`` too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import contextlib
 import copy
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,21 @@ class DemoError(Exception):
 
 
 # ------------------------------------------------------------------ processes
+
+
+def stop_process_group(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to the session a child leads (``start_new_session``), SIGKILL after ``grace``
+    seconds: its own children go with it."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
 
 
 class Background:
@@ -61,15 +79,7 @@ class Background:
         return self.proc.poll() is None
 
     def stop(self, grace: float) -> None:
-        if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+        stop_process_group(self.proc, grace)
         self._log.close()
 
     def tail(self, lines: int = 15) -> str:
@@ -77,6 +87,30 @@ class Background:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+def run_steps(steps: Callable[[list[Background]], int], workdir: Path, keep: bool) -> int:
+    """Run a demo's ``steps`` (they append what they start), then stop those processes, last
+    first, however the steps end (SIGTERM too); the work directory with its logs stays when the
+    demo failed after starting something, or with ``keep``. Returns the exit code."""
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    started: list[Background] = []
+    code = 1
+    try:
+        code = steps(started)
+    except DemoError as err:
+        print(f"\ndemo failed: {err}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        code = 130
+    finally:
+        for proc in reversed(started):  # dashboard and operator first, then the cluster
+            proc.stop(grace=10)
+        if code != 0 and started:
+            print(f"\nlogs kept in {workdir}", file=sys.stderr)
+        elif not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return code
 
 
 def preflight() -> None:

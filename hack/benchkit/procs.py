@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from demokit import stop_process_group
+
 HACK = Path(__file__).resolve().parents[1]
 OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
 REFERENCE_ENV = "TFOP_REFERENCE_BIN"
@@ -216,15 +218,7 @@ class MeasuredProcess:
     def stop(self, grace: float = 10.0) -> None:
         self._stop.set()
         self.stop_profile()
-        if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
+        stop_process_group(self.proc, grace)
         self._log.close()
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -35,18 +34,18 @@ import yaml
 from golden_normalise import normalise_object, normalise_tfjob_status, sort_objects
 
 from localcluster.cluster import LocalCluster
+from support.crd import CRD_FILE, install_crds
+from support.operator_process import terminate
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 FIXTURES = HERE / "v0.5.3"
-CRD_FILE = ROOT / "manifests/base/crd.yaml"
 PODGROUP_CRD_FILE = ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml"
 
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 SERVICES = ("", "v1", "services")
 PODGROUPS = ("scheduling.incubator.k8s.io", "v1alpha1", "podgroups")
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 NAMESPACES = ("", "v1", "namespaces")
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
@@ -217,13 +216,7 @@ class OperatorProcess:
     def stop(self, grace: float) -> None:
         """SIGTERM, then SIGKILL after ``grace`` seconds (v0.5.3 keeps running after its
         first SIGTERM: its leader-election loop does not return)."""
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        terminate(self.proc, grace)
         self._log.close()
 
 
@@ -307,10 +300,7 @@ class Session:
                 self.operator.stop(stop_grace)
 
     def _install(self) -> None:
-        for path in self.environment.crds:
-            for doc in yaml.safe_load_all(path.read_text()):
-                if doc:
-                    self.registry.create(CRDS, None, doc)
+        install_crds(self.registry, *self.environment.crds)
         existing = {n["metadata"]["name"] for n in self.registry.list(NAMESPACES, None)[0]}
         for ns in self.environment.namespaces:
             if ns not in existing:

@@ -24,8 +24,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from golden_harness import ENVIRONMENTS, Case, Session, load_cases, wait_for
-from golden_normalise import dumps
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # test/: its support package
+
+from golden_harness import ENVIRONMENTS, Case, Session, load_cases, wait_for  # noqa: E402
+from golden_normalise import dumps  # noqa: E402
 
 CREATE_TIMEOUT_S = 60.0
 STEP_TIMEOUT_S = 60.0

@@ -35,6 +35,14 @@ def tfjob_crd() -> dict:
     return yaml.safe_load(CRD_FILE.read_text())
 
 
+def install_crds(registry: Any, *paths: Path) -> None:
+    """Create every CRD of the manifest files ``paths`` (the TFJob CRD when none is named)."""
+    for path in paths or (CRD_FILE,):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                registry.create(CRDS, None, doc)
+
+
 def without_checks(schema: Any) -> Any:
     """``schema`` (or a whole CRD) without the keys in ``SCHEMA_CHECKS``."""
     if isinstance(schema, dict):

@@ -108,12 +108,17 @@ class OperatorProcess:
             self.proc.wait(10)
 
     def stop(self, grace: float = 10.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds."""
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(grace)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        terminate(self.proc, grace)
         self._log.close()
+
+
+def terminate(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)

@@ -7,65 +7,33 @@ it after the test; its log is kept under the test's tmp_path.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from localcluster.testing import wait_for
+from support.operator_process import OperatorProcess
 
 ROOT = Path(__file__).resolve().parents[3]
-OPERATOR = Path(sys.executable).parent / "tf-operator"
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 EVENTS = ("", "v1", "events")
 
 
-def install_tfjob_crd(registry) -> None:
-    for doc in yaml.safe_load_all((ROOT / "manifests/base/crd.yaml").read_text()):
-        if doc:
-            registry.create(CRDS, None, doc)
-
-
 @pytest.fixture
 def start_operator(tmp_path) -> Iterator:
-    started: list[tuple[subprocess.Popen, object]] = []
+    started: list[OperatorProcess] = []
 
-    def start(cluster, *flags: str) -> subprocess.Popen:
-        log = open(tmp_path / f"operator-{len(started)}.log", "wb")  # noqa: SIM115 - closed below
-        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-        proc = subprocess.Popen(
-            [
-                str(OPERATOR),
-                f"--kubeconfig={cluster.kubeconfig}",
-                "--monitoring-port=0",
-                "--monitoring-address=127.0.0.1",
-                "--no-leader-elect",
-                *flags,
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-        started.append((proc, log))
-        return proc
+    def start(cluster, *flags: str) -> OperatorProcess:
+        log = tmp_path / f"operator-{len(started)}.log"
+        operator = OperatorProcess(cluster.kubeconfig, log, ["--no-leader-elect", *flags])
+        started.append(operator)
+        return operator
 
     yield start
-    for proc, log in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        log.close()
+    for operator in started:
+        operator.stop()
 
 
 def events_about(registry, name: str, kind: str | None = None) -> list[dict]:
@@ -86,4 +54,4 @@ def tfjob_condition(registry, name: str, ctype: str) -> dict | None:
     return None
 
 
-__all__ = ["events_about", "install_tfjob_crd", "tfjob_condition", "wait_for"]
+__all__ = ["events_about", "tfjob_condition", "wait_for"]

@@ -8,8 +8,9 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
+from support.crd import install_crds
 
-from .conftest import PODS, TFJOBS, install_tfjob_crd, tfjob_condition, wait_for
+from .conftest import PODS, TFJOBS, tfjob_condition, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +95,7 @@ def cluster():
         batch_scheduler_conf={"volcano": VOLCANO_TASK_SPEC_MODE},
         batch_schedule_period=0.2,
     ) as c:
-        install_tfjob_crd(c.registry)
+        install_crds(c.registry)
         yield c
 
 

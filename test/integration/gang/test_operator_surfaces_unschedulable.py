@@ -11,8 +11,9 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
+from support.crd import install_crds
 
-from .conftest import TFJOBS, events_about, install_tfjob_crd, wait_for
+from .conftest import TFJOBS, events_about, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +37,7 @@ def test_unschedulable_podgroup_becomes_one_warning_event_on_the_tfjob(start_ope
         batch_schedule_period=0.2,
     ) as cluster:
         registry = cluster.registry
-        install_tfjob_crd(registry)
+        install_crds(registry)
         start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
         container = {"name": "tensorflow", "image": "x", "resources": {"requests": {"cpu": "2"}}}
         worker = {"replicas": 2, "template": {"spec": {"containers": [container]}}}

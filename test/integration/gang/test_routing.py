@@ -4,12 +4,12 @@ pod with its PodGroup stays untouched by everyone, the default scheduler binds i
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.testing import wait_for
+from support.crd import install_crds
 
-from .conftest import CRDS, EVENTS, PODS, ROOT
+from .conftest import EVENTS, PODS, ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -46,10 +46,7 @@ def test_s18_routing():
         batch_schedule_period=0.2,
     ) as cluster:
         registry = cluster.registry
-        crd = yaml.safe_load(
-            (ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml").read_text()
-        )
-        registry.create(CRDS, None, crd)
+        install_crds(registry, ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml")
         registry.create(KB_PODGROUPS, "default", podgroup(KB_PODGROUPS, "kb"))
         registry.create(VC_PODGROUPS, "default", podgroup(VC_PODGROUPS, "vc"))
         registry.create(PODS, "default", pod("kb-0", "kube-batch", "kb"))

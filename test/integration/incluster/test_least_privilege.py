@@ -13,9 +13,9 @@ Each run is a real ``tf-operator`` process with the service account's token (see
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from localcluster.cluster import LocalCluster
+from support.crd import CRD_FILE, install_crds
 
 from .rbac_runs import (
     OPERATIONS,
@@ -29,7 +29,6 @@ from .rbac_runs import (
 
 pytestmark = pytest.mark.integration
 
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 CLUSTER_RULES = manifest_rules("base/cluster-role.yaml") + component_rules("gang-kube-batch")
 NAMESPACED_RULES = manifest_rules("overlays/namespaced/role.yaml")
 LEASE = "coordination.k8s.io"
@@ -38,9 +37,9 @@ LEASE = "coordination.k8s.io"
 @pytest.fixture(scope="module")
 def cluster():
     with LocalCluster(kubelet="none", secure_port=0) as c:
-        for path in ("base/crd.yaml", "components/gang-kube-batch/podgroup-crd.yaml"):
-            for doc in yaml.safe_load_all((ROOT / "manifests" / path).read_text()):
-                c.registry.create(CRDS, None, doc)
+        install_crds(
+            c.registry, CRD_FILE, ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml"
+        )
         yield c
 
 

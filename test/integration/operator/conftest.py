@@ -13,22 +13,18 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from localcluster import testing
+from support.crd import install_crds
 from support.operator_process import OperatorExited, OperatorProcess
 
-ROOT = Path(__file__).resolve().parents[3]
-CRD_FILE = ROOT / "manifests/base/crd.yaml"
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 SERVICES = ("", "v1", "services")
 EVENTS = ("", "v1", "events")
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 NS = "default"
 # Short leader-election timings so failover tests stay quick (renew > 1.2 x retry).
 FAST_ELECTION = [
@@ -44,12 +40,6 @@ def wait_for(fn: Callable[[], Any], timeout: float = 30.0, what: str = "") -> An
         return testing.wait_for(fn, timeout=timeout, what=what)
     except TimeoutError as err:
         pytest.fail(str(err))
-
-
-def install_crd(registry: Any, path: Path = CRD_FILE) -> None:
-    for doc in yaml.safe_load_all(path.read_text()):
-        if doc:
-            registry.create(CRDS, None, doc)
 
 
 class Operator(OperatorProcess):
@@ -161,7 +151,7 @@ def sim_cluster() -> Iterator[Any]:
     from localcluster.cluster import LocalCluster, SimulatedTiming
 
     with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
-        install_crd(c.registry)
+        install_crds(c.registry)
         yield c
 
 
@@ -170,7 +160,7 @@ def proc_cluster() -> Iterator[Any]:
     from localcluster.cluster import LocalCluster
 
     with LocalCluster(kubelet="process") as c:
-        install_crd(c.registry)
+        install_crds(c.registry)
         yield c
 
 

@@ -26,13 +26,11 @@ import pytest
 import yaml
 
 from localcluster import testing
+from support.crd import install_crds
 from support.operator_process import OperatorExited, OperatorProcess
 
-ROOT = Path(__file__).resolve().parents[3]
-CRD_FILE = ROOT / "manifests/base/crd.yaml"
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 NS = "default"
 RUN_SECONDS = "localcluster.tf-operator.io/run-seconds"
 FAULTS_PATH = "/_localcluster/faults"
@@ -259,19 +257,13 @@ class Env:
             assert recreated == {}, f"{name}: pods created more than once: {recreated}"
 
 
-def install_crd(registry: Any) -> None:
-    for doc in yaml.safe_load_all(CRD_FILE.read_text()):
-        if doc:
-            registry.create(CRDS, None, doc)
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[Env]:
     """A fresh simulated cluster with the CRD, a pod ledger and an operator factory."""
     from localcluster.cluster import LocalCluster, SimulatedTiming
 
     with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
-        install_crd(c.registry)
+        install_crds(c.registry)
         ledger = PodLedger()
         unhook = ledger.install(c.registry)
         e = Env(c, ledger, tmp_path)

@@ -14,16 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
+from support.crd import install_crds
 from support.operator_process import OperatorProcess
 from tf_operator.sdk import TFJobClient, tfjob
 
 ROOT = Path(__file__).resolve().parents[3]
-CRD_FILE = ROOT / "manifests/base/crd.yaml"
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
 _names = itertools.count()
 
@@ -31,7 +29,7 @@ _names = itertools.count()
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[LocalCluster]:
     with LocalCluster(kubelet="process") as c:
-        c.registry.create(CRDS, None, yaml.safe_load(CRD_FILE.read_text()))
+        install_crds(c.registry)
         yield c
 
 

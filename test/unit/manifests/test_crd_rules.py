@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from localcluster.apiserver import Registry, StatusError
+from support.crd import install_crds
 
 ROOT = Path(__file__).resolve().parents[3]
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 EXAMPLES = sorted((ROOT / "examples/v1").rglob("*.yaml"))
 
@@ -20,7 +20,7 @@ EXAMPLES = sorted((ROOT / "examples/v1").rglob("*.yaml"))
 @pytest.fixture(scope="module")
 def reg():
     r = Registry()
-    r.create(CRDS, None, yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text()))
+    install_crds(r)
     yield r
     r.stop()
 

@@ -5,19 +5,16 @@ quantity, a selector, a query parameter or a TFJob spec, the answer is an object
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localcluster.apiserver import Registry, StatusError, params
 from localcluster.apiserver.httpcore import Request
 from localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
+from support.crd import install_crds
 
-ROOT = Path(__file__).resolve().parents[4]
-CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -41,7 +38,7 @@ selector_text = st.text(alphabet="abc=!,() /.-_in notx<>0123", max_size=24)
 @pytest.fixture(scope="module")
 def reg():
     r = Registry()
-    r.create(CRDS, None, yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text()))
+    install_crds(r)
     yield r
     r.stop()
 

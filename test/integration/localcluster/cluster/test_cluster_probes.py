@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from localcluster.cluster import LocalCluster, SimulatedTiming
-from localcluster.testing import wait_for
+from localcluster.cluster import SimulatedTiming
+from localcluster.testing import cluster_fixture, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -26,10 +26,7 @@ http.server.HTTPServer(("0.0.0.0", 8080), H).serve_forever()
 """
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(kubelet="process", simulated=SimulatedTiming(restart_delay=0.2)) as c:
-        yield c
+cluster = cluster_fixture(kubelet="process", simulated=SimulatedTiming(restart_delay=0.2))
 
 
 def ready(cluster, name):

@@ -3,8 +3,7 @@ ServiceAccount and the ``kube-root-ca.crt`` ConfigMap in every namespace, kept t
 
 import pytest
 
-from localcluster.cluster import LocalCluster
-from localcluster.testing import wait_for
+from localcluster.testing import cluster_fixture, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -14,10 +13,7 @@ NS = ("", "v1", "namespaces")
 PODS = ("", "v1", "pods")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(kubelet="none", secure_port=0) as c:
-        yield c
+cluster = cluster_fixture(kubelet="none", secure_port=0)
 
 
 def exists(registry, gvr, ns, name):

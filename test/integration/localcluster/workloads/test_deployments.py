@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.cluster import SimulatedTiming
 from localcluster.kubelet.simulated import START_SECONDS
+from localcluster.testing import cluster_fixture, wait_for
 from localcluster.testing import kubectl as run_kubectl
-from localcluster.testing import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -21,10 +21,7 @@ PODS = ("", "v1", "pods")
 NS = ("", "v1", "namespaces")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
-        yield c
+cluster = cluster_fixture(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2))
 
 
 @pytest.fixture

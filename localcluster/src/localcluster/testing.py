@@ -77,9 +77,11 @@ def kubectl(
     timeout: float = 60.0,
     home: str | None = None,
     check: bool = False,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess:
-    """Run kubectl with the cluster's kubeconfig and a temporary HOME; text output. With
-    ``check``, a non-zero exit raises AssertionError carrying kubectl's output."""
+    """Run kubectl with the cluster's kubeconfig and a temporary HOME (or ``home``); text
+    output, ``input`` on its stdin. With ``check``, a non-zero exit raises AssertionError
+    carrying kubectl's output."""
     with contextlib.ExitStack() as stack:
         if home is None:
             home = stack.enter_context(tempfile.TemporaryDirectory(prefix="kubectl-home-"))
@@ -90,6 +92,7 @@ def kubectl(
         }
         proc = subprocess.run(
             ["kubectl", *args],
+            input=input,
             env=env,
             capture_output=True,
             text=True,

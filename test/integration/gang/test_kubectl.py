@@ -4,13 +4,11 @@ the scheduler's events; the kube-batch overlay and its default Queue apply clean
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
+from localcluster.testing import kubectl
 
 from .conftest import PODS, ROOT
 
@@ -32,16 +30,7 @@ def cluster(tmp_path_factory):
         batch_schedulers=("kube-batch", "volcano"),
         batch_schedule_period=0,
     ) as c:
-        env = {**os.environ, "HOME": str(home), "KUBECONFIG": c.kubeconfig}
-
-        def kubectl(*args: str) -> str:
-            out = subprocess.run(
-                ["kubectl", *args], capture_output=True, text=True, env=env, timeout=60
-            )
-            assert out.returncode == 0, out.stderr
-            return out.stdout
-
-        c.kubectl = kubectl
+        c.kubectl = lambda *args: kubectl(c, *args, home=str(home), check=True).stdout
         for flavour, gvr in GROUPS.items():
             for name, cpu in (("fits", "1"), ("too-big", "3")):
                 group = f"{flavour}-{name}"
@@ -108,16 +97,9 @@ def test_pg_short_name_is_volcanos(cluster):
 
 def test_kube_batch_overlay_then_default_queue_apply(tmp_path):
     with LocalCluster(kubelet="none") as cluster:
-        env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": cluster.kubeconfig}
         for target in ("overlays/gang-kube-batch", "components/gang-kube-batch/default-queue"):
-            out = subprocess.run(
-                ["kubectl", "apply", "-k", str(ROOT / "manifests" / target)],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=60,
-            )
-            assert out.returncode == 0, out.stderr
+            manifests = str(ROOT / "manifests" / target)
+            out = kubectl(cluster, "apply", "-k", manifests, home=str(tmp_path), check=True)
         assert "queue.scheduling.incubator.k8s.io/default created" in out.stdout
         queue = cluster.registry.get(
             ("scheduling.incubator.k8s.io", "v1alpha1", "queues"), None, "default"

@@ -1,7 +1,6 @@
 """The TFJob CRD served by the local cluster: kubectl applies the examples, the schema
 rejects bad values, the printer columns show up. No operator runs here."""
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,16 +19,14 @@ EXAMPLES = sorted(
 
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory):
+    from localcluster import testing
     from localcluster.cluster import LocalCluster
 
     home = tmp_path_factory.mktemp("home")
     with LocalCluster(kubelet="none") as cluster:
-        env = {**os.environ, "HOME": str(home), "KUBECONFIG": cluster.kubeconfig}
 
         def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-            return subprocess.run(
-                ["kubectl", *args], input=stdin, capture_output=True, text=True, env=env, timeout=60
-            )
+            return testing.kubectl(cluster, *args, home=str(home), input=stdin)
 
         out = run("apply", "-f", str(ROOT / "manifests/base/crd.yaml"))
         assert out.returncode == 0, out.stderr

@@ -50,6 +50,7 @@ def decode(rt: ResourceType, version: str, obj: dict) -> dict:
     quantities canonical; the caller's object is left as it was); 400 BadRequest when it would
     not decode."""
     try:
+        obj = _without_nulls(rt, obj)
         _check_metadata(obj.get("metadata") or {})
         for path, spec in pod_specs(rt, obj):
             _check_pod_spec(spec, path)
@@ -138,11 +139,28 @@ def _check_metadata(m: dict) -> None:
         if name in m:
             _check_string_map(m[name], f"ObjectMeta.metadata.{name}")
     finalizers = m.get("finalizers", [])
-    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+    if not isinstance(finalizers, list):
         raise _unmarshal(finalizers, "ObjectMeta.metadata.finalizers", "[]string")
-    refs = m.get("ownerReferences", [])
-    if not isinstance(refs, list) or not all(isinstance(r, dict) for r in refs):
-        raise _unmarshal(refs, "ObjectMeta.metadata.ownerReferences", "[]v1.OwnerReference")
+    for finalizer in finalizers:
+        if not isinstance(finalizer, str):
+            raise _unmarshal(finalizer, "ObjectMeta.metadata.finalizers", "string")
+    _objects(m.get("ownerReferences"), "ObjectMeta.metadata.ownerReferences", "v1.OwnerReference")
+
+
+def _without_nulls(rt: ResourceType, obj: dict) -> dict:
+    """``obj`` without the JSON nulls of its metadata and checked top-level fields (a copy
+    when it had any). Go decodes a null into a zero value and all these fields are
+    ``omitempty``: the stored object lacks the key, as if the client had left it out."""
+    metadata = obj.get("metadata")
+    top_level = [name for name, _ in _TOP_LEVEL_FIELDS.get(rt.storage_key, ())]
+    null_top = [name for name in top_level if name in obj and obj[name] is None]
+    null_meta = isinstance(metadata, dict) and None in metadata.values()
+    if not null_top and not null_meta:
+        return obj
+    copy = {name: value for name, value in obj.items() if name not in null_top}
+    if null_meta and isinstance(metadata, dict):
+        copy["metadata"] = {name: value for name, value in metadata.items() if value is not None}
+    return copy
 
 
 def _check_pod_spec(spec: dict, path: str) -> None:

@@ -112,3 +112,30 @@ def test_containers_and_their_ports_decode_as_go_slices(reg, spec, why):
 def test_null_containers_and_ports_decode_as_empty_slices(reg):
     spec = {"initContainers": None, "containers": [{"name": "c", "image": "i", "ports": None}]}
     reg.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})
+
+
+def test_null_metadata_fields_are_stored_as_left_out(reg):
+    """Go decodes null into a zero value and these fields are omitempty (kube-apiserver
+    answers 201 and stores no such key); the caller's body is not changed."""
+    nulls = ("labels", "annotations", "finalizers", "ownerReferences", "generateName")
+    body = {"metadata": {"name": "n", **dict.fromkeys(nulls)}, "data": None}
+    stored = reg.create(CM, "default", body)
+    assert not set(nulls) & set(stored["metadata"]) and "data" not in stored
+    assert body["metadata"]["labels"] is None and body["data"] is None
+
+
+@pytest.mark.parametrize(
+    ("metadata", "why"),
+    [
+        ({"finalizers": "a"}, "string into Go struct field ObjectMeta.metadata.finalizers of type []string"),
+        ({"finalizers": ["a", 1]}, "number into Go struct field ObjectMeta.metadata.finalizers of type string"),
+        ({"ownerReferences": {}}, "object into Go struct field ObjectMeta.metadata.ownerReferences of type []v1.OwnerReference"),
+        ({"ownerReferences": ["x"]}, "string into Go struct field ObjectMeta.metadata.ownerReferences of type v1.OwnerReference"),
+    ],
+)  # fmt: skip
+def test_metadata_lists_decode_as_go_slices(reg, metadata, why):
+    body = {"metadata": {"name": "x", **metadata}}
+    with pytest.raises(StatusError) as info:
+        reg.create(CM, "default", body)
+    assert info.value.code == 400
+    assert info.value.message.endswith(f"json: cannot unmarshal {why}")

@@ -4,11 +4,12 @@ Exactly one pod per index ``0..replicas-1``: a missing pod is created under a cr
 expectation (lowered again when the create fails, D3); extra pods of an index (keeping the
 one not terminating, named as we name it, oldest) and pods of an index out of range are
 deleted (D21). Creation stops at the pass's budget (D38); the creates run in slow-start
-batches that end at the first failure (D46). A pod under the ExitCode policy that failed with a retryable code is recreated:
-its failure is counted in ``status.exitCodeRestarts`` by pod UID, and the controller deletes it
-only after that status is written (:meth:`PodReconciler.restart_recorded`), so a crash neither
-loses nor repeats a count (D11); "restarting" is decided per pod (D12). Index 0 completed means
-exit code 0 of the default container or phase Succeeded (D22). ``D<n>``: docs/divergences.md.
+batches that end at the first failure (D46). A pod under the ExitCode policy that failed with
+a retryable code is recreated: its failure is counted in ``status.exitCodeRestarts`` by pod
+UID, and the controller deletes it only after that status is written
+(:meth:`PodReconciler.restart_recorded`), so a crash neither loses nor repeats a count (D11);
+"restarting" is decided per pod (D12). Index 0 completed means exit code 0 of the default
+container or phase Succeeded (D22). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -13,6 +13,12 @@ that makes requests one after another reuses the same warm connection.
 Long-lived responses (watches, log streams) go through the standard library's
 ``http.client`` instead, as a :class:`StreamingResponse` owning its connection until closed.
 
+Each socket stays in blocking mode with its timeouts held by the kernel (``SO_RCVTIMEO``,
+``SO_SNDTIMEO``): a socket with a Python-level timeout polls before every send and receive,
+which doubles the system calls per request (and each one hands the GIL over). Answers are
+received into one buffer per connection, not a fresh 256 KiB ``bytes`` per read (an
+``mmap``, ``mremap`` and ``munmap`` each time).
+
 A kept-alive connection the server closed while it sat idle fails on first use; that
 request is sent once more on a fresh connection (the server never saw it). Connecting is
 tried ``CONNECT_ATTEMPTS`` times. Only the ``Authorization`` value is looked up per request
@@ -25,6 +31,7 @@ import contextlib
 import http.client
 import socket
 import ssl
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +45,7 @@ from tf_operator.k8s.client.errors import TransportError
 MAX_IDLE_CONNECTIONS = 32
 CONNECT_ATTEMPTS = 3
 CONNECT_TIMEOUT = 30.0
-_RECV = 256 * 1024
+_RECV = 64 * 1024
 # Longest status line plus headers accepted from a server.
 _MAX_HEAD = 256 * 1024
 
@@ -68,24 +75,58 @@ class _StaleConnectionError(Exception):
     """The server had closed this kept-alive connection before our request reached it."""
 
 
+# What a blocking call on a socket with a kernel timeout raises when the time is up.
+_EXPIRED = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
+
+
+def _timeval(seconds: float | None) -> bytes:
+    """A ``struct timeval`` for ``SO_RCVTIMEO``/``SO_SNDTIMEO`` (zero: wait forever)."""
+    if seconds is None:
+        return struct.pack("ll", 0, 0)
+    whole = int(seconds)
+    micros = int((seconds - whole) * 1_000_000)
+    return struct.pack("ll", whole, micros or (0 if whole else 1))
+
+
+def set_kernel_timeout(sock: socket.socket, seconds: float | None) -> None:
+    """Put ``sock`` in blocking mode with ``seconds`` as its kernel send and receive timeout;
+    a blocked call then fails with ``EAGAIN`` (see :class:`Connection`)."""
+    sock.settimeout(None)
+    value = _timeval(seconds)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, value)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, value)
+
+
 class Connection:
-    """One socket speaking HTTP/1.1 request/response (not thread-safe: one user at a time)."""
+    """One socket speaking HTTP/1.1 request/response (not thread-safe: one user at a time).
+
+    The socket is blocking with kernel timeouts (see the module docstring); a send or
+    receive that times out raises :class:`TimeoutError`."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self._buf = bytearray()
+        self._scratch = memoryview(bytearray(_RECV))
         self._timeout: float | None = sock.gettimeout()
+        set_kernel_timeout(sock, self._timeout)
         self.used = False
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
 
+    def _recv(self) -> int:
+        """Append what the socket has to the buffer; 0 at the end of the stream."""
+        try:
+            n = self.sock.recv_into(self._scratch)
+        except _EXPIRED as err:  # SO_RCVTIMEO
+            raise TimeoutError(f"no answer within {self._timeout} s") from err
+        self._buf += self._scratch[:n]
+        return n
+
     def _fill(self) -> None:
-        data = self.sock.recv(_RECV)
-        if not data:
+        if not self._recv():
             raise ConnectionResetError("the server closed the connection")
-        self._buf += data
 
     def _read_until(self, marker: bytes, limit: int) -> bytes:
         start = 0
@@ -127,11 +168,11 @@ class Connection:
     ) -> tuple[int, Headers, bytes, bool]:
         """Send one request; ``(status, headers, body, keep)`` (keep: reusable after)."""
         if timeout != self._timeout:
-            self.sock.settimeout(timeout)
+            set_kernel_timeout(self.sock, timeout)
             self._timeout = timeout
         reused, self.used = self.used, True
         try:
-            self.sock.sendall(request)
+            self._send(request)
             head = self._read_until(b"\r\n\r\n", _MAX_HEAD)
         except (ConnectionResetError, BrokenPipeError) as err:
             if reused and not self._buf:
@@ -157,12 +198,17 @@ class Connection:
         elif "content-length" in headers:
             body = self._read_exactly(int(headers["content-length"]))
         else:  # delimited by the end of the connection
-            chunks = [bytes(self._buf)]
+            while self._recv():
+                pass
+            body, keep = bytes(self._buf), False
             self._buf.clear()
-            while data := self.sock.recv(_RECV):
-                chunks.append(data)
-            body, keep = b"".join(chunks), False
         return status, headers, body, keep
+
+    def _send(self, request: bytes) -> None:
+        try:
+            self.sock.sendall(request)
+        except _EXPIRED as err:  # SO_SNDTIMEO
+            raise TimeoutError(f"request not sent within {self._timeout} s") from err
 
 
 class _HTTPSConnection(http.client.HTTPConnection):

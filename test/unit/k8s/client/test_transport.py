@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from tf_operator.k8s.client import ClientConfig, HttpTransport, TransportError
+from tf_operator.k8s.client import ClientConfig, HttpTransport, Timeout, TransportError
 from tf_operator.k8s.client.config import bearer
 
 
@@ -121,3 +121,25 @@ def test_a_fresh_connection_that_breaks_is_a_transport_error():
     junk = ScriptedServer([b"SMTP ready\r\n\r\n"])
     with pytest.raises(TransportError, match="SMTP"):
         junk.transport().send("GET", "/x")
+
+
+def test_an_answer_that_never_comes_times_out_by_the_kernel_timeout():
+    # The request is read but never answered: the blocking socket's SO_RCVTIMEO ends the wait.
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(silent.accept()), daemon=True).start()
+    cfg = ClientConfig(host=f"http://127.0.0.1:{silent.getsockname()[1]}")
+    transport = HttpTransport(cfg, "test/1")
+    with pytest.raises(TransportError, match="no answer within 0.2 s"):
+        transport.send("GET", "/slow", timeout=Timeout(connect=5.0, read=0.2))
+    silent.close()
+
+
+def test_answers_larger_than_one_receive_buffer_arrive_whole():
+    body = bytes(range(256)) * 1024  # 256 KiB: several reads into the connection's buffer
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    server = ScriptedServer([head + body, head + body])
+    t = server.transport()
+    assert t.send("GET", "/big")[2] == body
+    assert t.send("GET", "/big")[2] == body
+    assert server.connections == 1

@@ -1,6 +1,8 @@
 import io
 import json
 import logging
+import threading
+import time
 
 import pytest
 
@@ -17,7 +19,13 @@ def captured():
     logging.getLogger().handlers.clear()
 
 
+def _flush() -> None:
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
 def _last_json(stream: io.StringIO) -> dict:
+    _flush()
     return json.loads(stream.getvalue().strip().splitlines()[-1])
 
 
@@ -62,6 +70,46 @@ def test_text_format():
     logger.configure_logging(json_format=False)
     logging.getLogger().handlers[0].setStream(stream)
     logger.logger_for_key("ns/j").info("hello")
+    _flush()
     logging.getLogger().handlers.clear()
     out = stream.getvalue()
     assert 'level=info msg="hello" job=ns.j' in out
+
+
+def test_info_lines_are_written_together_a_warning_at_once():
+    stream = io.StringIO()
+    handler = logger.BatchingStreamHandler(stream, delay=3600)  # the writer never wakes
+    log = logging.getLogger("tf_operator.test_batching")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.info("one")
+        log.info("two")
+        assert stream.getvalue() == ""
+        log.warning("three")
+        assert stream.getvalue() == "one\ntwo\nthree\n"
+        log.info("four")
+        handler.flush()
+        assert stream.getvalue().endswith("three\nfour\n")
+    finally:
+        log.removeHandler(handler)
+        log.propagate = True
+
+
+def test_the_writer_thread_writes_info_lines_after_the_delay():
+    stream = io.StringIO()
+    handler = logger.BatchingStreamHandler(stream, delay=0.01)
+    log = logging.getLogger("tf_operator.test_writer")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.info("soon")
+        written = threading.Event()
+        deadline = time.monotonic() + 10
+        while not written.wait(0.01) and time.monotonic() < deadline:
+            if stream.getvalue():
+                written.set()
+        assert stream.getvalue() == "soon\n"
+    finally:
+        log.removeHandler(handler)
+        log.propagate = True

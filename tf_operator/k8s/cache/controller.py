@@ -1,10 +1,15 @@
-"""The informer's engine: a reflector filling a DeltaFIFO, and a loop popping it.
+"""The informer's engine: a reflector filling a DeltaFIFO, whose deltas are then processed.
 
-:class:`Controller` runs the reflector in a thread and, in the caller's thread,
-pops deltas from the queue into ``process`` (the shared informer's
-``handle_deltas``) until stopped; a failed ``process`` is logged, and requeued
-when ``retry_on_error`` is set. ``has_synced`` is the queue's: true once the
-first list has been processed entirely.
+:class:`Controller` runs the reflector in the caller's thread. Unlike client-go, which pops
+the queue in a goroutine of its own, the thread that queues a change (the reflector with a
+watch event or a list, the resync thread with a resync) then pops the queue itself into
+``process`` (the shared informer's ``handle_deltas``) until it is empty: in Python a second
+thread buys no parallelism, only a wake-up and a hand-over of the GIL for every watch event.
+The DeltaFIFO stays between them, so its semantics hold: deltas of one key gathered while
+another thread is processing, tombstones on a relist, one key processed at a time, in order
+(``pop`` processes under the queue's lock). A failed ``process`` is logged, and requeued
+when ``retry_on_error`` is set (it is tried again after the next change is queued).
+``has_synced`` is the queue's: true once the first list has been processed entirely.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ class Controller:
         cfg = self.config
         reflector = Reflector(
             cfg.lister_watcher,
-            cfg.queue,
+            _ProcessingQueue(cfg.queue, lambda: self._drain(stop_event)),
             name=cfg.name,
             resync_period=cfg.full_resync_period,
             should_resync=cfg.should_resync,
@@ -63,25 +68,20 @@ class Controller:
         )
         with self._lock:
             self.reflector = reflector
-        thread = threading.Thread(
-            target=reflector.run,
-            args=(stop_event, cfg.queue.close),  # a stop also wakes the pop below
-            name=f"reflector {cfg.name}",
-            daemon=True,
-        )
-        thread.start()
-        self._process_loop(stop_event)
-        thread.join()
+        reflector.run(stop_event, cfg.queue.close)
 
-    def _process_loop(self, stop_event: threading.Event) -> None:
+    def _drain(self, stop_event: threading.Event) -> None:
+        """Process what is queued, in order, until the queue is empty."""
         queue = self.config.queue
         while not stop_event.is_set():  # once stopped, queued deltas are dropped
             try:
-                queue.pop(self._process)
+                if queue.pop(self._process, timeout=0) is None:
+                    return
             except FIFOClosedError:
                 return
             except Exception:  # noqa: BLE001 - a bad object must not stop the informer
                 log.exception("informer %s: processing deltas failed", self.config.name)
+                return  # a requeued failure waits for the next change, not a hot loop
 
     def _process(self, deltas: list[Delta]) -> None:
         try:
@@ -97,3 +97,32 @@ class Controller:
     def last_sync_resource_version(self) -> str:
         with self._lock:
             return self.reflector.last_sync_resource_version() if self.reflector else ""
+
+
+class _ProcessingQueue:
+    """The DeltaFIFO as the reflector fills it: every change queued is then processed by
+    the thread that queued it (see the module docstring)."""
+
+    def __init__(self, fifo: DeltaFIFO, drain: Callable[[], None]) -> None:
+        self._fifo = fifo
+        self._drain = drain
+
+    def add(self, obj: Any) -> None:
+        self._fifo.add(obj)
+        self._drain()
+
+    def update(self, obj: Any) -> None:
+        self._fifo.update(obj)
+        self._drain()
+
+    def delete(self, obj: Any) -> None:
+        self._fifo.delete(obj)
+        self._drain()
+
+    def replace(self, items: list[Any], resource_version: str = "") -> None:
+        self._fifo.replace(items, resource_version)
+        self._drain()
+
+    def resync(self) -> None:
+        self._fifo.resync()
+        self._drain()

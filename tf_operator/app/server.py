@@ -32,7 +32,7 @@ from tf_operator.app.options import (
     ServerOption,
 )
 from tf_operator.k8s.workqueue.prometheus_metrics import enable_prometheus_metrics
-from tf_operator.logger import configure_logging
+from tf_operator.logger import configure_logging, flush_logs
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,7 @@ def install_signal_handlers(stop: threading.Event) -> None:
 
     def handle(signum: int, _frame: object) -> None:
         if stop.is_set():
+            flush_logs()
             os._exit(EXIT_FAILURE)
         log.info("Received signal %s, shutting down", signal.Signals(signum).name)
         stop.set()

@@ -56,7 +56,7 @@ from tf_operator.k8s.client import (
 )
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.record.events_cache import EventCorrelator
-from tf_operator.k8s.record.keyed_queue import KeyedQueue
+from tf_operator.k8s.record.keyed_queue import NOTHING, KeyedQueue
 
 log = logging.getLogger(__name__)
 
@@ -255,17 +255,16 @@ class EventWatcher:
         return len(self._queue)
 
     def _loop(self) -> None:
+        finished: Hashable = NOTHING
         while True:
-            taken = self._queue.take()
+            taken = self._queue.take(finished)
             if taken is None:
                 return
-            key, event = taken
+            finished, event = taken
             try:
                 self._handler(event)
             except Exception:
                 log.exception("event handler failed")
-            finally:
-                self._queue.done(key)
 
 
 class EventBroadcaster:

@@ -9,6 +9,12 @@ between retries) holds back only its own items, never other keys'.
 
 The optional bound counts items waiting, not the ones being processed, like a buffered
 channel; without one nothing is ever refused but after ``close``.
+
+A consumer that finished an item passes its key to its next ``take``: the key is released and
+the next item taken under one lock, and no other consumer is woken for what this one takes
+itself (the events of one object come one after another: with ``done`` then ``take``, every
+one of them woke an idle consumer only for the finishing one to take it first). Another is
+woken only when more work is ready than this consumer takes.
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ import threading
 from collections import deque
 from collections.abc import Hashable
 from typing import Any
+
+# `take`'s "no key finished" (None is a key like any other).
+NOTHING: Hashable = object()
 
 
 class KeyedQueue:
@@ -52,9 +61,14 @@ class KeyedQueue:
             self._count += 1
             return True
 
-    def take(self) -> tuple[Hashable, Any] | None:
-        """The next item of a free key, marking the key busy; None once closed and drained."""
+    def take(self, finished: Hashable = NOTHING) -> tuple[Hashable, Any] | None:
+        """The next item of a free key, marking the key busy; None once closed and drained.
+
+        ``finished``: the key of the item this consumer just processed, released first (as
+        ``done``, without waking another consumer for it)."""
         with self._cond:
+            if finished is not NOTHING:
+                self._release(finished, wake=False)
             while not self._ready:
                 if self._closed and self._count == 0:
                     return None
@@ -70,18 +84,24 @@ class KeyedQueue:
                 del self._items[key]
             self._busy.add(key)
             self._count -= 1
+            if self._ready and self._idle:
+                self._cond.notify()  # more is ready than this consumer takes
             return key, item
 
     def done(self, key: Hashable) -> None:
         """Release `key` after its item was processed, so its next item can be taken."""
         with self._cond:
-            self._busy.discard(key)
-            pending = self._items.get(key)
-            if pending:
-                heapq.heappush(self._ready, (pending[0][0], key))
+            self._release(key, wake=True)
+
+    def _release(self, key: Hashable, wake: bool) -> None:
+        self._busy.discard(key)
+        pending = self._items.get(key)
+        if pending:
+            heapq.heappush(self._ready, (pending[0][0], key))
+            if wake:
                 self._cond.notify()
-            elif self._closed and self._count == 0:
-                self._cond.notify_all()  # consumers waiting for the end can leave
+        elif self._closed and self._count == 0:
+            self._cond.notify_all()  # consumers waiting for the end can leave
 
     def close(self) -> None:
         """Accept no more items; consumers drain the rest, then `take` returns None."""

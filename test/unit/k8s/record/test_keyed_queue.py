@@ -71,3 +71,23 @@ def test_waiting_consumers_end_when_last_busy_key_is_released():
     for w in waiters:
         w.join(5)
     assert ended == [None, None, None]
+
+
+def test_take_releases_the_finished_key_and_takes_the_oldest_ready_item():
+    q = KeyedQueue()
+    for key, item in (("a", 1), ("b", 2), ("a", 3), ("c", 4)):
+        q.offer(key, item)
+    assert q.take() == ("a", 1)
+    assert q.take() == ("b", 2)
+    assert q.take("a") == ("a", 3)  # "a" released: its item 3 was offered before "c"'s
+    assert q.take("b") == ("c", 4)
+    q.close()
+    assert q.take("a") is None and q.take("c") is None
+
+
+def test_a_key_named_none_is_released_by_take():
+    q = KeyedQueue()
+    q.offer(None, 1)
+    q.offer(None, 2)
+    assert q.take() == (None, 1)
+    assert q.take(None) == (None, 2)

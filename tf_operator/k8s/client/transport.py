@@ -167,6 +167,22 @@ class Connection:
         self, request: bytes, timeout: float | None, head_only: bool
     ) -> tuple[int, Headers, bytes, bool]:
         """Send one request; ``(status, headers, body, keep)`` (keep: reusable after)."""
+        status, headers, keep = self.request(request, timeout)
+        if head_only or status in (204, 304):
+            return status, headers, b"", keep
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            return status, headers, self._read_chunked(), keep
+        if "content-length" in headers:
+            return status, headers, self._read_exactly(int(headers["content-length"])), keep
+        while self._recv():  # delimited by the end of the connection
+            pass
+        body = bytes(self._buf)
+        self._buf.clear()
+        return status, headers, body, False
+
+    def request(self, request: bytes, timeout: float | None) -> tuple[int, Headers, bool]:
+        """Send one request and read the answer's head: ``(status, headers, keep)``; the
+        body is left to read."""
         if timeout != self._timeout:
             set_kernel_timeout(self.sock, timeout)
             self._timeout = timeout
@@ -178,31 +194,40 @@ class Connection:
             if reused and not self._buf:
                 raise _StaleConnectionError(str(err)) from err
             raise
-        lines = head.split(b"\r\n")
-        status_line = lines[0]
-        if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
-            raise http.client.BadStatusLine(status_line[:80].decode("latin-1"))
-        status = int(status_line[9:12])
+        while True:
+            lines = head.split(b"\r\n")
+            status_line = lines[0]
+            if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
+                raise http.client.BadStatusLine(status_line[:80].decode("latin-1"))
+            status = int(status_line[9:12])
+            if not 100 <= status < 200:
+                break
+            head = self._read_until(
+                b"\r\n\r\n", _MAX_HEAD
+            )  # an interim answer: the real one follows
         headers = Headers()
         for line in lines[1:]:
             name, sep, value = line.partition(b":")
             if sep:
                 headers[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
-        if 100 <= status < 200:  # an interim answer: the real one follows
-            return self.exchange(b"", timeout, head_only)
         keep = status_line[7:8] == b"1" and headers.get("connection", "").lower() != "close"
-        if head_only or status in (204, 304):
-            body = b""
-        elif headers.get("transfer-encoding", "").lower() == "chunked":
-            body = self._read_chunked()
-        elif "content-length" in headers:
-            body = self._read_exactly(int(headers["content-length"]))
-        else:  # delimited by the end of the connection
-            while self._recv():
-                pass
-            body, keep = bytes(self._buf), False
-            self._buf.clear()
-        return status, headers, body, keep
+        return status, headers, keep
+
+    def read_body_part(self, framing: _BodyFraming, limit: int) -> bytes:
+        """Up to ``limit`` bytes (any number when negative) of a body being streamed, waiting
+        for the server only when none are at hand; b"" once the body has ended."""
+        while not framing.ended:
+            part = framing.take(self._buf, limit)
+            if part:
+                return part
+            if framing.ended:
+                break
+            if not self._recv():
+                if framing.until_eof:
+                    framing.ended = True
+                    break
+                raise ConnectionResetError("the server closed the connection mid-answer")
+        return b""
 
     def _send(self, request: bytes) -> None:
         try:
@@ -211,60 +236,100 @@ class Connection:
             raise TimeoutError(f"request not sent within {self._timeout} s") from err
 
 
-class _HTTPSConnection(http.client.HTTPConnection):
-    """``http.client`` over a prepared TLS context (streams only)."""
+class _BodyFraming:
+    """Where a streamed body ends: chunked, ``Content-Length`` bytes, or the end of the
+    connection; takes body bytes out of a connection's buffer as they arrive."""
 
-    default_port = 443
+    def __init__(self, headers: Headers) -> None:
+        self.chunked = headers.get("transfer-encoding", "").lower() == "chunked"
+        length = headers.get("content-length")
+        self.until_eof = not self.chunked and length is None
+        self.left = 0 if self.chunked or length is None else int(length)  # of this chunk
+        self.crlf_due = False  # a chunk's data is read, the CRLF after it is not
+        self.ended = not self.chunked and not self.until_eof and self.left == 0
 
-    def __init__(
-        self,
-        host: str,
-        port: int | None,
-        timeout: float | None,
-        context: ssl.SSLContext,
-        server_name: str | None,
-    ) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self._context = context
-        self._server_name = server_name
+    def take(self, buf: bytearray, limit: int) -> bytes:
+        """Body bytes at the front of ``buf`` (removed from it), at most ``limit`` (any
+        number when negative); b"" when more must be received first."""
+        if self.until_eof:
+            n = len(buf) if limit < 0 else min(limit, len(buf))
+        elif not self.chunked:
+            n = min(self.left, len(buf)) if limit < 0 else min(self.left, len(buf), limit)
+            self.left -= n
+            self.ended = self.left == 0
+        else:
+            return self._take_chunks(buf, limit)
+        data = bytes(buf[:n])
+        del buf[:n]
+        return data
 
-    def connect(self) -> None:
-        super().connect()
-        tunnel_host: str | None = getattr(self, "_tunnel_host", None)
-        name = self._server_name or tunnel_host or self.host
-        self.sock = self._context.wrap_socket(self.sock, server_hostname=name)
+    def _take_chunks(self, buf: bytearray, limit: int) -> bytes:
+        out = bytearray()
+        while limit < 0 or len(out) < limit:
+            if self.crlf_due:
+                if len(buf) < 2:
+                    break
+                del buf[:2]
+                self.crlf_due = False
+            if self.left == 0:
+                end = buf.find(b"\r\n")
+                if end < 0:
+                    if len(buf) > _MAX_HEAD:
+                        raise http.client.LineTooLong("chunk size")
+                    break
+                try:
+                    size = int(bytes(buf[:end]).split(b";", 1)[0].strip(), 16)
+                except ValueError as err:
+                    raise http.client.HTTPException(f"bad chunk size {buf[:40]!r}") from err
+                del buf[: end + 2]
+                if size == 0:  # the last chunk (trailers are not read: the stream is done)
+                    self.ended = True
+                    break
+                self.left = size
+            n = (
+                min(self.left, len(buf))
+                if limit < 0
+                else min(self.left, len(buf), limit - len(out))
+            )
+            if n == 0:
+                break
+            out += buf[:n]
+            del buf[:n]
+            self.left -= n
+            self.crlf_due = self.left == 0
+        return bytes(out)
 
 
 class StreamingResponse:
     """An answer read as it arrives (watches, logs); owns its connection.
 
-    ``read``/``read1`` as a file; ``shutdown`` (any thread) wakes a blocked reader;
-    ``close`` (or ``release_conn``) closes the connection."""
+    ``read``/``read1`` as a file (the body, de-chunked); ``shutdown`` (any thread) wakes a
+    blocked reader; ``close`` (or ``release_conn``) closes the connection."""
 
-    def __init__(
-        self,
-        conn: http.client.HTTPConnection,
-        sock: socket.socket | None,
-        response: http.client.HTTPResponse,
-    ) -> None:
+    def __init__(self, conn: Connection, status: int, headers: Headers) -> None:
         self._conn = conn
-        self._sock = sock  # the connection forgets it when the response is its last
-        self._response = response
-        self.status = response.status
-        self.headers = response.headers
-
-    def read(self, amt: int | None = None) -> bytes:
-        return self._response.read(amt)
+        self._framing = _BodyFraming(headers)
+        self.status = status
+        self.headers = headers
 
     def read1(self, amt: int = -1) -> bytes:
-        return self._response.read1(amt)
+        """What is at hand of the body (up to ``amt`` bytes), waiting only when nothing is."""
+        return self._conn.read_body_part(self._framing, amt)
+
+    def read(self, amt: int | None = None) -> bytes:
+        """``amt`` bytes of the body (fewer at its end); all of the rest when None."""
+        parts = bytearray()
+        while amt is None or len(parts) < amt:
+            part = self.read1(-1 if amt is None else amt - len(parts))
+            if not part:
+                break
+            parts += part
+        return bytes(parts)
 
     def shutdown(self) -> None:
-        if self._sock is not None:
-            self._sock.shutdown(socket.SHUT_RDWR)
+        self._conn.sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
-        self._response.close()
         self._conn.close()
 
     release_conn = close
@@ -420,51 +485,20 @@ class HttpTransport:
     def stream(
         self, method: str, path: str, query: dict[str, Any] | None, timeout: Timeout | None
     ) -> tuple[int, Any, bytes | StreamingResponse]:
-        """Send a request whose answer is read as it arrives; a 2xx answer comes back as a
-        :class:`StreamingResponse`, any other status with its body read."""
+        """Send a request whose answer is read as it arrives, on a connection of its own; a
+        2xx answer comes back as a :class:`StreamingResponse`, any other with its body."""
         target = self.url(path, query)
         timeout = timeout or Timeout()
-        conn = self._stream_connection(timeout)
-        sock = conn.sock
+        conn = self._connect(timeout)
         try:
-            assert sock is not None
-            sock.settimeout(timeout.read)
-            conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
-            conn.putheader("Host", self._host_header)
-            conn.putheader("User-Agent", self._user_agent)
-            conn.putheader("Accept", "application/json")
-            auth = self._auth.authorization()
-            if auth:
-                conn.putheader("Authorization", auth)
-            conn.endheaders()
-            response = conn.getresponse()
-            if response.status < 300:
-                return response.status, response.headers, StreamingResponse(conn, sock, response)
-            data = response.read()
-        except (OSError, http.client.HTTPException) as err:
+            status, headers, _ = conn.request(
+                self._request_bytes(method, target, None, None), timeout.read
+            )
+            if status < 300:
+                return status, headers, StreamingResponse(conn, status, headers)
+            data = StreamingResponse(conn, status, headers).read()
+        except (OSError, http.client.HTTPException, ValueError, _StaleConnectionError) as err:
             conn.close()
             raise TransportError(f"{method} {self.host}{target}: {err}") from err
         conn.close()
-        return response.status, response.headers, data
-
-    def _stream_connection(self, timeout: Timeout) -> http.client.HTTPConnection:
-        host, port = self._hostname, self._port
-        if self._proxy is not None:
-            host, port = self._proxy.hostname or "", self._proxy.port or 80
-        conn: http.client.HTTPConnection
-        if self._ssl is not None:
-            conn = _HTTPSConnection(host, port, timeout.connect, self._ssl, self._server_name())
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout.connect)
-        if self._proxy is not None and self._ssl is not None:
-            conn.set_tunnel(self._hostname, self._port)
-        attempt = 1
-        while True:
-            try:
-                conn.connect()
-                return conn
-            except OSError as err:
-                conn.close()
-                if attempt >= CONNECT_ATTEMPTS:
-                    raise TransportError(f"connecting to {self.host}: {err}") from err
-                attempt += 1
+        return status, headers, data

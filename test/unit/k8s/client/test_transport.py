@@ -59,6 +59,23 @@ class ScriptedServer:
         return HttpTransport(cfg, "test/1")
 
 
+class OneShotServer(ScriptedServer):
+    """Reads one request, sends ``answer``, closes the connection."""
+
+    def __init__(self, answer):
+        super().__init__([answer, None])
+
+    def _talk(self, conn):
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                request += data
+            conn.sendall(self.answers.pop(0))
+
+
 def test_content_length_and_chunked_bodies_on_one_kept_alive_connection():
     server = ScriptedServer(
         [
@@ -143,3 +160,29 @@ def test_answers_larger_than_one_receive_buffer_arrive_whole():
     assert t.send("GET", "/big")[2] == body
     assert t.send("GET", "/big")[2] == body
     assert server.connections == 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\n\r\n",
+        b"HTTP/1.0 200 OK\r\n\r\nhello world",
+    ],
+    ids=["content-length", "chunked", "until-eof"],
+)
+def test_a_streamed_body_is_read_whole_whatever_its_framing(answer):
+    server = OneShotServer(answer)
+    status, headers, response = server.transport().stream("GET", "/log", None, None)
+    assert status == 200
+    assert response.read(3) == b"hel"
+    assert response.read() == b"lo world"
+    assert response.read1() == b""
+    response.close()
+
+
+def test_a_streamed_error_answer_comes_back_with_its_body():
+    answer = b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found"
+    server = ScriptedServer([answer])
+    status, _, body = server.transport().stream("GET", "/gone", None, None)
+    assert (status, body) == (404, b"not found")

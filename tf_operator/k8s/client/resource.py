@@ -8,8 +8,17 @@ Core resources live under ``/api/v1``, every named group (CRDs included) under
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote
+
+# Characters a path segment carries as they are (RFC 3986 unreserved): every valid
+# Kubernetes name and namespace is made of them, so quoting is skipped for those.
+_UNRESERVED = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _segment(text: str) -> str:
+    return text if _UNRESERVED.fullmatch(text) else quote(text, safe="")
 
 
 @dataclass(frozen=True)
@@ -39,10 +48,10 @@ class Resource:
         prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         parts = [prefix]
         if self.namespaced and namespace:
-            parts.append(f"namespaces/{quote(namespace, safe='')}")
+            parts.append(f"namespaces/{_segment(namespace)}")
         parts.append(self.plural)
         if name is not None:
-            parts.append(quote(name, safe=""))
+            parts.append(_segment(name))
             if subresource:
                 parts.append(subresource)
         return "/".join(parts)

@@ -7,9 +7,10 @@ an event is never dropped (v0.5.3's broadcaster dropped events once 1000 were wa
 divergence D44); a bound (`max_queued_events`) makes a full queue drop with a log line
 (thinned out during a flood).
 
-Go's recorder writes from a single goroutine; one thread here cannot keep up with a burst
-of jobs (each write is a round trip), so the recording watcher runs
-`DEFAULT_SINK_WORKERS` threads. Its queue (`keyed_queue`) hands out the events of one
+Go's recorder writes from a single goroutine; the recording watcher here runs up to
+`DEFAULT_SINK_WORKERS` threads (two: in a 200-job burst the last event is written 0.4 s after
+the last job succeeds, as with eight, and each thread more costs wake-ups and GIL hand-overs:
+docs/perf-diagnosis.md, stage 3), the second started only when events wait. Its queue (`keyed_queue`) hands out the events of one
 involved object one at a time and in order: a repeat is correlated only after the write of
 its predecessor has been learnt, so it still becomes a PATCH of the same Event, and the
 aggregation and spam filter see each object's events in the order they were recorded.
@@ -70,7 +71,7 @@ MAX_QUEUED_EVENTS: int | None = None
 # Concurrent writers to the API sink. Each holds at most one pooled connection; the
 # client's pool (kube.CONNECTION_POOL_MAXSIZE) leaves room for them beside informers,
 # workers and leader election.
-DEFAULT_SINK_WORKERS = 8
+DEFAULT_SINK_WORKERS = 2
 
 _watcher_ids = itertools.count()
 

@@ -195,6 +195,7 @@ def _summary(out: dict[str, Any]) -> str:
         "per_job_p50_s",
         "per_job_p99_s",
         "cpu_ms_per_job",
+        "cpu_vs_cluster",
         "requests_per_job",
         "conflicts_409",
         "cluster_cpu_ms_per_job",

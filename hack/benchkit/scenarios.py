@@ -131,6 +131,10 @@ def burst(
         result["quiescent_after_s"] = rnd(quiet_at - t0) if quiet_at else None
         result["events_stored"] = lc.events_by_reason(cluster.registry, COMPONENT)
         result["cluster_cpu_ms_per_job"] = rnd(1000 * result["cluster_cpu_s_to_all_objects"] / jobs)
+        if result.get("cpu_s_lifecycle") and result["cluster_cpu_s"]:
+            # the subject's CPU over the local cluster's in the same run: both slow down alike
+            # when the machine is busy, so this compares runs taken at different loads
+            result["cpu_vs_cluster"] = rnd(result["cpu_s_lifecycle"] / result["cluster_cpu_s"], 3)
         result["load_at_end"] = load()
     return result
 

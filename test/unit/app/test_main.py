@@ -136,3 +136,19 @@ def test_normalize_keeps_values_and_separator():
         "-master=1",
     ]
     assert app_main.normalize_go_args(["-version"]) == ["--version"]
+
+
+def test_help_lists_the_readme_flags_table():
+    """Every visible flag of ``--help`` has a row in the README's flags table and every row
+    names a real flag (the flags are declared once, in ``options.py``)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    table = readme.split("### Flags", 1)[1].split("\n\n", 2)[2].split("\n\n", 1)[0]
+    documented = set(re.findall(r"`(--[a-z-]+)", table))
+    documented |= {f"--leader-elect{s}" for s in re.findall(r"`(-(?!-)[a-z-]+)`", table)}
+    usage = _invoke(["--help"]).output
+    shown = set(re.findall(r"^\s+(?:-h, )?(--[a-z-]+)", usage, re.M))
+    shown |= set(re.findall(r", (--[a-z-]+)", usage))
+    assert shown - {"--help"} == documented

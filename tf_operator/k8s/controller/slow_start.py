@@ -6,16 +6,21 @@ quota costs one request, not ten. Independent kinds of object are lanes, each wi
 slow start, and the lanes' batches of one round run together. v0.5.3 created one object after
 another; the job controller's use of this is divergence D46 (docs/divergences.md).
 
-:class:`SlowStartBatches` runs batches on a small shared thread pool (threads are made when
-first needed). ``concurrent=False`` runs the same batches in order on the caller's thread,
-which tests use to compare exact action lists.
+:class:`SlowStartBatches` shares out each batch between the caller's thread and helper threads
+it wakes (made when first needed, at most ``workers``): everyone takes the batch's next call
+until none is left, and the caller waits once, for the last call to end. Unlike a
+``ThreadPoolExecutor`` there is no ``Future`` per call and no wake-up per result, and a helper
+that wakes late finds the calls already taken and goes back to sleep; helpers only speed a
+batch up, the caller would run it all by itself. ``concurrent=False`` runs the same batches in
+order on the caller's thread, which tests use to compare exact action lists.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -30,12 +35,9 @@ class SlowStartBatches:
     def __init__(self, concurrent: bool = True, workers: int = MAX_CONCURRENT_CREATES) -> None:
         self.concurrent = concurrent
         self._workers = workers
-        self._pool: ThreadPoolExecutor | None = None
-
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="create")
-        return self._pool
+        self._batches: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
+        self._helpers: list[threading.Thread] = []
+        self._lock = threading.Lock()
 
     def run(self, *lanes: list[Callable[[], None]]) -> list[BaseException]:
         """Run each lane's calls in slow-start batches, the lanes side by side; the errors of
@@ -67,18 +69,73 @@ class SlowStartBatches:
                     live[i] = False
         return errors
 
-    def _run_batch(self, batch: list[Callable[[], None]]) -> list[BaseException | None]:
+    def _run_batch(self, calls: list[Callable[[], None]]) -> list[BaseException | None]:
         """Each call's error (None: it succeeded), in order."""
-        if not self.concurrent or len(batch) == 1:
-            return [_attempt(call) for call in batch]
-        # The caller's thread runs the first call itself: one hand-off fewer per batch.
-        futures = [self._executor().submit(_attempt, call) for call in batch[1:]]
-        first = _attempt(batch[0])
-        return [first, *(f.result() for f in futures)]
+        if not self.concurrent or len(calls) == 1:
+            return [_attempt(call) for call in calls]
+        batch = _Batch(calls)
+        self._wake_helpers(batch, min(len(calls) - 1, self._workers))
+        batch.work()
+        batch.wait()
+        return batch.errors
+
+    def _wake_helpers(self, batch: _Batch, count: int) -> None:
+        with self._lock:
+            while len(self._helpers) < count:
+                helper = threading.Thread(
+                    target=self._help, name=f"create-{len(self._helpers)}", daemon=True
+                )
+                helper.start()
+                self._helpers.append(helper)
+        for _ in range(count):
+            self._batches.put(batch)
+
+    def _help(self) -> None:
+        while (batch := self._batches.get()) is not None:
+            batch.work()
 
     def shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        with self._lock:
+            helpers, self._helpers = self._helpers, []
+        for _ in helpers:
+            self._batches.put(None)
+        for helper in helpers:
+            helper.join()
+
+
+class _Batch:
+    """The calls of one batch, taken one at a time by whoever is free; see the module
+    docstring."""
+
+    __slots__ = ("_calls", "errors", "_next", "_left", "_lock", "_done")
+
+    def __init__(self, calls: list[Callable[[], None]]) -> None:
+        self._calls = calls
+        self.errors: list[BaseException | None] = [None] * len(calls)
+        self._next = 0
+        self._left = len(calls)
+        self._lock = threading.Lock()
+        self._done = threading.Lock()  # held until the last call ends
+        self._done.acquire()
+
+    def work(self) -> None:
+        """Run this batch's untaken calls, one after another, until none is left."""
+        while True:
+            with self._lock:
+                index = self._next
+                if index >= len(self._calls):
+                    return
+                self._next = index + 1
+            self.errors[index] = _attempt(self._calls[index])
+            with self._lock:
+                self._left -= 1
+                last = self._left == 0
+            if last:
+                self._done.release()
+
+    def wait(self) -> None:
+        """Until every call has ended."""
+        self._done.acquire()
 
 
 def _attempt(call: Callable[[], None]) -> BaseException | None:

@@ -60,3 +60,39 @@ def test_lanes_run_side_by_side_and_a_failed_lane_stops_alone():
     assert [str(e) for e in errors] == ["create 1 failed"]
     assert started == [0, 1, 2]  # round 1: 0; round 2: 1 2 (fails); 3..5 skipped
     assert other_started == [0, 1, 2, 3, 4, 5]  # rounds: 0 | 1 2 | 3 4 5
+
+
+def test_errors_come_back_in_call_order_whichever_thread_ran_them():
+    barrier = threading.Barrier(4, timeout=10)
+
+    def failing(i):
+        def run():
+            barrier.wait()  # all four run at once, on four threads
+            if i % 2:
+                raise RuntimeError(f"create {i} failed")
+
+        return run
+
+    batches = SlowStartBatches(workers=3)
+    try:
+        results = batches._run_batch([failing(i) for i in range(4)])
+    finally:
+        batches.shutdown()
+    assert [None if r is None else str(r) for r in results] == [
+        None,
+        "create 1 failed",
+        None,
+        "create 3 failed",
+    ]
+
+
+def test_a_batch_larger_than_the_helpers_runs_whole_and_the_pool_restarts_after_shutdown():
+    call, started = recorder()
+    batches = SlowStartBatches(workers=1)
+    try:
+        assert batches.run([call(i) for i in range(7)]) == []  # batches 1 | 2 | 4, one helper
+        batches.shutdown()
+        assert batches.run([call(i) for i in range(7, 10)]) == []
+    finally:
+        batches.shutdown()
+    assert sorted(started) == list(range(10))

@@ -380,10 +380,17 @@ def _components(results: dict) -> list[str]:
     return out
 
 
-def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, Any]]:
+def _flatten(figures: dict | list, prefix: str = "") -> list[tuple[str, Any]]:
+    """Rows of (dotted key, value); a list of records (one per size, say) gives ``[i].``
+    prefixes."""
+    if isinstance(figures, list):
+        items: list[tuple[Any, Any]] = [(f"[{i}]", value) for i, value in enumerate(figures)]
+    else:
+        items = list(figures.items())
     rows: list[tuple[str, Any]] = []
-    for key, value in figures.items():
-        if isinstance(value, dict):
+    for key, value in items:
+        records = isinstance(value, list) and all(isinstance(v, dict) for v in value)
+        if isinstance(value, dict) or (records and value):
             rows += _flatten(value, f"{prefix}{key}.")
         else:
             rows.append((f"{prefix}{key}", value))

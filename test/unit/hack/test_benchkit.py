@@ -192,6 +192,7 @@ def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run()
                 }
             },
             "workqueue": {"exit_code": 0, "wall_seconds": 1.0, "figures": {"items_per_s": 5}},
+            "paging": {"exit_code": 0, "wall_seconds": 1.0, "figures": [{"objects": 20}]},
         },
     }
     text = report.render(doc, {"latency": "burst_latency.png"})
@@ -200,6 +201,7 @@ def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run()
     assert "Not run: TFOP_REFERENCE_BIN does not name an executable binary." in text
     assert "![per-job latency](img/burst_latency.png)" in text
     assert "| items_per_s | 5 |" in text
+    assert "| [0].objects | 20 |" in text  # a benchmark's figures may be one record per size
 
 
 def test_plots_are_written(tmp_path):

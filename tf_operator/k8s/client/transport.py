@@ -10,8 +10,8 @@ small LIFO pool (or opens one), writes the request in one piece, reads the statu
 headers and the body (``Content-Length`` or chunked) and puts the connection back: a thread
 that makes requests one after another reuses the same warm connection.
 
-Long-lived responses (watches, log streams) go through the standard library's
-``http.client`` instead, as a :class:`StreamingResponse` owning its connection until closed.
+Long-lived responses (watches, log streams) get a connection of their own, read as the
+answer arrives through a :class:`StreamingResponse` that owns it until closed.
 
 Each socket stays in blocking mode with its timeouts held by the kernel (``SO_RCVTIMEO``,
 ``SO_SNDTIMEO``): a socket with a Python-level timeout polls before every send and receive,
@@ -356,7 +356,6 @@ class HttpTransport:
         self._ssl = config.ssl_context() if url.scheme == "https" else None
         self._proxy: SplitResult | None = urlsplit(config.proxy_url) if config.proxy_url else None
         self._auth = config.auth
-        self._user_agent = user_agent
         self._fixed = (
             f"Host: {self._host_header}\r\nUser-Agent: {user_agent}\r\nAccept: application/json\r\n"
         ).encode("latin-1")

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,9 +146,7 @@ class ClientConfig:
 
     def with_host(self, host: str) -> ClientConfig:
         """The same credentials for another server URL (``--master``)."""
-        copy = ClientConfig(**{k: getattr(self, k) for k in self.__dataclass_fields__})
-        copy.host = host.rstrip("/")
-        return copy
+        return replace(self, host=host.rstrip("/"))
 
     def ssl_context(self) -> ssl.SSLContext:
         """A TLS context for this server: its CA (else the system's), the client
@@ -255,7 +253,6 @@ class _Merged:
     users: dict[str, tuple[dict[str, Any], str]] = field(default_factory=dict)
     contexts: dict[str, dict[str, Any]] = field(default_factory=dict)
     current_context: str = ""
-    files: list[str] = field(default_factory=list)
 
 
 def _merge(paths: list[str]) -> _Merged:
@@ -263,7 +260,6 @@ def _merge(paths: list[str]) -> _Merged:
     for path in paths:
         doc = _read_yaml(path)
         base = os.path.dirname(os.path.abspath(path))
-        merged.files.append(path)
         for section, entry_key, target in (
             ("clusters", "cluster", merged.clusters),
             ("users", "user", merged.users),
@@ -325,7 +321,7 @@ def load_kubeconfig(spec: str, context: str | None = None) -> ClientConfig:
     if not server:
         raise ConfigError(f"cluster {cluster_name!r} has no server")
     if user.get("exec") or user.get("auth-provider"):
-        return _load_with_plugin(merged.files, name, ctx.get("namespace"))
+        return _load_with_plugin(existing, name, ctx.get("namespace"))
     cfg = ClientConfig(
         host=server.rstrip("/"),
         ca_file=_resolve(cluster_dir, cluster.get("certificate-authority")),

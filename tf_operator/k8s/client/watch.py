@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from tf_operator.k8s.client.errors import TransportError
+from tf_operator.k8s.client.transport import StreamingResponse
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ _READ_SIZE = 64 * 1024
 class WatchStream:
     """An iterator of ``(event_type, object)`` over one watch response."""
 
-    def __init__(self, response: Any) -> None:
+    def __init__(self, response: StreamingResponse) -> None:
         self._response = response
         self._closed = threading.Event()
         self._lock = threading.Lock()
@@ -95,9 +96,8 @@ class WatchStream:
             self._release()
 
     def _chunks(self) -> Iterator[bytes]:
-        read1 = getattr(self._response, "read1", None)
         while not self._closed.is_set():
-            data = read1(_READ_SIZE) if read1 is not None else self._response.read(1)
+            data = self._response.read1(_READ_SIZE)
             if not data:
                 return
             yield data

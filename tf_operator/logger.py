@@ -31,6 +31,8 @@ import orjson
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.orjson import OrjsonFormatter
 
+from tf_operator.k8s.objects import get_controller_of
+
 ROOT_LOGGER_NAME = "tf_operator"
 # The longest an INFO line waits in memory before it is written.
 FLUSH_DELAY = 0.05
@@ -249,17 +251,10 @@ def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdap
     )
 
 
-def _controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for ref in _meta(obj).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
-
-
 def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
     """``job`` from the controller ref when it is of ``kind``, ``pod`` and the pod's ``uid``."""
     meta = _meta(pod)
-    ref = _controller_ref(pod)
+    ref = get_controller_of(pod)
     job = _dotted(meta.get("namespace"), ref.get("name")) if ref and ref.get("kind") == kind else ""
     return _with_fields(
         job=job, pod=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", "")

@@ -48,9 +48,9 @@ class DecodeError(ValueError):
 def decode(rt: ResourceType, version: str, obj: dict) -> dict:
     """``obj`` as the API server would store it after decoding it into ``rt``'s Go type (its
     quantities canonical; the caller's object is left as it was); 400 BadRequest when it would
-    not decode."""
+    not decode. Top-level and metadata nulls are gone already (``objects.strip_nulls``: Go
+    decodes them into omitempty zero values, stored as left out)."""
     try:
-        obj = _without_nulls(rt, obj)
         _check_metadata(obj.get("metadata") or {})
         for path, spec in pod_specs(rt, obj):
             _check_pod_spec(spec, path)
@@ -145,22 +145,6 @@ def _check_metadata(m: dict) -> None:
         if not isinstance(finalizer, str):
             raise _unmarshal(finalizer, "ObjectMeta.metadata.finalizers", "string")
     _objects(m.get("ownerReferences"), "ObjectMeta.metadata.ownerReferences", "v1.OwnerReference")
-
-
-def _without_nulls(rt: ResourceType, obj: dict) -> dict:
-    """``obj`` without the JSON nulls of its metadata and checked top-level fields (a copy
-    when it had any). Go decodes a null into a zero value and all these fields are
-    ``omitempty``: the stored object lacks the key, as if the client had left it out."""
-    metadata = obj.get("metadata")
-    top_level = [name for name, _ in _TOP_LEVEL_FIELDS.get(rt.storage_key, ())]
-    null_top = [name for name in top_level if name in obj and obj[name] is None]
-    null_meta = isinstance(metadata, dict) and None in metadata.values()
-    if not null_top and not null_meta:
-        return obj
-    copy = {name: value for name, value in obj.items() if name not in null_top}
-    if null_meta and isinstance(metadata, dict):
-        copy["metadata"] = {name: value for name, value in metadata.items() if value is not None}
-    return copy
 
 
 def _check_pod_spec(spec: dict, path: str) -> None:

@@ -92,12 +92,12 @@ def read_page(
         index += 1
     if index >= hi:
         return Page(items, None, None)
-    token = encode_continue(snap.rv, _relative(last, namespace) + "\x00")
+    token = encode_continue(snap.rv, relative(last, namespace) + "\x00")
     remaining = hi - first - len(items) if predicate is None else None
     return Page(items, token, remaining)
 
 
-def _relative(text: str, namespace: str | None) -> str:
+def relative(text: str, namespace: str | None) -> str:
     """A sort key as the token carries it: relative to the list's key prefix."""
     return text[len(namespace) + 1 :] if namespace is not None else text
 

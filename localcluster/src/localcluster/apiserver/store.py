@@ -197,7 +197,7 @@ class Store:
             return self._snapshot(sk, token_rv, _EXPIRED_CONTINUE)
         except errors.StatusError as e:
             if e.code == 410:
-                relative = start[len(ns) + 1 :] if ns is not None else start
+                relative = paging.relative(start, ns)
                 e.status["metadata"]["continue"] = paging.encode_continue(paging.LATEST, relative)
             raise
 

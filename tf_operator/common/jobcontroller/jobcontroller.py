@@ -231,7 +231,8 @@ class JobController:
                 logger.info("%s has been deleted: %s", self.kind.resource.kind, key)
                 self._forget(key)
                 return True
-            decoded = self.edits.decode(raw, truncate_time(self.clock.now()))
+            now = truncate_time(self.clock.now())
+            decoded = self.edits.decode(raw, now)
             if decoded is None:
                 return True
             job, ignored = decoded
@@ -242,10 +243,9 @@ class JobController:
                 logger.info("%s %s finished; waiting for the cache to show it", noun, key)
                 return True
             needs_sync = self.expectations_met(key, job) and not self._cache_behind(key, raw)
-            self.kind.set_defaults(job)
             if needs_sync and not job.deletion_timestamp:
+                self.kind.set_defaults(job)  # only the pass reads the defaults
                 logger = logger_for_job({"metadata": job.metadata})
-                now = truncate_time(self.clock.now())
                 ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
                 ctx.spec_json = None if ignored else spec_json(raw)
                 self.reconcile(ctx, ignored)

@@ -135,7 +135,7 @@ class JobController:
             kind, self.pods, pod_control, recorder, self.memory, self.pod_groups
         )
         self.service_reconciler = ServiceReconciler(kind, self.services, service_control)
-        self.status = StatusReconciler(kind, self.work_queue)
+        self.status = StatusReconciler(kind)
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock

@@ -35,7 +35,6 @@ from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.objects import Obj
-from tf_operator.k8s.workqueue import DelayingQueue
 
 log = logging.getLogger(__name__)
 
@@ -157,9 +156,8 @@ def clear_spec_ignored(status: JobStatus) -> None:
 class StatusReconciler:
     """Conditions of a job from its replica types' pods (v0.5.3 ``status.go``)."""
 
-    def __init__(self, kind: JobKind, queue: DelayingQueue) -> None:
+    def __init__(self, kind: JobKind) -> None:
         self._kind = kind
-        self._queue = queue
         name = kind.resource.kind
         self.created_reason = f"{name}Created"
         self.running_reason = f"{name}Running"
@@ -223,10 +221,10 @@ class StatusReconciler:
             job.status.start_time = ctx.now
             deadline = job.spec.active_deadline_seconds
             if deadline is not None:
+                # The controller arms the re-sync at the end of every pass (D7).
                 ctx.logger.info(
                     "Job with ActiveDeadlineSeconds will sync after %d seconds", deadline
                 )
-                self._queue.add_after(ctx.key, deadline)
         progress = self._kind.progress(job, rtype, replicas, counts, tally.index0_completed)
         name = self._kind.resource.kind
         if progress.running:

@@ -38,7 +38,7 @@ from tf_operator.common.jobcontroller.owned import (
     SERVICE_TYPE,
     OwnedObjects,
 )
-from tf_operator.common.jobcontroller.pod import PodReconciler
+from tf_operator.common.jobcontroller.pod import PodReconciler, pod_uid
 from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
 from tf_operator.common.jobcontroller.service import ServiceReconciler
 from tf_operator.common.jobcontroller.status import (
@@ -309,7 +309,7 @@ class JobController:
             ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
         ctx.errors.extend(self.create_batches.run(*ctx.creates.values()))
         if job.status.exit_code_restarts is not None:
-            job.status.exit_code_restarts.retain({str(meta(p).get("uid")) for p in ctx.pods})
+            job.status.exit_code_restarts.retain({pod_uid(p) for p in ctx.pods})
         self._write_status(ctx)
         self.pod_reconciler.restart_recorded(ctx)
         self._arm_deadline(ctx)

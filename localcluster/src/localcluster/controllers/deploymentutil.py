@@ -153,7 +153,9 @@ def old_rs_scale_downs(
         step = min(budget - cleaned, unhealthy)
         target[name] -= step
         cleaned += step
-    available = sum(status_count(rs, "availableReplicas") for rs in all_sets)
+    # A set's status may still count pods its scale-down just deleted (the ReplicaSet
+    # controller writes status after deleting): never count more than its spec asks for.
+    available = sum(min(status_count(rs, "availableReplicas"), replicas(rs)) for rs in all_sets)
     room = available - min_available
     scaled = 0
     for rs in old_sets:

@@ -148,12 +148,19 @@ class Dashboard:
 
     async def job_page(self, request: Request) -> Response:
         ns, name = request.path_params["namespace"], request.path_params["name"]
-        job = self.cache.job(ns, name)
+        job = self.cache.job(ns, name) or await run_in_threadpool(self._get_live, ns, name)
         if job is None:
             html = self.render("missing.html", namespace=ns, name=name)
             return HTMLResponse(html, status_code=404)
         detail = await self._detail(job)
         return HTMLResponse(self.render("job.html", namespace=ns, name=name, detail=detail))
+
+    def _get_live(self, ns: str, name: str) -> dict | None:
+        """A job the watch has not delivered yet (a link followed right after creating it)."""
+        try:
+            return self.client.get(name, ns)
+        except NotFound:
+            return None
 
     def _namespaces(self, current: str) -> list[str]:
         try:

@@ -5,8 +5,9 @@ and the status as read, so no reconciler keeps per-job state on ``self``. Job-le
 metric increments wait here for the status write they describe (D28); errors of independent
 steps are collected so the pass goes on (D27); failed pods to recreate wait until their failure
 is written (D11). A pass creates at most ``MAX_CREATIONS_PER_SYNC`` objects, queued in
-``creates`` and run in slow-start batches that end at the first failure (D46), so a large or
-failing job takes its turn in the queue like any other (D38). ``D<n>``: docs/divergences.md.
+``creates`` and handed at the end of the pass to the create helpers, which run them in
+slow-start batches that end at the first failure (D46), so a large or failing job takes its
+turn in the queue like any other (D38). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import ParamSpec, TypeVar
 from tf_operator.common.jobcontroller.kind import Job
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import event_object
+from tf_operator.k8s.controller.expectations import ExpectedCreate
 from tf_operator.k8s.objects import Obj
 
 P = ParamSpec("P")
@@ -55,8 +57,9 @@ class SyncContext:
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)
-    # Creates by kind ("pods", "services"), run in slow-start batches, a lane per kind.
-    creates: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
+    # Creates by kind ("pods", "services"), run in slow-start batches, a lane per kind, once
+    # the walk is over; each one's expectation is raised when it is queued.
+    creates: dict[str, list[ExpectedCreate]] = field(default_factory=dict)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)

@@ -9,8 +9,10 @@ its final status, or is reported (:mod:`.edits`, D39). A job this process saw fi
 until the cache shows it so (D39), and a pass waits while the cache still holds the version
 its own last status write replaced (D47). Otherwise, once every expectation is met (D1),
 :meth:`JobController.reconcile` runs one pass with a :class:`~.context.SyncContext`; the
-missing pods and services are created at the end of its walk, in slow-start batches (D46). A
-failed pass is requeued with rate limiting. Seams for tests: ``sync_handler``, the reconciler
+missing pods and services are handed at the end of its walk to the create helpers, which run
+them in slow-start batches while the worker goes on (D46). A failed pass, or a failed create,
+requeues the job with rate limiting; the key's backoff is forgotten only by a pass that leaves
+no create in flight. Seams for tests: ``sync_handler``, the reconciler
 attributes, the injected ``clock``. ``D<n>``: docs/divergences.md.
 """
 
@@ -23,7 +25,7 @@ from functools import partial
 
 from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
-from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
@@ -56,7 +58,7 @@ from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key,
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
-from tf_operator.k8s.controller.expectations import ControllerExpectations
+from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
 from tf_operator.k8s.controller.slow_start import SlowStartBatches
 from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.listers import Lister
@@ -140,7 +142,8 @@ class JobController:
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock
         )
-        self.create_batches = SlowStartBatches()  # a seam: tests run batches in order
+        # a seam: tests run the batches in order, before the pass goes on
+        self.create_batches: SlowStartBatches[ExpectedCreate] = SlowStartBatches()
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
         self.edits = SpecEdits(kind, recorder, self.memory, self.invalid)
         self.job_events = JobEventHandlers(kind, self.work_queue)
@@ -203,11 +206,7 @@ class JobController:
             try:
                 forget = self.sync_handler(key)
             except Exception as err:
-                logger_for_key(key).error(
-                    "error syncing %s: %s", self.kind.resource.kind.lower(), err
-                )
-                log.debug("sync of %s failed", key, exc_info=True)
-                self.work_queue.add_rate_limited(key)
+                self._sync_failed(key, err)
                 return True
             if forget:
                 self.work_queue.forget(key)
@@ -215,10 +214,16 @@ class JobController:
         finally:
             self.work_queue.done(key)
 
+    def _sync_failed(self, key: str, err: BaseException) -> None:
+        logger_for_key(key).error("error syncing %s: %s", self.kind.resource.kind.lower(), err)
+        log.debug("sync of %s failed", key, exc_info=err)
+        self.work_queue.add_rate_limited(key)
+
     # ---- sync ------------------------------------------------------------------------------
 
     def sync(self, key: str) -> bool:
-        """Sync one job; True means the key can be forgotten (always, unless it raises)."""
+        """Sync one job; True means the key's backoff can be forgotten: False while creates
+        are in flight (D46), so that a failing create keeps growing the backoff."""
         started = self.clock.monotonic()
         logger = logger_for_key(key)
         noun = self.kind.resource.kind.lower()
@@ -242,14 +247,16 @@ class JobController:
                 # recreate the pods clean-up deleted. Its update event brings the key back.
                 logger.info("%s %s finished; waiting for the cache to show it", noun, key)
                 return True
-            needs_sync = self.expectations_met(key, job) and not self._cache_behind(key, raw)
-            if needs_sync and not job.deletion_timestamp:
-                self.kind.set_defaults(job)  # only the pass reads the defaults
-                logger = logger_for_job({"metadata": job.metadata})
-                ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
-                ctx.spec_json = None if ignored else spec_json(raw)
-                self.reconcile(ctx, ignored)
-            return True
+            if not self.expectations_met(key, job):
+                return False  # creates in flight: their failure requeues with backoff
+            if self._cache_behind(key, raw) or job.deletion_timestamp:
+                return True
+            self.kind.set_defaults(job)  # only the pass reads the defaults
+            logger = logger_for_job({"metadata": job.metadata})
+            ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
+            ctx.spec_json = None if ignored else spec_json(raw)
+            self.reconcile(ctx, ignored)
+            return not ctx.creates
         finally:
             elapsed = self.clock.monotonic() - started
             logger.info('Finished syncing %s "%s" (%.3fs)', noun, key, elapsed)
@@ -307,13 +314,30 @@ class JobController:
             if tally is not None:
                 self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
             ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
-        ctx.errors.extend(self.create_batches.run(*ctx.creates.values()))
+        self._submit_creates(ctx)
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({pod_uid(p) for p in ctx.pods})
         self._write_status(ctx)
         self.pod_reconciler.restart_recorded(ctx)
         self._arm_deadline(ctx)
         ctx.raise_errors()
+
+    def _submit_creates(self, ctx: SyncContext) -> None:
+        """Hand the pass's creates to the create helpers (D46); the worker goes on at once.
+        A failure or a skipped create ends like a failed pass: the job is requeued with the
+        queue's backoff (``sync`` did not forget it)."""
+        if not ctx.creates:
+            return
+        key = ctx.key
+
+        def done(errors: list[BaseException], skipped: list[ExpectedCreate]) -> None:
+            for create in skipped:
+                create.skip()
+            if errors:
+                err = errors[0] if len(errors) == 1 else ReconcileErrors(errors)
+                self._sync_failed(key, err)
+
+        self.create_batches.submit(list(ctx.creates.values()), done)
 
     def finish(self, ctx: SyncContext, failure: LimitFailure | None) -> None:
         """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""

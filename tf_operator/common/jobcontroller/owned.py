@@ -8,11 +8,11 @@ D26), lower the expectation of the
 object's replica type and enqueue the job. ``claim`` adopts and releases through the
 controller-ref managers, looking only at the job's own objects (:mod:`.index`).
 ``reconcile_indices`` keeps one object per replica index (D21) and queues the missing ones for
-creation within the pass's budget (D38). ``create`` and ``delete`` run under an expectation
-(D3, D4): each create raises its own just before its request, so expectations stay exact
-however the slow-start batches interleave (D46), and names are deterministic, so two creates
-for one index can never both succeed. Handlers run on informer threads, the rest on workers;
-nothing here is mutated after construction. ``D<n>``: docs/divergences.md.
+creation within the pass's budget (D38). Creates and deletes run under an expectation (D3,
+D4): a create's is raised when it is queued, so no pass runs while it is in flight on the
+create helpers (D46), and names are deterministic, so two creates for one index can never
+both succeed. Handlers run on informer threads, the rest on workers; nothing here is mutated
+after construction. ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from tf_operator.k8s.controller.controller_utils import (
     recheck_deletion_timestamp,
     unwrap_tombstone,
 )
-from tf_operator.k8s.controller.expectations import ControllerExpectations
+from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
 from tf_operator.k8s.labels import selector_from_set
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
 from tf_operator.k8s.workqueue import Queue
@@ -213,9 +213,12 @@ class OwnedObjects:
             lambda: self._control.delete(m.get("namespace", ""), m.get("name", ""), job),
         )
 
-    def create(self, job: Job, rt: str, create: Callable[[], object]) -> None:
-        """Run ``create`` under a creation expectation of replica type ``rt``."""
-        self._expectations.run_expected_create(self.expectation_key(object_key(job), rt), create)
+    def queue_create(self, ctx: SyncContext, rt: str, create: Callable[[], object]) -> None:
+        """Queue ``create`` for the end of the pass, raising its creation expectation now."""
+        key = self.expectation_key(ctx.key, rt)
+        self._expectations.expect_creations(key)
+        lane = ctx.creates.setdefault(self.owned.expectation_suffix, [])
+        lane.append(ExpectedCreate(self._expectations, key, create))
 
     # ---- one object per index --------------------------------------------------------------
 
@@ -250,8 +253,7 @@ class OwnedObjects:
                     observe(index, same_index[0])
             elif ctx.take_creation():
                 logger.info(self.owned.need_to_create, rt, index)
-                lane = ctx.creates.setdefault(self.owned.expectation_suffix, [])
-                lane.append(partial(create, index))
+                self.queue_create(ctx, rt, partial(create, index))
 
     def _delete_extras(
         self, ctx: SyncContext, rt: str, index: int, objects: list[Obj]

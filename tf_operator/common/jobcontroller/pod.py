@@ -202,12 +202,8 @@ class PodReconciler:
         if self._gang is not None:
             self._gang.decorate(job, template, rt, logger)
 
-        self._pods.create(
-            job,
-            rt,
-            lambda: self._control.create_pods_with_controller_ref(
-                job.namespace, template, job, owner_reference(self._kind, job)
-            ),
+        self._control.create_pods_with_controller_ref(
+            job.namespace, template, job, owner_reference(self._kind, job)
         )
 
 

@@ -53,10 +53,6 @@ class ServiceReconciler:
                 ],
             },
         }
-        self._services.create(
-            job,
-            rt,
-            lambda: self._control.create_services_with_controller_ref(
-                job.namespace, service, job, owner_reference(self._kind, job)
-            ),
+        self._control.create_services_with_controller_ref(
+            job.namespace, service, job, owner_reference(self._kind, job)
         )

@@ -90,19 +90,6 @@ class ControllerExpectations:
         """An informer saw a deletion (or a delete call failed): lower the count by one."""
         self._lower(key, 0, 1)
 
-    def run_expected_create(self, key: str, create: Callable[[], object]) -> None:
-        """Run one create under a creation expectation of ``key``: lowered again when the
-        create fails (D3), kept when it timed out, as Kubernetes' job controller does (the
-        object may still appear, and its informer event lowers the count)."""
-        self.expect_creations(key, 1)
-        try:
-            create()
-        except Exception as err:
-            if is_timeout(err):
-                return
-            self.creation_observed(key)
-            raise
-
     def run_expected_delete(self, key: str, delete: Callable[[], bool]) -> bool:
         """Run one delete under a deletion expectation of ``key``; ``delete`` says whether it
         deleted anything. Lowered again when it did not, or failed (D3, D4)."""
@@ -141,3 +128,29 @@ class ControllerExpectations:
     def __len__(self) -> int:
         with self._lock:
             return len(self._cache)
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedCreate:
+    """One create whose creation expectation was raised when it was queued, as Kubernetes'
+    ReplicaSet controller raises the whole diff before its slow start: so a sync that runs
+    while it is in flight waits for it. A failed create lowers the expectation again (D3); one
+    that timed out keeps it and is no error, as Kubernetes' job controller does (the object
+    may still appear, and its informer event lowers the count); a create skipped after a failed batch lowers it
+    through :meth:`skip`."""
+
+    expectations: ControllerExpectations
+    key: str
+    create: Callable[[], object]
+
+    def __call__(self) -> None:
+        try:
+            self.create()
+        except Exception as err:
+            if is_timeout(err):
+                return
+            self.expectations.creation_observed(self.key)
+            raise
+
+    def skip(self) -> None:
+        self.expectations.creation_observed(self.key)

@@ -1,4 +1,4 @@
-"""Running many creates in slow-start batches (Kubernetes' ``slowStartBatch``).
+"""Running many creates in slow-start batches (Kubernetes' ``slowStartBatch``), off the caller.
 
 The ReplicaSet and Job controllers create in batches of 1, 2, 4, ... run concurrently, and the
 first batch with a failure ends the run: the rest are skipped, so a systematic error such as a
@@ -6,13 +6,16 @@ quota costs one request, not ten. Independent kinds of object are lanes, each wi
 slow start, and the lanes' batches of one round run together. v0.5.3 created one object after
 another; the job controller's use of this is divergence D46 (docs/divergences.md).
 
-:class:`SlowStartBatches` shares out each batch between the caller's thread and helper threads
-it wakes (made when first needed, at most ``workers``): everyone takes the batch's next call
-until none is left, and the caller waits once, for the last call to end. Unlike a
-``ThreadPoolExecutor`` there is no ``Future`` per call and no wake-up per result, and a helper
-that wakes late finds the calls already taken and goes back to sleep; helpers only speed a
-batch up, the caller would run it all by itself. ``concurrent=False`` runs the same batches in
-order on the caller's thread, which tests use to compare exact action lists.
+:meth:`SlowStartBatches.submit` hands a run to a pool of ``workers`` helper threads and returns
+at once: the caller (a job controller's worker) does not wait for the round trips, so one
+worker can go on computing other jobs while their creates are in flight. Each round's calls go
+onto one FIFO shared by all runs; the helper that ends a round's last call queues the next
+round, and the helper that ends the run calls ``done`` with the errors of the failed batches
+and the calls skipped after them (the caller raised an expectation for each when it queued
+them, and lowers those of skipped calls). ``concurrent=False`` runs the same rounds in order on
+the caller's thread before ``submit`` returns, which tests use to compare exact action lists.
+:meth:`SlowStartBatches.shutdown` lets every submitted run finish before the helpers stop, as
+a worker finishing its key did when the creates ran on it.
 """
 
 from __future__ import annotations
@@ -20,127 +23,152 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
 # Creates in flight at once across all workers (client-go's burst of concurrent writes).
 MAX_CONCURRENT_CREATES = 8
 SLOW_START_INITIAL_BATCH_SIZE = 1
+# How long `shutdown` waits for submitted runs to finish.
+DRAIN_TIMEOUT_SECONDS = 30.0
+
+C = TypeVar("C", bound=Callable[[], object])
 
 
-class SlowStartBatches:
-    """Runs calls in batches of 1, 2, 4, ... until a batch fails; see the module docstring."""
+class SlowStartBatches(Generic[C]):
+    """Runs lanes of calls in slow-start batches on helper threads; see the module docstring."""
 
     def __init__(self, concurrent: bool = True, workers: int = MAX_CONCURRENT_CREATES) -> None:
         self.concurrent = concurrent
         self._workers = workers
-        self._batches: queue.SimpleQueue[_Batch | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[_Run[C], int] | None] = queue.SimpleQueue()
         self._helpers: list[threading.Thread] = []
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._runs = 0  # submitted and not yet done
 
-    def run(self, *lanes: list[Callable[[], None]]) -> list[BaseException]:
-        """Run each lane's calls in slow-start batches, the lanes side by side; the errors of
-        each lane's failed batch (none if all succeeded). A lane stops after a failed batch;
-        the other lanes go on."""
-        sizes = [SLOW_START_INITIAL_BATCH_SIZE] * len(lanes)
-        starts = [0] * len(lanes)
-        live = [bool(lane) for lane in lanes]
-        errors: list[BaseException] = []
-        while any(live):
-            batches = [
-                (i, lanes[i][starts[i] : starts[i] + sizes[i]])
-                for i in range(len(lanes))
-                if live[i]
-            ]
-            results = self._run_batch([call for _, batch in batches for call in batch])
-            for i, batch in batches:
-                failed = [err for err in results[: len(batch)] if err is not None]
-                results = results[len(batch) :]
-                starts[i] += len(batch)
-                sizes[i] *= 2
-                if failed:
-                    errors += failed
-                    skipped = len(lanes[i]) - starts[i]
-                    if skipped:
-                        log.debug("slow start: %d create(s) skipped after a failure", skipped)
-                    live[i] = False
-                elif starts[i] >= len(lanes[i]):
-                    live[i] = False
-        return errors
-
-    def _run_batch(self, calls: list[Callable[[], None]]) -> list[BaseException | None]:
-        """Each call's error (None: it succeeded), in order."""
-        if not self.concurrent or len(calls) == 1:
-            return [_attempt(call) for call in calls]
-        batch = _Batch(calls)
-        self._wake_helpers(batch, min(len(calls) - 1, self._workers))
-        batch.work()
-        batch.wait()
-        return batch.errors
-
-    def _wake_helpers(self, batch: _Batch, count: int) -> None:
+    def submit(
+        self, lanes: Sequence[list[C]], done: Callable[[list[BaseException], list[C]], None]
+    ) -> None:
+        """Run each lane's calls in slow-start batches, the lanes side by side, then call
+        ``done(errors, skipped)``. A lane stops after a failed batch; the others go on."""
+        run = _Run(self, [lane for lane in lanes if lane], done)
+        if not run.lanes:
+            done([], [])
+            return
+        if not self.concurrent:
+            while run.round:
+                for slot in range(len(run.round)):
+                    run.attempt(slot)
+            return
         with self._lock:
-            while len(self._helpers) < count:
-                helper = threading.Thread(
-                    target=self._help, name=f"create-{len(self._helpers)}", daemon=True
-                )
-                helper.start()
-                self._helpers.append(helper)
-        for _ in range(count):
-            self._batches.put(batch)
+            self._runs += 1
+            self._start_helpers()
+        run.queue_round()
+
+    def _start_helpers(self) -> None:
+        while len(self._helpers) < self._workers:
+            helper = threading.Thread(
+                target=self._help, name=f"create-{len(self._helpers)}", daemon=True
+            )
+            helper.start()
+            self._helpers.append(helper)
+
+    def _queue(self, run: _Run[C], slots: int) -> None:
+        for slot in range(slots):
+            self._tasks.put((run, slot))
 
     def _help(self) -> None:
-        while (batch := self._batches.get()) is not None:
-            batch.work()
+        while (task := self._tasks.get()) is not None:
+            run, slot = task
+            run.attempt(slot)
 
-    def shutdown(self) -> None:
+    def _run_done(self) -> None:
         with self._lock:
+            self._runs -= 1
+            if not self._runs:
+                self._idle.notify_all()
+
+    def shutdown(self, timeout: float = DRAIN_TIMEOUT_SECONDS) -> None:
+        """Let the submitted runs finish (up to ``timeout``), then stop the helpers."""
+        with self._lock:
+            if not self._idle.wait_for(lambda: not self._runs, timeout):
+                log.warning("slow start: %d run(s) still in flight at shutdown", self._runs)
             helpers, self._helpers = self._helpers, []
         for _ in helpers:
-            self._batches.put(None)
+            self._tasks.put(None)
         for helper in helpers:
-            helper.join()
+            helper.join(timeout)
 
 
-class _Batch:
-    """The calls of one batch, taken one at a time by whoever is free; see the module
-    docstring."""
+class _Run(Generic[C]):
+    """One submitted run: its lanes, where each stands, and the round in flight."""
 
-    __slots__ = ("_calls", "errors", "_next", "_left", "_lock", "_done")
-
-    def __init__(self, calls: list[Callable[[], None]]) -> None:
-        self._calls = calls
-        self.errors: list[BaseException | None] = [None] * len(calls)
-        self._next = 0
-        self._left = len(calls)
+    def __init__(
+        self,
+        owner: SlowStartBatches[C],
+        lanes: list[list[C]],
+        done: Callable[[list[BaseException], list[C]], None],
+    ) -> None:
+        self._owner = owner
+        self.lanes = lanes
+        self._done = done
+        self._sizes = [SLOW_START_INITIAL_BATCH_SIZE] * len(lanes)
+        self._starts = [0] * len(lanes)
+        self._live = list(range(len(lanes)))
+        self._errors: list[BaseException] = []
         self._lock = threading.Lock()
-        self._done = threading.Lock()  # held until the last call ends
-        self._done.acquire()
+        self._next_round()
 
-    def work(self) -> None:
-        """Run this batch's untaken calls, one after another, until none is left."""
-        while True:
-            with self._lock:
-                index = self._next
-                if index >= len(self._calls):
-                    return
-                self._next = index + 1
-            self.errors[index] = _attempt(self._calls[index])
-            with self._lock:
-                self._left -= 1
-                last = self._left == 0
-            if last:
-                self._done.release()
+    def _next_round(self) -> None:
+        """The calls of the live lanes' next batches, lane after lane."""
+        self._batches = [
+            (i, self.lanes[i][self._starts[i] : self._starts[i] + self._sizes[i]])
+            for i in self._live
+        ]
+        self.round: list[C] = [call for _, batch in self._batches for call in batch]
+        self._results: list[BaseException | None] = [None] * len(self.round)
+        self._left = len(self.round)
 
-    def wait(self) -> None:
-        """Until every call has ended."""
-        self._done.acquire()
+    def queue_round(self) -> None:
+        self._owner._queue(self, len(self.round))
 
+    def attempt(self, slot: int) -> None:
+        """Run one call of the current round; the last one to end moves the run on."""
+        try:
+            self.round[slot]()
+        except Exception as err:
+            self._results[slot] = err
+        with self._lock:
+            self._left -= 1
+            if self._left:
+                return
+        self._end_round()
 
-def _attempt(call: Callable[[], None]) -> BaseException | None:
-    try:
-        call()
-    except Exception as err:
-        return err
-    return None
+    def _end_round(self) -> None:
+        results = self._results
+        for i, batch in self._batches:
+            failed = [err for err in results[: len(batch)] if err is not None]
+            results = results[len(batch) :]
+            self._starts[i] += len(batch)
+            self._sizes[i] *= 2
+            if failed or self._starts[i] >= len(self.lanes[i]):
+                self._errors += failed
+                self._live.remove(i)
+        self._next_round()
+        if self.round:
+            if self._owner.concurrent:
+                self.queue_round()
+            return
+        skipped = [call for i, lane in enumerate(self.lanes) for call in lane[self._starts[i] :]]
+        if skipped:
+            log.debug("slow start: %d create(s) skipped after a failure", len(skipped))
+        try:
+            self._done(self._errors, skipped)
+        except Exception:
+            log.exception("slow start: the done callback failed")
+        finally:
+            if self._owner.concurrent:
+                self._owner._run_done()

@@ -280,8 +280,8 @@ def test_failed_create_lowers_expectation(harness, tfu):
 
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.client.prepend_reactor("create", "pods", lambda a: (True, new_internal_error("boom")))
-    with pytest.raises(Exception, match="boom"):
-        harness.sync(job)
+    assert harness.sync(job) is False  # the failed create requeues the job with backoff
+    assert harness.ctr.work_queue.num_requeues("default/test-tfjob") == 1
     # The pods' slow start stops at the failed batch (as Kubernetes controllers do;
     # divergence D46); the services have a slow start of their own and were created, and
     # the status is still written (divergence D27).
@@ -419,14 +419,26 @@ def test_a_pass_creates_at_most_its_budget(harness, tfu):
 def test_pods_stop_creating_at_their_first_failed_batch(harness, tfu):
     """A failing job costs one failed pod request per pass, not one per replica (the work
     queue's backoff spaces the passes); the services' own slow start goes on (D38, D46)."""
-    from tf_operator.k8s.client import new_invalid
+    from tf_operator.k8s.client import SERVICES, new_invalid
 
     job = harness.add_job(tfu.new_tfjob(worker=5, ps=2))
     harness.client.prepend_reactor(
         "create", "pods", lambda a: (True, new_invalid("pods", "x", "spec: Invalid value"))
     )
-    with pytest.raises(Exception, match="Invalid value"):
-        harness.sync(job)
+    assert harness.sync(job) is False
+    assert harness.ctr.work_queue.num_requeues("default/test-tfjob") == 1  # with backoff
     assert len(harness.client.filter_actions("create", "pods")) == 1  # the first batch
+    # the skipped creates' expectations are lowered: the next pass is not held up
+    for rt in ("worker", "ps"):
+        assert harness.ctr.expectations.satisfied_expectations(f"default/test-tfjob/{rt}/pods")
     assert len(harness.created("services")) == 7
     assert sum("FailedCreatePod" in e for e in harness.recorder.events) == 1
+    # the next pass fails again: the backoff grows instead of starting over
+    harness.cache_job(harness.stored_job(job))
+    for service in harness.client.resource(SERVICES).list(namespace="default")["items"]:
+        harness.service_informer.get_indexer().add(service)  # as the watch delivers them
+        harness.ctr.services.on_add(service)
+    harness.client.clear_actions()
+    assert harness.sync(job) is False
+    assert harness.ctr.work_queue.num_requeues("default/test-tfjob") == 2
+    assert len(harness.client.filter_actions("create", "pods")) == 1

@@ -9,8 +9,11 @@ another; the job controller's use of this is divergence D46 (docs/divergences.md
 :meth:`SlowStartBatches.submit` hands a run to a pool of ``workers`` helper threads and returns
 at once: the caller (a job controller's worker) does not wait for the round trips, so one
 worker can go on computing other jobs while their creates are in flight. Each round's calls go
-onto one FIFO shared by all runs; the helper that ends a round's last call queues the next
-round, and the helper that ends the run calls ``done`` with the errors of the failed batches
+onto one queue shared by all runs, ordered by run: the oldest run's calls go first, so a job
+whose first round is done finishes its slow start before later jobs take the helpers (with a
+plain FIFO, 200 jobs submitted at once would all wait for everyone's first round, then for
+everyone's second, and all end together, late). The helper that ends a round's last call
+queues the next round, and the helper that ends the run calls ``done`` with the errors of the failed batches
 and the calls skipped after them (the caller raised an expectation for each when it queued
 them, and lowers those of skipped calls). ``concurrent=False`` runs the same rounds in order on
 the caller's thread before ``submit`` returns, which tests use to compare exact action lists.
@@ -20,8 +23,10 @@ a worker finishing its key did when the creates ran on it.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import queue
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
@@ -43,7 +48,9 @@ class SlowStartBatches(Generic[C]):
     def __init__(self, concurrent: bool = True, workers: int = MAX_CONCURRENT_CREATES) -> None:
         self.concurrent = concurrent
         self._workers = workers
-        self._tasks: queue.SimpleQueue[tuple[_Run[C], int] | None] = queue.SimpleQueue()
+        # (run's number, slot, run); None as the run: stop
+        self._tasks: queue.PriorityQueue[tuple[int, int, _Run[C] | None]] = queue.PriorityQueue()
+        self._numbers = itertools.count()
         self._helpers: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -54,7 +61,7 @@ class SlowStartBatches(Generic[C]):
     ) -> None:
         """Run each lane's calls in slow-start batches, the lanes side by side, then call
         ``done(errors, skipped)``. A lane stops after a failed batch; the others go on."""
-        run = _Run(self, [lane for lane in lanes if lane], done)
+        run = _Run(self, next(self._numbers), [lane for lane in lanes if lane], done)
         if not run.lanes:
             done([], [])
             return
@@ -78,11 +85,13 @@ class SlowStartBatches(Generic[C]):
 
     def _queue(self, run: _Run[C], slots: int) -> None:
         for slot in range(slots):
-            self._tasks.put((run, slot))
+            self._tasks.put((run.number, slot, run))
 
     def _help(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            run, slot = task
+        while True:
+            _, slot, run = self._tasks.get()
+            if run is None:
+                return
             run.attempt(slot)
 
     def _run_done(self) -> None:
@@ -98,7 +107,7 @@ class SlowStartBatches(Generic[C]):
                 log.warning("slow start: %d run(s) still in flight at shutdown", self._runs)
             helpers, self._helpers = self._helpers, []
         for _ in helpers:
-            self._tasks.put(None)
+            self._tasks.put((sys.maxsize, 0, None))
         for helper in helpers:
             helper.join(timeout)
 
@@ -109,10 +118,12 @@ class _Run(Generic[C]):
     def __init__(
         self,
         owner: SlowStartBatches[C],
+        number: int,
         lanes: list[list[C]],
         done: Callable[[list[BaseException], list[C]], None],
     ) -> None:
         self._owner = owner
+        self.number = number
         self.lanes = lanes
         self._done = done
         self._sizes = [SLOW_START_INITIAL_BATCH_SIZE] * len(lanes)

@@ -150,3 +150,24 @@ def test_an_empty_submission_is_done_at_once():
     outcome = Outcome()
     SlowStartBatches().submit([[], []], outcome)
     assert outcome.called.is_set() and outcome.errors == [] and outcome.skipped == []
+
+
+def test_the_oldest_run_finishes_its_slow_start_before_later_runs_start():
+    call, started = recorder()
+    submitted = threading.Event()
+
+    def first():
+        assert submitted.wait(WAIT)  # the later run is queued while this one is in flight
+        started.append(("a", 0))
+
+    batches = SlowStartBatches(workers=1)
+    a, b = Outcome(), Outcome()
+    try:
+        batches.submit([[first, call(("a", 1)), call(("a", 2))]], lambda e, s: a(e, []))
+        batches.submit([[call(("b", 0))]], lambda e, s: b(e, []))
+        submitted.set()
+        a.wait(), b.wait()
+    finally:
+        batches.shutdown()
+    # a's rounds 2 and 3 go before b's first (a plain FIFO would run b's first after a's first)
+    assert started == [("a", 0), ("a", 1), ("a", 2), ("b", 0)]

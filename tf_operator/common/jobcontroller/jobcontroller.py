@@ -309,12 +309,14 @@ class JobController:
 
         if self.pod_groups is not None:
             self.pod_groups.sync(ctx)
-        for rtype, spec in job.replica_specs().items():
-            tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
-            if tally is not None:
-                self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
-            ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
-        self._submit_creates(ctx)
+        try:
+            for rtype, spec in job.replica_specs().items():
+                tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
+                if tally is not None:
+                    self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
+                ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+        finally:
+            self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:
             job.status.exit_code_restarts.retain({pod_uid(p) for p in ctx.pods})
         self._write_status(ctx)

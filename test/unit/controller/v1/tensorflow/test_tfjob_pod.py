@@ -442,3 +442,18 @@ def test_pods_stop_creating_at_their_first_failed_batch(harness, tfu):
     assert harness.sync(job) is False
     assert harness.ctr.work_queue.num_requeues("default/test-tfjob") == 2
     assert len(harness.client.filter_actions("create", "pods")) == 1
+
+
+def test_creates_queued_before_a_pass_fails_still_run(harness, tfu, monkeypatch):
+    """Their expectations are raised when they are queued: dropping them would hold the job
+    back until the expectations expire (five minutes)."""
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("status computation failed")
+
+    monkeypatch.setattr(harness.ctr.status, "update_replica_type", broken)
+    with pytest.raises(RuntimeError, match="status computation failed"):
+        harness.sync(job)
+    assert len(harness.created("pods")) == 2
+    assert harness.ctr.expectations.get("default/test-tfjob/worker/pods") == (2, 0)

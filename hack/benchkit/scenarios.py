@@ -9,7 +9,9 @@
   of pods in the operator's cache (inert pods bound to a node that does not exist, owned by a
   ConfigMap: every informer caches them, nothing acts on them).
 
-Each returns a plain dict of figures; nothing here judges them (see ``goals``).
+Bursts and the steady load first wait for the machine to settle (``settle``), so what one
+scenario leaves behind does not count against the next. Each returns a plain dict of figures;
+nothing here judges them (see ``goals``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,31 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def settle(busy_at_most: float = 0.25, window: float = 1.0, timeout: float = 120.0) -> float:
+    """Wait until the machine's cores are at most ``busy_at_most`` busy over two windows in a
+    row (what the last scenario left behind, e.g. a 5,000-job cluster tearing down, must not
+    count against the next); the busy fraction at the end. The load average cannot tell: it
+    decays over minutes."""
+    deadline = time.monotonic() + timeout
+    busy, total = _cpu_times()
+    quiet_windows, fraction = 0, 1.0
+    while time.monotonic() < deadline and quiet_windows < 2:
+        time.sleep(window)
+        now_busy, now_total = _cpu_times()
+        fraction = (now_busy - busy) / max(1, now_total - total)
+        busy, total = now_busy, now_total
+        quiet_windows = quiet_windows + 1 if fraction <= busy_at_most else 0
+    return round(fraction, 2)
+
+
 def _setup(
     stack: contextlib.ExitStack, settings: Settings, subject: procs.Subject, jobs: int, name: str
 ) -> tuple[Any, Observer, procs.MeasuredProcess, float]:
@@ -79,7 +106,9 @@ def burst(
     keep_latencies: bool = False,
 ) -> dict[str, Any]:
     """``jobs`` TFJobs in one burst against ``subject`` (see module docstring)."""
+    busy = settle()
     result: dict[str, Any] = {"subject": subject.label, "jobs": jobs, "load_at_start": load()}
+    result["machine_busy_at_start"] = busy
     with contextlib.ExitStack() as stack:
         name = f"{subject.kind}-{jobs}-{int(time.time() * 1000) % 100000}"
         cluster, observer, process, ready_s = _setup(stack, settings, subject, jobs, name)
@@ -246,6 +275,7 @@ def steady(
     """TFJobs at ``rate`` per second for ``duration`` seconds (see module docstring)."""
     count = int(rate * duration)
     result: dict[str, Any] = {"subject": subject.label, "rate_per_s": rate, "jobs": count}
+    result["machine_busy_at_start"] = settle()
     result["load_at_start"] = load()
     with contextlib.ExitStack() as stack:
         cluster, observer, process, _ = _setup(stack, settings, subject, count, f"steady-{count}")

@@ -17,6 +17,7 @@ nothing here judges them (see ``goals``).
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import threading
@@ -63,7 +64,13 @@ def settle(busy_at_most: float = 0.25, window: float = 1.0, timeout: float = 120
     """Wait until the machine's cores are at most ``busy_at_most`` busy over two windows in a
     row (what the last scenario left behind, e.g. a 5,000-job cluster tearing down, must not
     count against the next); the busy fraction at the end. The load average cannot tell: it
-    decays over minutes."""
+    decays over minutes.
+
+    The local cluster runs in this process, so the heap the earlier scenarios left is collected
+    now and frozen: a full collection over it in the middle of the steady load stalled this
+    process (and with it the API server) for 11 s once."""
+    gc.collect()
+    gc.freeze()
     deadline = time.monotonic() + timeout
     busy, total = _cpu_times()
     quiet_windows, fraction = 0, 1.0

@@ -126,11 +126,15 @@ class RegistryInformer:
             except Exception as err:  # noqa: BLE001 - any failure means relist, as a reflector would
                 if stop_event.is_set():
                     return
-                if getattr(err, "code", None) == 404:
+                code = getattr(err, "code", None)
+                if code == 404:
                     self._mark_missing()
                     stop_event.wait(MISSING_RETRY_SECONDS)
                     continue
-                logger.exception("informer for %s failed; relisting", self._gvr[2])
+                if code == 410:  # fell behind the compacted history: a relist, as client-go
+                    logger.warning("watch of %s: %s; relisting", self._gvr[2], err)
+                else:
+                    logger.exception("informer for %s failed; relisting", self._gvr[2])
                 stop_event.wait(_RELIST_BACKOFF_SECONDS)
 
     def _mark_missing(self) -> None:

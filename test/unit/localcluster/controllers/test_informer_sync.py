@@ -50,3 +50,29 @@ def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
         assert informer.sync(5)
     assert informer.items() == []
     assert not [r for r in caplog.records if r.levelno >= logging.INFO]
+
+
+def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, monkeypatch):
+    """410 Gone (the history was compacted past the list's resourceVersion) is routine for a
+    reflector: relist, log one warning, no traceback."""
+    from localcluster.apiserver import errors
+
+    reg, stop = registry
+    real_watch, calls = reg.watch, []
+
+    def compacted_once(*args, **kwargs):
+        calls.append(kwargs.get("resource_version"))
+        if len(calls) == 1:
+            raise errors.gone("too old resource version: 1 (2)")
+        return real_watch(*args, **kwargs)
+
+    monkeypatch.setattr(reg, "watch", compacted_once)
+    reg.create(CONFIGMAPS, "default", {"metadata": {"name": "kept"}})
+    informer = RegistryInformer(reg, CONFIGMAPS, lambda *_: None)
+    with caplog.at_level(logging.INFO, logger="localcluster.controllers.informer"):
+        informer.start(stop)
+        assert informer.sync(5)
+    assert len(calls) == 2 and informer.get("default/kept") is not None
+    [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    assert "too old resource version" in record.getMessage()

@@ -67,8 +67,9 @@ def settle(busy_at_most: float = 0.25, window: float = 1.0, timeout: float = 120
     decays over minutes.
 
     The local cluster runs in this process, so the heap the earlier scenarios left is collected
-    now and frozen: a full collection over it in the middle of the steady load stalled this
-    process (and with it the API server) for 11 s once."""
+    now and frozen: right after the 5,000-job run, this process (and with it the API server)
+    once stalled for 11 s in the middle of the steady load, as a full collection of a heap that
+    size would."""
     gc.collect()
     gc.freeze()
     deadline = time.monotonic() + timeout

@@ -42,6 +42,7 @@ class Config:
     clock: Clock = REAL_CLOCK
     backoff: Backoff | None = None
     allow_bookmarks: bool = False
+    transform: Callable[[Any], Any] | None = None  # applied to listed pages as they arrive
 
 
 class Controller:
@@ -65,6 +66,7 @@ class Controller:
             clock=cfg.clock,
             backoff=cfg.backoff,
             allow_bookmarks=cfg.allow_bookmarks,
+            transform=cfg.transform,
         )
         with self._lock:
             self.reflector = reflector

@@ -7,8 +7,12 @@ The loop (client-go's ``ListAndWatch``):
    first list asks for resourceVersion "0" (the server may answer from its
    watch cache, ignoring the limit); a relist asks for the last
    resourceVersion seen, or, after the server said that version has expired
-   (410), for "" (a consistent read). The items replace the store's content
-   in one step.
+   (410), for "" (a consistent read). Each page is typed and transformed as it
+   arrives (``transform``, the informer's), so a large relist never holds every
+   object whole. When a continue token expires mid-list, client-go's pager
+   lists everything in one go; ours pages again from the latest state, up to
+   ``PAGED_LIST_ATTEMPTS`` times, first (divergence D49, docs/divergences.md).
+   The items replace the store's content in one step.
 2. Watch from the list's resourceVersion with a ``timeoutSeconds`` drawn from
    [min_watch_timeout, 2 * min_watch_timeout) so many clients do not reconnect
    in step. Each event goes to the store and advances the last-seen
@@ -53,6 +57,8 @@ log = logging.getLogger(__name__)
 
 MIN_WATCH_TIMEOUT = 300.0  # seconds; client-go's minWatchTimeout (5 minutes)
 DEFAULT_PAGE_SIZE = 500  # client-go's pager default
+# Paged lists begun again after their continue token expired, before one list in one go.
+PAGED_LIST_ATTEMPTS = 3
 # A watch that ends this fast with no events is throttled by SHORT_WATCH_DELAY.
 _SHORT_WATCH = 1.0
 SHORT_WATCH_DELAY = 1.0  # seconds; v0.5.3 client-go's fixed reflector period
@@ -83,6 +89,10 @@ class Backoff:
         self._current = self.initial
 
 
+class _ContinueExpired(Exception):
+    """A paged list's continue token expired (410) before its last page."""
+
+
 class Reflector:
     """Mirror one ListWatch into a store (normally a DeltaFIFO)."""
 
@@ -102,6 +112,7 @@ class Reflector:
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
         short_watch_delay: float = SHORT_WATCH_DELAY,
+        transform: Callable[[Any], Any] | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
@@ -116,6 +127,7 @@ class Reflector:
         self.clock = clock or REAL_CLOCK
         self.backoff = backoff or Backoff()
         self.short_watch_delay = short_watch_delay
+        self.transform = transform
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._last_sync_rv = ""
@@ -178,7 +190,6 @@ class Reflector:
             with self._lock:
                 self._rv_unavailable = True
             items, list_rv = self._list_at("")
-        self._fill_type(items)
         self.store.replace(items, list_rv)
         with self._lock:
             self._last_sync_rv = list_rv
@@ -189,13 +200,26 @@ class Reflector:
     def _list_at(self, rv: str) -> tuple[list[dict[str, Any]], str]:
         if not self.page_size:
             result = self.lister_watcher.list(resource_version=rv or None)
-            return result.get("items") or [], _list_rv(result)
-        # Like client-go's pager: ask for pages even with resourceVersion "0" (the
-        # server may ignore the limit there and answer in one go from its cache).
+            return self._take(result), _list_rv(result)
+        for _ in range(PAGED_LIST_ATTEMPTS):
+            try:
+                return self._list_pages(rv)
+            except _ContinueExpired:
+                # The snapshot the pages read was compacted away (writes outran the list):
+                # start again from the latest state, still a page at a time.
+                log.info("reflector %s: continue token expired; listing again", self.name)
+                rv = ""
+        log.info("reflector %s: continue tokens keep expiring; listing in one go", self.name)
+        result = self.lister_watcher.list(resource_version=None)
+        return self._take(result), _list_rv(result)
+
+    def _list_pages(self, rv: str) -> tuple[list[dict[str, Any]], str]:
+        """One paged list (as client-go's pager; resourceVersion "0" too: the server may
+        ignore the limit there and answer in one go from its cache)."""
         items: list[dict[str, Any]] = []
         result = self.lister_watcher.list(resource_version=rv or None, limit=self.page_size)
         while True:
-            items.extend(result.get("items") or [])
+            items += self._take(result)
             token = (result.get("metadata") or {}).get("continue")
             if not token:
                 return items, _list_rv(result)
@@ -204,10 +228,17 @@ class Reflector:
             except ApiError as exc:
                 if not is_resource_expired(exc):
                     raise
-                # The continue token outlived its snapshot: take one whole list instead.
-                log.info("reflector %s: continue token expired; listing in one go", self.name)
-                result = self.lister_watcher.list(resource_version=None)
-                return result.get("items") or [], _list_rv(result)
+                raise _ContinueExpired from exc
+
+    def _take(self, result: dict[str, Any]) -> list[dict[str, Any]]:
+        """A list answer's items, typed and transformed as they arrive: a page at a time, a
+        large relist never holds every object whole (the store would transform them later,
+        and transforms are idempotent)."""
+        items: list[dict[str, Any]] = result.get("items") or []
+        self._fill_type(items)
+        if self.transform is not None:
+            items = [self.transform(item) for item in items]
+        return items
 
     def _fill_type(self, items: list[dict[str, Any]]) -> None:
         # List items come without kind/apiVersion; watch events carry them. Make the

@@ -343,6 +343,7 @@ class SharedIndexInformer:
                     clock=self.clock,
                     backoff=self.backoff,
                     allow_bookmarks=self.allow_bookmarks,
+                    transform=self._transform,
                 )
             )
             self._started = True

@@ -204,7 +204,7 @@ def test_expired_rv0_list_falls_back_to_consistent_list(
     assert [a.options["resource_version"] for a in fake.filter_actions("list")] == ["0", None]
 
 
-def test_expired_continue_token_takes_one_full_list(
+def test_a_continue_token_that_keeps_expiring_ends_in_one_full_list(
     fake, recording_store, fast_backoff, stop_event
 ):
     fake.prepend_reactor(
@@ -217,6 +217,43 @@ def test_expired_continue_token_takes_one_full_list(
     start(r, stop_event)
     recording_store.wait_for(lambda s: s.ops("replace"))
     assert recording_store.ops("replace") == [(["a", "b"], rv(fake, 2))]
+    firsts = [
+        a.options["limit"] for a in fake.filter_actions("list") if not a.options["continue_token"]
+    ]
+    assert firsts == [1, 1, 1, None]  # paged three times, then one list without a limit
+
+
+def test_an_expired_continue_token_pages_again_from_the_latest_state(
+    fake, recording_store, fast_backoff, stop_event
+):
+    expired = []
+
+    def expire_once(a):
+        if a.options["continue_token"] and not expired:
+            expired.append(a)
+            return True, new_resource_expired()
+        return False, None
+
+    fake.prepend_reactor("list", "pods", expire_once)
+    r = make(fake, recording_store, fast_backoff, page_size=1)
+    r._rv_unavailable = True
+    start(r, stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert recording_store.ops("replace") == [(["a", "b"], rv(fake, 2))]
+    assert all(a.options["limit"] == 1 for a in fake.filter_actions("list"))  # never in one go
+
+
+def test_listed_pages_are_transformed_as_they_arrive(
+    fake, recording_store, fast_backoff, stop_event
+):
+    def slim(obj):  # idempotent, as informer transforms must be
+        return {"kind": obj.get("kind"), "metadata": obj["metadata"]}
+
+    r = make(fake, recording_store, fast_backoff, page_size=1, transform=slim)
+    r._rv_unavailable = True
+    start(r, stop_event)
+    recording_store.wait_for(lambda s: s.ops("replace"))
+    assert all("spec" not in obj for obj in recording_store.objects.values())
 
 
 class ScriptedListWatch:

@@ -8,8 +8,9 @@ The loop (client-go's ``ListAndWatch``):
    watch cache, ignoring the limit); a relist asks for the last
    resourceVersion seen, or, after the server said that version has expired
    (410), for "" (a consistent read). Each page is typed and transformed as it
-   arrives (``transform``, the informer's), so a large relist never holds every
-   object whole. When a continue token expires mid-list, client-go's pager
+   arrives (``transform``, the informer's; watch events are transformed too, so
+   the store is handed only transformed objects), so a large relist never holds
+   every object whole. When a continue token expires mid-list, client-go's pager
    lists everything in one go; ours pages again from the latest state, up to
    ``PAGED_LIST_ATTEMPTS`` times, first (divergence D49, docs/divergences.md).
    The items replace the store's content in one step.
@@ -87,6 +88,9 @@ class Backoff:
 
     def reset(self) -> None:
         self._current = self.initial
+
+
+_OBJECT_EVENTS = frozenset(("ADDED", "MODIFIED", "DELETED"))
 
 
 class _ContinueExpired(Exception):
@@ -232,8 +236,7 @@ class Reflector:
 
     def _take(self, result: dict[str, Any]) -> list[dict[str, Any]]:
         """A list answer's items, typed and transformed as they arrive: a page at a time, a
-        large relist never holds every object whole (the store would transform them later,
-        and transforms are idempotent)."""
+        large relist never holds every object whole."""
         items: list[dict[str, Any]] = result.get("items") or []
         self._fill_type(items)
         if self.transform is not None:
@@ -324,6 +327,8 @@ class Reflector:
                 if rv:
                     self._set_rv(rv)
                 continue
+            if self.transform is not None and event_type in _OBJECT_EVENTS:
+                obj = self.transform(obj)
             if event_type == "ADDED":
                 self.store.add(obj)
             elif event_type == "MODIFIED":

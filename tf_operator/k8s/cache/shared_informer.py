@@ -323,9 +323,9 @@ class SharedIndexInformer:
 
     # ---- running ------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
-        fifo = DeltaFIFO(
-            meta_namespace_key_func, known_objects=self._indexer, transform=self._transform
-        )
+        # The reflector transforms what it lists and watches (page by page, D49); the cache
+        # and resyncs then hold only transformed objects, so the queue need not transform.
+        fifo = DeltaFIFO(meta_namespace_key_func, known_objects=self._indexer)
         with self._started_lock:
             if self._started:
                 raise RuntimeError("informer already started")

@@ -379,3 +379,24 @@ def test_inline_handler_runs_on_the_delta_thread_in_order(stop):
         time.sleep(0.01)
     assert names == ["a", "b", "c", "d"]
     assert len(threads) == 1 and not any(t.startswith("handler") for t in threads)
+
+
+def test_the_transform_shapes_listed_and_watched_objects_once(stop):
+    fake = FakeKubeClient({PODS: [pod("a")]})
+    informer = SharedIndexInformer(ListWatch(fake.resource(PODS)), **FAST)
+    calls = []
+
+    def slim(obj):  # drops the spec, counts its calls per object
+        calls.append(obj["metadata"]["name"])
+        return {"kind": obj.get("kind"), "metadata": obj["metadata"]}
+
+    informer.set_transform(slim)
+    rec = Recorder()
+    informer.add_event_handler(rec)
+    run(informer, stop)
+    assert wait_for_cache_sync(stop, informer.has_synced, timeout=30)
+    fake.resource(PODS).create(pod("b"))
+    rec.wait(lambda ev: len(ev) == 2)
+    assert all("spec" not in entry[3] for entry in rec.events)  # handlers see the slim form
+    assert all("spec" not in obj for obj in informer.get_indexer().list())
+    assert sorted(calls) == ["a", "b"]  # the listed pod and the watched one, once each

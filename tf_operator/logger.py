@@ -9,11 +9,11 @@ The JSON formatter is python-json-logger's orjson formatter told exactly which f
 the context fields travel in ``record.fields``, so no record is scanned for extras (unless it
 came without them), and the timestamp is formatted once per second, not once per line.
 
-Lines are written in batches (:class:`BatchingStreamHandler`, divergence D48): a line at INFO or below waits
-at most ``FLUSH_DELAY`` seconds, with those logged meanwhile, for one write; a WARNING or
-worse is written at once, with everything before it; ``logging.shutdown`` (run on every
-exit of the operator) writes what is left. logrus wrote each line with its own system call,
-which here also meant handing the GIL over and contending for the handler's lock on every
+Lines are written in batches (:class:`BatchingStreamHandler`, divergence D48): a line at INFO or
+below waits at most ``FLUSH_DELAY`` seconds, with those logged meanwhile, for one write; a
+WARNING or worse is written at once, with everything before it; ``logging.shutdown`` (run on
+every exit of the operator) writes what is left. logrus wrote each line with its own system
+call, which here also meant handing the GIL over and contending for the handler's lock on every
 line. Records carry no thread or process fields (no formatter of ours writes them).
 """
 

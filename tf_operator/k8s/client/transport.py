@@ -202,9 +202,8 @@ class Connection:
             status = int(status_line[9:12])
             if not 100 <= status < 200:
                 break
-            head = self._read_until(
-                b"\r\n\r\n", _MAX_HEAD
-            )  # an interim answer: the real one follows
+            # an interim answer (1xx): the real one follows
+            head = self._read_until(b"\r\n\r\n", _MAX_HEAD)
         headers = Headers()
         for line in lines[1:]:
             name, sep, value = line.partition(b":")

@@ -134,10 +134,10 @@ class ControllerExpectations:
 class ExpectedCreate:
     """One create whose creation expectation was raised when it was queued, as Kubernetes'
     ReplicaSet controller raises the whole diff before its slow start: so a sync that runs
-    while it is in flight waits for it. A failed create lowers the expectation again (D3); one
-    that timed out keeps it and is no error, as Kubernetes' job controller does (the object
-    may still appear, and its informer event lowers the count); a create skipped after a failed batch lowers it
-    through :meth:`skip`."""
+    while it is in flight waits for it. A failed create lowers the expectation again (D3);
+    one that timed out keeps it and is no error, as Kubernetes' job controller does (the
+    object may still appear, and its informer event lowers the count); a create skipped
+    after a failed batch lowers it through :meth:`skip`."""
 
     expectations: ControllerExpectations
     key: str

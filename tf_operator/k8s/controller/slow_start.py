@@ -7,18 +7,18 @@ slow start, and the lanes' batches of one round run together. v0.5.3 created one
 another; the job controller's use of this is divergence D46 (docs/divergences.md).
 
 :meth:`SlowStartBatches.submit` hands a run to a pool of ``workers`` helper threads and returns
-at once: the caller (a job controller's worker) does not wait for the round trips, so one
-worker can go on computing other jobs while their creates are in flight. Each round's calls go
-onto one queue shared by all runs, ordered by run: the oldest run's calls go first, so a job
-whose first round is done finishes its slow start before later jobs take the helpers (with a
-plain FIFO, 200 jobs submitted at once would all wait for everyone's first round, then for
-everyone's second, and all end together, late). The helper that ends a round's last call
-queues the next round, and the helper that ends the run calls ``done`` with the errors of the failed batches
-and the calls skipped after them (the caller raised an expectation for each when it queued
-them, and lowers those of skipped calls). ``concurrent=False`` runs the same rounds in order on
-the caller's thread before ``submit`` returns, which tests use to compare exact action lists.
-:meth:`SlowStartBatches.shutdown` lets every submitted run finish before the helpers stop, as
-a worker finishing its key did when the creates ran on it.
+at once: the caller (a job controller's worker) does not wait for the round trips, so one worker
+can go on computing other jobs while their creates are in flight. Each round's calls go onto one
+queue shared by all runs, ordered by run: the oldest run's calls go first, so a job whose first
+round is done finishes its slow start before later jobs take the helpers (with a plain FIFO, 200
+jobs submitted at once would all wait for everyone's first round, then for everyone's second,
+and all end together, late). The helper that ends a round's last call queues the next round, and
+the helper that ends the run calls ``done`` with the errors of the failed batches and the calls
+skipped after them (the caller raised an expectation for each when it queued them, and lowers
+those of skipped calls). ``concurrent=False`` runs the same rounds in order on the caller's
+thread before ``submit`` returns, which tests use to compare exact action lists.
+:meth:`SlowStartBatches.shutdown` lets every submitted run finish before the helpers stop, as a
+worker finishing its key did when the creates ran on it.
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@ divergence D44); a bound (`max_queued_events`) makes a full queue drop with a lo
 Go's recorder writes from a single goroutine; the recording watcher here runs up to
 `DEFAULT_SINK_WORKERS` threads (two: in a 200-job burst the last event is written 0.4 s after
 the last job succeeds, as with eight, and each thread more costs wake-ups and GIL hand-overs:
-docs/perf-diagnosis.md, stage 3), the second started only when events wait. Its queue (`keyed_queue`) hands out the events of one
-involved object one at a time and in order: a repeat is correlated only after the write of
-its predecessor has been learnt, so it still becomes a PATCH of the same Event, and the
-aggregation and spam filter see each object's events in the order they were recorded.
+docs/perf-diagnosis.md, stage 3), the second started only when events wait. Its queue
+(`keyed_queue`) hands out the events of one involved object one at a time and in order: a repeat
+is correlated only after the write of its predecessor has been learnt, so it still becomes a
+PATCH of the same Event, and the aggregation and spam filter see each object's events in the
+order they were recorded.
 
 The broadcaster made with a client logs each event (as v0.5.3's `StartLogging(log.Infof)`)
 from the recording threads, just before writing it: one queue and one hand-off per event.

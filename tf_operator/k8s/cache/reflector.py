@@ -173,7 +173,11 @@ class Reflector:
                 stop_event.wait(self.backoff.next())
                 continue
             self.backoff.reset()
-            self._watch_until_relist(stop_event)
+            try:
+                self._watch_until_relist(stop_event)
+            except Exception:  # noqa: BLE001 - as client-go restarts ListAndWatch: relist
+                log.exception("reflector %s: watch failed unexpectedly; relisting", self.name)
+                stop_event.wait(self.backoff.next())
         log.debug("reflector %s stopped", self.name)
 
     # ---- list -------------------------------------------------------------------------

@@ -173,6 +173,26 @@ def test_watch_start_transport_error_retries_watch(fake, recording_store, fast_b
     assert r.list_count == 1 and len(fake.filter_actions("watch")) == 3
 
 
+def test_an_unexpected_watch_error_relists_instead_of_ending_the_reflector(
+    fake, recording_store, fast_backoff, stop_event
+):
+    failures = []
+
+    def break_once(action):
+        if not failures:
+            failures.append(action)
+            return True, RuntimeError("a bug below the reflector")
+        return False, None
+
+    fake.prepend_reactor("watch", "pods", break_once)
+    r = make(fake, recording_store, fast_backoff)
+    t = start(r, stop_event)
+    wait_until(lambda: fake.watch_count() == 1)
+    fake.resource(PODS).create(pod("c"))
+    recording_store.wait_for(lambda s: s.ops("add") == ["c"])
+    assert failures and r.list_count == 2 and t.is_alive()
+
+
 def test_list_failure_backs_off_and_retries(fake, recording_store, fast_backoff, stop_event):
     fails = []
 

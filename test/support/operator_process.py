@@ -98,6 +98,21 @@ class OperatorProcess:
         if self.alive():
             self.proc.send_signal(sig)
 
+    def stacks(self, timeout: float = 5.0) -> str:
+        """Every thread's stack (the operator dumps them on SIGUSR1), for a failure report;
+        empty if the process is gone or does not answer in time."""
+        before = len(self.text())
+        self.signal(signal.SIGUSR1)
+        deadline = time.monotonic() + timeout
+        seen = ""
+        while self.alive() and time.monotonic() < deadline:
+            dump = self.text()[before:]
+            if "Thread 0x" in dump and dump == seen:  # the dump has stopped growing
+                return dump
+            seen = dump
+            time.sleep(POLL_INTERVAL_S)
+        return seen
+
     def wait_exit(self, timeout: float) -> int:
         return self.proc.wait(timeout)
 

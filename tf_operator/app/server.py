@@ -6,13 +6,14 @@ informers, event recorder and `TFController`, start the informers (followers kee
 as upstream), then either run the controller under leader election or directly. A first
 SIGTERM/SIGINT sets the stop event: the controller drains its workers, then the lock is
 released (a successor takes over at its next retry) and `run` returns 0; a second signal
-exits at once with 1. Losing leadership while not stopping is fatal (exit 1), as
-``log.Fatalf("leader election lost")`` was upstream.
+exits at once with 1; SIGUSR1 writes every thread's stack to stderr. Losing leadership while
+not stopping is fatal (exit 1), as ``log.Fatalf("leader election lost")`` was upstream.
 The collaborators are created by small factory functions so tests can substitute fakes.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -93,6 +94,9 @@ def install_signal_handlers(stop: threading.Event) -> None:
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
+    # Every thread's stack to stderr on SIGUSR1, the process running on: what Go's SIGQUIT
+    # dump gives, for an operator that seems stuck.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def start_monitoring(opt: ServerOption) -> MonitoringServer | None:

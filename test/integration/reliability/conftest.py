@@ -112,6 +112,15 @@ class PodLedger:
         return lambda: registry.commit_observers.remove(observe)
 
 
+def _message(line: str) -> str:
+    """The ``msg`` of a JSON log line (the line itself when it is not JSON)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    return str(record.get("msg", line)) if isinstance(record, dict) else line
+
+
 # ---------------------------------------------------------------- operator process
 
 
@@ -238,21 +247,60 @@ class Env:
                     pytest.fail(f"operator died:\n{op.text()[-3000:]}")
             return [n for n in names if not self.condition(n, "Succeeded")]
 
-        wait_for(lambda: not pending(), timeout, f"jobs to succeed (pending: {pending()})")
+        try:
+            testing.wait_for(lambda: not pending(), timeout=timeout, what="jobs to succeed")
+        except TimeoutError as err:
+            pytest.fail(f"{err}\n{self.report(pending())}")
+
+    def report(self, jobs: list[str]) -> str:
+        """What a stuck run looks like: the jobs' status and pods, the operator's log lines
+        counted by message, the last lines, and every operator thread's stack."""
+        lines = []
+        for name in jobs:
+            status = self.get_job(name).get("status") or {}
+            conditions = [
+                c["type"] for c in status.get("conditions") or [] if c["status"] == "True"
+            ]
+            pods = Counter(
+                (
+                    p["metadata"]["labels"].get("tf-replica-type"),
+                    (p.get("status") or {}).get("phase"),
+                )
+                for p in self.pods()
+                if p["metadata"]["labels"].get("tf-job-name") == name
+            )
+            lines.append(f"{name}: conditions {conditions}, pods {dict(pods)}")
+        for op in self.operators[-1:]:
+            log_lines = op.text().splitlines()
+            messages = Counter(_message(line)[:70] for line in log_lines)
+            lines.append("operator log, by message:")
+            lines += [f"  {n:5d} {m}" for m, n in messages.most_common(25)]
+            lines.append("last lines:")
+            lines += [f"  {line[:240]}" for line in log_lines[-15:]]
+            lines.append("threads:\n" + op.stacks())
+        return "\n".join(lines)
 
     def pods(self) -> list[dict]:
         items, _ = self.registry.list(PODS, NS)
         return items
 
-    def assert_one_pod_per_index(self, names: list[str], workers: int = 3) -> None:
-        """No two live pods ever shared an index, and each index got exactly one pod."""
+    def assert_one_pod_per_index(
+        self, names: list[str], workers: int = 3, every_index: bool = True
+    ) -> None:
+        """No two live pods ever shared an index and no index got a second pod; each index
+        got one, or with ``every_index=False`` at least PS 0 and worker 0 (a job succeeds
+        when worker 0 does, so a worker whose create was refused may never be retried)."""
         assert self.ledger.violations == []
         for name in names:
             created = self.ledger.creations(name)
             expected = {(NS, name, "ps", "0")} | {
                 (NS, name, "worker", str(i)) for i in range(workers)
             }
-            assert set(created) == expected, f"{name}: pods for {sorted(created)}"
+            if every_index:
+                assert set(created) == expected, f"{name}: pods for {sorted(created)}"
+            else:
+                assert set(created) <= expected, f"{name}: pods for {sorted(created)}"
+                assert {(NS, name, "ps", "0"), (NS, name, "worker", "0")} <= set(created)
             recreated = {k: n for k, n in created.items() if n != 1}
             assert recreated == {}, f"{name}: pods created more than once: {recreated}"
 

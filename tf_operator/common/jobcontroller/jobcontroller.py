@@ -326,9 +326,16 @@ class JobController:
 
     def _submit_creates(self, ctx: SyncContext) -> None:
         """Hand the pass's creates to the create helpers (D46); the worker goes on at once.
+        A pass that finished the job creates nothing (D50).
         A failure or a skipped create ends like a failed pass: the job is requeued with the
         queue's backoff (``sync`` did not forget it)."""
         if not ctx.creates:
+            return
+        if is_finished(ctx.job.status):
+            # The pass finished the job: its missing pods and services are not needed (D50).
+            for lane in ctx.creates.values():
+                for create in lane:
+                    create.skip()
             return
         key = ctx.key
 

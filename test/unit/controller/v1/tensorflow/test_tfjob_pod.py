@@ -376,6 +376,20 @@ def test_worker_0_succeeded_without_container_status_completes_the_job(harness, 
     assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
 
 
+def test_a_pass_that_finishes_the_job_creates_none_of_its_missing_pods(harness, tfu):
+    """v0.5.3 created them and then wrote Succeeded; with creates off the worker they would land
+    after the final status (divergence D50)."""
+    job = harness.add_job(tfu.new_tfjob(worker=3))
+    harness.add_pod(tfu.new_pod(job, "worker", 0, "Succeeded"))
+    harness.add_services(job, "worker", 1)
+    harness.sync(job)
+    assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
+    assert harness.created("pods") == harness.created("services") == []
+    for plural in ("pods", "services"):
+        key = f"default/test-tfjob/worker/{plural}"
+        assert harness.ctr.expectations.satisfied_expectations(key)
+
+
 def _observe_created(harness):
     """Feed what the last pass created to the informers, as the watch would."""
     from tf_operator.k8s.client import PODS, SERVICES

@@ -35,7 +35,8 @@ def test_floor_burst_makes_exactly_its_requests(settings):
     }
     assert result["events_stored"] == {"SuccessfulCreatePod": 15, "SuccessfulCreateService": 15}
     assert result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
-    assert result["cpu_ms_per_job"] > 0
+    # /proc counts CPU in 10 ms ticks: three jobs of the floor may take less than one.
+    assert isinstance(result["cpu_ms_per_job"], float) and result["cpu_ms_per_job"] >= 0
 
 
 def test_operator_burst_measures_a_whole_lifecycle(settings):
@@ -49,7 +50,9 @@ def test_operator_burst_measures_a_whole_lifecycle(settings):
     assert result["requests_per_job_by_kind"]["pods create"] == 5.0
     assert sum(result["conflicts_409_by_kind"].values()) == result["conflicts_409"]
     assert result["events_sent"] > 0
-    assert result["cpu_ms_per_job"] > result["cpu_ms_per_job_to_all_objects"] > 0
+    # in 10 ms ticks: the part until all objects exist may round to none, the lifecycle not
+    assert result["cpu_ms_per_job"] >= result["cpu_ms_per_job_to_all_objects"] >= 0
+    assert result["cpu_ms_per_job"] > 0
     assert result["idle_rss_mib"] > 0 and result["threads"] > 1
 
 

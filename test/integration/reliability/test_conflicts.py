@@ -55,7 +55,6 @@ def test_status_writes_never_clobber_concurrent_metadata_updates(env) -> None:
         for (verb, resource, code), n in env.operator_requests().items()
         if (verb, resource, code) == ("update", "tfjobs/status", 409)
     )
-    print(f"status conflicts: {conflicts}")
     assert conflicts >= 5, f"only {conflicts} status conflicts: the test did not bite"
     for name in names:
         # The pass after Succeeded folds the still-active workers into succeeded.

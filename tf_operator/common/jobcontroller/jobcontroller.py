@@ -336,6 +336,7 @@ class JobController:
             for lane in ctx.creates.values():
                 for create in lane:
                     create.skip()
+            ctx.creates.clear()
             return
         key = ctx.key
 

@@ -33,7 +33,9 @@ def test_killed_operator_is_replaced_without_duplicate_pods(env) -> None:
     second = env.operator("--threadiness=4")
     env.wait_succeeded(names, timeout=90)
     assert second.alive()
-    env.assert_one_pod_per_index(names)
+    # A job whose worker 0 ran to the end before the successor's first pass is Succeeded by
+    # that pass, which makes none of its missing workers (D50).
+    env.assert_one_pod_per_index(names, every_index=False)
     # The successor claimed the pods its predecessor had made (same owner, same uid).
     uids = {env.get_job(n)["metadata"]["uid"] for n in names}
     for pod in _tf_pods(env):

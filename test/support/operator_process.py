@@ -8,6 +8,7 @@ it only drives the binary, the way a user or a Deployment would.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -53,6 +54,11 @@ class OperatorProcess:
 
     def text(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def json_logs(self) -> list[dict]:
+        """The JSON records of the log's complete lines (one still being written is left out)."""
+        lines = self.text().split("\n")[:-1]
+        return [json.loads(line) for line in lines if line.startswith("{")]
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -9,7 +9,6 @@ the test. ``Api`` wraps the cluster's in-process registry with TFJob helpers and
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -50,9 +49,6 @@ class Operator(OperatorProcess):
             return super().wait_log(pattern, timeout)
         except (OperatorExited, TimeoutError) as err:
             pytest.fail(str(err))
-
-    def json_logs(self) -> list[dict]:
-        return [json.loads(line) for line in self.text().splitlines() if line.startswith("{")]
 
     def is_leader(self) -> bool:
         try:

@@ -112,15 +112,6 @@ class PodLedger:
         return lambda: registry.commit_observers.remove(observe)
 
 
-def _message(line: str) -> str:
-    """The ``msg`` of a JSON log line (the line itself when it is not JSON)."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return line
-    return str(record.get("msg", line)) if isinstance(record, dict) else line
-
-
 # ---------------------------------------------------------------- operator process
 
 
@@ -272,7 +263,7 @@ class Env:
             lines.append(f"{name}: conditions {conditions}, pods {dict(pods)}")
         for op in self.operators[-1:]:
             log_lines = op.text().splitlines()
-            messages = Counter(_message(line)[:70] for line in log_lines)
+            messages = Counter(str(record.get("msg"))[:70] for record in op.json_logs())
             lines.append("operator log, by message:")
             lines += [f"  {n:5d} {m}" for m, n in messages.most_common(25)]
             lines.append("last lines:")

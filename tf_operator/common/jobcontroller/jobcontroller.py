@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
@@ -333,16 +334,13 @@ class JobController:
             return
         if is_finished(ctx.job.status):
             # The pass finished the job: its missing pods and services are not needed (D50).
-            for lane in ctx.creates.values():
-                for create in lane:
-                    create.skip()
+            _skip(create for lane in ctx.creates.values() for create in lane)
             ctx.creates.clear()
             return
         key = ctx.key
 
         def done(errors: list[BaseException], skipped: list[ExpectedCreate]) -> None:
-            for create in skipped:
-                create.skip()
+            _skip(skipped)
             if errors:
                 err = errors[0] if len(errors) == 1 else ReconcileErrors(errors)
                 self._sync_failed(key, err)
@@ -386,3 +384,9 @@ class JobController:
         if deadline is None or start is None or is_finished(job.status):
             return
         self.work_queue.add_after(ctx.key, seconds_left(deadline, start, self.clock.now()))
+
+
+def _skip(creates: Iterable[ExpectedCreate]) -> None:
+    """Lower the expectations of creates that will not run."""
+    for create in creates:
+        create.skip()

@@ -33,6 +33,10 @@ LEADER_ELECTION_JITTER = 1.2
 GANG_SCHEDULERS = ("kube-batch", "volcano")
 DEFAULT_GANG_SCHEDULER = "kube-batch"
 
+# Pod status updates of one job within this period are synced together (divergence D51), as
+# Kubernetes' job controller does with its fixed one-second batch.
+DEFAULT_POD_UPDATES_BATCH_PERIOD = 1.0
+
 # Environment variables read by the process.
 ENV_KUBEFLOW_NAMESPACE = "KUBEFLOW_NAMESPACE"
 ENV_KUBECONFIG = "KUBECONFIG"
@@ -142,6 +146,14 @@ class ServerOption:
         kind="duration",
         help="Resync interval of the pod and service informers",
     )
+    # Addition: v0.5.3 synced a job on every update of one of its pods (divergence D51).
+    pod_updates_batch_period: float = flag(
+        DEFAULT_POD_UPDATES_BATCH_PERIOD,
+        "--pod-updates-batch-period",
+        kind="duration",
+        help="Sync a job at most once per this period for updates of its pods (0: on every "
+        "update, as v0.5.3 did). Creations and deletions of pods are synced at once.",
+    )
     # Leader election: fixed in v0.5.3, tunable here.
     leader_elect: bool = flag(
         True,
@@ -193,6 +205,8 @@ class ServerOption:
             problems.append("--monitoring-port must be between 0 and 65535")
         if self.resync_period < 0:
             problems.append("--resyc-period must not be negative")
+        if self.pod_updates_batch_period < 0:
+            problems.append("--pod-updates-batch-period must not be negative")
         if self.gang_scheduler_name not in GANG_SCHEDULERS:
             problems.append(f"--gang-scheduler-name must be one of {', '.join(GANG_SCHEDULERS)}")
         if self.lock_type not in LOCK_TYPES:

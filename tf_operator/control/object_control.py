@@ -3,9 +3,11 @@
 :class:`PodControl` and :class:`ServiceControl` differ only in how they build the body they
 create, the event reasons and the nouns in their messages. :class:`RecordedObjectControl`
 holds the shared write paths once: ``_create_recorded`` posts a body and records the failed or
-successful create event; ``delete`` reads the object live first (a missing object or one
-already terminating is not deleted again), deletes it and records the failed or successful
-delete event; ``patch`` is a strategic-merge patch (what the ref managers adopt and release
+successful create event; ``delete`` deletes an object and records the failed or successful
+delete event: given the UID of the object the caller saw, it deletes exactly that object (a
+UID precondition; the caller has checked it was not terminating, D52), else it reads the object
+live first as v0.5.3 did (a missing object or one already terminating is not deleted again);
+``patch`` is a strategic-merge patch (what the ref managers adopt and release
 with). Subclasses set the reasons and nouns as class attributes.
 """
 
@@ -20,7 +22,7 @@ from tf_operator.control.util import (
     error_text,
     event_object,
 )
-from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
+from tf_operator.k8s.client import KubeInterface, Resource, is_conflict, is_not_found
 from tf_operator.k8s.objects import Obj
 
 log = logging.getLogger(__name__)
@@ -35,7 +37,9 @@ class EventRecorder(Protocol):
 class ObjectControl(Protocol):
     """Delete and patch one kind of object on behalf of a controller (pods or services)."""
 
-    def delete(self, namespace: str, name: str, controller_object: Any) -> bool: ...
+    def delete(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool: ...
 
     def patch(self, namespace: str, name: str, data: Obj) -> None: ...
 
@@ -82,21 +86,17 @@ class RecordedObjectControl:
         )
         return created
 
-    def delete(self, namespace: str, name: str, controller_object: Any) -> bool:
-        """Delete the object; False when nothing was deleted (gone or already terminating)."""
-        try:
-            current = self._resource.get(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return False
-            raise
-        if current.get("metadata", {}).get("deletionTimestamp"):
-            self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
+    def delete(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool:
+        """Delete the object (only the one with ``uid`` when given); False when nothing was
+        deleted (gone, replaced by another of its name, or already terminating)."""
+        if uid is None and not self._deletable(namespace, name):
             return False
         try:
-            self._resource.delete(name, namespace=namespace)
+            self._resource.delete(name, namespace=namespace, preconditions_uid=uid)
         except Exception as err:
-            if is_not_found(err):
+            if is_not_found(err) or (uid is not None and is_conflict(err)):
                 return False
             self._record(
                 controller_object,
@@ -113,6 +113,19 @@ class RecordedObjectControl:
             self.successful_delete_reason,
             f"Deleted {self.noun}: {name}",
         )
+        return True
+
+    def _deletable(self, namespace: str, name: str) -> bool:
+        """Read the object live: False when it is gone or already terminating."""
+        try:
+            current = self._resource.get(name, namespace=namespace)
+        except Exception as err:
+            if is_not_found(err):
+                return False
+            raise
+        if current.get("metadata", {}).get("deletionTimestamp"):
+            self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
+            return False
         return True
 
     def patch(self, namespace: str, name: str, data: Obj) -> None:

@@ -31,7 +31,9 @@ class PodControlInterface(Protocol):
         self, namespace: str, template: Obj, controller_object: Any, controller_ref: Obj
     ) -> Obj: ...
 
-    def delete_pod(self, namespace: str, name: str, controller_object: Any) -> bool: ...
+    def delete_pod(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool: ...
 
     def patch_pod(self, namespace: str, name: str, data: Obj) -> None: ...
 
@@ -83,9 +85,11 @@ class PodControl(RecordedObjectControl):
         pod["metadata"]["namespace"] = namespace
         return self._create_recorded(namespace, pod, controller_object)
 
-    def delete_pod(self, namespace: str, name: str, controller_object: Any) -> bool:
-        """Delete the pod; False when nothing was deleted (gone or already terminating)."""
-        return self.delete(namespace, name, controller_object)
+    def delete_pod(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool:
+        """Delete the pod; False when nothing was deleted (see ``delete``)."""
+        return self.delete(namespace, name, controller_object, uid)
 
     def patch_pod(self, namespace: str, name: str, data: Obj) -> None:
         self.patch(namespace, name, data)

@@ -28,7 +28,9 @@ class ServiceControlInterface(Protocol):
         self, namespace: str, service: Obj, controller_object: Any, controller_ref: Obj
     ) -> Obj: ...
 
-    def delete_service(self, namespace: str, name: str, controller_object: Any) -> bool: ...
+    def delete_service(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool: ...
 
     def patch_service(self, namespace: str, name: str, data: Obj) -> None: ...
 
@@ -64,9 +66,11 @@ class ServiceControl(RecordedObjectControl):
     def _on_created(self, name: str) -> None:
         log.info("Controller created service %s", name)
 
-    def delete_service(self, namespace: str, name: str, controller_object: Any) -> bool:
-        """Delete the service; False when nothing was deleted (gone or already terminating)."""
-        return self.delete(namespace, name, controller_object)
+    def delete_service(
+        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+    ) -> bool:
+        """Delete the service; False when nothing was deleted (see ``delete``)."""
+        return self.delete(namespace, name, controller_object, uid)
 
     def patch_service(self, namespace: str, name: str, data: Obj) -> None:
         self.patch(namespace, name, data)

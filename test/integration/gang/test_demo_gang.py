@@ -30,7 +30,10 @@ def demo(*args: str) -> subprocess.CompletedProcess:
 def test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu(scheduler, waiting):
     out = demo("--gang", scheduler)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert f"PodGroup phases: {waiting} -> Running -> deleted" in out.stdout
+    # Volcano marks the group Completed once its pods have succeeded, when its scheduler
+    # cycle comes before the operator deletes the group (kube-batch has no such phase)
+    completed = "( -> Completed)?" if scheduler == "volcano" else ""
+    assert re.search(rf"PodGroup phases: {waiting} -> Running{completed} -> deleted", out.stdout)
     # 2/3 when the master was tried first (placed, then undone), 3/3 when a worker was: the
     # pods' creation times decide, as upstream's task order does
     assert re.search(r"the gang waits: [23]/3 tasks in gang unschedulable", out.stdout)

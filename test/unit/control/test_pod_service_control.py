@@ -128,3 +128,29 @@ def test_service_create_and_delete(env):
         "Normal SuccessfulCreateService Created service: job-worker-0",
         "Normal SuccessfulDeleteService Deleted service: job-worker-0",
     ]
+
+
+def test_delete_by_uid_deletes_that_object_without_reading_it(env):
+    client, recorder = env
+    control = PodControl(client, recorder)
+    created = control.create_pods_with_controller_ref("ns", TEMPLATE, JOB, OWNER)
+    recorder.clear()
+    uid = created["metadata"]["uid"]
+    assert control.delete_pod("ns", "job-worker-0", JOB, uid=uid) is True
+    pod_actions = [a for a in client.actions if a.resource_plural == "pods"]
+    assert [(a.verb, a.name) for a in pod_actions][-1:] == [("delete", "job-worker-0")]
+    assert not client.filter_actions("get", "pods")
+    assert pod_actions[-1].options["preconditions_uid"] == uid
+    assert recorder.events == ["Normal SuccessfulDeletePod Deleted pod: job-worker-0"]
+    assert control.delete_pod("ns", "job-worker-0", JOB, uid=uid) is False  # gone
+
+
+def test_delete_by_uid_spares_a_newer_object_of_the_same_name(env):
+    client, recorder = env
+    control = ServiceControl(client, recorder)
+    svc = {"metadata": {"name": "job-worker-0", "labels": {"a": "b"}}, "spec": {}}
+    control.create_services_with_controller_ref("ns", svc, JOB, OWNER)
+    recorder.clear()
+    assert control.delete_service("ns", "job-worker-0", JOB, uid="an-older-uid") is False
+    assert client.resource(SERVICES).get("job-worker-0", "ns")["metadata"]["name"]
+    assert recorder.events == []

@@ -130,7 +130,7 @@ def test_cluster_role_grants_what_the_operator_uses(rendered):
         ("kubeflow.org", "tfjobs/status", "update")
     }
     for res in ("pods", "services"):
-        needed |= {("", res, v) for v in ("get", "list", "watch", "create", "delete", "patch")}
+        needed |= {("", res, v) for v in ("list", "watch", "create", "delete", "patch")}
     needed |= {("", "events", "create"), ("", "events", "patch")}
     needed |= {("", "endpoints", v) for v in ("get", "create", "update")}
     needed |= {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")}

@@ -79,6 +79,8 @@ class JobControllerConfiguration:
 
     enable_gang_scheduling: bool = False
     gang_scheduler_name: str = "kube-batch"
+    # updates of a job's pods within this many seconds are synced together (D51); 0: each
+    pod_updates_batch_period: float = 0.0
 
 
 class JobController:
@@ -121,7 +123,12 @@ class JobController:
             queue=self.work_queue,
             live_jobs=self.job_client,
         )
-        self.pods = owned(POD_TYPE, informer=pod_informer, control=pod_control)
+        self.pods = owned(
+            POD_TYPE,
+            informer=pod_informer,
+            control=pod_control,
+            update_batch_period=config.pod_updates_batch_period,
+        )
         self.services = owned(SERVICE_TYPE, informer=service_informer, control=service_control)
         self.pod_groups: PodGroupReconciler | None = None
         if config.enable_gang_scheduling:

@@ -41,7 +41,7 @@ from tf_operator.k8s.controller.controller_utils import (
 from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
 from tf_operator.k8s.labels import selector_from_set
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
-from tf_operator.k8s.workqueue import Queue
+from tf_operator.k8s.workqueue import DelayingQueue
 from tf_operator.logger import logger_for_pod
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,9 @@ class OwnedObjects:
         control: ObjectControl,
         owners: ControllerRefResolver,
         expectations: ControllerExpectations,
-        queue: Queue,
+        queue: DelayingQueue,
         live_jobs: ResourceInterface,  # the adoption pre-check reads the job live
+        update_batch_period: float = 0.0,
     ) -> None:
         self.owned = owned
         self._kind = kind
@@ -96,6 +97,7 @@ class OwnedObjects:
         self._expectations = expectations
         self._queue = queue
         self._live_jobs = live_jobs
+        self._update_batch_period = update_batch_period
         add_job_indexers(informer, kind.labels.job_name)
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
@@ -134,7 +136,9 @@ class OwnedObjects:
             self._queue.add(key)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
-        """Enqueue the old owner when the controller ref changed, then the current one."""
+        """Enqueue the old owner when the controller ref changed, then the current one: at
+        once, or at the end of the batch period, collapsing the updates of its objects within
+        it into one sync (D51)."""
         if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion"):
             return  # a periodic resync: nothing changed
         cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
@@ -144,7 +148,11 @@ class OwnedObjects:
                 self._queue.add(old_key)
         if cur_ref is not None:
             key = self._owners.owner_key(cur)
-            if key is not None:
+            if key is None:
+                return
+            if self._update_batch_period > 0:
+                self._queue.add_after(key, self._update_batch_period)
+            else:
                 self._queue.add(key)
 
     def on_delete(self, obj: Any) -> None:
@@ -205,12 +213,18 @@ class OwnedObjects:
         return manager.claim(objects)
 
     def delete(self, job: Job, obj: Obj) -> bool:
-        """Delete ``obj`` under a deletion expectation; True when a delete was issued."""
+        """Delete the cached ``obj`` under a deletion expectation, unless it is terminating
+        already; True when a delete was issued. The cache stands in for v0.5.3's live read:
+        the UID precondition keeps a stale entry from deleting a newer object (D52)."""
         m = meta(obj)
+        namespace, name = m.get("namespace", ""), m.get("name", "")
+        if m.get("deletionTimestamp"):
+            log.info("%s %s/%s is terminating, skip deleting", self.owned.noun, namespace, name)
+            return False
         rt = labels_of(obj).get(self._kind.labels.replica_type, "")
         return self._expectations.run_expected_delete(
             self.expectation_key(object_key(job), rt),
-            lambda: self._control.delete(m.get("namespace", ""), m.get("name", ""), job),
+            lambda: self._control.delete(namespace, name, job, uid=m.get("uid") or None),
         )
 
     def queue_create(self, ctx: SyncContext, rt: str, create: Callable[[], object]) -> None:

@@ -38,6 +38,7 @@ class TFController(JobController):
         config = JobControllerConfiguration(
             enable_gang_scheduling=bool(getattr(options, "enable_gang_scheduling", False)),
             gang_scheduler_name=getattr(options, "gang_scheduler_name", "") or "kube-batch",
+            pod_updates_batch_period=float(getattr(options, "pod_updates_batch_period", 0.0)),
         )
         super().__init__(
             TFJOB_KIND, kube_client, informer_factory, tfjob_informer, recorder, config, clock

@@ -120,6 +120,7 @@ class Harness:
         gang: bool = False,
         scheduler: str = "kube-batch",
         client: FakeKubeClient | None = None,
+        pod_updates_batch_period: float | None = None,  # None: the flag's default
     ) -> None:
         self.client = client or FakeKubeClient()
         self.clock = FakeClock(start=START)
@@ -127,6 +128,8 @@ class Harness:
         self.tfjob_informer = self.factory.for_resource(TFJOBS)
         self.recorder = FakeRecorder()
         options = ServerOption(enable_gang_scheduling=gang, gang_scheduler_name=scheduler)
+        if pod_updates_batch_period is not None:
+            options.pod_updates_batch_period = pod_updates_batch_period
         self.ctr = TFController(
             self.client, self.factory, self.tfjob_informer, self.recorder, options, self.clock
         )

@@ -65,6 +65,22 @@ def test_policy_all_deletes_services_without_pods(harness, tfu):
     assert len(harness.deleted("services")) == 6
 
 
+def test_cleanup_deletes_what_the_cache_holds_by_uid_and_skips_the_terminating(harness, tfu):
+    # v0.5.3 read each pod and service live before deleting it (divergence D52).
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), cleanPodPolicy="All")
+    harness.add_pods(job, "worker", active=2)
+    terminating = harness.add_pod(tfu.new_pod(job, "ps", 0, "Running"), cache=False)
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    harness.pod_informer.get_indexer().add(terminating)  # as the informer saw it
+    harness.sync(job)
+    assert sorted(harness.deleted("pods")) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
+    assert harness.actions("get") == []
+    cached = harness.pod_informer.get_indexer().list()
+    uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in cached}
+    for action in harness.client.filter_actions("delete", "pods"):
+        assert action.options["preconditions_uid"] == uids[action.name]
+
+
 # description: ttl, seconds passed since completion → TFJob deleted
 CLEANUP_ROWS = {
     "4 workers and 2 ps is running, TTLSecondsAfterFinished unset": (None, 0, False),

@@ -1,5 +1,6 @@
 """Ported from v0.5.3's pod_test.go (every row) plus its divergences (docs/divergences.md)."""
 
+import copy
 import json
 
 import pytest
@@ -321,16 +322,45 @@ def test_exited_with_code_event_is_recorded_once(harness, tfu):
     assert exited == ["Normal ExitedWithCode Pod: default.test-tfjob-worker-1 exited with code 3"]
 
 
-def test_update_pod_enqueues_old_and_new_owner(harness, tfu):
+def _pod_version(pod, version):
+    pod = copy.deepcopy(pod)
+    pod["metadata"]["resourceVersion"] = version
+    return pod
+
+
+def test_update_pod_enqueues_old_owner_at_once_and_new_owner_after_the_batch_period(harness, tfu):
     first = harness.add_job(tfu.new_tfjob(worker=1, name="first"))
     second = harness.add_job(tfu.new_tfjob(worker=1, name="second"))
-    old = tfu.new_pod(first, "worker", 0)
-    old["metadata"]["resourceVersion"] = "1"
-    new = tfu.new_pod(second, "worker", 0)
-    new["metadata"]["resourceVersion"] = "2"
+    old = _pod_version(tfu.new_pod(first, "worker", 0), "1")
+    new = _pod_version(tfu.new_pod(second, "worker", 0), "2")
     harness.ctr.pods.on_update(old, new)
-    keys = {harness.ctr.work_queue.get()[0], harness.ctr.work_queue.get()[0]}
-    assert keys == {"default/first", "default/second"}
+    queue = harness.ctr.work_queue
+    assert queue.get() == ("default/first", False)
+    assert len(queue) == 0 and queue.pending_count() == 1
+    harness.clock.step(1.0)  # the default --pod-updates-batch-period
+    assert queue.get() == ("default/second", False)
+
+
+def test_updates_of_a_jobs_pods_within_the_batch_period_make_one_sync(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    queue = harness.ctr.work_queue
+    pods = [tfu.new_pod(job, "worker", i) for i in range(2)]
+    for version, pod in enumerate(pods * 3):
+        harness.ctr.pods.on_update(_pod_version(pod, "1"), _pod_version(pod, str(version + 2)))
+        harness.clock.step(0.1)
+    assert len(queue) == 0 and queue.pending_count() == 1
+    harness.clock.step(0.4)
+    assert queue.get() == ("default/test-tfjob", False)
+    assert queue.pending_count() == 0
+
+
+def test_a_zero_batch_period_syncs_on_every_pod_update(make_harness, tfu):
+    harness = make_harness(pod_updates_batch_period=0)
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pod = tfu.new_pod(job, "worker", 0)
+    harness.ctr.pods.on_update(_pod_version(pod, "1"), _pod_version(pod, "2"))
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+    assert harness.ctr.work_queue.pending_count() == 0
 
 
 def test_update_pod_resync_is_ignored(harness, tfu):

@@ -162,6 +162,7 @@ PYTORCH_KIND = JobKind(
     default_port_name=PORT_NAME,
     metrics=JobMetrics(*(_counter(w) for w in ("created", "deleted", "ok", "failed", "restarted"))),
     decode=decode,
+    replica_specs_field="pytorchReplicaSpecs",
     set_defaults=set_defaults,
     is_master_role=lambda job, rtype, index: rtype == MASTER,
     port=port,

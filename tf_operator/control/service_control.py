@@ -64,7 +64,7 @@ class ServiceControl(RecordedObjectControl):
         return self._create_recorded(namespace, body, controller_object)
 
     def _on_created(self, name: str) -> None:
-        log.info("Controller created service %s", name)
+        log.debug("Controller created service %s", name)  # D53
 
     def delete_service(
         self, namespace: str, name: str, controller_object: Any, uid: str | None = None

@@ -111,6 +111,8 @@ class JobKind:
     metrics: JobMetrics
     # Decode and validate a cached object; raise InvalidJobError.
     decode: Callable[[Obj], Job]
+    # The spec field holding the replica specs by type ("tfReplicaSpecs").
+    replica_specs_field: str
     set_defaults: Callable[[Job], None]
     # Whether pod ``index`` of a replica type gets the ``job-role: master`` label.
     is_master_role: Callable[[Job, str, int], bool]

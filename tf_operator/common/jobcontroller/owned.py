@@ -266,7 +266,7 @@ class OwnedObjects:
                 if observe is not None:
                     observe(index, same_index[0])
             elif ctx.take_creation():
-                logger.info(self.owned.need_to_create, rt, index)
+                logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))
 
     def _delete_extras(

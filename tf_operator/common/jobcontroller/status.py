@@ -208,7 +208,7 @@ class StatusReconciler:
         counts = (job.status.replica_statuses or {})[rtype]
         expected = replicas - counts.succeeded
         running, failed = counts.active, counts.failed
-        ctx.logger.info(
+        ctx.logger.debug(  # D53
             "%s=%s, ReplicaType=%s expected=%d, running=%d, failed=%d",
             self._kind.resource.kind,
             job.name,

@@ -16,8 +16,9 @@ is correlated only after the write of its predecessor has been learnt, so it sti
 PATCH of the same Event, and the aggregation and spam filter see each object's events in the
 order they were recorded.
 
-The broadcaster made with a client logs each event (as v0.5.3's `StartLogging(log.Infof)`)
-from the recording threads, just before writing it: one queue and one hand-off per event.
+The broadcaster made with a client logs each event from the recording threads, just before
+writing it: one queue and one hand-off per event. v0.5.3 (`StartLogging(log.Infof)`) logged
+every event at INFO; here Warnings are, and Normal events at DEBUG (divergence D53).
 
 The recording watcher (`start_recording_to_sink`) passes each event through an
 `EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam
@@ -47,6 +48,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from datetime import datetime
+from functools import partial
 from typing import Any, Protocol
 
 from tf_operator.k8s.client import (
@@ -320,14 +322,15 @@ class EventBroadcaster:
         `workers` threads write concurrently; all events about one involved object go
         through one thread at a time, in order, so a repeat always patches the Event its
         first occurrence created and aggregation sees the object's events in sequence.
-        With `log_events` each event is also logged at INFO (see `start_logging`) by the
-        thread about to write it.
+        With `log_events` each event is also logged (see `start_logging`) by the thread about
+        to write it: a Warning at INFO, a Normal one at DEBUG (the API server keeps it).
         """
         correlator = EventCorrelator(self._clock, self._aggregate_name)
 
         def record(event: dict[str, Any]) -> None:
-            if log_events and log.isEnabledFor(logging.INFO):
-                _log_event(log.info, event)
+            level = logging.INFO if event.get("type") == "Warning" else logging.DEBUG
+            if log_events and log.isEnabledFor(level):
+                _log_event(partial(log.log, level), event)
             self._record_to_sink(sink, event, correlator)
 
         return self.start_event_watcher(record, workers=workers, key_of=involved_object_key)

@@ -334,3 +334,22 @@ def test_event_name_prefix_keeps_valid_names_and_separates_invalid_ones():
     assert event_name_prefix("UpperCase").startswith("uppercase-")
     assert event_name_prefix("a b") != event_name_prefix("a_b")
     assert len(event_name_prefix("x" * 300)) <= 253 - 17
+
+
+def test_the_client_broadcaster_logs_warnings_at_info_and_normal_events_at_debug(
+    kube, broadcaster, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="tf_operator.k8s.record.event")
+    rec = broadcaster.new_recorder("tf-operator")
+    rec.event(tfjob(), "Normal", "SuccessfulCreatePod", "Created pod: job1-worker-0")
+    rec.event(tfjob(), "Warning", "FailedCreatePod", "Error creating: quota")
+    wait_for(lambda: len(events_in(kube)) == 2)
+    logged = {
+        r.getMessage().split("reason: ")[1]: r.levelno
+        for r in caplog.records
+        if r.getMessage().startswith("Event(")
+    }
+    assert logged == {
+        "'SuccessfulCreatePod' Created pod: job1-worker-0": logging.DEBUG,
+        "'FailedCreatePod' Error creating: quota": logging.INFO,
+    }

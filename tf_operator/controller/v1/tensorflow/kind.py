@@ -63,6 +63,7 @@ TFJOB_KIND = JobKind(
     default_port_name=DEFAULT_PORT_NAME,
     metrics=TF_METRICS,
     decode=decode_tfjob,
+    replica_specs_field="tfReplicaSpecs",
     set_defaults=lambda job: set_defaults_tfjob(_tfjob(job)),
     is_master_role=is_master_role,
     port=lambda job, rtype: get_port_from_tfjob(_tfjob(job), rtype),

@@ -1,5 +1,7 @@
 """Ported from v0.5.3's controller_test.go (TestNormalPath, every row) plus sync-level fixes."""
 
+import logging
+
 import pytest
 
 TF_RUNNING = ("Running", "True", "TFJobRunning")
@@ -192,3 +194,33 @@ def test_invalid_key(harness):
 def test_sync_with_missing_namespace_raises(harness):
     with pytest.raises(ValueError, match="either namespace or name is missing"):
         harness.ctr.sync("onlyname")
+
+
+def test_a_pass_with_creates_in_flight_ends_before_decoding_the_job(harness, tfu, monkeypatch):
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    pending = harness.ctr.services.expectation_key("default/test-tfjob", "Worker")
+    harness.ctr.expectations.expect_creations(pending)
+    decoded = []
+    decode = harness.ctr.edits.decode
+    monkeypatch.setattr(
+        harness.ctr.edits, "decode", lambda raw, now: decoded.append(raw) or decode(raw, now)
+    )
+    assert harness.sync(job) is False  # not forgotten: the create may still fail
+    assert decoded == [] and harness.actions() == []
+    harness.ctr.expectations.creation_observed(pending)
+    harness.sync(job)
+    assert len(decoded) == 1 and harness.actions("create", "pods")
+
+
+def test_a_pass_that_only_waits_is_logged_at_debug_one_that_reconciles_at_info(
+    harness, tfu, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="tf_operator")
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    pending = harness.ctr.pods.expectation_key("default/test-tfjob", "Worker")
+    harness.ctr.expectations.expect_creations(pending)
+    harness.sync(job)
+    harness.ctr.expectations.creation_observed(pending)
+    harness.sync(job)
+    finished = [r.levelno for r in caplog.records if r.getMessage().startswith("Finished syncing")]
+    assert finished == [logging.DEBUG, logging.INFO]

@@ -13,9 +13,12 @@ Times are aware UTC datetimes truncated to seconds, the precision of ``metav1.Ti
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from tf_operator.k8s.objects import json_copy
 
 # Condition types.
 JOB_CREATED = "Created"
@@ -81,7 +84,7 @@ def _opt_str(data: dict, key: str, path: str) -> str | None:
 
 
 def _rest(data: dict, known: tuple[str, ...]) -> dict:
-    return {k: copy.deepcopy(v) for k, v in data.items() if k not in known}
+    return {k: json_copy(v) for k, v in data.items() if k not in known}
 
 
 def parse_time(value: Any, path: str) -> datetime | None:
@@ -90,11 +93,18 @@ def parse_time(value: Any, path: str) -> datetime | None:
         return None
     if not isinstance(value, str):
         raise DecodeError(f"{path}: expected an RFC3339 time string, got {value!r}")
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
     try:
-        parsed = datetime.fromisoformat(text)
+        return _parse_rfc3339(value)
     except ValueError as err:
         raise DecodeError(f"{path}: invalid RFC3339 time {value!r}") from err
+
+
+# A job's few timestamps are parsed and formatted on every pass and status write: memoised
+# (datetimes are immutable; a failed parse is not cached).
+@functools.lru_cache(maxsize=4096)
+def _parse_rfc3339(value: str) -> datetime:
+    text = value[:-1] + "+00:00" if value.endswith("Z") else value
+    parsed = datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC).replace(microsecond=0)
@@ -104,6 +114,11 @@ def format_time(value: datetime | None) -> str | None:
     """RFC3339 in UTC with second precision (``2019-07-01T12:00:00Z``), as Go writes it."""
     if value is None:
         return None
+    return _format_utc(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_utc(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -141,7 +156,7 @@ class ReplicaStatus:
         for key in self._KEYS:
             if getattr(self, key):
                 out[key] = getattr(self, key)
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
 
@@ -184,7 +199,7 @@ class JobCondition:
         # metav1.Time marshals a zero time as null even with omitempty.
         out["lastUpdateTime"] = format_time(self.last_update_time)
         out["lastTransitionTime"] = format_time(self.last_transition_time)
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
 
@@ -220,7 +235,7 @@ class ExitCodeRestarts:
         out: dict[str, Any] = {"count": self.count}
         if self.counted_pods:
             out["countedPods"] = list(self.counted_pods)
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
     def record(self, pod_uid: str) -> bool:
@@ -315,7 +330,7 @@ class JobStatus:
             out["exitCodeRestarts"] = self.exit_code_restarts.to_dict()
         if self.last_valid_spec is not None:
             out["lastValidSpec"] = self.last_valid_spec
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
     def deep_copy(self) -> JobStatus:
@@ -340,7 +355,7 @@ class ReplicaSpec:
         template = _expect_dict(data.get("template"), f"{path}.template") or {}
         return cls(
             replicas=_opt_int(data, "replicas", path),
-            template=copy.deepcopy(template),
+            template=json_copy(template),
             restart_policy=_opt_str(data, "restartPolicy", path) or "",
             extra=_rest(data, cls._KEYS),
         )
@@ -349,10 +364,10 @@ class ReplicaSpec:
         out: dict[str, Any] = {}
         if self.replicas is not None:
             out["replicas"] = self.replicas
-        out["template"] = copy.deepcopy(self.template)
+        out["template"] = json_copy(self.template)
         if self.restart_policy:
             out["restartPolicy"] = self.restart_policy
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
     # -- template accessors (the template is a plain PodTemplateSpec dict) --

@@ -30,6 +30,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
     REPLICA_TYPE_ORDER,
     REPLICA_TYPE_WORKER,
 )
+from tf_operator.k8s.objects import json_copy
 
 
 @dataclass
@@ -86,7 +87,7 @@ class TFJobSpec:
             if self.tf_replica_specs is None
             else {k: (None if v is None else v.to_dict()) for k, v in self.tf_replica_specs.items()}
         )
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
 
@@ -110,7 +111,7 @@ class TFJob:
         assert data is not None
         metadata = _expect_dict(data.get("metadata"), "metadata") or {}
         return cls(
-            metadata=copy.deepcopy(metadata),
+            metadata=json_copy(metadata),
             spec=TFJobSpec.from_dict(data.get("spec")),
             status=JobStatus.from_dict(data.get("status")),
             api_version=_opt_str(data, "apiVersion", "TFJob") or API_VERSION,
@@ -122,11 +123,11 @@ class TFJob:
         out: dict[str, Any] = {
             "apiVersion": self.api_version,
             "kind": self.kind,
-            "metadata": copy.deepcopy(self.metadata),
+            "metadata": json_copy(self.metadata),
             "spec": self.spec.to_dict(),
             "status": self.status.to_dict(),
         }
-        out.update(copy.deepcopy(self.extra))
+        out.update(json_copy(self.extra))
         return out
 
     def deep_copy(self) -> TFJob:

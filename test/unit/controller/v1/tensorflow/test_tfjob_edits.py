@@ -4,6 +4,7 @@ whatever the spec becomes, a running job edited into an invalid spec runs on its
 cache that missed our finishing write creates nothing."""
 
 import copy
+import json
 
 import pytest
 
@@ -216,3 +217,13 @@ def test_pass_on_a_cache_that_missed_the_finishing_write_creates_nothing(harness
     harness.client.clear_actions()
     harness.sync(job)
     assert harness.created("pods") == [] and harness.actions("update") == []
+
+
+def test_spec_json_is_compact_sorted_and_takes_any_json_number():
+    from tf_operator.common.jobcontroller.edits import spec_json
+
+    assert spec_json({"spec": {"b": [1, 0.5], "a": {"y": None, "x": "é"}}}) == (
+        '{"a":{"x":"é","y":null},"b":[1,0.5]}'
+    )
+    wide = {"spec": {"n": 2**70}}
+    assert json.loads(spec_json(wide)) == {"n": 2**70}

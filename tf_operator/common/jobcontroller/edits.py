@@ -25,8 +25,6 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-import orjson
-
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.job import InvalidJobReporter
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
@@ -45,14 +43,11 @@ from tf_operator.logger import logger_for_unstructured
 
 
 def spec_json(raw: Obj) -> str:
-    """A job's spec as compact JSON with sorted keys (equal specs give equal strings): orjson
-    on every pass, the standard library for what orjson cannot encode (integers wider than
-    64 bits, which JSON allows)."""
-    spec = raw.get("spec")
-    try:
-        return orjson.dumps(spec, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
-        return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    """A job's spec as compact JSON with sorted keys (equal specs give equal strings). The
+    standard library's, not orjson's: the text is recorded in the status (``lastValidSpec``)
+    and orjson writes non-ASCII text and some floats differently (docs/perf-diagnosis.md,
+    stage 4)."""
+    return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
 
 
 class SpecEdits:

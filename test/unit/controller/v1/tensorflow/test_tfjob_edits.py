@@ -223,7 +223,7 @@ def test_spec_json_is_compact_sorted_and_takes_any_json_number():
     from tf_operator.common.jobcontroller.edits import spec_json
 
     assert spec_json({"spec": {"b": [1, 0.5], "a": {"y": None, "x": "é"}}}) == (
-        '{"a":{"x":"é","y":null},"b":[1,0.5]}'
+        '{"a":{"x":"\\u00e9","y":null},"b":[1,0.5]}'
     )
     wide = {"spec": {"n": 2**70}}
     assert json.loads(spec_json(wide)) == {"n": 2**70}

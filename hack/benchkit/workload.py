@@ -65,17 +65,16 @@ def minimum_requests_per_job(ps: int, workers: int) -> dict[str, int]:
     One create per pod and per service. Three status writes: startTime + Created with the
     first pods; Succeeded once worker 0 has exited 0; the terminal branch's write. After
     success the still running PS pods are deleted with their services (CleanPodPolicy
-    Running), each delete preceded by v0.5.3's live GET. Events: one per create and delete,
-    ExitedWithCode for worker 0 and TFJobSucceeded. Everything else comes from caches.
+    Running; v0.5.3 read each live first, this operator deletes the cached one by UID:
+    divergence D52). Events: one per create and delete, ExitedWithCode for worker 0 and
+    TFJobSucceeded. Everything else comes from caches.
     """
     replicas = ps + workers
     return {
         "pods create": replicas,
         "services create": replicas,
         "tfjobs/status update": 3,
-        "pods get": ps,
         "pods delete": ps,
-        "services get": ps,
         "services delete": ps,
         "events create": 2 * replicas + 2 * ps + 2,
     }

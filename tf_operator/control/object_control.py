@@ -3,11 +3,10 @@
 :class:`PodControl` and :class:`ServiceControl` differ only in how they build the body they
 create, the event reasons and the nouns in their messages. :class:`RecordedObjectControl`
 holds the shared write paths once: ``_create_recorded`` posts a body and records the failed or
-successful create event; ``delete`` deletes an object and records the failed or successful
-delete event: given the UID of the object the caller saw, it deletes exactly that object (a
-UID precondition; the caller has checked it was not terminating, D52), else it reads the object
-live first as v0.5.3 did (a missing object or one already terminating is not deleted again);
-``patch`` is a strategic-merge patch (what the ref managers adopt and release
+successful create event; ``delete`` deletes an object unless it is gone or already
+terminating, and records the failed or successful delete event: given the object as the caller
+saw it (its cache), it deletes exactly that object (a UID precondition, D52), else it reads the
+object live first as v0.5.3 did; ``patch`` is a strategic-merge patch (what the ref managers adopt and release
 with). Subclasses set the reasons and nouns as class attributes.
 """
 
@@ -38,7 +37,7 @@ class ObjectControl(Protocol):
     """Delete and patch one kind of object on behalf of a controller (pods or services)."""
 
     def delete(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool: ...
 
     def patch(self, namespace: str, name: str, data: Obj) -> None: ...
@@ -87,12 +86,18 @@ class RecordedObjectControl:
         return created
 
     def delete(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool:
-        """Delete the object (only the one with ``uid`` when given); False when nothing was
+        """Delete the object (only the one ``seen`` when given); False when nothing was
         deleted (gone, replaced by another of its name, or already terminating)."""
-        if uid is None and not self._deletable(namespace, name):
+        current = seen if seen is not None else self._read(namespace, name)
+        if current is None:
             return False
+        if current.get("metadata", {}).get("deletionTimestamp"):
+            self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
+            return False
+        # what the caller saw is what gets deleted (D52); a live read needs no such check
+        uid = (seen.get("metadata", {}).get("uid") or None) if seen is not None else None
         try:
             self._resource.delete(name, namespace=namespace, preconditions_uid=uid)
         except Exception as err:
@@ -115,18 +120,14 @@ class RecordedObjectControl:
         )
         return True
 
-    def _deletable(self, namespace: str, name: str) -> bool:
-        """Read the object live: False when it is gone or already terminating."""
+    def _read(self, namespace: str, name: str) -> Obj | None:
+        """The object read live; None when it is gone."""
         try:
-            current = self._resource.get(name, namespace=namespace)
+            return self._resource.get(name, namespace=namespace)
         except Exception as err:
             if is_not_found(err):
-                return False
+                return None
             raise
-        if current.get("metadata", {}).get("deletionTimestamp"):
-            self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
-            return False
-        return True
 
     def patch(self, namespace: str, name: str, data: Obj) -> None:
         """Strategic-merge patch (adoption and release of the object)."""

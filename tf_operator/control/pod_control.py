@@ -32,7 +32,7 @@ class PodControlInterface(Protocol):
     ) -> Obj: ...
 
     def delete_pod(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool: ...
 
     def patch_pod(self, namespace: str, name: str, data: Obj) -> None: ...
@@ -86,10 +86,10 @@ class PodControl(RecordedObjectControl):
         return self._create_recorded(namespace, pod, controller_object)
 
     def delete_pod(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool:
         """Delete the pod; False when nothing was deleted (see ``delete``)."""
-        return self.delete(namespace, name, controller_object, uid)
+        return self.delete(namespace, name, controller_object, seen)
 
     def patch_pod(self, namespace: str, name: str, data: Obj) -> None:
         self.patch(namespace, name, data)

@@ -29,7 +29,7 @@ class ServiceControlInterface(Protocol):
     ) -> Obj: ...
 
     def delete_service(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool: ...
 
     def patch_service(self, namespace: str, name: str, data: Obj) -> None: ...
@@ -67,10 +67,10 @@ class ServiceControl(RecordedObjectControl):
         log.debug("Controller created service %s", name)  # D53
 
     def delete_service(
-        self, namespace: str, name: str, controller_object: Any, uid: str | None = None
+        self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None
     ) -> bool:
         """Delete the service; False when nothing was deleted (see ``delete``)."""
-        return self.delete(namespace, name, controller_object, uid)
+        return self.delete(namespace, name, controller_object, seen)
 
     def patch_service(self, namespace: str, name: str, data: Obj) -> None:
         self.patch(namespace, name, data)

@@ -136,13 +136,13 @@ def test_delete_by_uid_deletes_that_object_without_reading_it(env):
     created = control.create_pods_with_controller_ref("ns", TEMPLATE, JOB, OWNER)
     recorder.clear()
     uid = created["metadata"]["uid"]
-    assert control.delete_pod("ns", "job-worker-0", JOB, uid=uid) is True
+    assert control.delete_pod("ns", "job-worker-0", JOB, seen=created) is True
     pod_actions = [a for a in client.actions if a.resource_plural == "pods"]
     assert [(a.verb, a.name) for a in pod_actions][-1:] == [("delete", "job-worker-0")]
     assert not client.filter_actions("get", "pods")
     assert pod_actions[-1].options["preconditions_uid"] == uid
     assert recorder.events == ["Normal SuccessfulDeletePod Deleted pod: job-worker-0"]
-    assert control.delete_pod("ns", "job-worker-0", JOB, uid=uid) is False  # gone
+    assert control.delete_pod("ns", "job-worker-0", JOB, seen=created) is False  # gone
 
 
 def test_delete_by_uid_spares_a_newer_object_of_the_same_name(env):
@@ -151,6 +151,7 @@ def test_delete_by_uid_spares_a_newer_object_of_the_same_name(env):
     svc = {"metadata": {"name": "job-worker-0", "labels": {"a": "b"}}, "spec": {}}
     control.create_services_with_controller_ref("ns", svc, JOB, OWNER)
     recorder.clear()
-    assert control.delete_service("ns", "job-worker-0", JOB, uid="an-older-uid") is False
+    older = {"metadata": {"name": "job-worker-0", "uid": "an-older-uid"}}
+    assert control.delete_service("ns", "job-worker-0", JOB, seen=older) is False
     assert client.resource(SERVICES).get("job-worker-0", "ns")["metadata"]["name"]
     assert recorder.events == []

@@ -213,18 +213,13 @@ class OwnedObjects:
         return manager.claim(objects)
 
     def delete(self, job: Job, obj: Obj) -> bool:
-        """Delete the cached ``obj`` under a deletion expectation, unless it is terminating
-        already; True when a delete was issued. The cache stands in for v0.5.3's live read:
-        the UID precondition keeps a stale entry from deleting a newer object (D52)."""
+        """Delete the cached ``obj`` under a deletion expectation; True when a delete was
+        issued. The cache stands in for v0.5.3's live read (D52)."""
         m = meta(obj)
-        namespace, name = m.get("namespace", ""), m.get("name", "")
-        if m.get("deletionTimestamp"):
-            log.info("%s %s/%s is terminating, skip deleting", self.owned.noun, namespace, name)
-            return False
         rt = labels_of(obj).get(self._kind.labels.replica_type, "")
         return self._expectations.run_expected_delete(
             self.expectation_key(object_key(job), rt),
-            lambda: self._control.delete(namespace, name, job, uid=m.get("uid") or None),
+            lambda: self._control.delete(m.get("namespace", ""), m.get("name", ""), job, obj),
         )
 
     def queue_create(self, ctx: SyncContext, rt: str, create: Callable[[], object]) -> None:

@@ -9,6 +9,7 @@ freely.
 
 Invariants: a task is indexed in its job under exactly its current status; a node's ``used``
 counts every task placed on it (bound pods from the ledger plus this session's allocations),
+``nonzero`` the same tasks' cpu and memory as scoring counts them (``TaskInfo.nonzero``),
 ``pipelined`` the tasks planned against resources still being released.
 """
 
@@ -133,6 +134,8 @@ class TaskInfo:
     pod: dict
     resreq: Resources  # what the pod holds while it runs
     init_resreq: Resources  # what it needs to start (init containers included)
+    # cpu and memory as scoring counts them (defaults for missing requests: nonzero_requests)
+    nonzero: Resources
     status: TaskStatus
     node: str | None
     priority: int
@@ -146,12 +149,12 @@ class TaskInfo:
     last_transaction: tuple[TaskStatus, str] | None = None
     best_effort: bool = field(init=False)
     shape: tuple = field(init=False)  # init_resreq as a hashable value
-    request_shape: tuple = field(init=False)  # resreq as a hashable value
+    score_shape: tuple = field(init=False)  # nonzero as a hashable value
 
     def __post_init__(self) -> None:
         self.best_effort = is_empty(self.init_resreq)
         self.shape = tuple(sorted(self.init_resreq.items()))
-        self.request_shape = tuple(sorted(self.resreq.items()))
+        self.score_shape = tuple(sorted(self.nonzero.items()))
 
 
 @dataclass(eq=False)
@@ -236,6 +239,7 @@ class NodeInfo:
     releasing: Resources
     max_pods: int | None
     pod_count: int
+    nonzero: Resources = field(default_factory=dict)  # scoring's counterpart of ``used``
     pipelined: Resources = field(default_factory=dict)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)  # this scheduler's tasks on it
     version: int = 0  # bumped on every change, so per-node results can be cached
@@ -274,6 +278,7 @@ class NodeInfo:
             add(self.pipelined, task.resreq)
         else:
             add(self.used, task.resreq)
+            add(self.nonzero, task.nonzero)
             if task.status == TaskStatus.RELEASING:
                 add(self.releasing, task.resreq)
         self.pod_count += 1
@@ -286,6 +291,7 @@ class NodeInfo:
             add(self.pipelined, task.resreq, -1)
         else:
             add(self.used, task.resreq, -1)
+            add(self.nonzero, task.nonzero, -1)
             if task.status == TaskStatus.RELEASING:
                 add(self.releasing, task.resreq, -1)
         self.pod_count -= 1

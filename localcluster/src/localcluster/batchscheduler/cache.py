@@ -50,7 +50,7 @@ from localcluster.controllers.events import record_event
 from localcluster.controllers.informer import PODS, RegistryInformer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
-from localcluster.scheduler.predicates import running_and_effective_requests
+from localcluster.scheduler.predicates import nonzero_requests, running_and_effective_requests
 
 logger = logging.getLogger(__name__)
 
@@ -74,10 +74,14 @@ def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
     pass
 
 
-def task_requests(pod: dict) -> tuple[Resources, Resources]:
-    """(Resreq, InitResreq): containers summed; at least the largest init container."""
+TaskRequests = tuple[Resources, Resources, Resources]
+
+
+def task_requests(pod: dict) -> TaskRequests:
+    """(Resreq, InitResreq, non-zero): containers summed; at least the largest init container;
+    cpu and memory as scoring counts them."""
     running, effective = running_and_effective_requests(pod)
-    return to_resources(running), to_resources(effective)
+    return to_resources(running), to_resources(effective), to_resources(nonzero_requests(pod))
 
 
 def placement_key(pod: dict) -> str:
@@ -114,8 +118,8 @@ class BatchCache:
         self.flavour = flavour
         self._lock = threading.Lock()
         self._pods: dict[str, dict] = {}
-        # pod key -> (rv, resreq, init resreq, placement key): parsed once per pod version
-        self._parsed: dict[str, tuple[int, Resources, Resources, str]] = {}
+        # pod key -> (rv, (resreq, init resreq, nonzero), placement key): parsed once per version
+        self._parsed: dict[str, tuple[int, TaskRequests, str]] = {}
         self._written: dict[str, dict] = {}  # PodGroups as we last wrote them
         self._last_event: dict[str, tuple[str, str]] = {}
         self._reporter = ConditionReporter(registry, flavour.name)
@@ -208,6 +212,7 @@ class BatchCache:
                 allocatable=to_resources(allocatable),
                 used=to_resources(info.requested),
                 releasing=to_resources(info.releasing),
+                nonzero=to_resources(info.nonzero),
                 max_pods=int(max_pods) if max_pods is not None else None,
                 pod_count=info.pod_count,
             )
@@ -294,17 +299,17 @@ class BatchCache:
             )
         return jobs[uid]
 
-    def _parse(self, key: str, pod: dict) -> tuple[Resources, Resources, str]:
+    def _parse(self, key: str, pod: dict) -> tuple[TaskRequests, str]:
         rv = _rv(pod)
         with self._lock:
             cached = self._parsed.get(key)
         if cached is not None and cached[0] == rv:
-            return cached[1], cached[2], cached[3]
-        resreq, init = task_requests(pod)
+            return cached[1], cached[2]
+        requests = task_requests(pod)
         placement = placement_key(pod)
         with self._lock:
-            self._parsed[key] = (rv, resreq, init, placement)
-        return resreq, init, placement
+            self._parsed[key] = (rv, requests, placement)
+        return requests, placement
 
     def _add_task(self, pod, jobs, nodes, queues, priorities) -> None:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
@@ -317,7 +322,7 @@ class BatchCache:
         if job is None:
             return
         key = object_key(pod)
-        resreq, init, placement = self._parse(key, pod)
+        (resreq, init, nonzero), placement = self._parse(key, pod)
         status = task_status(pod)
         node_name = spec.get("nodeName")
         if status == TaskStatus.PENDING:
@@ -335,6 +340,7 @@ class BatchCache:
             pod=pod,
             resreq=resreq,
             init_resreq=init,
+            nonzero=nonzero,
             status=status,
             node=node_name,
             priority=int(priority),

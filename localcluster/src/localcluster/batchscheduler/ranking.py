@@ -2,9 +2,10 @@
 
 Scoring every feasible node for every task costs nodes x tasks calls of the NodeOrder hooks
 (10^5 in a cycle of 1,000 pods on 100 nodes). A ranking scores each node once for a given
-request vector, then re-scores only the nodes the session changed since (its change log), so
-choosing a node costs a walk down a sorted list. This assumes, as the built-in ``nodeorder``
-does, that a node's score depends only on the task's requests and the node's state.
+non-zero request vector (``TaskInfo.nonzero``), then re-scores only the nodes the session
+changed since (its change log), so choosing a node costs a walk down a sorted list. This
+assumes, as the built-in ``nodeorder`` does, that a node's score depends only on the task's
+non-zero requests and the node's state.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ Entry = tuple[int, str]  # (-score, node name): best first, ties to the smallest
 
 
 class NodeRanking:
-    """All of a session's nodes, best first for tasks requesting what ``task`` requests."""
+    """All of a session's nodes, best first for tasks whose non-zero requests are ``task``'s."""
 
     def __init__(
         self,

@@ -1,10 +1,11 @@
 """The node ledger: what every node holds, shared by every scheduler of the local cluster.
 
 One pod informer and one node informer feed a lock-protected map of ``NodeInfo`` (node,
-summed requests of its active pods, pod count, the part being released). Every non-terminal
-pod with a ``nodeName`` counts, whoever bound it, so the default scheduler and the batch
-schedulers never place two pods into the same free room (upstream kube-batch only saw another
-scheduler's pods once they left Pending: difference 9 in ``localcluster.batchscheduler``).
+summed requests of its active pods, the same as scoring counts them (non-zero), pod count,
+the part being released). Every non-terminal pod with a ``nodeName`` counts, whoever bound
+it, so the default scheduler and the batch schedulers never place two pods into the same free
+room (upstream kube-batch only saw another scheduler's pods once they left Pending:
+difference 9 in ``localcluster.batchscheduler``).
 
 Schedulers add a pod to the ledger *before* they bind it ("assume") and ``forget`` it when the
 bind fails; the informer replaces an assumed entry by the real one when the binding arrives.
@@ -16,7 +17,7 @@ ledger has applied an event, outside its lock, from the informer's consume conte
 concurrently with each other for one resource). ``sync()`` is the informers' barrier.
 
 A pod whose requests cannot be parsed (``cpu: lots`` written past validation) counts as a pod
-with no requests: it occupies a pod slot, and the ledger carries on.
+with no requests (not even non-zero ones): it occupies a pod slot, and the ledger carries on.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from localcluster.controllers.informer import NODES, PODS, RegistryInformer, object_key
-from localcluster.scheduler.predicates import NodeInfo, fit_reasons, is_active, pod_requests
+from localcluster.scheduler.predicates import (
+    NodeInfo,
+    add_amounts,
+    fit_reasons,
+    is_active,
+    nonzero_requests,
+    pod_requests,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,22 +50,18 @@ class _Entry:
 
     node: str
     requests: dict[str, Fraction]
+    nonzero: dict[str, Fraction]
     releasing: bool
     assumed: bool
 
 
-def requests_or_empty(pod: dict) -> dict[str, Fraction]:
-    """The pod's effective requests, or none when they cannot be parsed (logged)."""
+def amounts_or_empty(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """The pod's effective and non-zero requests, or none when they cannot be parsed (logged)."""
     try:
-        return pod_requests(pod)
+        return pod_requests(pod), nonzero_requests(pod)
     except (ValueError, TypeError, AttributeError) as err:
         logger.warning("pod %s has unparsable resources (%s); counting none", object_key(pod), err)
-        return {}
-
-
-def _add(target: dict[str, Fraction], amounts: dict[str, Fraction], sign: int) -> None:
-    for name, value in amounts.items():
-        target[name] = target.get(name, Fraction(0)) + sign * value
+        return {}, {}
 
 
 class NodeLedger:
@@ -116,6 +120,7 @@ class NodeLedger:
                     requested=dict(info.requested),
                     pod_count=info.pod_count,
                     releasing=dict(info.releasing),
+                    nonzero=dict(info.nonzero),
                     parsed=info.parsed,
                 )
                 for name, info in self._nodes.items()
@@ -172,24 +177,22 @@ class NodeLedger:
 
     def _record(self, key: str, node_name: str, pod: dict, assumed: bool) -> None:
         self._drop(key)
-        requests = requests_or_empty(pod)
+        requests, nonzero = amounts_or_empty(pod)
         releasing = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
         info = self._info(node_name)
-        _add(info.requested, requests, +1)
+        info.add(requests, nonzero, 1)
         if releasing:
-            _add(info.releasing, requests, +1)
-        info.pod_count += 1
-        self._entries[key] = _Entry(node_name, requests, releasing, assumed)
+            add_amounts(info.releasing, requests)
+        self._entries[key] = _Entry(node_name, requests, nonzero, releasing, assumed)
 
     def _drop(self, key: str) -> None:
         entry = self._entries.pop(key, None)
         if entry is None:
             return
         info = self._info(entry.node)
-        _add(info.requested, entry.requests, -1)
+        info.add(entry.requests, entry.nonzero, -1)
         if entry.releasing:
-            _add(info.releasing, entry.requests, -1)
-        info.pod_count -= 1
+            add_amounts(info.releasing, entry.requests, -1)
 
     def _on_node(self, event_type: str, node: dict, old: dict | None) -> None:
         with self._lock:

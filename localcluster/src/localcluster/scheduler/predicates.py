@@ -23,6 +23,16 @@ REASON_NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready:
 REASON_TOO_MANY_PODS = "Too many pods"
 # Taint effects that keep new pods off a node (PreferNoSchedule only lowers a node's score).
 BLOCKING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+# What scoring counts for a container that requests no cpu / memory (kube-scheduler's
+# DefaultMilliCPURequest, DefaultMemoryRequest), so pods without requests never look free.
+DEFAULT_CPU_REQUEST = Fraction(1, 10)
+DEFAULT_MEMORY_REQUEST = Fraction(200 * 2**20)
+
+
+def add_amounts(target: dict[str, Fraction], amounts: dict[str, Fraction], sign: int = 1) -> None:
+    """``target += sign * amounts``, in place."""
+    for name, value in amounts.items():
+        target[name] = target.get(name, Fraction(0)) + sign * value
 
 
 def _sum_into(total: dict[str, Fraction], resources: dict | None) -> None:
@@ -65,6 +75,27 @@ def pod_requests(pod: dict) -> dict[str, Fraction]:
     return running_and_effective_requests(pod)[1]
 
 
+def _container_nonzero(container: dict) -> dict[str, Fraction]:
+    requests = container_requests(container)
+    return {
+        "cpu": requests.get("cpu", DEFAULT_CPU_REQUEST),
+        "memory": requests.get("memory", DEFAULT_MEMORY_REQUEST),
+    }
+
+
+def nonzero_requests(pod: dict) -> dict[str, Fraction]:
+    """The cpu and memory scoring counts for the pod: as ``pod_requests``, but a container that
+    names no cpu (memory) request counts the default (an explicit 0 stays 0)."""
+    spec = pod.get("spec") or {}
+    total = {"cpu": Fraction(0), "memory": Fraction(0)}
+    for container in spec.get("containers") or []:
+        add_amounts(total, _container_nonzero(container))
+    for container in spec.get("initContainers") or []:
+        for name, value in _container_nonzero(container).items():
+            total[name] = max(total[name], value)
+    return total
+
+
 def is_active(pod: dict) -> bool:
     """A bound pod still holds its node's resources until it reaches a terminal phase."""
     return (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES
@@ -75,13 +106,15 @@ class NodeInfo:
     """A node and the sum of the requests of the active pods bound to it.
 
     ``releasing`` is the part of ``requested`` held by pods that are being deleted: they still
-    occupy the node, but a batch scheduler may plan against it ("future idle").
+    occupy the node, but a batch scheduler may plan against it ("future idle"). ``nonzero``
+    sums ``nonzero_requests`` of the same pods: scoring uses it, fit uses ``requested``.
     """
 
     node: dict
     requested: dict[str, Fraction] = field(default_factory=dict)
     pod_count: int = 0
     releasing: dict[str, Fraction] = field(default_factory=dict)
+    nonzero: dict[str, Fraction] = field(default_factory=dict)
     # (the node object it was parsed from, its parsed allocatable): parsed once per node version
     parsed: tuple[dict, dict[str, Fraction]] | None = field(default=None, repr=False, compare=False)
 
@@ -100,15 +133,17 @@ class NodeInfo:
         self.parsed = (self.node, out)
         return out
 
+    def add(self, requests: dict[str, Fraction], nonzero: dict[str, Fraction], sign: int) -> None:
+        """Count (sign 1) or uncount (sign -1) one pod with these amounts."""
+        add_amounts(self.requested, requests, sign)
+        add_amounts(self.nonzero, nonzero, sign)
+        self.pod_count += sign
+
     def add_pod(self, pod: dict) -> None:
-        for name, value in pod_requests(pod).items():
-            self.requested[name] = self.requested.get(name, Fraction(0)) + value
-        self.pod_count += 1
+        self.add(pod_requests(pod), nonzero_requests(pod), 1)
 
     def remove_pod(self, pod: dict) -> None:
-        for name, value in pod_requests(pod).items():
-            self.requested[name] = self.requested.get(name, Fraction(0)) - value
-        self.pod_count -= 1
+        self.add(pod_requests(pod), nonzero_requests(pod), -1)
 
 
 def resource_reasons(
@@ -251,17 +286,16 @@ def unschedulable_message(node_count: int, reasons_per_node: Iterable[list[str]]
     return f"0/{node_count} nodes are available: {', '.join(parts)}."
 
 
-def score(pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None) -> Fraction:
-    """Least-allocated score: the mean free share of cpu and memory once the pod is placed."""
+def score(info: NodeInfo, nonzero: dict[str, Fraction]) -> Fraction:
+    """Least-allocated score: the mean free share of cpu and memory once a pod whose
+    ``nonzero_requests`` are ``nonzero`` is placed, counting the node's non-zero requests."""
     allocatable = info.allocatable()
-    if requests is None:
-        requests = pod_requests(pod)
     shares = []
     for name in ("cpu", "memory"):
         capacity = allocatable.get(name, Fraction(0))
         if capacity <= 0:
             continue
-        used = info.requested.get(name, Fraction(0)) + requests.get(name, Fraction(0))
+        used = info.nonzero.get(name, Fraction(0)) + nonzero.get(name, Fraction(0))
         shares.append(max(Fraction(0), capacity - used) / capacity)
     return sum(shares, Fraction(0)) / len(shares) if shares else Fraction(0)
 
@@ -279,7 +313,6 @@ def select_node(pod: dict, infos: list[NodeInfo]) -> tuple[NodeInfo | None, str]
             feasible.append(info)
     if not feasible:
         return None, unschedulable_message(len(infos), rejections)
-    best = max(
-        feasible, key=lambda i: (score(pod, i, requests), -i.pod_count, [-ord(c) for c in i.name])
-    )
+    nonzero = nonzero_requests(pod)
+    best = max(feasible, key=lambda i: (score(i, nonzero), -i.pod_count, [-ord(c) for c in i.name]))
     return best, ""

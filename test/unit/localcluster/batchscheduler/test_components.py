@@ -21,6 +21,7 @@ from localcluster.nodepool import parse_node_pool, parse_taint
 from localcluster.scheduler.ledger import NodeLedger
 
 GI = 2**30
+MI = 2**20
 
 
 def task(name: str, spec: str = "", status_: TaskStatus = TaskStatus.PENDING, **kw) -> TaskInfo:
@@ -32,6 +33,7 @@ def task(name: str, spec: str = "", status_: TaskStatus = TaskStatus.PENDING, **
         pod={},
         resreq=kw.get("resreq", {"cpu": Fraction(1)}),
         init_resreq=kw.get("resreq", {"cpu": Fraction(1)}),
+        nonzero=kw.get("nonzero", {"cpu": 1000, "memory": 200 * MI * 1000}),
         status=status_,
         node=None,
         priority=1,
@@ -308,6 +310,36 @@ def test_try_assume_all_is_all_or_nothing():
         assert ledger.snapshot()["n-0"].requested == {"cpu": 2}
         ledger.forget("default/a")
         assert ledger.snapshot()["n-0"].requested == {"cpu": 1}
+    finally:
+        stop.set()
+        ledger.join(2)
+        registry.stop()
+
+
+def test_the_ledger_keeps_non_zero_requests_as_pods_come_and_go():
+    registry, stop = Registry(), threading.Event()
+    try:
+        ledger = NodeLedger(registry)
+        ledger.start(stop)
+        register_node(registry, NodeConfig("n-0", cpu="2"))
+        assert ledger.sync()
+        bare = {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": [{}]}}
+        ledger.assume(bare, "n-0")
+        info = ledger.snapshot()["n-0"]
+        assert info.nonzero == {"cpu": Fraction(1, 10), "memory": 200 * MI}
+        assert (info.requested, info.pod_count) == ({}, 1)
+        body = {
+            "metadata": {"name": "b", "namespace": "default"},
+            "spec": {"nodeName": "n-0", "containers": [{"name": "c", "image": "x"}]},
+        }
+        registry.create(("", "v1", "pods"), "default", body)
+        assert ledger.sync()
+        assert ledger.snapshot()["n-0"].nonzero == {"cpu": Fraction(2, 10), "memory": 400 * MI}
+        ledger.forget("default/a")
+        registry.delete(("", "v1", "pods"), "default", "b", grace_period_seconds=0)
+        assert ledger.sync()
+        info = ledger.snapshot()["n-0"]
+        assert (info.nonzero, info.pod_count) == ({"cpu": 0, "memory": 0}, 0)
     finally:
         stop.set()
         ledger.join(2)

@@ -9,6 +9,7 @@ from localcluster.scheduler.predicates import (
     NodeInfo,
     fit_reasons,
     match_expression,
+    nonzero_requests,
     pod_requests,
     select_node,
     unschedulable_message,
@@ -160,3 +161,53 @@ def test_select_node_prefers_least_allocated_and_reports_failures():
     chosen, message = select_node(pod(limits={"nvidia.com/gpu": "1"}), [busy, idle])
     assert chosen is None
     assert message == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+
+
+MI = 2**20
+
+
+def test_non_zero_requests_default_each_container_without_a_request():
+    # "c" requests 500m cpu (0 memory, explicitly); "side" requests nothing
+    p = pod(requests={"cpu": "500m", "memory": "0"})
+    assert nonzero_requests(p) == {"cpu": Fraction(6, 10), "memory": 200 * MI}
+    # as for fit, an init container raises the sum to its own (non-zero) request
+    p = pod(requests={"cpu": "500m", "memory": "0"}, init={"cpu": "4"})
+    assert nonzero_requests(p) == {"cpu": Fraction(4), "memory": 200 * MI}
+    assert nonzero_requests(pod(limits={"memory": "1Gi"})) == {
+        "cpu": Fraction(2, 10),
+        "memory": 1024 * MI + 200 * MI,
+    }
+
+
+def test_node_info_adds_and_removes_non_zero_requests():
+    info = NodeInfo(node("n1"))
+    info.add_pod(pod())
+    info.add_pod(pod(requests={"cpu": "1"}))
+    assert info.nonzero == {"cpu": Fraction(13, 10), "memory": 800 * MI}
+    assert info.requested == {"cpu": 1}
+    info.remove_pod(pod())
+    assert info.nonzero == {"cpu": Fraction(11, 10), "memory": 400 * MI}
+
+
+def test_select_node_spreads_pods_without_requests():
+    small, empty = NodeInfo(node("a")), NodeInfo(node("b"))
+    small.add_pod(pod(requests={"cpu": "500m", "memory": "1000Mi"}))
+    chosen = []
+    for _ in range(6):
+        best, _message = select_node(pod(), [small, empty])
+        assert best is not None
+        best.add_pod(pod())
+        chosen.append(best.name)
+    # "b" until it holds as much as "a" (600m, 1200Mi), then ties go to the node with fewer pods
+    assert chosen == ["b", "b", "b", "a", "b", "a"]
+
+
+def test_a_pod_without_requests_fits_a_node_whose_cpu_is_all_requested():
+    full = NodeInfo(node("a", cpu="1", memory="1Gi", pods=30))
+    full.add_pod(pod(requests={"cpu": "1", "memory": "1Gi"}))
+    for _ in range(28):
+        full.add_pod(pod())
+    assert fit_reasons(pod(), full) == []
+    assert select_node(pod(), [full]) == (full, "")
+    full.add_pod(pod())
+    assert fit_reasons(pod(), full) == ["Too many pods"]

@@ -41,7 +41,7 @@ def feasible_nodes(
 
 
 def _ranking(ssn: Session, task: TaskInfo) -> NodeRanking:
-    key = task.request_shape
+    key = task.score_shape
     ranking = ssn.rankings.get(key)
     if ranking is None:
         ranking = ssn.rankings[key] = NodeRanking(task, ssn.nodes, ssn.node_score, ssn.node_changes)

@@ -1,7 +1,10 @@
 """nodeorder: score feasible nodes on Kubernetes' 0-100 scale.
 
 ``leastrequested`` favours free nodes, ``balancedresource`` nodes whose cpu and memory use stay
-alike; both count this session's allocations. Weights come from the plugin's arguments
+alike; both count this session's allocations, and both count requests as Kubernetes' scoring
+does: non-zero (``TaskInfo.nonzero``, ``NodeInfo.nonzero``), so a container without requests
+weighs 100m cpu and 200Mi memory and such pods spread instead of piling onto one node (fit
+still uses the real requests). Weights come from the plugin's arguments
 (``leastrequested.weight``, ``balancedresource.weight``, default 1). Ties are broken by node
 name by the allocate action (upstream picked at random: difference 8).
 """
@@ -22,7 +25,7 @@ def least_requested(task: TaskInfo, node: NodeInfo) -> int:
     scores = []
     for name in (CPU, MEMORY):
         capacity = node.allocatable.get(name, 0)
-        free = capacity - node.used.get(name, 0) - task.resreq.get(name, 0)
+        free = capacity - node.nonzero.get(name, 0) - task.nonzero.get(name, 0)
         scores.append(0 if capacity <= 0 or free < 0 else free * MAX_SCORE // capacity)
     return sum(scores) // len(scores)
 
@@ -32,8 +35,8 @@ def balanced_resource(task: TaskInfo, node: NodeInfo) -> int:
     cpu_cap, mem_cap = node.allocatable.get(CPU, 0), node.allocatable.get(MEMORY, 0)
     if cpu_cap <= 0 or mem_cap <= 0:
         return 0
-    cpu = node.used.get(CPU, 0) + task.resreq.get(CPU, 0)
-    mem = node.used.get(MEMORY, 0) + task.resreq.get(MEMORY, 0)
+    cpu = node.nonzero.get(CPU, 0) + task.nonzero.get(CPU, 0)
+    mem = node.nonzero.get(MEMORY, 0) + task.nonzero.get(MEMORY, 0)
     if cpu >= cpu_cap or mem >= mem_cap:
         return 0
     whole = cpu_cap * mem_cap
@@ -52,7 +55,7 @@ class NodeOrderPlugin:
         cache: dict[tuple[int, int, str], tuple[int, int]] = {}
 
         def score(task: TaskInfo, node: NodeInfo) -> int:
-            key = (task.resreq.get(CPU, 0), task.resreq.get(MEMORY, 0), node.name)
+            key = (task.nonzero.get(CPU, 0), task.nonzero.get(MEMORY, 0), node.name)
             hit = cache.get(key)
             if hit is not None and hit[0] == node.version:
                 return hit[1]

@@ -122,6 +122,7 @@ class JobController:
             expectations=self.expectations,
             queue=self.work_queue,
             live_jobs=self.job_client,
+            job_finished=self.memory.is_finished,
         )
         self.pods = owned(
             POD_TYPE,

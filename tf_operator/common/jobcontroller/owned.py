@@ -5,7 +5,8 @@ differs. Handlers (v0.5.3 ``AddPod``/``UpdatePod``/``DeletePod`` and, unlike v0.
 updates and deletions, D4) trace an object to its job through its controller reference, reading
 only the cached job's metadata (a ``ControllerRefResolver`` matching the API group too, D7,
 D26), lower the expectation of the
-object's replica type and enqueue the job. ``claim`` adopts and releases through the
+object's replica type and enqueue the job, except for updates of the objects of a job this
+process saw finish, which no pass has work for (D54). ``claim`` adopts and releases through the
 controller-ref managers, looking only at the job's own objects (:mod:`.index`).
 ``reconcile_indices`` keeps one object per replica index (D21) and queues the missing ones for
 creation within the pass's budget (D38). Creates and deletes run under an expectation (D3,
@@ -88,6 +89,7 @@ class OwnedObjects:
         queue: DelayingQueue,
         live_jobs: ResourceInterface,  # the adoption pre-check reads the job live
         update_batch_period: float = 0.0,
+        job_finished: Callable[[str, str], bool] = lambda _key, _uid: False,
     ) -> None:
         self.owned = owned
         self._kind = kind
@@ -98,6 +100,7 @@ class OwnedObjects:
         self._queue = queue
         self._live_jobs = live_jobs
         self._update_batch_period = update_batch_period
+        self._job_finished = job_finished  # (key, uid): this process saw the job finish
         add_job_indexers(informer, kind.labels.job_name)
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
@@ -148,7 +151,7 @@ class OwnedObjects:
                 self._queue.add(old_key)
         if cur_ref is not None:
             key = self._owners.owner_key(cur)
-            if key is None:
+            if key is None or self._settled(key, cur_ref, old, cur):
                 return
             if self._update_batch_period > 0:
                 self._queue.add_after(key, self._update_batch_period)
@@ -167,6 +170,15 @@ class OwnedObjects:
         if exp_key is not None:
             self._expectations.deletion_observed(exp_key)
             self._queue.add(key)
+
+    def _settled(self, key: str, ref: dict[str, Any], old: Obj, cur: Obj) -> bool:
+        """True when an update of ``cur`` cannot give its finished job's pass work (D54): the
+        job finished in this process and the update changed neither owner nor labels, so
+        the claim would keep it and clean-up has already judged it. (Deletions still queue
+        the job: a pass that failed after issuing its deletes waits for them.)"""
+        if get_controller_of(old) != ref or labels_of(old) != labels_of(cur):
+            return False
+        return self._job_finished(key, str(ref.get("uid", "")))
 
     def _expectation_key_of(self, obj: Obj, key: str) -> str | None:
         """The expectation key of ``obj`` under job ``key``; None (logged) without a type."""

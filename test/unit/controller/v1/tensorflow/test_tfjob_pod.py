@@ -501,3 +501,42 @@ def test_creates_queued_before_a_pass_fails_still_run(harness, tfu, monkeypatch)
         harness.sync(job)
     assert len(harness.created("pods")) == 2
     assert harness.ctr.expectations.get("default/test-tfjob/worker/pods") == (2, 0)
+
+
+def test_a_finished_jobs_pod_updates_queue_no_pass_but_deletions_still_do(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    key = "default/test-tfjob"
+    queue, expectations = harness.ctr.work_queue, harness.ctr.expectations
+    harness.ctr.memory.mark_finished(key, job["metadata"]["uid"])
+    expectations.expect_deletions(f"{key}/worker/pods", 1)
+    pod = tfu.new_pod(job, "worker", 0, "Running")
+    terminating = _pod_version(pod, "2")
+    terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    harness.ctr.pods.on_update(_pod_version(pod, "1"), terminating)
+    exited = _pod_version(tfu.new_pod(job, "worker", 0, "Succeeded"), "3")
+    harness.ctr.pods.on_update(_pod_version(pod, "1"), exited)
+    assert len(queue) == 0 and queue.pending_count() == 0
+    # a pass that failed after issuing its deletes waits for them: a deletion still syncs
+    harness.ctr.pods.on_delete(terminating)
+    assert expectations.satisfied_expectations(f"{key}/worker/pods")
+    assert queue.get() == (key, False)
+
+
+def test_a_finished_job_still_syncs_for_a_new_pod_or_a_relabelled_one(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    key = "default/test-tfjob"
+    harness.ctr.memory.mark_finished(key, job["metadata"]["uid"])
+    pod = tfu.new_pod(job, "worker", 0, "Succeeded")
+    harness.ctr.pods.on_add(pod)
+    assert harness.ctr.work_queue.get() == (key, False)
+    harness.ctr.work_queue.done(key)
+    relabelled = _pod_version(pod, "2")
+    relabelled["metadata"]["labels"]["tf-replica-index"] = "7"
+    harness.ctr.pods.on_update(_pod_version(pod, "1"), relabelled)
+    assert harness.ctr.work_queue.pending_count() == 1  # the claim may release it
+
+
+def test_a_job_this_process_did_not_see_finish_syncs_on_its_pods_deletion(harness, tfu):
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.ctr.pods.on_delete(tfu.new_pod(job, "worker", 0))
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

@@ -293,8 +293,8 @@ def _requests(figures: dict) -> list[str]:
         "(`apiserver_request_total{client,verb,resource,code}`), leader-election traffic",
         f"apart. The least a v0.5.3-faithful operator can make is "
         f"{figures.get('minimum_requests_per_job')} per job: one create per pod and service,",
-        "three status writes, a GET + DELETE for the PS pod and service, and one event per",
-        "create, delete, worker 0's exit and the success.",
+        "three status writes, a DELETE of the PS pod and of its service (no GET first: D52),",
+        "and one event per create, delete, worker 0's exit and the success.",
         "",
         *_table(["per job", *present.keys()], rows),
         "",

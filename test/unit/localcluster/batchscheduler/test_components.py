@@ -288,59 +288,57 @@ def test_node_pool_parsing():
 # -- ledger -------------------------------------------------------------------------------------
 
 
-def test_try_assume_all_is_all_or_nothing():
+@pytest.fixture
+def one_node_ledger():
+    """A started ledger over a registry holding one 2-cpu node ``n-0``."""
     registry, stop = Registry(), threading.Event()
+    ledger = NodeLedger(registry)
     try:
-        ledger = NodeLedger(registry)
         ledger.start(stop)
         register_node(registry, NodeConfig("n-0", cpu="2"))
         assert ledger.sync()
-
-        def pod(name: str, cpu: str) -> dict:
-            container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
-            return {
-                "metadata": {"name": name, "namespace": "default"},
-                "spec": {"containers": [container]},
-            }
-
-        failures = ledger.try_assume_all([(pod("a", "1"), "n-0"), (pod("b", "2"), "n-0")])
-        assert failures == {"default/b": ["Insufficient cpu"]}
-        assert ledger.snapshot()["n-0"].pod_count == 0  # "a" was not kept either
-        assert ledger.try_assume_all([(pod("a", "1"), "n-0"), (pod("b", "1"), "n-0")]) == {}
-        assert ledger.snapshot()["n-0"].requested == {"cpu": 2}
-        ledger.forget("default/a")
-        assert ledger.snapshot()["n-0"].requested == {"cpu": 1}
+        yield registry, ledger
     finally:
         stop.set()
         ledger.join(2)
         registry.stop()
 
 
-def test_the_ledger_keeps_non_zero_requests_as_pods_come_and_go():
-    registry, stop = Registry(), threading.Event()
-    try:
-        ledger = NodeLedger(registry)
-        ledger.start(stop)
-        register_node(registry, NodeConfig("n-0", cpu="2"))
-        assert ledger.sync()
-        bare = {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": [{}]}}
-        ledger.assume(bare, "n-0")
-        info = ledger.snapshot()["n-0"]
-        assert info.nonzero == {"cpu": Fraction(1, 10), "memory": 200 * MI}
-        assert (info.requested, info.pod_count) == ({}, 1)
-        body = {
-            "metadata": {"name": "b", "namespace": "default"},
-            "spec": {"nodeName": "n-0", "containers": [{"name": "c", "image": "x"}]},
+def test_try_assume_all_is_all_or_nothing(one_node_ledger):
+    _, ledger = one_node_ledger
+
+    def pod(name: str, cpu: str) -> dict:
+        container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+        return {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [container]},
         }
-        registry.create(("", "v1", "pods"), "default", body)
-        assert ledger.sync()
-        assert ledger.snapshot()["n-0"].nonzero == {"cpu": Fraction(2, 10), "memory": 400 * MI}
-        ledger.forget("default/a")
-        registry.delete(("", "v1", "pods"), "default", "b", grace_period_seconds=0)
-        assert ledger.sync()
-        info = ledger.snapshot()["n-0"]
-        assert (info.nonzero, info.pod_count) == ({"cpu": 0, "memory": 0}, 0)
-    finally:
-        stop.set()
-        ledger.join(2)
-        registry.stop()
+
+    failures = ledger.try_assume_all([(pod("a", "1"), "n-0"), (pod("b", "2"), "n-0")])
+    assert failures == {"default/b": ["Insufficient cpu"]}
+    assert ledger.snapshot()["n-0"].pod_count == 0  # "a" was not kept either
+    assert ledger.try_assume_all([(pod("a", "1"), "n-0"), (pod("b", "1"), "n-0")]) == {}
+    assert ledger.snapshot()["n-0"].requested == {"cpu": 2}
+    ledger.forget("default/a")
+    assert ledger.snapshot()["n-0"].requested == {"cpu": 1}
+
+
+def test_the_ledger_keeps_non_zero_requests_as_pods_come_and_go(one_node_ledger):
+    registry, ledger = one_node_ledger
+    bare = {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": [{}]}}
+    ledger.assume(bare, "n-0")
+    info = ledger.snapshot()["n-0"]
+    assert info.nonzero == {"cpu": Fraction(1, 10), "memory": 200 * MI}
+    assert (info.requested, info.pod_count) == ({}, 1)
+    body = {
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"nodeName": "n-0", "containers": [{"name": "c", "image": "x"}]},
+    }
+    registry.create(("", "v1", "pods"), "default", body)
+    assert ledger.sync()
+    assert ledger.snapshot()["n-0"].nonzero == {"cpu": Fraction(2, 10), "memory": 400 * MI}
+    ledger.forget("default/a")
+    registry.delete(("", "v1", "pods"), "default", "b", grace_period_seconds=0)
+    assert ledger.sync()
+    info = ledger.snapshot()["n-0"]
+    assert (info.nonzero, info.pod_count) == ({"cpu": 0, "memory": 0}, 0)

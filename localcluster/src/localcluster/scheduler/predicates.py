@@ -10,7 +10,7 @@ the API server; the scheduler loop feeds these functions from its caches.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -50,24 +50,26 @@ def container_requests(container: dict) -> dict[str, Fraction]:
     return out
 
 
-def containers_requests(pod: dict) -> dict[str, Fraction]:
-    """What the pod holds while it runs: the sum over its (non-init) containers."""
-    total: dict[str, Fraction] = {}
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        for name, value in container_requests(container).items():
-            total[name] = total.get(name, Fraction(0)) + value
-    return total
+def _running_and_effective(
+    pod: dict, per_container: Callable[[dict], dict[str, Fraction]]
+) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+    """(``per_container`` summed over the containers, that sum raised to the largest init
+    container)."""
+    spec = pod.get("spec") or {}
+    running: dict[str, Fraction] = {}
+    for container in spec.get("containers") or []:
+        add_amounts(running, per_container(container))
+    effective = dict(running)
+    for container in spec.get("initContainers") or []:
+        for name, value in per_container(container).items():
+            effective[name] = max(effective.get(name, Fraction(0)), value)
+    return running, effective
 
 
 def running_and_effective_requests(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """(what the pod holds while it runs, what it needs to start): the second is the first
     raised to the largest init container."""
-    running = containers_requests(pod)
-    effective = dict(running)
-    for container in (pod.get("spec") or {}).get("initContainers") or []:
-        for name, value in container_requests(container).items():
-            effective[name] = max(effective.get(name, Fraction(0)), value)
-    return running, effective
+    return _running_and_effective(pod, container_requests)
 
 
 def pod_requests(pod: dict) -> dict[str, Fraction]:
@@ -86,14 +88,8 @@ def _container_nonzero(container: dict) -> dict[str, Fraction]:
 def nonzero_requests(pod: dict) -> dict[str, Fraction]:
     """The cpu and memory scoring counts for the pod: as ``pod_requests``, but a container that
     names no cpu (memory) request counts the default (an explicit 0 stays 0)."""
-    spec = pod.get("spec") or {}
-    total = {"cpu": Fraction(0), "memory": Fraction(0)}
-    for container in spec.get("containers") or []:
-        add_amounts(total, _container_nonzero(container))
-    for container in spec.get("initContainers") or []:
-        for name, value in _container_nonzero(container).items():
-            total[name] = max(total[name], value)
-    return total
+    effective = _running_and_effective(pod, _container_nonzero)[1]
+    return {"cpu": Fraction(0), "memory": Fraction(0), **effective}
 
 
 def is_active(pod: dict) -> bool:

@@ -151,7 +151,9 @@ class OwnedObjects:
                 self._queue.add(old_key)
         if cur_ref is not None:
             key = self._owners.owner_key(cur)
-            if key is None or self._settled(key, cur_ref, old, cur):
+            if key is None:
+                return
+            if cur_ref == old_ref and self._settled(key, cur_ref, old, cur):
                 return
             if self._update_batch_period > 0:
                 self._queue.add_after(key, self._update_batch_period)
@@ -172,13 +174,11 @@ class OwnedObjects:
             self._queue.add(key)
 
     def _settled(self, key: str, ref: dict[str, Any], old: Obj, cur: Obj) -> bool:
-        """True when an update of ``cur`` cannot give its finished job's pass work (D54): the
-        job finished in this process and the update changed neither owner nor labels, so
-        the claim would keep it and clean-up has already judged it. (Deletions still queue
-        the job: a pass that failed after issuing its deletes waits for them.)"""
-        if get_controller_of(old) != ref or labels_of(old) != labels_of(cur):
-            return False
-        return self._job_finished(key, str(ref.get("uid", "")))
+        """True when an update of ``cur`` that kept its owner ``ref`` cannot give its
+        finished job's pass work (D54): the job finished in this process and the labels are
+        unchanged, so the claim would keep it and clean-up has already judged it. (Deletions
+        still queue the job: a pass that failed after issuing its deletes waits for them.)"""
+        return labels_of(old) == labels_of(cur) and self._job_finished(key, str(ref.get("uid", "")))
 
     def _expectation_key_of(self, obj: Obj, key: str) -> str | None:
         """The expectation key of ``obj`` under job ``key``; None (logged) without a type."""

@@ -201,6 +201,8 @@ def _scaling(figures: dict, plots: dict) -> list[str]:
         "each size does the same work per job). The cost per job must stay flat for the",
         "operator and for the local cluster itself (its CPU per job, until all objects exist,",
         "covers the API server, scheduler, simulated kubelets and endpoints controller).",
+        "The smallest burst lasts a second or two, so it runs three times, interleaved, and",
+        f"the median run counts (times per job of all three: {_runs(by_jobs)}).",
         "",
         "Reproduce: `.venv/bin/python hack/bench_operator.py --only scaling "
         "--scaling 100,1000,5000`.",
@@ -225,6 +227,17 @@ def _scaling(figures: dict, plots: dict) -> list[str]:
     if "scaling" in plots:
         out += [f"![scaling](img/{plots['scaling']})", ""]
     return out
+
+
+def _runs(by_jobs: dict[int, dict]) -> str:
+    if not by_jobs:
+        return "not run"
+    smallest = by_jobs[min(by_jobs)]
+    return "; ".join(
+        f"{key} " + " / ".join(_v(v, " ms") for v in smallest[key].get("runs_ms_per_job") or [])
+        for key in ("floor", "operator")
+        if key in smallest
+    )
 
 
 def _steady(figures: dict, plots: dict) -> list[str]:

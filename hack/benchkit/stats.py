@@ -24,3 +24,14 @@ def ratio(a: float | None, b: float | None, digits: int = 2) -> float | None:
     if a is None or not b:
         return None
     return round(a / b, digits)
+
+
+def median_run(runs: list[dict], key: str = "ms_per_job") -> dict:
+    """Of repeated runs, the one with the median ``key``, with every run's ``key`` alongside
+    (``runs_<key>``); an incomplete run (no ``key``) is returned instead, so that a failure
+    is never outvoted. A single run is returned as it is."""
+    if len(runs) == 1:
+        return runs[0]
+    failed = [run for run in runs if not run.get(key)]
+    chosen = failed[0] if failed else sorted(runs, key=lambda r: r[key])[len(runs) // 2]
+    return {**chosen, f"runs_{key}": [run.get(key) for run in runs]}

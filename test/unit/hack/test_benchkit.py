@@ -29,6 +29,20 @@ def test_percentile_and_ratio():
     assert stats.ratio(1.0, 0) is None
 
 
+def test_median_run_keeps_the_middle_run_and_never_outvotes_a_failure():
+    runs = [
+        {"ms_per_job": 20.0, "n": 1},
+        {"ms_per_job": 16.0, "n": 2},
+        {"ms_per_job": 18.0, "n": 3},
+    ]
+    median = stats.median_run(runs)
+    assert median["n"] == 3
+    assert median["runs_ms_per_job"] == [20.0, 16.0, 18.0]
+    failed = stats.median_run([*runs[:2], {"ms_per_job": None, "complete": False}])
+    assert failed["complete"] is False
+    assert stats.median_run(runs[:1]) is runs[0]
+
+
 def test_minimum_requests_per_job_for_one_ps_four_workers():
     minimum = workload.minimum_requests_per_job(1, 4)
     assert minimum["pods create"] == minimum["services create"] == 5

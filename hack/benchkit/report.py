@@ -230,14 +230,14 @@ def _scaling(figures: dict, plots: dict) -> list[str]:
 
 
 def _runs(by_jobs: dict[int, dict]) -> str:
-    if not by_jobs:
-        return "not run"
-    smallest = by_jobs[min(by_jobs)]
-    return "; ".join(
-        f"{key} " + " / ".join(_v(v, " ms") for v in smallest[key].get("runs_ms_per_job") or [])
+    """Time per job of each run of the smallest burst, floor and operator."""
+    smallest = by_jobs[min(by_jobs)] if by_jobs else {}
+    parts = [
+        f"{key} " + " / ".join(_v(v, " ms") for v in runs)
         for key in ("floor", "operator")
-        if key in smallest
-    )
+        if (runs := smallest.get(key, {}).get("runs_ms_per_job"))
+    ]
+    return "; ".join(parts) or "not recorded"
 
 
 def _steady(figures: dict, plots: dict) -> list[str]:

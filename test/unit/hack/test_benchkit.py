@@ -219,6 +219,27 @@ def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run()
     assert "| [0].objects | 20 |" in text  # a benchmark's figures may be one record per size
 
 
+def test_report_shows_every_run_of_the_smallest_scaling_burst():
+    def point(jobs, ms, runs=None):
+        extra = {"runs_ms_per_job": runs} if runs else {}
+        return {
+            "jobs": jobs,
+            "ms_per_job": ms,
+            "all_pods_and_services_s": jobs * ms / 1000,
+            **extra,
+        }
+
+    figures = {
+        "scaling": {
+            "floor": [point(100, 20.0, [21.0, 20.0, 19.5]), point(1000, 20.5)],
+            "operator": [point(100, 18.0, [16.7, 18.0, 20.1]), point(1000, 21.0)],
+        }
+    }
+    doc = {"results": {"operator": {"figures": {"figures": figures, "goals": []}}}}
+    text = report.render(doc, {})
+    assert "floor 21.0 ms / 20.0 ms / 19.5 ms; operator 16.7 ms / 18.0 ms / 20.1 ms" in text
+
+
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
     from benchkit import plots

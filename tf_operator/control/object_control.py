@@ -6,8 +6,8 @@ holds the shared write paths once: ``_create_recorded`` posts a body and records
 successful create event; ``delete`` deletes an object unless it is gone or already
 terminating, and records the failed or successful delete event: given the object as the caller
 saw it (its cache), it deletes exactly that object (a UID precondition, D52), else it reads the
-object live first as v0.5.3 did; ``patch`` is a strategic-merge patch (what the ref managers adopt and release
-with). Subclasses set the reasons and nouns as class attributes.
+object live first as v0.5.3 did; ``patch`` is a strategic-merge patch (what the ref managers
+adopt and release with). Subclasses set the reasons and nouns as class attributes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tf_operator.control.util import (
     event_object,
 )
 from tf_operator.k8s.client import KubeInterface, Resource, is_conflict, is_not_found
-from tf_operator.k8s.objects import Obj
+from tf_operator.k8s.objects import Obj, meta
 
 log = logging.getLogger(__name__)
 
@@ -90,14 +90,15 @@ class RecordedObjectControl:
     ) -> bool:
         """Delete the object (only the one ``seen`` when given); False when nothing was
         deleted (gone, replaced by another of its name, or already terminating)."""
-        current = seen if seen is not None else self._read(namespace, name)
+        if seen is None:
+            current, uid = self._read(namespace, name), None
+        else:  # what the caller saw is what gets deleted (D52)
+            current, uid = seen, meta(seen).get("uid") or None
         if current is None:
             return False
-        if current.get("metadata", {}).get("deletionTimestamp"):
+        if meta(current).get("deletionTimestamp"):
             self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
             return False
-        # what the caller saw is what gets deleted (D52); a live read needs no such check
-        uid = (seen.get("metadata", {}).get("uid") or None) if seen is not None else None
         try:
             self._resource.delete(name, namespace=namespace, preconditions_uid=uid)
         except Exception as err:

@@ -5,8 +5,10 @@ Scenarios (each in a fresh in-process local cluster with the simulated kubelet a
 endpoints controller on; see ``hack/benchkit/scenarios.py``):
 
 - ``burst``: 200 TFJobs (1 PS + 4 workers) at once, for the floor (pods, services, their
-  events and a status write; and pods + services only), the operator at default flags and
-  at ``--threadiness 4``: time to all pods + services, per-job p50/p99, CPU per job
+  events and a status write; and pods + services only), the lean lifecycle client (the
+  fewest requests of a whole lifecycle over our own REST client: ``benchkit/lean.py``), the
+  operator at default flags and at ``--threadiness 4``: time to all pods + services,
+  per-job p50/p99, CPU per job
   lifecycle (create to Succeeded and cleanup, from /proc), requests per job by verb and
   resource, 409s, deletes per object, events sent and stored.
 - ``scaling``: 100, 1,000 and 5,000 jobs in one burst, operator and floor, workers running
@@ -92,6 +94,7 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
         for key, subject, lifecycle in (
             ("floor", procs.floor("full"), False),
             ("floor_objects", procs.floor("objects"), False),
+            ("lean", procs.lean(), True),
             ("operator_default", _maybe_profiled(args, procs.operator(), "default"), True),
             ("operator_t4", _maybe_profiled(args, procs.operator(4), "threadiness4"), True),
             ("floor_again", procs.floor("full"), False),

@@ -87,6 +87,8 @@ def _burst_goals(fig: dict) -> list[Goal]:
 def _cpu_goals(fig: dict) -> list[Goal]:
     out = []
     ref = (fig.get("reference") or {}).get("burst") or {}
+    lean = fig.get("lean") or {}
+    lean = lean if lean.get("complete") else {}
     for key, label in (("operator_default", "defaults"), ("operator_t4", "--threadiness 4")):
         run = fig.get(key) or {}
         cpu = run.get("cpu_ms_per_job") if run.get("complete") else None
@@ -96,6 +98,7 @@ def _cpu_goals(fig: dict) -> list[Goal]:
                 f"operator CPU per job lifecycle, {label}",
                 _fmt(cpu, " ms"),
                 f"<= {CPU_PER_JOB_GOAL_MS:g} ms",
+                f"lean lifecycle client {_fmt(lean.get('cpu_ms_per_job'), ' ms')}; "
                 f"floor {_fmt((fig.get('floor') or {}).get('cpu_ms_per_job'), ' ms')}; "
                 f"reference {_fmt(ref.get('cpu_ms_per_job'), ' ms')}",
                 _check(cpu, lambda v: v <= CPU_PER_JOB_GOAL_MS),

@@ -109,7 +109,8 @@ def memory(figures: dict, out: Path) -> str | None:
 
 
 def cpu_per_job(figures: dict, baseline: dict, out: Path) -> str | None:
-    """CPU per job lifecycle: before this work (recorded baseline) and now, beside the floor."""
+    """CPU per job lifecycle: before this work (recorded baseline) and now, beside the floor
+    and the lean lifecycle client."""
     before = (baseline or {}).get("figures") or {}
     labels, befores, nows = [], [], []
     for key, label in (("operator_default", "defaults"), ("operator_t4", "--threadiness 4")):
@@ -129,6 +130,10 @@ def cpu_per_job(figures: dict, baseline: dict, out: Path) -> str | None:
     floor = (figures.get("floor") or {}).get("cpu_ms_per_job")
     if floor:
         ax.axhline(floor, color="grey", linestyle="--", label=f"floor client ({floor} ms)")
+    lean = (figures.get("lean") or {}).get("cpu_ms_per_job")
+    if lean:
+        label = f"lean lifecycle client ({lean} ms)"
+        ax.axhline(lean, color="green", linestyle="-.", label=label)
     ax.axhline(5.0, color="red", linestyle=":", label="goal (5 ms)")
     ax.set_xticks(list(xs), labels)
     ax.set_ylabel("operator CPU ms per job lifecycle")

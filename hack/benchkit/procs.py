@@ -1,9 +1,9 @@
-"""The process under test: our operator, a reference binary, or the floor client.
+"""The process under test: our operator, a reference binary, the floor or the lean client.
 
 Each runs as a child process with its output in a log file. CPU (user + system) and RSS are
 read from /proc through psutil; a sampler thread keeps the peak RSS. Readiness is observed
 in the API server: the process is ready once it holds its watches (three for an operator:
-TFJobs, pods, services; one for the floor).
+TFJobs, pods, services; as many for the lean client; one or three for the floor).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ REFERENCE_ENV = "TFOP_REFERENCE_BIN"
 
 @dataclass(frozen=True)
 class Subject:
-    """What to run. ``kind`` is ``operator`` (ours), ``reference`` or ``floor``."""
+    """What to run. ``kind`` is ``operator`` (ours), ``reference``, ``floor`` or ``lean``."""
 
     label: str
     kind: str
@@ -65,6 +65,11 @@ def floor(mode: str = "full", threads: int = 16) -> Subject:
     return Subject(label, "floor", (f"--mode={mode}", f"--threads={threads}"), watches=watches)
 
 
+def lean(threads: int = 8) -> Subject:
+    """The lean lifecycle client (``benchkit.lean``): TFJobs, pods and services watched."""
+    return Subject("lean lifecycle client", "lean", (f"--threads={threads}",))
+
+
 def reference_binary() -> str | None:
     """The reference binary named by ``TFOP_REFERENCE_BIN``, when it exists."""
     path = os.environ.get(REFERENCE_ENV, "")
@@ -88,6 +93,9 @@ def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict
     elif subject.kind == "reference":  # v0.5.3 has no --kubeconfig flag
         env["KUBECONFIG"] = cluster.kubeconfig
         argv = [subject.binary, *monitoring]
+    elif subject.kind == "lean":
+        env["PYTHONPATH"] = str(HACK)
+        argv = [sys.executable, "-m", "benchkit.lean", f"--kubeconfig={cluster.kubeconfig}"]
     else:
         env["PYTHONPATH"] = str(HACK)
         argv = [sys.executable, "-m", "benchkit.floor", f"--server={cluster.url}"]

@@ -100,7 +100,8 @@ def _run_row(run: dict) -> list[Any]:
 
 
 def _burst(figures: dict, plots: dict) -> list[str]:
-    runs = [figures.get(k) for k in ("floor", "floor_objects", "operator_default", "operator_t4")]
+    keys = ("floor", "floor_objects", "lean", "operator_default", "operator_t4")
+    runs = [figures.get(k) for k in keys]
     runs.append((figures.get("reference") or {}).get("burst"))
     rows = [_run_row(r) for r in runs if r and not r.get("error")]
     out = [
@@ -113,6 +114,12 @@ def _burst(figures: dict, plots: dict) -> list[str]:
         "one event per object and the first status write, holding pod and service watches",
         "as any controller does (and, as a second floor, pods and services alone, no watches",
         "but TFJobs). The floor runs before and after the operators; the faster run counts.",
+        "The lean lifecycle client (`hack/benchkit/lean.py`) goes through each job's whole",
+        "lifecycle with the fewest requests (the minimum of the requests section) over the",
+        "operator's own REST client, decoding the TFJob and pod watches to see jobs arrive",
+        "and worker 0 exit, and nothing else: no caches, expectations, workqueue, logging or",
+        "event correlation. Its CPU per job is the least a Python process on this stack",
+        "spends on a job lifecycle.",
         'CPU is the process\'s user + system time from /proc; "CPU per job"',
         "runs to the process's last request (for operators: after every job Succeeded and its",
         "PS pod and service were deleted).",
@@ -149,6 +156,16 @@ def _same_code_note(baseline: dict, operator_commit: str | None) -> list[str]:
     ]
 
 
+def _lean_note(lean: dict) -> list[str]:
+    if lean.get("cpu_ms_per_job") is None:
+        return []
+    return [
+        f"The lean lifecycle client used {_v(lean['cpu_ms_per_job'], ' ms')} per job in the",
+        f"same burst ({_v(lean.get('requests_per_job'))} requests per job): the least a",
+        "Python process on this stack spends on a lifecycle (see Burst).",
+    ]
+
+
 def _cpu(figures: dict, baseline: dict, plots: dict, doc_commit: str | None) -> list[str]:
     before = baseline.get("figures") or {}
     rows = []
@@ -167,6 +184,7 @@ def _cpu(figures: dict, baseline: dict, plots: dict, doc_commit: str | None) -> 
         f'"before" column was recorded at {baseline.get("commit", "?")} '
         f"({baseline.get('recorded', '?')}), before the stage-2 optimisations.",
         *_same_code_note(baseline, doc_commit),
+        *_lean_note(figures.get("lean") or {}),
         "",
         *_table(["subject", "before", "load then", "now", "load now", "threads"], rows),
         "",

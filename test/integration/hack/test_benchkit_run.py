@@ -1,5 +1,6 @@
-"""hack/benchkit end to end on a tiny burst: the floor client and the real operator against
-the local cluster, measured through the same code ``make bench`` uses."""
+"""hack/benchkit end to end on a tiny burst: the floor client, the lean lifecycle client and
+the real operator against the local cluster, measured through the same code ``make bench``
+uses."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "hack"))
 
-from benchkit import procs, scenarios  # noqa: E402
+from benchkit import procs, scenarios, workload  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -37,6 +38,17 @@ def test_floor_burst_makes_exactly_its_requests(settings):
     assert result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
     # /proc counts CPU in 10 ms ticks: three jobs of the floor may take less than one.
     assert isinstance(result["cpu_ms_per_job"], float) and result["cpu_ms_per_job"] >= 0
+
+
+def test_lean_client_goes_through_each_lifecycle_with_the_fewest_requests(settings):
+    result = scenarios.burst(settings, procs.lean(threads=2), 2, lifecycle=True, budget=120)
+    assert result["complete"], result.get("log_tail")
+    assert result["jobs_succeeded"] == 2
+    assert result["objects_deleted"] == {"pods": 2, "services": 2}
+    minimum = workload.minimum_requests_per_job(settings.ps, settings.workers)
+    assert result["requests_per_job_by_kind"] == {k: float(n) for k, n in minimum.items()}
+    assert result["conflicts_409"] == 0
+    assert result["events_stored"]["TFJobSucceeded"] == 2
 
 
 def test_operator_burst_measures_a_whole_lifecycle(settings):

@@ -1,5 +1,5 @@
 """hack/benchkit: the pure parts of the operator benchmark (statistics, workload and floor
-bodies, goal judgement, report rendering, plots)."""
+bodies, the lean client's requests, goal judgement, report rendering, plots)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "hack"))
 
-from benchkit import floor, goals, report, scenarios, stats, workload  # noqa: E402
+from benchkit import floor, goals, lean, report, scenarios, stats, workload  # noqa: E402
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
@@ -123,6 +123,89 @@ def test_floor_sends_objects_events_then_one_status_write():
     assert [s[1] for s in conn.sent] == ["pods", "services", "pods", "pods", "services", "services"]
 
 
+class RecordingResource:
+    """A ResourceClient stand-in: records ``(verb, resource, what)``; writes return the body."""
+
+    def __init__(self, plural, sent):
+        self.plural, self.sent = plural, sent
+
+    def create(self, body, namespace=None):
+        self.sent.append(("create", self.plural, body.get("reason") or body["metadata"]["name"]))
+        return body
+
+    def update_status(self, body, namespace=None):
+        types = [c["type"] for c in body["status"]["conditions"]]
+        self.sent.append(("update", "tfjobs/status", "+".join(types)))
+        return body
+
+    def delete(self, name, namespace=None):
+        self.sent.append(("delete", self.plural, name))
+        return {}
+
+
+class RecordingClient:
+    def __init__(self):
+        self.sent: list[tuple[str, str, str]] = []
+
+    def resource(self, resource):
+        return RecordingResource(resource.plural, self.sent)
+
+
+def _exited_pod(job: str, rtype: str, index: int, phase: str = "Succeeded") -> dict:
+    terminated = {"exitCode": 0, "reason": "Completed"}
+    return {
+        "metadata": {"labels": workload._labels(job, rtype, index)},
+        "status": {"phase": phase, "containerStatuses": [{"state": {"terminated": terminated}}]},
+    }
+
+
+def _run_tasks(client: lean.LeanLifecycle) -> None:
+    while not client.tasks.empty():
+        client.tasks.get_nowait()()
+
+
+def test_lean_client_makes_exactly_the_minimum_requests_of_a_lifecycle():
+    job = workload.tfjob_manifest("j", ps=1, workers=4)
+    job["metadata"].update(uid="u", resourceVersion="1")
+    recorder = RecordingClient()
+    client = lean.LeanLifecycle(recorder)
+    client.start(job)
+    client.on_pod_update(_exited_pod("j", "worker", 1))  # not worker 0
+    client.on_pod_update(_exited_pod("j", "worker", 0, phase="Running"))
+    client.on_pod_update(_exited_pod("other", "worker", 0))  # a job this client never started
+    assert client.tasks.empty()
+    client.on_pod_update(_exited_pod("j", "worker", 0))
+    client.on_pod_update(_exited_pod("j", "worker", 0))  # seen again: finished once
+    _run_tasks(client)
+    per_kind: dict[str, int] = {}
+    for verb, resource, _ in recorder.sent:
+        per_kind[f"{resource} {verb}"] = per_kind.get(f"{resource} {verb}", 0) + 1
+    assert per_kind == workload.minimum_requests_per_job(1, 4)
+    assert recorder.sent[-8:] == [
+        ("create", "events", "ExitedWithCode"),
+        ("update", "tfjobs/status", "Created+Succeeded"),
+        ("create", "events", "TFJobSucceeded"),
+        ("delete", "pods", "j-ps-0"),
+        ("create", "events", "SuccessfulDeletePod"),
+        ("delete", "services", "j-ps-0"),
+        ("create", "events", "SuccessfulDeleteService"),
+        ("update", "tfjobs/status", "Created+Succeeded"),
+    ]
+
+
+def test_lean_status_bodies_are_accepted_by_the_api_server(registry):
+    job = registry.create(TFJOBS, "default", workload.tfjob_manifest("j"))
+    stamp = "2026-01-01T00:00:00Z"
+    created = registry.update(
+        TFJOBS, "default", "j", lean._status(job, False, stamp), subresource="status"
+    )
+    done = registry.update(
+        TFJOBS, "default", "j", lean._status(created, True, stamp), subresource="status"
+    )
+    assert [c["type"] for c in done["status"]["conditions"]] == ["Created", "Succeeded"]
+    assert done["status"]["completionTime"] == done["status"]["startTime"] == stamp
+
+
 def test_queue_depth_sums_every_queue():
     text = (
         "# TYPE workqueue_depth gauge\n"
@@ -168,6 +251,7 @@ def _run(took, cpu=4.0, per_job=30.0, conflicts=0, deletes=1.0, sent=10, stored=
 def test_goals_pass_fail_and_not_measured():
     figures = {
         "floor": {"all_pods_and_services_s": 2.0, "cpu_ms_per_job": 3.0},
+        "lean": {"complete": True, "cpu_ms_per_job": 3.5},
         "operator_default": _run(2.9),
         "operator_t4": _run(3.1, cpu=6.0, conflicts=2, sent=12),
         "minimum_requests_per_job": 31,
@@ -184,6 +268,8 @@ def test_goals_pass_fail_and_not_measured():
     # scenarios that did not run are "not measured", never a pass
     assert all(g.passed is None for g in rows if g.number in (3, 4))
     assert "recorded in issue 11" in next(g for g in rows if g.number == 5).compared_with
+    cpu = next(g for g in rows if g.number == 2).compared_with
+    assert cpu.startswith("lean lifecycle client 3.50 ms; floor 3.00 ms")
 
 
 def test_goals_of_nothing_claim_no_pass():
@@ -193,6 +279,12 @@ def test_goals_of_nothing_claim_no_pass():
 def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run():
     figures = {
         "floor": {"subject": "floor", "jobs": 200, "all_pods_and_services_s": 2.0},
+        "lean": {
+            "subject": "lean lifecycle client",
+            "jobs": 200,
+            "cpu_ms_per_job": 3.5,
+            "requests_per_job": 29.0,
+        },
         "operator_default": _run(2.9),
         "reference": {"not_run": "TFOP_REFERENCE_BIN does not name an executable binary"},
         "minimum_requests_per_job": 31,
@@ -215,6 +307,8 @@ def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run()
     assert "| G1 | 200-job burst to all pods + services, defaults | 2.90 s = 1.45x floor" in text
     assert "Not run: TFOP_REFERENCE_BIN does not name an executable binary." in text
     assert "![per-job latency](img/burst_latency.png)" in text
+    assert "| lean lifecycle client | 200 |" in text
+    assert "The lean lifecycle client used 3.5 ms per job in the" in text
     assert "| items_per_s | 5 |" in text
     assert "| [0].objects | 20 |" in text  # a benchmark's figures may be one record per size
 

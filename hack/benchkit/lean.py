@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -74,6 +75,7 @@ class LeanLifecycle:
         self.tasks: queue.Queue[Task] = queue.Queue()
         self._jobs: dict[str, dict] = {}  # the newest copy this client wrote or saw, by name
         self._finished: set[str] = set()
+        self._job_locks: dict[str, threading.Lock] = {}  # a job's start and finish never overlap
         self._lock = threading.Lock()
 
     def run(self, threads: int) -> None:
@@ -87,7 +89,15 @@ class LeanLifecycle:
 
     def _work(self) -> None:
         while True:
-            self.tasks.get()()
+            task = self.tasks.get()
+            try:
+                task()
+            except Exception:  # noqa: BLE001 - the job stays unfinished: the run is incomplete
+                traceback.print_exc()
+
+    def _job_lock(self, name: str) -> threading.Lock:
+        with self._lock:
+            return self._job_locks.setdefault(name, threading.Lock())
 
     def _event(self, job: dict, reason: str, message: str) -> None:
         self.events_api.create(floor_event(job, reason, message), NAMESPACE)
@@ -102,8 +112,14 @@ class LeanLifecycle:
     def start(self, job: dict) -> None:
         """Pods and services per replica type, each with its event, then the first status."""
         name = job["metadata"]["name"]
-        with self._lock:
-            self._jobs[name] = job
+        with self._job_lock(name):
+            with self._lock:
+                self._jobs[name] = job
+            self._create_all(job)
+            self._write_status(name, False, _stamp())
+
+    def _create_all(self, job: dict) -> None:
+        name = job["metadata"]["name"]
         by_type: dict[str, list[tuple[int, dict]]] = {}
         for rtype, index, template in replica_list(job):
             by_type.setdefault(rtype, []).append((index, template))
@@ -115,10 +131,13 @@ class LeanLifecycle:
                 self.services_api.create(floor_service(job, rtype, index), NAMESPACE)
                 message = f"Created service: {name}-{rtype}-{index}"
                 self._event(job, "SuccessfulCreateService", message)
-        self._write_status(name, False, _stamp())
 
     def finish(self, name: str, exit_code: int) -> None:
         """Worker 0 exited 0: success, then the running PS pods and services go."""
+        with self._job_lock(name):
+            self._finish(name, exit_code)
+
+    def _finish(self, name: str, exit_code: int) -> None:
         with self._lock:
             job = self._jobs[name]
         stamp = _stamp()

@@ -122,23 +122,28 @@ def _scaling_goals(fig: dict) -> list[Goal]:
     span = f"{min(counts)} -> {max(counts)} jobs" if counts else "no runs"
     r = scaling_ratio(ops)
     # the floor's traffic per job is the same at every size: the cluster's CPU for it must be
-    cluster = scaling_ratio(floor, "cluster_cpu_ms_per_job")
+    # flat too. All of it counts, to the floor's last request: the window to all objects
+    # holds a smaller share of it in a short burst than in a long one.
+    cluster = scaling_ratio(floor, "cluster_cpu_ms_per_job_total")
+    window = scaling_ratio(floor, "cluster_cpu_ms_per_job")
     return [
         Goal(
             3,
             f"time per job, {span} in one burst (endpoints controller on)",
             f"{_fmt(r, 'x')} ({' / '.join(_fmt(p.get('ms_per_job'), ' ms') for p in ops)})",
             f"<= {SCALING_GOAL}x",
-            f"floor {_fmt(scaling_ratio(floor), 'x')}",
+            f"floor {_fmt(scaling_ratio(floor), 'x')}; operator CPU per job to its last "
+            f"request {_fmt(scaling_ratio(ops, 'cpu_ms_per_job'), 'x')}",
             _check(r, lambda v: v <= SCALING_GOAL),
         ),
         Goal(
             3,
             f"local cluster CPU per job under the floor's traffic, {span} "
-            "(API server, kubelets, scheduler, endpoints)",
+            "(API server, kubelets, scheduler, endpoints; to the floor's last request)",
             _fmt(cluster, "x"),
             f"<= {SCALING_GOAL}x (flat)",
-            f"under the operator {_fmt(scaling_ratio(ops, 'cluster_cpu_ms_per_job'), 'x')}",
+            f"until all objects exist {_fmt(window, 'x')}; under the operator "
+            f"{_fmt(scaling_ratio(ops, 'cluster_cpu_ms_per_job_total'), 'x')}",
             _check(cluster, lambda v: v <= SCALING_GOAL),
         ),
     ]

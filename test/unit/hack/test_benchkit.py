@@ -233,6 +233,30 @@ def test_scaling_ratio_needs_every_point_complete():
     assert goals.scaling_ratio(points[:1]) is None
 
 
+def test_the_local_cluster_is_judged_flat_by_all_its_work_for_the_jobs():
+    """A short burst's window holds less of the cluster's work than a long one's: the
+    window's ratio is shown beside the judgement, which rests on the total."""
+
+    def point(jobs, window, total):
+        return {
+            "jobs": jobs,
+            "ms_per_job": 20.0,
+            "cluster_cpu_ms_per_job": window,
+            "cluster_cpu_ms_per_job_total": total,
+        }
+
+    flat = {"floor": [point(100, 18.0, 30.0), point(5000, 24.0, 25.0)], "operator": []}
+    row = next(g for g in goals.evaluate({"scaling": flat}) if "local cluster" in g.what)
+    assert (row.measured, row.passed) == ("0.83x", True)
+    assert row.compared_with.startswith("until all objects exist 1.33x")
+    growing = {"floor": [point(100, 18.0, 18.0), point(5000, 24.0, 24.0)], "operator": []}
+    row = next(g for g in goals.evaluate({"scaling": growing}) if "local cluster" in g.what)
+    assert row.passed is False
+    unfinished = {"floor": [point(100, 18.0, 30.0), point(5000, 24.0, None)], "operator": []}
+    row = next(g for g in goals.evaluate({"scaling": unfinished}) if "local cluster" in g.what)
+    assert row.passed is None  # a run that never went quiet has no total: not a pass
+
+
 def _run(took, cpu=4.0, per_job=30.0, conflicts=0, deletes=1.0, sent=10, stored=10):
     return {
         "subject": "operator",

@@ -152,7 +152,10 @@ def burst(
             result["all_succeeded_s"] = rnd(observer.last_success - t0) if complete else None
         # every subject's last requests follow its objects (events, status writes, success
         # and cleanup in a lifecycle): its CPU and the cluster's run until it is quiet
-        quiet_at, cpu_at_last = _wait_quiescent(cluster, process, time.monotonic() + 60)
+        # (a 5,000-job burst's trailing status writes and events take over a minute)
+        quiet_at, cpu_at_last, cluster_at_last = _wait_quiescent(
+            cluster, process, cluster_cpu, time.monotonic() + max(60.0, 0.03 * jobs)
+        )
         after = lc.request_counts(cluster)
         process.stop_profile()
         result["cluster_cpu_s"] = cluster_cpu.seconds()
@@ -168,9 +171,10 @@ def burst(
         result["quiescent_after_s"] = rnd(quiet_at - t0) if quiet_at else None
         result["events_stored"] = lc.events_by_reason(cluster.registry, COMPONENT)
         result["cluster_cpu_ms_per_job"] = rnd(1000 * result["cluster_cpu_s_to_all_objects"] / jobs)
-        # all the cluster's work for the jobs (their pods' start included), once the subject
-        # is quiet: a short burst's window to all objects holds less of it than a long one's
-        total = 1000 * result["cluster_cpu_s"] / jobs if quiet_at else None
+        # all the cluster's work for the jobs (their pods' start included), to the subject's
+        # last request: a short burst's window to all objects holds less of it than a long
+        # one's
+        total = 1000 * cluster_at_last / jobs if quiet_at else None
         result["cluster_cpu_ms_per_job_total"] = rnd(total)
         if result.get("cpu_s_lifecycle") and result["cluster_cpu_s"]:
             # the subject's CPU over the local cluster's in the same run: both slow down alike
@@ -181,20 +185,27 @@ def burst(
 
 
 def _wait_quiescent(
-    cluster: Any, process: procs.MeasuredProcess, deadline: float, quiet: float = 3.0
-) -> tuple[float | None, float]:
+    cluster: Any,
+    process: procs.MeasuredProcess,
+    cluster_cpu: lc.ClusterCPU,
+    deadline: float,
+    quiet: float = 3.0,
+) -> tuple[float | None, float, float]:
     """Wait until the subject makes no request (lock renewals aside) for ``quiet`` seconds.
-    Returns when its last request was seen (None at the deadline) and its CPU then."""
+    Returns when its last request was seen (None at the deadline), and its CPU and the
+    local cluster's then (the quiet seconds after it are idle time, not the jobs' work)."""
     last = lc.total(lc.request_counts(cluster))
     last_change, cpu = time.monotonic(), process.cpu() if process.alive() else 0.0
+    cluster_seconds = cluster_cpu.seconds()
     while time.monotonic() < deadline and process.alive():
         time.sleep(0.25)
         now = lc.total(lc.request_counts(cluster))
         if now != last:
             last, last_change, cpu = now, time.monotonic(), process.cpu()
+            cluster_seconds = cluster_cpu.seconds()
         elif time.monotonic() - last_change >= quiet:
-            return last_change, cpu
-    return None, cpu
+            return last_change, cpu, cluster_seconds
+    return None, cpu, cluster_seconds
 
 
 def _latencies(obs: Observer, t0: float, keep: bool) -> dict[str, Any]:

@@ -23,14 +23,7 @@ import sys
 import threading
 from urllib.parse import urlsplit
 
-from benchkit.workload import (
-    NAMESPACE,
-    floor_event,
-    floor_pod,
-    floor_service,
-    floor_status,
-    replica_list,
-)
+from benchkit.workload import NAMESPACE, creation_bodies, floor_status
 
 USER_AGENT = "tfop-floor/1"
 TFJOBS_PATH = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/tfjobs"
@@ -79,27 +72,11 @@ class Connection:
 
 def handle(conn: Connection, job: dict, mode: str) -> None:
     """Every request of ``mode`` for one job, one after another."""
-    name = job["metadata"]["name"]
     base = f"/api/v1/namespaces/{NAMESPACE}"
-    by_type: dict[str, list[tuple[int, dict]]] = {}
-    for rtype, index, template in replica_list(job):
-        by_type.setdefault(rtype, []).append((index, template))
-    for rtype, replicas in by_type.items():
-        for index, template in replicas:
-            conn.request("POST", f"{base}/pods", floor_pod(job, rtype, index, template))
-            if mode == "full":
-                message = f"Created pod: {name}-{rtype}-{index}"
-                conn.request(
-                    "POST", f"{base}/events", floor_event(job, "SuccessfulCreatePod", message)
-                )
-        for index, _ in replicas:
-            conn.request("POST", f"{base}/services", floor_service(job, rtype, index))
-            if mode == "full":
-                message = f"Created service: {name}-{rtype}-{index}"
-                event = floor_event(job, "SuccessfulCreateService", message)
-                conn.request("POST", f"{base}/events", event)
+    for plural, body in creation_bodies(job, events=mode == "full"):
+        conn.request("POST", f"{base}/{plural}", body)
     if mode == "full":
-        conn.request("PUT", f"{TFJOBS_PATH}/{name}/status", floor_status(job))
+        conn.request("PUT", f"{TFJOBS_PATH}/{job['metadata']['name']}/status", floor_status(job))
 
 
 def watch_jobs(conn: Connection, jobs: queue.Queue) -> None:

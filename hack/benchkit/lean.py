@@ -23,12 +23,18 @@ import queue
 import signal
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from benchkit.workload import NAMESPACE, floor_event, floor_pod, floor_service, replica_list
+from benchkit.workload import (
+    NAMESPACE,
+    creation_bodies,
+    floor_event,
+    job_condition,
+    replica_list,
+    utc_stamp,
+)
 from tf_operator.k8s.client.kube import load_kube_client
 from tf_operator.k8s.client.resource import EVENTS, PODS, SERVICES, Resource
 from tf_operator.k8s.client.rest import ResourceClient
@@ -38,26 +44,15 @@ TFJOBS = Resource("kubeflow.org", "v1", "tfjobs", "TFJob")
 Task = Callable[[], None]
 
 
-def _condition(kind: str, reason: str, message: str, stamp: str) -> dict[str, str]:
-    return {
-        "type": kind,
-        "status": "True",
-        "reason": reason,
-        "message": message,
-        "lastUpdateTime": stamp,
-        "lastTransitionTime": stamp,
-    }
-
-
 def _status(job: dict, finished: bool, stamp: str) -> dict:
     """Created, and once finished Succeeded with a completion time, on top of ``job``."""
     name = job["metadata"]["name"]
     status = dict(job.get("status") or {})
     status.setdefault("startTime", stamp)
-    conditions = [_condition("Created", "TFJobCreated", f"TFJob {name} is created.", stamp)]
+    conditions = [job_condition("Created", "TFJobCreated", f"TFJob {name} is created.", stamp)]
     if finished:
         message = f"TFJob {name} successfully completed."
-        conditions.append(_condition("Succeeded", "TFJobSucceeded", message, stamp))
+        conditions.append(job_condition("Succeeded", "TFJobSucceeded", message, stamp))
         status.setdefault("completionTime", stamp)
     status["conditions"] = conditions
     status.setdefault("replicaStatuses", {})
@@ -69,9 +64,9 @@ class LeanLifecycle:
 
     def __init__(self, client: Any) -> None:
         self.jobs_api: ResourceClient = client.resource(TFJOBS)
-        self.pods_api: ResourceClient = client.resource(PODS)
-        self.services_api: ResourceClient = client.resource(SERVICES)
-        self.events_api: ResourceClient = client.resource(EVENTS)
+        self.apis: dict[str, ResourceClient] = {
+            r.plural: client.resource(r) for r in (PODS, SERVICES, EVENTS)
+        }
         self.tasks: queue.Queue[Task] = queue.Queue()
         self._jobs: dict[str, dict] = {}  # the newest copy this client wrote or saw, by name
         self._finished: set[str] = set()
@@ -100,7 +95,7 @@ class LeanLifecycle:
             return self._job_locks.setdefault(name, threading.Lock())
 
     def _event(self, job: dict, reason: str, message: str) -> None:
-        self.events_api.create(floor_event(job, reason, message), NAMESPACE)
+        self.apis["events"].create(floor_event(job, reason, message), NAMESPACE)
 
     def _write_status(self, name: str, finished: bool, stamp: str) -> None:
         with self._lock:
@@ -116,21 +111,11 @@ class LeanLifecycle:
             with self._lock:
                 self._jobs[name] = job
             self._create_all(job)
-            self._write_status(name, False, _stamp())
+            self._write_status(name, False, utc_stamp())
 
     def _create_all(self, job: dict) -> None:
-        name = job["metadata"]["name"]
-        by_type: dict[str, list[tuple[int, dict]]] = {}
-        for rtype, index, template in replica_list(job):
-            by_type.setdefault(rtype, []).append((index, template))
-        for rtype, replicas in by_type.items():
-            for index, template in replicas:
-                self.pods_api.create(floor_pod(job, rtype, index, template), NAMESPACE)
-                self._event(job, "SuccessfulCreatePod", f"Created pod: {name}-{rtype}-{index}")
-            for index, _ in replicas:
-                self.services_api.create(floor_service(job, rtype, index), NAMESPACE)
-                message = f"Created service: {name}-{rtype}-{index}"
-                self._event(job, "SuccessfulCreateService", message)
+        for plural, body in creation_bodies(job, events=True):
+            self.apis[plural].create(body, NAMESPACE)
 
     def finish(self, name: str, exit_code: int) -> None:
         """Worker 0 exited 0: success, then the running PS pods and services go."""
@@ -140,7 +125,7 @@ class LeanLifecycle:
     def _finish(self, name: str, exit_code: int) -> None:
         with self._lock:
             job = self._jobs[name]
-        stamp = _stamp()
+        stamp = utc_stamp()
         message = f"Pod: {NAMESPACE}.{name}-worker-0 exited with code {exit_code}"
         self._event(job, "ExitedWithCode", message)
         self._write_status(name, True, stamp)
@@ -149,9 +134,9 @@ class LeanLifecycle:
             if rtype != "ps":
                 continue
             target = f"{name}-{rtype}-{index}"
-            self.pods_api.delete(target, NAMESPACE)
+            self.apis["pods"].delete(target, NAMESPACE)
             self._event(job, "SuccessfulDeletePod", f"Deleted pod: {target}")
-            self.services_api.delete(target, NAMESPACE)
+            self.apis["services"].delete(target, NAMESPACE)
             self._event(job, "SuccessfulDeleteService", f"Deleted service: {target}")
         self._write_status(name, True, stamp)
 
@@ -172,8 +157,8 @@ class LeanLifecycle:
 
     def watch_pods(self) -> None:
         """Every pod update goes to :meth:`on_pod_update`."""
-        listing = self.pods_api.list(NAMESPACE)
-        with self.pods_api.watch(NAMESPACE, listing["metadata"]["resourceVersion"]) as stream:
+        listing = self.apis["pods"].list(NAMESPACE)
+        with self.apis["pods"].watch(NAMESPACE, listing["metadata"]["resourceVersion"]) as stream:
             for kind, pod in stream:
                 if kind == "MODIFIED":
                     self.on_pod_update(pod)
@@ -194,8 +179,10 @@ class LeanLifecycle:
 
     def drain_services(self) -> None:
         """Held and read like an informer's, so the API server serialises the same events."""
-        listing = self.services_api.list(NAMESPACE)
-        with self.services_api.watch(NAMESPACE, listing["metadata"]["resourceVersion"]) as stream:
+        listing = self.apis["services"].list(NAMESPACE)
+        with self.apis["services"].watch(
+            NAMESPACE, listing["metadata"]["resourceVersion"]
+        ) as stream:
             for _ in stream:
                 pass
 
@@ -213,10 +200,6 @@ def _worker0_exit(pod: dict) -> int | None:
         if terminated:
             return int(terminated.get("exitCode", 0))
     return 0
-
-
-def _stamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def main(argv: list[str] | None = None) -> int:

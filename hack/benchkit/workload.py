@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 
 NAMESPACE = "default"
 RUN_SECONDS_ANNOTATION = "localcluster.tf-operator.io/run-seconds"
@@ -156,9 +157,46 @@ def floor_service(job: dict, rtype: str, index: int) -> dict:
     }
 
 
+def creation_bodies(job: dict, events: bool) -> Iterator[tuple[str, dict]]:
+    """``(plural, body)`` of every create a job's start takes, in v0.5.3's order: per replica
+    type its pods, then its services, each followed by its event when ``events``."""
+    name = job["metadata"]["name"]
+    by_type: dict[str, list[tuple[int, dict]]] = {}
+    for rtype, index, template in replica_list(job):
+        by_type.setdefault(rtype, []).append((index, template))
+    for rtype, replicas in by_type.items():
+        for index, template in replicas:
+            yield "pods", floor_pod(job, rtype, index, template)
+            if events:
+                message = f"Created pod: {name}-{rtype}-{index}"
+                yield "events", floor_event(job, "SuccessfulCreatePod", message)
+        for index, _ in replicas:
+            yield "services", floor_service(job, rtype, index)
+            if events:
+                message = f"Created service: {name}-{rtype}-{index}"
+                yield "events", floor_event(job, "SuccessfulCreateService", message)
+
+
+def utc_stamp() -> str:
+    """Now, as the API server's timestamps read (whole seconds, UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def job_condition(kind: str, reason: str, message: str, stamp: str) -> dict[str, str]:
+    """A true TFJob condition that changed at ``stamp``."""
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": message,
+        "lastUpdateTime": stamp,
+        "lastTransitionTime": stamp,
+    }
+
+
 def floor_event(job: dict, reason: str, message: str) -> dict:
     meta = job["metadata"]
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = utc_stamp()
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -183,13 +221,7 @@ def floor_event(job: dict, reason: str, message: str) -> dict:
 
 def floor_status(job: dict) -> dict:
     """The job with the first status the operator writes (startTime and Created)."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    condition = {
-        "type": "Created",
-        "status": "True",
-        "reason": "TFJobCreated",
-        "message": f"TFJob {job['metadata']['name']} is created.",
-        "lastUpdateTime": stamp,
-        "lastTransitionTime": stamp,
-    }
+    stamp = utc_stamp()
+    message = f"TFJob {job['metadata']['name']} is created."
+    condition = job_condition("Created", "TFJobCreated", message, stamp)
     return {**job, "status": {"conditions": [condition], "replicaStatuses": {}, "startTime": stamp}}

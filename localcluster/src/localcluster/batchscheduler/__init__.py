@@ -45,6 +45,9 @@ Deliberate differences from upstream (behaviour a user could observe; modules ci
 16. A pod the scheduler cannot evaluate (malformed quantity, selector, affinity) gets
     ``PodScheduled=False/SchedulerError`` and a ``FailedScheduling`` event (kube-scheduler's
     wording); upstream's informers would never have admitted it.
+17. In allocate a queue goes back into the queue heap after its turn, as kube-batch v0.4.2 and
+    Volcano from v1.10.0 do; Volcano v1.8 pushed it back before the turn, still holding its old
+    share, so it won the next pop again and a lighter queue lost the slots left to it.
 """
 
 from localcluster.batchscheduler.flavours import FLAVOURS, Flavour

@@ -1,7 +1,8 @@
 """allocate: place whole gangs, queue by queue and job by job.
 
-Queues are served by queue order and take turns; within a queue the best job (job order)
-gets a turn: its Pending, non-best-effort tasks are placed in task order inside one
+Queues are served by queue order and take turns; a queue goes back into the queue heap after
+its turn, so the next turn goes to the queue whose share is now the lowest. Within a queue the
+best job (job order) gets a turn: its Pending, non-best-effort tasks are placed in task order inside one
 ``Statement``. A task that finds no node ends the job's turn (the gang waits, as upstream);
 a job that becomes ready while tasks remain yields its turn and is queued again. At the end
 of a turn a ready job is committed (its pods bound), a job that is neither ready nor
@@ -65,10 +66,11 @@ def execute(ssn: Session) -> None:
                 if not task.best_effort:
                     tasks.push(task)
             pending[job.uid] = tasks
+        if pending[job.uid]:
+            take_turn(ssn, job, pending[job.uid], jobs)
+        # Back into the heap only after the turn, so queue order weighs the share this turn
+        # changed (kube-batch v0.4.2; Volcano from v1.10.0, difference 17).
         queues.push(queue)
-        if not pending[job.uid]:
-            continue
-        take_turn(ssn, job, pending[job.uid], jobs)
 
 
 def take_turn(

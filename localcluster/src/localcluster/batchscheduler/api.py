@@ -169,6 +169,8 @@ class JobInfo:
     priority: int
     created: str
     podgroup: dict | None  # None for a shadow group: nothing is written about it
+    # Volcano's spec.minTaskMember: volcano.sh/task-spec name -> minimum of that task
+    min_task_member: dict[str, int] = field(default_factory=dict)
     phase: str = ""
     conditions: list[dict] = field(default_factory=list)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
@@ -217,6 +219,32 @@ class JobInfo:
         return self.count(
             *ALLOCATED_LIKE, TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING
         )
+
+    def task_minimums_apply(self) -> bool:
+        """Volcano skips the per-task checks when minMember is below their sum (a PodGroup
+        that asks for more per task than for the whole could never be ready)."""
+        return bool(self.min_task_member) and self.min_member >= sum(self.min_task_member.values())
+
+    def per_task(self, statuses: frozenset[TaskStatus]) -> dict[str, int]:
+        """Tasks in ``statuses`` by task-spec name, best-effort Pending ones counted too when
+        ``statuses`` holds neither Pending (they count as placed, as in ``ready_count``)."""
+        counts: dict[str, int] = {}
+        for status in statuses:
+            for task in self.by_status.get(status, {}).values():
+                counts[task.task_spec] = counts.get(task.task_spec, 0) + 1
+        if TaskStatus.PENDING not in statuses:
+            for task in self.by_status.get(TaskStatus.PENDING, {}).values():
+                if task.best_effort:
+                    counts[task.task_spec] = counts.get(task.task_spec, 0) + 1
+        return counts
+
+    def short_tasks(self, statuses: frozenset[TaskStatus]) -> list[str]:
+        """The task-spec names whose count in ``statuses`` is below their minTaskMember
+        (none when the minimums do not apply)."""
+        if not self.task_minimums_apply():
+            return []
+        counts = self.per_task(statuses)
+        return sorted(t for t, m in self.min_task_member.items() if counts.get(t, 0) < m)
 
     def is_pending_phase(self) -> bool:
         return self.phase in ("", "Pending")

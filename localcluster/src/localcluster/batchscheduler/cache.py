@@ -95,6 +95,22 @@ def placement_key(pod: dict) -> str:
     return json.dumps(parts, sort_keys=True, default=str)
 
 
+def _min_task_member(key: str, value: object) -> dict[str, int]:
+    """Volcano's ``spec.minTaskMember`` (task-spec name -> minimum); an entry that is not a
+    count is left out (logged), as the CRD's schema would have refused it."""
+    if not isinstance(value, dict):
+        if value is not None:
+            logger.warning("volcano: podgroup %s: minTaskMember is not a map; ignored", key)
+        return {}
+    out: dict[str, int] = {}
+    for task, member in value.items():
+        if isinstance(member, int) and not isinstance(member, bool):
+            out[str(task)] = member
+        else:
+            logger.warning("volcano: podgroup %s: minTaskMember[%s] is not a count", key, task)
+    return out
+
+
 def _controller_uid(pod: dict) -> str | None:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller"):
@@ -266,11 +282,15 @@ class BatchCache:
             except (TypeError, ValueError):
                 logger.warning("%s: podgroup %s: bad minMember", self.flavour.name, key)
                 continue
+            min_task_member = (
+                _min_task_member(key, spec.get("minTaskMember")) if self.flavour.volcano else {}
+            )
             jobs[key] = JobInfo(
                 uid=key,
                 namespace=meta.get("namespace") or "",
                 name=meta.get("name") or "",
                 min_member=min_member,
+                min_task_member=min_task_member,
                 queue=queue,
                 priority=priorities.get(spec.get("priorityClassName") or "", default),
                 created=meta.get("creationTimestamp") or "",

@@ -46,8 +46,8 @@ from localcluster.batchscheduler.flavours import (
     TASK_SPEC_ANNOTATION,
     Flavour,
 )
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key
+from localcluster.client.events import record_event
+from localcluster.client.informer import PODS, RegistryInformer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
 from localcluster.scheduler.predicates import nonzero_requests, running_and_effective_requests

@@ -25,7 +25,7 @@ from localcluster.batchscheduler.conf import load_conf
 from localcluster.batchscheduler.flavours import FLAVOURS, Flavour
 from localcluster.batchscheduler.plugins import build
 from localcluster.batchscheduler.session import CycleSummary, Session
-from localcluster.controllers.events import now_rfc3339
+from localcluster.client.events import now_rfc3339
 from localcluster.scheduler.ledger import NodeLedger
 
 logger = logging.getLogger(__name__)

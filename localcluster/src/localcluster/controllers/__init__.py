@@ -1,1 +1,1 @@
-"""Cluster-side controllers of the local cluster (endpoints) and the shared watch helper."""
+"""Cluster-side controllers of the local cluster: Deployment, ReplicaSet, Endpoints, namespace objects and ClusterRole aggregation."""

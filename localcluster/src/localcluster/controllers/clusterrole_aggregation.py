@@ -13,8 +13,8 @@ import copy
 import threading
 
 from localcluster.apiserver.workloads import label_selector_matches
-from localcluster.controllers.informer import RegistryInformer, start_informers
-from localcluster.controllers.keyqueue import KeyQueue, run_worker
+from localcluster.client.informer import RegistryInformer, start_informers
+from localcluster.client.keyqueue import KeyQueue, run_worker
 
 CLUSTER_ROLES = ("rbac.authorization.k8s.io", "v1", "clusterroles")
 

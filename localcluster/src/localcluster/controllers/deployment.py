@@ -28,11 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 
+from localcluster.client.events import record_event
+from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
+from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import deploymentutil as du
 from localcluster.controllers import ownership
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key, start_informers
-from localcluster.controllers.keyqueue import KeyQueue, run_worker
 from localcluster.controllers.replicaset import REPLICA_SETS, is_active
 
 logger = logging.getLogger(__name__)

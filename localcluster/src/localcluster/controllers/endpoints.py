@@ -22,7 +22,7 @@ import copy
 import logging
 import threading
 
-from localcluster.controllers.informer import (
+from localcluster.client.informer import (
     ENDPOINTS,
     PODS,
     SERVICES,

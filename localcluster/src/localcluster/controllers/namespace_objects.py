@@ -15,8 +15,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from localcluster.controllers.informer import NAMESPACES, RegistryInformer, start_informers
-from localcluster.controllers.keyqueue import KeyQueue, run_worker
+from localcluster.client.informer import NAMESPACES, RegistryInformer, start_informers
+from localcluster.client.keyqueue import KeyQueue, run_worker
 
 logger = logging.getLogger(__name__)
 

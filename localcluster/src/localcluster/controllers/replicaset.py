@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 
 from localcluster.apiserver.objects import format_time, parse_time
+from localcluster.client.events import record_event
+from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
+from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import ownership
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key, start_informers
-from localcluster.controllers.keyqueue import KeyQueue, run_worker
 
 logger = logging.getLogger(__name__)
 

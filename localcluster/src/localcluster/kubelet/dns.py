@@ -30,7 +30,7 @@ import subprocess
 import tempfile
 import threading
 
-from localcluster.controllers.informer import ENDPOINTS, SERVICES, RegistryInformer
+from localcluster.client.informer import ENDPOINTS, SERVICES, RegistryInformer
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 
 logger = logging.getLogger(__name__)

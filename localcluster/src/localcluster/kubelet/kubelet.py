@@ -22,8 +22,8 @@ import threading
 from collections.abc import Iterator
 
 from localcluster.apiserver.objects import format_time
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer
+from localcluster.client.events import record_event
+from localcluster.client.informer import PODS, RegistryInformer
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.node import NodeConfig, register_node, renew_lease

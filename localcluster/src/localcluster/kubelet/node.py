@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from localcluster.apiserver.objects import format_time
-from localcluster.controllers.informer import LEASES, NODES
+from localcluster.client.informer import LEASES, NODES
 
 logger = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
-from localcluster.controllers.informer import NODES, PODS, RegistryInformer, object_key
+from localcluster.client.informer import NODES, PODS, RegistryInformer, object_key
 from localcluster.scheduler.predicates import (
     NodeInfo,
     add_amounts,

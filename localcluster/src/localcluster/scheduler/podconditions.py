@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from localcluster.controllers.events import now_rfc3339, record_event
-from localcluster.controllers.informer import PODS, object_key
+from localcluster.client.events import now_rfc3339, record_event
+from localcluster.client.informer import PODS, object_key
 
 logger = logging.getLogger(__name__)
 

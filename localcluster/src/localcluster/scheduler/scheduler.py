@@ -21,8 +21,8 @@ import logging
 import threading
 from collections import deque
 
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import object_key
+from localcluster.client.events import record_event
+from localcluster.client.informer import object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter
 from localcluster.scheduler.predicates import is_active, select_node

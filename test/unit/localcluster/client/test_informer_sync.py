@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from localcluster.apiserver import Registry
-from localcluster.controllers.informer import RegistryInformer
+from localcluster.client.informer import RegistryInformer
 
 CONFIGMAPS = ("", "v1", "configmaps")
 WIDGETS = ("example.com", "v1", "widgets")
@@ -45,7 +45,7 @@ def test_sync_applies_everything_written_before_it(registry):
 def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
     reg, stop = registry
     informer = RegistryInformer(reg, WIDGETS, lambda *_: None)
-    with caplog.at_level(logging.INFO, logger="localcluster.controllers.informer"):
+    with caplog.at_level(logging.INFO, logger="localcluster.client.informer"):
         informer.start(stop)
         assert informer.sync(5)
     assert informer.items() == []
@@ -69,7 +69,7 @@ def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, m
     monkeypatch.setattr(reg, "watch", compacted_once)
     reg.create(CONFIGMAPS, "default", {"metadata": {"name": "kept"}})
     informer = RegistryInformer(reg, CONFIGMAPS, lambda *_: None)
-    with caplog.at_level(logging.INFO, logger="localcluster.controllers.informer"):
+    with caplog.at_level(logging.INFO, logger="localcluster.client.informer"):
         informer.start(stop)
         assert informer.sync(5)
     assert len(calls) == 2 and informer.get("default/kept") is not None

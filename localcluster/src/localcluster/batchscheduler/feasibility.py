@@ -5,21 +5,32 @@ whether the node has idle room now) depends only on the task's requests and plac
 and on the node's state. So the replicas of a gang, and gangs alike, share one
 ``Feasibility``: every node is judged once, and again only when the session's change log says
 it changed. This is what keeps a cycle over 1,000 pods and 100 nodes far below 10^5 checks.
+
+It sees the session only through the small ``Nodes`` protocol below, so ``session`` (which
+keeps these memos) imports this module and not the other way round.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from localcluster.batchscheduler.api import NodeInfo, TaskInfo, short_of
-
-if TYPE_CHECKING:
-    from localcluster.batchscheduler.session import Session
 
 Lists = tuple[list[NodeInfo], dict[str, list[str]], list[NodeInfo]]
 
 
-def check(ssn: Session, task: TaskInfo, node: NodeInfo, with_resources: bool) -> list[str]:
+class Nodes(Protocol):
+    """What a verdict needs from the session: its nodes, their change log and the predicates."""
+
+    nodes: dict[str, NodeInfo]
+    node_list: list[NodeInfo]
+    node_changes: list[str]  # names of nodes whose state changed, in order
+    malformed: dict[str, str]  # pod key -> why the predicates cannot evaluate it
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> list[str]: ...
+
+
+def check(ssn: Nodes, task: TaskInfo, node: NodeInfo, with_resources: bool) -> list[str]:
     """Why ``task`` cannot go to ``node`` (empty: it can), resources first when asked."""
     if with_resources and not node.fits_future(task.init_resreq):
         # Volcano names only the first short resource
@@ -30,7 +41,7 @@ def check(ssn: Session, task: TaskInfo, node: NodeInfo, with_resources: bool) ->
 class Feasibility:
     """Every node's verdict for tasks shaped like ``task`` (see module docstring)."""
 
-    def __init__(self, ssn: Session, task: TaskInfo, with_resources: bool) -> None:
+    def __init__(self, ssn: Nodes, task: TaskInfo, with_resources: bool) -> None:
         self._ssn, self._task, self._with_resources = ssn, task, with_resources
         self._verdicts = {node.name: self._judge(node) for node in ssn.node_list}
         self._seen = len(ssn.node_changes)

@@ -177,7 +177,7 @@ class DeploymentController:
                 for rs in sets
                 if du.equal_ignore_hash((rs.get("spec") or {}).get("template") or {}, template)
             ),
-            key=du._created,
+            key=du.creation_order,
         )
         new_rs = matching[0] if matching else None
         old_sets = [rs for rs in sets if rs is not new_rs]
@@ -331,7 +331,7 @@ class DeploymentController:
             and du.status_count(rs, "replicas") == 0
             and not rs["metadata"].get("deletionTimestamp")
         ]
-        idle.sort(key=lambda rs: (du.revision(rs), du._created(rs)))
+        idle.sort(key=lambda rs: (du.revision(rs), du.creation_order(rs)))
         for rs in idle[: max(len(idle) - int(limit), 0)]:
             try:
                 self._registry.delete(

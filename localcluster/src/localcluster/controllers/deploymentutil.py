@@ -133,7 +133,7 @@ def old_rs_scale_downs(
     """New replica counts for old sets a rolling update may scale down now (by name): first
     their unhealthy replicas, then available ones, keeping ``replicas - maxUnavailable``
     available; oldest sets first."""
-    old_sets = sorted((rs for rs in old_sets if replicas(rs) > 0), key=_created)
+    old_sets = sorted((rs for rs in old_sets if replicas(rs) > 0), key=creation_order)
     if not old_sets:
         return {}
     all_pods = sum(replicas(rs) for rs in all_sets)
@@ -168,7 +168,8 @@ def old_rs_scale_downs(
     return {name: count for name, count in target.items() if count != original[name]}
 
 
-def _created(obj: dict) -> tuple:
+def creation_order(obj: dict) -> tuple[float, str]:
+    """Sort key: oldest first, then by name (the controller's ``ReplicaSetsByCreationTimestamp``)."""
     meta = obj["metadata"]
     return (parse_time(meta.get("creationTimestamp") or "") or 0.0, meta["name"])
 

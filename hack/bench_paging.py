@@ -29,7 +29,9 @@ def measure(size: int, limit: int) -> dict:
             registry.create(CONFIGMAPS, "bench", {"metadata": {"name": f"cm-{i:06d}"}})
         pages, token, started = 0, None, time.perf_counter()
         while True:
-            _, _, token, _ = registry._list(CONFIGMAPS, "bench", limit=limit, continue_token=token)
+            _, _, token, _ = registry.list_page(
+                CONFIGMAPS, "bench", limit=limit, continue_token=token
+            )
             pages += 1
             patch = {"metadata": {"labels": {"page": str(pages)}}}
             registry.patch(CONFIGMAPS, "bench", "cm-000000", patch, "merge")
@@ -38,7 +40,7 @@ def measure(size: int, limit: int) -> dict:
         per_page = (time.perf_counter() - started) / pages
         started = time.perf_counter()
         for _ in range(20):
-            registry._list(CONFIGMAPS, "bench", limit=limit)
+            registry.list_page(CONFIGMAPS, "bench", limit=limit)
         first = (time.perf_counter() - started) / 20
     finally:
         registry.stop()

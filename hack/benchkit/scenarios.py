@@ -430,7 +430,9 @@ def _inert_pods(registry: Any, owner: dict, start: int, stop: int) -> int:
         ref = pod["metadata"]["ownerReferences"][0]
         ref.update(apiVersion="v1", kind="ConfigMap", name="owner")
         pod["spec"]["nodeName"] = "bench-phantom-node"
-        created = registry._create(lc.PODS, NAMESPACE, pod)
+        created = registry.create_shared(lc.PODS, NAMESPACE, pod)
         body = {**created, "status": status}
-        registry._update(lc.PODS, NAMESPACE, pod["metadata"]["name"], body, subresource="status")
+        registry.update_shared(
+            lc.PODS, NAMESPACE, pod["metadata"]["name"], body, subresource="status"
+        )
     return stop

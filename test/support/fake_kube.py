@@ -317,7 +317,7 @@ class FakeResourceClient:
         )
 
         def run() -> Obj:
-            items, rv, token, remaining = self.fake.registry._list(
+            items, rv, token, remaining = self.fake.registry.list_page(
                 self._gvr, self._ns(namespace), labels, fields, limit, continue_token
             )
             metadata: dict[str, Any] = {"resourceVersion": rv}

@@ -95,7 +95,7 @@ def test_informer_over_http_survives_watch_timeouts_410_and_drops(server):
         # The watch is dropped, a delete lands and the history is compacted before the client
         # re-watches: its resourceVersion is gone (410), it relists and the missed delete
         # arrives as a tombstone.
-        with registry._lock:  # hold writers and watchers still while setting the scene
+        with registry.store.lock:  # hold writers and watchers still while setting the scene
             registry.drop_watches()
             registry.delete(POD_GVR, "ns", "p1")
             registry.compact()

@@ -1,9 +1,10 @@
 """Garbage collection by ownerReferences, namespace cleanup, in a background thread.
 
 The registry calls ``observe`` for every committed event (with its lock held); ``observe`` only
-decides, in O(1), whether the event needs work and queues it. The collector sees the registry
-only through the ``Objects`` protocol below, so this module imports neither ``store`` nor
-``registry`` (the import graph stays acyclic: registry -> gc, registry -> store). The worker thread then acts like the
+decides, in O(1), whether the event needs work and queues it. The collector reads the store's
+uid and owner indexes through the ``Index`` protocol and writes through the registry's
+``Writes`` protocol below, so this module imports neither ``store`` nor ``registry`` (the import
+graph stays acyclic: registry -> gc, registry -> store). The worker thread then acts like the
 real garbage collector: dependents whose owners are all gone are deleted in the background;
 owners carrying ``foregroundDeletion`` wait until dependents with ``blockOwnerDeletion`` are gone;
 owners carrying ``orphan`` have their reference removed from every dependent first. Terminating
@@ -29,8 +30,8 @@ FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
 
-class Objects(Protocol):
-    """What the collector needs from the registry (all thread-safe on the registry side)."""
+class Index(Protocol):
+    """What the collector reads (the store; thread-safe, callable with its lock held)."""
 
     def uid_exists(self, uid: str) -> bool: ...
 
@@ -43,6 +44,10 @@ class Objects(Protocol):
     def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]: ...
 
     def namespace_terminating(self, namespace: str) -> bool: ...
+
+
+class Writes(Protocol):
+    """How the collector changes objects (the registry, with the API's semantics)."""
 
     def finish_namespace(self, name: str) -> bool: ...
 
@@ -61,7 +66,8 @@ class Objects(Protocol):
 class GarbageCollector:
     """Background worker; ``wait_idle`` lets tests wait until queued work is done."""
 
-    def __init__(self, registry: Objects) -> None:
+    def __init__(self, index: Index, registry: Writes) -> None:
+        self._index = index
         self._registry = registry
         self._queue: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -97,18 +103,18 @@ class GarbageCollector:
 
     # -- called by the registry with its lock held ---------------------------------------------
     def observe(self, rt: ResourceType, ev: Event) -> None:
-        reg = self._registry
+        idx = self._index
         m = meta(ev.obj)
         uid = m.get("uid", "")
         if ev.type == "DELETED":
-            if uid and reg.has_dependents(uid):
+            if uid and idx.has_dependents(uid):
                 self.enqueue(("owner_gone", uid))
             for ref in m.get("ownerReferences") or []:
-                found = reg.lookup_uid(ref.get("uid", "")) if isinstance(ref, dict) else None
+                found = idx.lookup_uid(ref.get("uid", "")) if isinstance(ref, dict) else None
                 if found and FOREGROUND in (meta(found[1]).get("finalizers") or []):
                     self.enqueue(("foreground", ref["uid"]))
             ns = ev.namespace
-            if ns and rt.namespaced and reg.namespace_terminating(ns):
+            if ns and rt.namespaced and idx.namespace_terminating(ns):
                 self.enqueue(("namespace", ns))
             return
         if m.get("deletionTimestamp"):
@@ -118,7 +124,7 @@ class GarbageCollector:
             if ORPHAN in finalizers:
                 self.enqueue(("orphan", uid))
         for ref in m.get("ownerReferences") or []:
-            if isinstance(ref, dict) and ref.get("uid") and not reg.uid_exists(ref["uid"]):
+            if isinstance(ref, dict) and ref.get("uid") and not idx.uid_exists(ref["uid"]):
                 self.enqueue(("owner_gone", ref["uid"]))
 
     # -- worker ---------------------------------------------------------------------------------
@@ -150,12 +156,12 @@ class GarbageCollector:
         }
 
     def _owner_gone(self, uid: str) -> None:
-        reg = self._registry
-        if reg.uid_exists(uid):
+        idx, reg = self._index, self._registry
+        if idx.uid_exists(uid):
             return
-        for rt, obj in reg.dependents_of(uid):
+        for rt, obj in idx.dependents_of(uid):
             refs = meta(obj).get("ownerReferences") or []
-            alive = [r for r in refs if reg.uid_exists(r.get("uid", "")) and r.get("uid") != uid]
+            alive = [r for r in refs if idx.uid_exists(r.get("uid", "")) and r.get("uid") != uid]
             m = meta(obj)
             try:
                 if alive:
@@ -174,33 +180,33 @@ class GarbageCollector:
                     raise
 
     def _foreground(self, uid: str) -> None:
-        reg = self._registry
-        found = reg.lookup_uid(uid)
+        idx, reg = self._index, self._registry
+        found = idx.lookup_uid(uid)
         if found is None:
             return
         rt, owner = found
         if FOREGROUND not in (meta(owner).get("finalizers") or []):
             return
-        for dep_rt, dep in reg.dependents_of(uid):
+        for dep_rt, dep in idx.dependents_of(uid):
             m = meta(dep)
             if m.get("deletionTimestamp"):
                 continue
-            policy = "Foreground" if reg.has_dependents(m.get("uid", "")) else "Background"
+            policy = "Foreground" if idx.has_dependents(m.get("uid", "")) else "Background"
             try:
                 reg.delete_dependent(dep_rt, m.get("namespace"), m["name"], policy)
             except StatusError as e:
                 if e.code != 404:
                     raise
-        if not any(_blocks(d, uid) for _, d in reg.dependents_of(uid)):
+        if not any(_blocks(d, uid) for _, d in idx.dependents_of(uid)):
             self._drop_finalizer(rt, uid, FOREGROUND)
 
     def _orphan(self, uid: str) -> None:
-        reg = self._registry
-        found = reg.lookup_uid(uid)
+        idx = self._index
+        found = idx.lookup_uid(uid)
         if found is None:
             return
         rt, _ = found
-        for dep_rt, dep in reg.dependents_of(uid):
+        for dep_rt, dep in idx.dependents_of(uid):
             refs = [r for r in meta(dep).get("ownerReferences") or [] if r.get("uid") != uid]
             try:
                 self._set_owner_refs(dep_rt, dep, refs)
@@ -210,10 +216,10 @@ class GarbageCollector:
         self._drop_finalizer(rt, uid, ORPHAN)
 
     def _namespace(self, name: str) -> None:
-        reg = self._registry
+        idx, reg = self._index, self._registry
         if reg.finish_namespace(name):
             return
-        for rt, obj in reg.objects_in_namespace(name):
+        for rt, obj in idx.objects_in_namespace(name):
             m = meta(obj)
             if m.get("deletionTimestamp"):
                 continue

@@ -4,13 +4,17 @@ Create, update, patch, delete and pod binding behave as the real kube-apiserver 
 metadata, namespace checks, per-kind defaulting and validation, CRD schemas (defaults, pruning,
 validation), optimistic concurrency, no-op writes that change nothing, status subresource
 isolation, generation bumps on spec changes, finalizers and deletionTimestamp, graceful pod
-deletion, propagation policies (carried out by ``gc``), and CRD registration. The public methods
-take and return private copies; the ``_``-prefixed ones used by the HTTP layer return the stored
-(immutable) objects.
+deletion, propagation policies (carried out by ``gc``), and CRD registration.
+
+A ``Registry`` *has* a ``Store`` (``store``: objects, resourceVersions, history, watches), as
+kube-apiserver has etcd; writing to the store directly bypasses every rule above. Most methods
+take and return private copies; the ``*_shared`` ones and ``list_page``, which the HTTP layer and
+hot in-process paths use, return the stored objects themselves (shared: never mutate them).
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import random
 import threading
@@ -36,13 +40,16 @@ from .errors import StatusError
 from .gc import GarbageCollector
 from .objects import clone, detach, format_time, meta, strip_nulls
 from .resources import GVR, ResourceType
-from .store import Key, Store
+from .store import Key, ListPage, Store
+from .watch import Event, Watch
 
 _SEEDED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _POD = ("", "pods")
 _NODE = ("", "nodes")
 _NAMESPACE = ("", "namespaces")
 _CRD = ("apiextensions.k8s.io", "customresourcedefinitions")
+_PODS: GVR = ("", "v1", "pods")
+_NAMESPACES: GVR = ("", "v1", "namespaces")
 
 
 def _random_suffix(n: int = 5) -> str:
@@ -111,13 +118,16 @@ def _check_patch_request(
         raise errors.bad_request("the patch body must be a JSON object")
 
 
-class Registry(Store):
-    """Thread-safe storage with the semantics of the Kubernetes API (see module docstring)."""
+class Registry:
+    """Thread-safe storage with the semantics of the Kubernetes API (see module docstring).
+
+    Its ``list`` method shadows the builtin inside the class body, so annotations there spell
+    ``builtins.list``."""
 
     def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
-        super().__init__(watch_history, clock)
-        self.gc = GarbageCollector(self)
-        self.commit_observers.append(self.gc.observe)
+        self.store = Store(watch_history, clock)
+        self.gc = GarbageCollector(self.store, self)
+        self.store.commit_observers.append(self.gc.observe)
         self._local = threading.local()  # per-request fieldValidation mode and warnings
         self._cluster_ips = defaults.ClusterIPAllocator()
         # mutating admission plugins, called as plugin(rt, namespace, obj) before a create
@@ -126,12 +136,116 @@ class Registry(Store):
             self.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
         self.gc.start()
 
+    # ------------------------------------------------------------------ types, reads and watches
+    def resolve(self, gvr: GVR) -> ResourceType:
+        """The resource type served at ``gvr``; 404 when there is none."""
+        return self.store.resolve(gvr)
+
+    def resource_types(self) -> list[ResourceType]:
+        return self.store.resource_types()
+
+    @property
+    def types_generation(self) -> int:
+        """Bumped by every change of the served types (CRDs), for discovery's caches."""
+        return self.store.types_generation
+
+    @property
+    def resource_version(self) -> int:
+        return self.store.resource_version
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.store.clock
+
+    @property
+    def commit_observers(self) -> list[Callable[[ResourceType, Event], None]]:
+        """Called with every committed event, lock held; an observer must only queue work."""
+        return self.store.commit_observers
+
+    @property
+    def watch_capacity(self) -> int:
+        """Queued events before a lagging watch is dropped."""
+        return self.store.watch_capacity
+
+    @watch_capacity.setter
+    def watch_capacity(self, capacity: int) -> None:
+        self.store.watch_capacity = capacity
+
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        return clone(self.get_shared(gvr, namespace, name))
+
+    def get_shared(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+        """The stored object itself (shared: never mutate it); 404 when absent."""
+        return self.store.get(gvr, namespace, name)
+
+    def list(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict], str]:
+        """(copies of the matching objects, the list's resourceVersion)."""
+        items, rv, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
+        return [clone(i) for i in items], rv
+
+    def list_page(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: int | None = None,
+    ) -> ListPage:
+        """One page of a LIST of stored objects (shared), as the HTTP layer serves it: the
+        latest state or exactly ``resource_version`` (410 once compacted away); a continue
+        token reads at the RV of the list it continues."""
+        return self.store.list_page(
+            gvr,
+            namespace,
+            label_selector,
+            field_selector,
+            limit,
+            continue_token,
+            resource_version,
+        )
+
+    def watch(
+        self,
+        gvr: GVR,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Watch:
+        """Replay from ``resource_version`` (synthetic ADDED events when it is empty or "0"),
+        then live events; 410 Expired when that RV has left the history."""
+        return self.store.watch(gvr, namespace, resource_version, label_selector, field_selector)
+
+    def bookmark_rv(self, w: Watch) -> int | None:
+        """The RV a bookmark may carry for ``w`` now: None while it still has queued events."""
+        return self.store.bookmark_rv(w)
+
+    def drop_watches(self, reason: str = "dropped by fault injection") -> int:
+        return self.store.drop_watches(reason)
+
+    def compact(self) -> None:
+        """Forget all history: a watch or continue from any earlier RV now gets 410."""
+        self.store.compact()
+
+    def watch_count(self) -> int:
+        return self.store.watch_count()
+
     # ------------------------------------------------------------------ create
     def create(self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False) -> dict:
-        return clone(self._create(gvr, namespace, obj, dry_run))
+        return clone(self.create_shared(gvr, namespace, obj, dry_run))
 
-    def _create(self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False) -> dict:
-        rt = self.resolve(gvr)
+    def create_shared(
+        self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False
+    ) -> dict:
+        rt = self.store.resolve(gvr)
         obj = self._check_body(rt, gvr[1], obj)
         m = obj["metadata"]
         namespace = self._body_namespace(rt, namespace, m)
@@ -147,11 +261,11 @@ class Registry(Store):
                 raise _invalid(rt, "", [cause])
         for plugin in self.admission:
             plugin(rt, namespace, obj)
-        with self._lock:
+        with self.store.lock:
             if rt.namespaced:
                 self._check_namespace(rt, namespace, m["name"])
-            key = self._ns_key(rt, namespace, m["name"])
-            if key in self._store[rt.storage_key]:
+            key = self.store.key_for(rt, namespace, m["name"])
+            if self.store.stored(rt.storage_key, key) is not None:
                 raise errors.already_exists(rt.group, rt.plural, m["name"])
             for k in (
                 "resourceVersion",
@@ -161,7 +275,7 @@ class Registry(Store):
             ):
                 m.pop(k, None)
             m["uid"] = str(uuid.uuid4())
-            m["creationTimestamp"] = self._now()
+            m["creationTimestamp"] = self.store.now()
             if rt.generation:
                 m["generation"] = 1
             if rt.has_status and rt.storage_key != _NODE:
@@ -171,11 +285,11 @@ class Registry(Store):
             self._validate(rt, gvr[1], obj, None)
             if dry_run:
                 m["resourceVersion"] = ""
-                return self._present(rt, gvr[1], obj)
+                return self.store.present(rt, gvr[1], obj)
             if rt.storage_key == _CRD:
-                self._register(crds.resource_type_for(obj))
-            stored = self._commit(rt, key, obj, "ADDED", None)
-            return self._present(rt, gvr[1], stored)
+                self.store.register_type(crds.resource_type_for(obj))
+            stored = self.store.commit(rt, key, obj, "ADDED", None)
+            return self.store.present(rt, gvr[1], stored)
 
     def _check_body(self, rt: ResourceType, version: str, obj: Any) -> dict:
         if not isinstance(obj, dict):
@@ -220,7 +334,7 @@ class Registry(Store):
         return namespace
 
     def _check_namespace(self, rt: ResourceType, namespace: str, name: str) -> None:
-        ns = self._store[_NAMESPACE].get(("", namespace))
+        ns = self.store.stored(_NAMESPACE, ("", namespace))
         if ns is None:
             raise errors.not_found("", "namespaces", namespace)
         if meta(ns).get("deletionTimestamp"):
@@ -236,7 +350,7 @@ class Registry(Store):
         if rt.storage_key == _CRD:
             errs = validation.validate_crd(obj)
             spec = obj.get("spec") or {}
-            taken = self._types.get(
+            taken = self.store.type_at(
                 (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
             )
             for i, v in enumerate(spec.get("versions") or []):
@@ -254,7 +368,7 @@ class Registry(Store):
                 )
             if errs:
                 raise _invalid(rt, obj["metadata"].get("name", ""), errs)
-            obj["status"] = crds.crd_status(obj, (old or {}).get("status"), self._now())
+            obj["status"] = crds.crd_status(obj, (old or {}).get("status"), self.store.now())
         elif rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:
@@ -265,7 +379,7 @@ class Registry(Store):
             defaults.apply(rt.storage_key, obj, old, self._cluster_ips)
 
     @contextlib.contextmanager
-    def field_validation(self, mode: str | None) -> Iterator[list[str]]:
+    def field_validation(self, mode: str | None) -> Iterator[builtins.list[str]]:
         """Within this block, writes from this thread treat fields a CRD schema does not declare
         as the ``fieldValidation`` mode says: "Strict" rejects them (400), "Warn" prunes them and
         collects a warning in the yielded list, "Ignore" (the default) prunes them silently."""
@@ -277,7 +391,7 @@ class Registry(Store):
             self._local.mode = None
             self._local.warnings = None
 
-    def _warn(self, warnings: list[str]) -> None:
+    def _warn(self, warnings: builtins.list[str]) -> None:
         """Add ``Warning`` headers to the current request (a no-op outside one)."""
         collected = getattr(self._local, "warnings", None)
         if collected is not None:
@@ -339,9 +453,9 @@ class Registry(Store):
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> dict:
-        return clone(self._update(gvr, namespace, name, obj, subresource, dry_run))
+        return clone(self.update_shared(gvr, namespace, name, obj, subresource, dry_run))
 
-    def _update(
+    def update_shared(
         self,
         gvr: GVR,
         namespace: str | None,
@@ -350,7 +464,7 @@ class Registry(Store):
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> dict:
-        rt = self.resolve(gvr)
+        rt = self.store.resolve(gvr)
         body = self._check_body(rt, gvr[1], obj)
         m = body["metadata"]
         if m.get("name") and m["name"] != name:
@@ -359,9 +473,9 @@ class Registry(Store):
             )
         m["name"] = name
         namespace = self._body_namespace(rt, namespace, m)
-        with self._lock:
-            key = self._ns_key(rt, namespace, name)
-            old = self._store[rt.storage_key].get(key)
+        with self.store.lock:
+            key = self.store.key_for(rt, namespace, name)
+            old = self.store.stored(rt.storage_key, key)
             if old is None:
                 raise errors.not_found(rt.group, rt.plural, name)
             rv = m.get("resourceVersion")
@@ -389,19 +503,19 @@ class Registry(Store):
         if rt.generation and _spec_part(new, rt.has_status) != _spec_part(old, rt.has_status):
             nm["generation"] = int(om.get("generation") or 1) + 1
         if _without_rv(new) == _without_rv(old):
-            return self._present(rt, version, old)
+            return self.store.present(rt, version, old)
         if dry_run:
-            return self._present(rt, version, new)
+            return self.store.present(rt, version, new)
         if (
             om.get("deletionTimestamp")
             and rt.storage_key != _NAMESPACE
             and not nm.get("finalizers")
             and not nm.get("deletionGracePeriodSeconds")
         ):
-            return self._present(rt, version, self._remove(rt, key, new, old))
+            return self.store.present(rt, version, self._remove(rt, key, new, old))
         if rt.storage_key == _CRD:
-            self._register(crds.resource_type_for(new))
-        return self._present(rt, version, self._commit(rt, key, new, "MODIFIED", old))
+            self.store.register_type(crds.resource_type_for(new))
+        return self.store.present(rt, version, self.store.commit(rt, key, new, "MODIFIED", old))
 
     def _status_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:
         """A write to the status subresource: only ``status`` is taken from ``body``."""
@@ -470,12 +584,12 @@ class Registry(Store):
         force: bool = False,
     ) -> dict:
         """Patch types: "merge", "json", "strategic", "apply" (apply creates a missing object)."""
-        obj, _ = self._patch(
+        obj, _ = self.patch_shared(
             gvr, namespace, name, patch, patch_type, subresource, dry_run, field_manager, force
         )
         return clone(obj)
 
-    def _patch(
+    def patch_shared(
         self,
         gvr: GVR,
         namespace: str | None,
@@ -487,17 +601,17 @@ class Registry(Store):
         field_manager: str | None = None,
         force: bool = False,
     ) -> tuple[dict, bool]:
-        rt = self.resolve(gvr)
+        rt = self.store.resolve(gvr)
         _check_patch_request(rt, patch, patch_type, field_manager)
-        with self._lock:
-            key = self._ns_key(rt, namespace if rt.namespaced else None, name)
-            old = self._store[rt.storage_key].get(key)
+        with self.store.lock:
+            key = self.store.key_for(rt, namespace if rt.namespaced else None, name)
+            old = self.store.stored(rt.storage_key, key)
             if old is None:
                 if patch_type == "apply" and subresource is None:
                     body = self._applied_new(rt, gvr[1], name, patch, field_manager or "")
-                    return self._create(gvr, namespace, body, dry_run), True
+                    return self.create_shared(gvr, namespace, body, dry_run), True
                 raise errors.not_found(rt.group, rt.plural, name)
-            current = self._present(rt, gvr[1], old)
+            current = self.store.present(rt, gvr[1], old)
             result = self._patched(rt, gvr[1], current, patch, patch_type, field_manager or "")
             want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None
             if want_rv and want_rv != meta(old).get("resourceVersion"):
@@ -518,7 +632,7 @@ class Registry(Store):
         if body["metadata"].get("name", name) != name:
             raise errors.bad_request("the name of the object does not match the name on the URL")
         body["metadata"] = {**body["metadata"], "name": name}
-        return apply.finish(body, None, patch, manager, rt.api_version(version), self._now())
+        return apply.finish(body, None, patch, manager, rt.api_version(version), self.store.now())
 
     def _patched(
         self,
@@ -540,7 +654,7 @@ class Registry(Store):
             result = patches.strategic_merge(current, patch, rt.kind)
         if patch_type == "apply" and isinstance(result, dict):
             result = apply.finish(
-                result, current, patch, manager, rt.api_version(version), self._now()
+                result, current, patch, manager, rt.api_version(version), self.store.now()
             )
         if not isinstance(result, dict):
             raise errors.bad_request("the patch produced something other than an object")
@@ -558,7 +672,7 @@ class Registry(Store):
         dry_run: bool = False,
     ) -> dict:
         return clone(
-            self._delete(
+            self.delete_shared(
                 gvr,
                 namespace,
                 name,
@@ -569,7 +683,7 @@ class Registry(Store):
             )
         )
 
-    def _delete(
+    def delete_shared(
         self,
         gvr: GVR,
         namespace: str | None,
@@ -579,7 +693,7 @@ class Registry(Store):
         preconditions: dict | None = None,
         dry_run: bool = False,
     ) -> dict:
-        rt = self.resolve(gvr)
+        rt = self.store.resolve(gvr)
         if propagation_policy not in (None, "", "Background", "Foreground", "Orphan"):
             raise errors.invalid(
                 "DeleteOptions",
@@ -594,18 +708,20 @@ class Registry(Store):
                     )
                 ],
             )
-        with self._lock:
-            key = self._ns_key(rt, namespace if rt.namespaced else None, name)
-            old = self._store[rt.storage_key].get(key)
+        with self.store.lock:
+            key = self.store.key_for(rt, namespace if rt.namespaced else None, name)
+            old = self.store.stored(rt.storage_key, key)
             if old is None:
                 raise errors.not_found(rt.group, rt.plural, name)
             om = meta(old)
             _check_preconditions(rt, name, om, preconditions or {})
             version = gvr[1]
             if rt.storage_key == _NAMESPACE:
-                return self._present(rt, version, self._delete_namespace(rt, key, old, dry_run))
+                return self.store.present(
+                    rt, version, self._delete_namespace(rt, key, old, dry_run)
+                )
             if rt.storage_key == _POD and self._graceful(old, grace_period_seconds):
-                return self._present(
+                return self.store.present(
                     rt,
                     version,
                     self._delete_gracefully(rt, key, old, grace_period_seconds, dry_run),
@@ -615,16 +731,16 @@ class Registry(Store):
                 marked = self._mark_deleting(
                     rt, key, old, finalizers, grace_period_seconds == 0, dry_run
                 )
-                return self._present(rt, version, marked)
+                return self.store.present(rt, version, marked)
             if dry_run:
-                return self._present(rt, version, old)
-            return self._present(rt, version, self._remove(rt, key, clone(old), old))
+                return self.store.present(rt, version, old)
+            return self.store.present(rt, version, self._remove(rt, key, clone(old), old))
 
-    def _deletion_finalizers(self, om: dict, propagation_policy: str | None) -> list[str]:
+    def _deletion_finalizers(self, om: dict, propagation_policy: str | None) -> builtins.list[str]:
         """The object's finalizers plus the one its propagation policy needs while it has
         dependents ("orphan" for Orphan, "foregroundDeletion" for Foreground)."""
         finalizers = list(om.get("finalizers") or [])
-        if self._dependents.get(om.get("uid", "")):
+        if self.store.has_dependents(om.get("uid", "")):
             wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(
                 propagation_policy or ""
             )
@@ -637,7 +753,7 @@ class Registry(Store):
         rt: ResourceType,
         key: Key,
         old: dict,
-        finalizers: list[str],
+        finalizers: builtins.list[str],
         grace_zero: bool,
         dry_run: bool,
     ) -> dict:
@@ -650,33 +766,33 @@ class Registry(Store):
             return old
         new = clone(old)
         nm = new["metadata"]
-        nm.setdefault("deletionTimestamp", self._now())
+        nm.setdefault("deletionTimestamp", self.store.now())
         nm["deletionGracePeriodSeconds"] = 0 if shorten else nm.get("deletionGracePeriodSeconds", 0)
         nm["finalizers"] = finalizers
         if dry_run:
             return new
-        return self._commit(rt, key, new, "MODIFIED", old)
+        return self.store.commit(rt, key, new, "MODIFIED", old)
 
     def _remove(self, rt: ResourceType, key: Key, last: dict, old: dict) -> dict:
         """Really delete: commit a DELETED event carrying ``last`` (lock held)."""
         if rt.storage_key == _CRD:
             self._drop_custom_resources(last)
-        return self._commit(rt, key, last, "DELETED", old)
+        return self.store.commit(rt, key, last, "DELETED", old)
 
     def _drop_custom_resources(self, crd: dict) -> None:
         spec = crd.get("spec") or {}
         sk = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
-        rt = self._types.get(sk)
+        rt = self.store.type_at(sk)
         if rt is None or not rt.is_custom:
             return
-        for key, obj in sorted(self._store.get(sk, {}).items()):
-            self._commit(rt, key, clone(obj), "DELETED", obj)
-        self._unregister(sk)
-        self._drop_storage(sk)
+        for key, obj in sorted(self.store.objects_of(sk).items()):
+            self.store.commit(rt, key, clone(obj), "DELETED", obj)
+        self.store.unregister_type(sk)
+        self.store.drop_storage(sk)
 
     def _graceful(self, pod: dict, grace: int | None) -> bool:
         node = ((pod.get("spec") or {}).get("nodeName")) or ""
-        if not node or ("", node) not in self._store[_NODE]:
+        if not node or self.store.stored(_NODE, ("", node)) is None:
             return False
         return int(_grace_seconds(pod, grace)) > 0
 
@@ -688,40 +804,35 @@ class Registry(Store):
         if om.get("deletionTimestamp") and int(om.get("deletionGracePeriodSeconds") or 0) <= grace:
             return old
         new = clone(old)
-        new["metadata"]["deletionTimestamp"] = format_time(self._clock() + grace)
+        new["metadata"]["deletionTimestamp"] = format_time(self.store.clock() + grace)
         new["metadata"]["deletionGracePeriodSeconds"] = grace
         if dry_run:
             return new
-        return self._commit(rt, key, new, "MODIFIED", old)
+        return self.store.commit(rt, key, new, "MODIFIED", old)
 
     def _delete_namespace(self, rt: ResourceType, key: Key, old: dict, dry_run: bool) -> dict:
         if meta(old).get("deletionTimestamp"):
             return old
         new = clone(old)
-        new["metadata"]["deletionTimestamp"] = self._now()
+        new["metadata"]["deletionTimestamp"] = self.store.now()
         new["metadata"]["deletionGracePeriodSeconds"] = 0
         new.setdefault("status", {})["phase"] = "Terminating"
         if dry_run:
             return new
-        stored = self._commit(rt, key, new, "MODIFIED", old)
+        stored = self.store.commit(rt, key, new, "MODIFIED", old)
         self.gc.enqueue(("namespace", key[1]))
         return stored
 
     def finish_namespace(self, name: str) -> bool:
         """Remove a terminating namespace once it is empty; True when it is gone."""
-        with self._lock:
-            rt = self._types[_NAMESPACE]
-            old = self._store[_NAMESPACE].get(("", name))
+        with self.store.lock:
+            rt = self.store.resolve(_NAMESPACES)
+            old = self.store.stored(_NAMESPACE, ("", name))
             if old is None:
                 return True
             if not meta(old).get("deletionTimestamp"):
                 return False
-            if any(
-                key[0] == name
-                for t in self._types.values()
-                if t.namespaced
-                for key in self._store[t.storage_key]
-            ):
+            if self.store.has_objects_in(name):
                 return False
             last = clone(old)
             last.setdefault("spec", {})["finalizers"] = []
@@ -737,14 +848,14 @@ class Registry(Store):
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
         dry_run: bool = False,
-    ) -> list[dict]:
-        items, _, _, _ = self._list(gvr, namespace, label_selector, field_selector)
+    ) -> builtins.list[dict]:
+        items, _, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
         out = []
         for item in items:
             m = meta(item)
             try:
                 out.append(
-                    self._delete(
+                    self.delete_shared(
                         gvr,
                         m.get("namespace"),
                         m["name"],
@@ -761,27 +872,27 @@ class Registry(Store):
 
     # ------------------------------------------------------------------ scale
     def get_scale(self, gvr: GVR, namespace: str | None, name: str) -> dict:
-        rt = self.resolve(gvr)
+        rt = self.store.resolve(gvr)
         if "scale" not in rt.subresources:
             raise errors.resource_not_found()
-        return scale.to_scale(rt, gvr[1], self._get(gvr, namespace, name))
+        return scale.to_scale(rt, gvr[1], self.get_shared(gvr, namespace, name))
 
     def update_scale(
         self, gvr: GVR, namespace: str | None, name: str, body: Any, dry_run: bool = False
     ) -> dict:
         """Write a Scale: its spec.replicas goes to the object; its RV (if set) is a precondition."""
-        rt = self.resolve(gvr)
+        rt = self.store.resolve(gvr)
         if "scale" not in rt.subresources:
             raise errors.resource_not_found()
-        with self._lock:
-            current = self._get(gvr, namespace, name)
+        with self.store.lock:
+            current = self.get_shared(gvr, namespace, name)
             want_rv = meta(body).get("resourceVersion") if isinstance(body, dict) else None
             if want_rv and want_rv != meta(current).get("resourceVersion"):
                 raise errors.conflict(rt.group, rt.plural, name)
             new = scale.apply_scale(rt, gvr[1], current, body)
             new = {**new, "metadata": {**meta(new), "resourceVersion": ""}}
             return scale.to_scale(
-                rt, gvr[1], self._update(gvr, namespace, name, new, None, dry_run)
+                rt, gvr[1], self.update_shared(gvr, namespace, name, new, None, dry_run)
             )
 
     def patch_scale(
@@ -793,7 +904,7 @@ class Registry(Store):
         patch_type: str,
         dry_run: bool = False,
     ) -> dict:
-        with self._lock:
+        with self.store.lock:
             current = self.get_scale(gvr, namespace, name)
             if patch_type == "json":
                 patched = patches.json_patch(clone(current), patch)
@@ -808,12 +919,12 @@ class Registry(Store):
     # ------------------------------------------------------------------ pods
     def bind_pod(self, namespace: str, name: str, node_name: str) -> dict:
         """What POST pods/{name}/binding does: set spec.nodeName and PodScheduled=True."""
-        return clone(self._bind_pod(namespace, name, node_name))
+        return clone(self.bind_pod_shared(namespace, name, node_name))
 
-    def _bind_pod(self, namespace: str, name: str, node_name: str) -> dict:
-        rt = self._types[_POD]
-        with self._lock:
-            old = self._store[_POD].get((namespace, name))
+    def bind_pod_shared(self, namespace: str, name: str, node_name: str) -> dict:
+        rt = self.store.resolve(_PODS)
+        with self.store.lock:
+            old = self.store.stored(_POD, (namespace, name))
             if old is None:
                 raise errors.not_found("", "pods", name)
             current = (old.get("spec") or {}).get("nodeName")
@@ -834,22 +945,22 @@ class Registry(Store):
                     "type": "PodScheduled",
                     "status": "True",
                     "lastProbeTime": None,
-                    "lastTransitionTime": self._now(),
+                    "lastTransitionTime": self.store.now(),
                 }
             )
             status["conditions"] = conds
-            return self._commit(rt, (namespace, name), new, "MODIFIED", old)
+            return self.store.commit(rt, (namespace, name), new, "MODIFIED", old)
 
     # ------------------------------------------------------------------ garbage collector's writes
     def delete_dependent(
         self, rt: ResourceType, namespace: str | None, name: str, policy: str
     ) -> None:
-        self._delete(self.gvr_of(rt), namespace, name, None, policy)
+        self.delete_shared(self.store.gvr_of(rt), namespace, name, None, policy)
 
-    def set_owner_references(self, rt: ResourceType, obj: dict, refs: list) -> None:
+    def set_owner_references(self, rt: ResourceType, obj: dict, refs: builtins.list[dict]) -> None:
         m = meta(obj)
-        with self._lock:
-            current = self._store[rt.storage_key].get((m.get("namespace", ""), m["name"]))
+        with self.store.lock:
+            current = self.store.stored(rt.storage_key, (m.get("namespace", ""), m["name"]))
             if current is None or meta(current).get("uid") != m.get("uid"):
                 return
             body = clone(current)
@@ -857,11 +968,11 @@ class Registry(Store):
                 body["metadata"]["ownerReferences"] = refs
             else:
                 body["metadata"].pop("ownerReferences", None)
-            self._update(self.gvr_of(rt), m.get("namespace"), m["name"], body)
+            self.update_shared(self.store.gvr_of(rt), m.get("namespace"), m["name"], body)
 
     def remove_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
-        with self._lock:
-            found = self.lookup_uid(uid)
+        with self.store.lock:
+            found = self.store.lookup_uid(uid)
             if found is None:
                 return
             _, current = found
@@ -870,8 +981,8 @@ class Registry(Store):
             body["metadata"]["finalizers"] = [
                 f for f in m.get("finalizers") or [] if f != finalizer
             ]
-            self._update(self.gvr_of(rt), m.get("namespace"), m["name"], body)
+            self.update_shared(self.store.gvr_of(rt), m.get("namespace"), m["name"], body)
 
     def stop(self) -> None:
         self.gc.stop()
-        self.drop_watches("server stopping")
+        self.store.drop_watches("server stopping")

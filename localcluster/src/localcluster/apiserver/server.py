@@ -414,7 +414,7 @@ class APIServer:
             body = params.object_body(req, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
-                resp, lambda: self.registry._create(gvr, namespace, body, dry), req, 201
+                resp, lambda: self.registry.create_shared(gvr, namespace, body, dry), req, 201
             )
         if req.method == "DELETE":
             return self._delete_collection(req, resp, rt, gvr, namespace)
@@ -425,7 +425,7 @@ class APIServer:
     ) -> None:
         q = req.query
         limit, continue_token, exact_rv = params.list_reading(req)
-        items, rv, token, remaining = self.registry._list(
+        items, rv, token, remaining = self.registry.list_page(
             gvr,
             namespace,
             q.get("labelSelector"),
@@ -486,7 +486,7 @@ class APIServer:
         reg = self.registry
         if req.method == "GET":
             params.resource_version(req)
-            obj = reg._get(gvr, namespace, name)
+            obj = reg.get_shared(gvr, namespace, name)
             if tables.wants_table(req.header("accept")):
                 list_meta = {"resourceVersion": meta(obj).get("resourceVersion", "")}
                 return self._table(req, resp, rt, gvr[1], [obj], list_meta)
@@ -495,7 +495,7 @@ class APIServer:
             body = params.object_body(req, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
-                resp, lambda: reg._update(gvr, namespace, name, body, sub, dry), req
+                resp, lambda: reg.update_shared(gvr, namespace, name, body, sub, dry), req
             )
         if req.method == "PATCH":
             patch_type, patch = params.patch_body(req, rt.is_custom)
@@ -503,14 +503,14 @@ class APIServer:
             dry, force = params.dry_run(req), params.as_bool(req.query.get("force"))
             return self._written(
                 resp,
-                lambda: reg._patch(
+                lambda: reg.patch_shared(
                     gvr, namespace, name, patch, patch_type, sub, dry, manager, force
                 ),
                 req,
             )
         if req.method == "DELETE" and sub is None:
             opts = params.delete_options(req)
-            obj = reg._delete(
+            obj = reg.delete_shared(
                 gvr,
                 namespace,
                 name,
@@ -551,7 +551,7 @@ class APIServer:
         if not target.get("name"):
             cause = errors.field_cause("target.name", "Required value", "FieldValueRequired")
             raise errors.invalid("Binding", "", "bindings", name, [cause])
-        self.registry._bind_pod(namespace, name, target["name"])
+        self.registry.bind_pod_shared(namespace, name, target["name"])
         status = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -585,7 +585,7 @@ class APIServer:
             raise errors.method_not_allowed()
         body = params.object_body(req)
         token = create_token(
-            self.registry, self.auth.tokens, namespace, name, body, self.registry._clock()
+            self.registry, self.auth.tokens, namespace, name, body, self.registry.clock()
         )
         self._json(resp, token, 201)
 

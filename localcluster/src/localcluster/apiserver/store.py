@@ -1,6 +1,9 @@
 """Storage under the registry: objects, the resourceVersion counter, history and watches.
 
-One re-entrant lock guards everything. ``_commit`` is the only way state changes: it takes the
+The ``Store`` is to the ``Registry`` what etcd is to kube-apiserver: the registry *has* one and
+puts the API's semantics on top; the store knows nothing of validation, defaulting or deletion
+rules, and its objects are the stored dicts themselves (shared: readers never mutate them).
+One re-entrant lock (``lock``) guards everything. ``commit`` is the only way state changes: it takes the
 next value of the global resourceVersion counter, stores a fresh dict (stored dicts are never
 mutated afterwards, so package-internal readers may serialise them without copying), appends an
 ``Event`` to the bounded history ring, offers it to the watches of that resource (never blocking;
@@ -22,10 +25,11 @@ import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from . import errors, paging
-from .objects import clone, format_time, meta
+from .objects import format_time, meta
 from .paging import Key, Snapshot
 from .resources import GVR, ResourceType, builtin_types
 from .selectors import combine, parse_field_selector, parse_label_selector
@@ -45,14 +49,25 @@ _EXPIRED_CONTINUE = (
 _EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 
 Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
+StorageKey = tuple[str, str]  # (group, plural): one resource, whatever version it is served at
+
+
+class ListPage(NamedTuple):
+    """One page of a LIST: the stored objects (shared: never mutate them), the list's RV, the
+    continue token for the next page (None on the last) and how many objects remain after it."""
+
+    items: list[dict]
+    resource_version: str
+    continue_token: str | None
+    remaining: int | None
 
 
 class Store:
     """Objects by resource, the RV counter, history, watches and the uid/owner indexes."""
 
     def __init__(self, watch_history: int = 10000, clock: Callable[[], float] = time.time) -> None:
-        self._lock = threading.RLock()
-        self._clock = clock
+        self.lock = threading.RLock()
+        self.clock = clock
         self._rv = 0
         self._types: dict[tuple[str, str], ResourceType] = {}
         self._by_gvr: dict[GVR, ResourceType] = {}
@@ -72,11 +87,11 @@ class Store:
         # called with every committed event, lock held; must only queue work (see gc.observe)
         self.commit_observers: list[Callable[[ResourceType, Event], None]] = []
         for rt in builtin_types():
-            self._register(rt)
+            self.register_type(rt)
 
     # ------------------------------------------------------------------ types and lookup
-    def _register(self, rt: ResourceType) -> None:
-        with self._lock:
+    def register_type(self, rt: ResourceType) -> None:
+        with self.lock:
             old = self._types.get(rt.storage_key)
             if old is not None:
                 for v in old.versions:
@@ -88,7 +103,7 @@ class Store:
             self._keys.setdefault(rt.storage_key, [])
             self.types_generation += 1
 
-    def _unregister(self, storage_key: tuple[str, str]) -> None:
+    def unregister_type(self, storage_key: tuple[str, str]) -> None:
         rt = self._types.pop(storage_key, None)
         if rt is None:
             return
@@ -99,7 +114,7 @@ class Store:
             w.close("resource type removed")
 
     def resource_types(self) -> list[ResourceType]:
-        with self._lock:
+        with self.lock:
             return list(self._types.values())
 
     def resolve(self, gvr: GVR) -> ResourceType:
@@ -113,7 +128,7 @@ class Store:
     def resource_version(self) -> int:
         return self._rv
 
-    def _present(self, rt: ResourceType, version: str, obj: dict) -> dict:
+    def present(self, rt: ResourceType, version: str, obj: dict) -> dict:
         """``obj`` as served at ``version`` (rewrites apiVersion; shares everything else)."""
         api_version = rt.api_version(version)
         if obj.get("apiVersion") == api_version:
@@ -122,39 +137,48 @@ class Store:
         out["apiVersion"] = api_version
         return out
 
-    def _ns_key(self, rt: ResourceType, namespace: str | None, name: str) -> Key:
+    def key_for(self, rt: ResourceType, namespace: str | None, name: str) -> Key:
         if rt.namespaced:
             if not namespace:
                 raise errors.bad_request("a namespace is required for namespaced resources")
             return (namespace, name)
         return ("", name)
 
-    def _now(self) -> str:
-        return format_time(self._clock())
+    def now(self) -> str:
+        return format_time(self.clock())
+
+    def type_at(self, storage_key: StorageKey) -> ResourceType | None:
+        """The resource type stored under ``storage_key``, if registered."""
+        return self._types.get(storage_key)
 
     # ------------------------------------------------------------------ read
-    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
-        return clone(self._get(gvr, namespace, name))
+    def stored(self, storage_key: StorageKey, key: Key) -> dict | None:
+        """The stored object at ``key`` (shared: never mutate it), or None."""
+        return self._store[storage_key].get(key)
 
-    def _get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+    def objects_of(self, storage_key: StorageKey) -> Mapping[Key, dict]:
+        """Every stored object of one resource by key; read it with the lock held."""
+        return self._store.get(storage_key, {})
+
+    def has_objects_in(self, namespace: str) -> bool:
+        """Whether any namespaced resource still has an object in ``namespace``."""
+        with self.lock:
+            return any(
+                key[0] == namespace
+                for rt in self._types.values()
+                if rt.namespaced
+                for key in self._store[rt.storage_key]
+            )
+
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
         rt = self.resolve(gvr)
-        with self._lock:
-            obj = self._store[rt.storage_key].get(self._ns_key(rt, namespace, name))
+        with self.lock:
+            obj = self._store[rt.storage_key].get(self.key_for(rt, namespace, name))
         if obj is None:
             raise errors.not_found(rt.group, rt.plural, name)
-        return self._present(rt, gvr[1], obj)
+        return self.present(rt, gvr[1], obj)
 
-    def list(
-        self,
-        gvr: GVR,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict], str]:
-        items, rv, _, _ = self._list(gvr, namespace, label_selector, field_selector)
-        return [clone(i) for i in items], rv
-
-    def _list(
+    def list_page(
         self,
         gvr: GVR,
         namespace: str | None = None,
@@ -163,16 +187,14 @@ class Store:
         limit: int | None = None,
         continue_token: str | None = None,
         resource_version: int | None = None,
-    ) -> tuple[list[dict], str, str | None, int | None]:
-        """(items, list RV, continue token or None, remaining count or None).
-
-        Reads the latest state, or exactly ``resource_version`` (410 once compacted away); a
+    ) -> ListPage:
+        """Reads the latest state, or exactly ``resource_version`` (410 once compacted away); a
         continue token reads at the RV of the list it continues (see ``paging``)."""
         rt = self.resolve(gvr)
         pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
         ns = namespace if rt.namespaced and namespace else None
         sk = rt.storage_key
-        with self._lock:
+        with self.lock:
             start = None
             if continue_token:
                 token_rv, start = paging.decode_continue(continue_token, ns)
@@ -183,8 +205,8 @@ class Store:
             if page.token is not None:
                 self._keep(sk, snap)
         version = gvr[1]
-        items = [self._present(rt, version, o) for o in page.items]
-        return items, str(snap.rv), page.token, page.remaining
+        items = [self.present(rt, version, o) for o in page.items]
+        return ListPage(items, str(snap.rv), page.token, page.remaining)
 
     def _continued_snapshot(
         self, sk: tuple[str, str], token_rv: int, start: str, ns: str | None
@@ -233,6 +255,12 @@ class Store:
                 objects[key] = ev.old
         return Snapshot(rv, keys, objects)
 
+    def forget_snapshots(self) -> None:
+        """Drop the kept list snapshots, as if later lists had pushed them out: a continue
+        token then reads a state rebuilt from the history."""
+        with self.lock:
+            self._snapshots.clear()
+
     def _keep(self, sk: tuple[str, str], snap: Snapshot) -> None:
         """Keep ``snap`` for the continue tokens of its list (lock held); a live view is frozen:
         the next write to ``sk`` copies the dict and key list first."""
@@ -243,7 +271,7 @@ class Store:
         while len(self._snapshots) > SNAPSHOTS_KEPT:
             self._snapshots.popitem(last=False)
 
-    def _drop_storage(self, sk: tuple[str, str]) -> None:
+    def drop_storage(self, sk: tuple[str, str]) -> None:
         """Forget a resource's objects, key order and snapshots (its type is gone; lock held)."""
         self._store.pop(sk, None)
         self._keys.pop(sk, None)
@@ -266,11 +294,11 @@ class Store:
         pred = combine(parse_label_selector(label_selector), parse_field_selector(field_selector))
         version = gvr[1]
         ns = namespace if rt.namespaced else None
-        with self._lock:
+        with self.lock:
             w = Watch(
                 ns,
                 pred,
-                lambda o: self._present(rt, version, o),
+                lambda o: self.present(rt, version, o),
                 self.watch_capacity,
                 self._remove_watch,
                 rt.storage_key,
@@ -323,20 +351,20 @@ class Store:
         return replay
 
     def _remove_watch(self, w: Watch) -> None:
-        with self._lock:
+        with self.lock:
             watchers = self._watchers.get(w.storage_key)
             if watchers is not None:
                 watchers.discard(w)
 
     def bookmark_rv(self, w: Watch) -> int | None:
         """The RV a bookmark may carry for ``w`` now: None while it still has queued events."""
-        with self._lock:
+        with self.lock:
             if w.pending():
                 return None
             return w.progress_rv
 
     def drop_watches(self, reason: str = "dropped by fault injection") -> int:
-        with self._lock:
+        with self.lock:
             all_watches = [w for ws in self._watchers.values() for w in ws]
             self._watchers = {}
         for w in all_watches:
@@ -345,16 +373,16 @@ class Store:
 
     def compact(self) -> None:
         """Forget all history: a watch or continue from any earlier RV now gets 410."""
-        with self._lock:
+        with self.lock:
             self._history.clear()
             self._compacted_rv = self._rv
 
     def watch_count(self) -> int:
-        with self._lock:
+        with self.lock:
             return sum(len(ws) for ws in self._watchers.values())
 
     # ------------------------------------------------------------------ commit
-    def _commit(self, rt: ResourceType, key: Key, obj: dict, etype: str, old: dict | None) -> dict:
+    def commit(self, rt: ResourceType, key: Key, obj: dict, etype: str, old: dict | None) -> dict:
         """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
@@ -422,7 +450,7 @@ class Store:
         return ns is not None and bool(meta(ns).get("deletionTimestamp"))
 
     def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None:
-        with self._lock:
+        with self.lock:
             ref = self._by_uid.get(uid)
             if ref is None:
                 return None
@@ -431,7 +459,7 @@ class Store:
             return (rt, obj) if rt is not None and obj is not None else None
 
     def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]:
-        with self._lock:
+        with self.lock:
             out = []
             for sk, ns, name in self._dependents.get(uid, ()):
                 rt = self._types.get(sk)
@@ -441,7 +469,7 @@ class Store:
             return out
 
     def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]:
-        with self._lock:
+        with self.lock:
             return [
                 (rt, obj)
                 for rt in self._types.values()

@@ -102,7 +102,7 @@ class WatchStream:
         key = (etype, version, as_table)
         data = ev.cache.get(key)
         if data is None:
-            obj = self._registry._present(rt, version, ev.obj)
+            obj = self._registry.store.present(rt, version, ev.obj)
             if as_table:
                 obj = tables.table(
                     rt, version, [obj], {"resourceVersion": meta(obj).get("resourceVersion", "")}
@@ -217,7 +217,7 @@ def serve_pod_log(
     """``GET pods/{name}/log``: text/plain, streamed chunked with ``follow=true``."""
     if req.method != "GET":
         raise errors.method_not_allowed()
-    pod = registry._get(("", "v1", "pods"), namespace, name)
+    pod = registry.get_shared(("", "v1", "pods"), namespace, name)
     q = req.query
     container = _log_container(pod, name, q.get("container"))
     follow = as_bool(q.get("follow"))

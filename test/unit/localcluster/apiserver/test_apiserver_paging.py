@@ -35,7 +35,7 @@ def every_page(reg, namespace, limit, **kw) -> tuple[list[list[str]], set[str]]:
     """The names on each page of a full paginated list, and the list RVs the pages reported."""
     pages, rvs, token = [], set(), None
     while True:
-        items, rv, token, _ = reg._list(CM, namespace, limit=limit, continue_token=token, **kw)
+        items, rv, token, _ = reg.list_page(CM, namespace, limit=limit, continue_token=token, **kw)
         pages.append(names(items))
         rvs.add(rv)
         if token is None:
@@ -51,7 +51,7 @@ def test_pages_follow_etcd_key_order_across_namespaces(reg):
         reg.create(NS, None, {"metadata": {"name": ns}})
         make(reg, "b", ns)
         make(reg, "a", ns)
-    items, list_rv, token, remaining = reg._list(CM, None, limit=3)
+    items, list_rv, token, remaining = reg.list_page(CM, None, limit=3)
     # "team-1/a" < "team/a": '-' sorts before '/' in an etcd key
     assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in items] == [
         ("team-1", "a"),
@@ -60,23 +60,23 @@ def test_pages_follow_etcd_key_order_across_namespaces(reg):
     ]
     assert remaining == 1
     assert decoded(token) == {"v": "meta.k8s.io/v1", "rv": int(list_rv), "start": "team/a\x00"}
-    items, _, token, _ = reg._list(CM, "team", limit=1)
+    items, _, token, _ = reg.list_page(CM, "team", limit=1)
     assert names(items) == ["a"] and decoded(token)["start"] == "a\x00"
 
 
 def test_every_page_reads_the_first_pages_resource_version(reg):
     for name in ("a", "b", "c", "d", "e"):
         make(reg, name)
-    first, list_rv, token, _ = reg._list(CM, "default", limit=2)
+    first, list_rv, token, _ = reg.list_page(CM, "default", limit=2)
     before = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in reg.list(CM)[0]}
     make(reg, "bb")  # lands after the first page: not in this list
     reg.delete(CM, "default", "d")  # deleted after the first page: still in this list
     reg.patch(CM, "default", "c", {"metadata": {"labels": {"x": "y"}}}, "merge")
-    rest, rv, token, remaining = reg._list(CM, "default", limit=2, continue_token=token)
+    rest, rv, token, remaining = reg.list_page(CM, "default", limit=2, continue_token=token)
     assert names(rest) == ["c", "d"] and rv == list_rv and remaining == 1
     assert rest[0]["metadata"]["resourceVersion"] == before["c"]  # c as it was then
     assert decoded(token)["rv"] == int(list_rv)
-    last, rv, token, _ = reg._list(CM, "default", limit=2, continue_token=token)
+    last, rv, token, _ = reg.list_page(CM, "default", limit=2, continue_token=token)
     assert names(last) == ["e"] and rv == list_rv and token is None
     assert names(reg.list(CM, "default")[0]) == ["a", "b", "bb", "c", "e"]
 
@@ -84,11 +84,11 @@ def test_every_page_reads_the_first_pages_resource_version(reg):
 def test_a_forgotten_snapshot_is_rebuilt_from_history(reg):
     for i in range(4):
         make(reg, f"c{i}")
-    _, list_rv, token, _ = reg._list(CM, "default", limit=2)
+    _, list_rv, token, _ = reg.list_page(CM, "default", limit=2)
     reg.delete(CM, "default", "c3")
     make(reg, "c25")
-    reg._snapshots.clear()  # as if later lists had pushed it out
-    items, rv, _, _ = reg._list(CM, "default", limit=5, continue_token=token)
+    reg.store.forget_snapshots()  # as if later lists had pushed it out
+    items, rv, _, _ = reg.list_page(CM, "default", limit=5, continue_token=token)
     assert names(items) == ["c2", "c3"] and rv == list_rv
 
 
@@ -97,28 +97,28 @@ def test_selectors_page_over_keys_and_do_not_count_what_remains(reg):
         make(reg, f"c{i}", app="web" if i in (0, 2, 3) else "db")
     pages, _ = every_page(reg, "default", 2, label_selector="app=web")
     assert pages == [["c0", "c2"], ["c3"]]
-    items, _, token, remaining = reg._list(CM, "default", "app=web", limit=2)
+    items, _, token, remaining = reg.list_page(CM, "default", "app=web", limit=2)
     assert names(items) == ["c0", "c2"] and token and remaining is None
-    items, _, token, _ = reg._list(CM, "default", "app=web", limit=1, continue_token=token)
+    items, _, token, _ = reg.list_page(CM, "default", "app=web", limit=1, continue_token=token)
     assert names(items) == ["c3"] and token is not None  # c4 and c5 follow, unmatched
-    items, _, token, _ = reg._list(CM, "default", "app=web", limit=1, continue_token=token)
+    items, _, token, _ = reg.list_page(CM, "default", "app=web", limit=1, continue_token=token)
     assert items == [] and token is None
 
 
 def test_an_expired_continue_token_gets_410_and_a_token_for_the_rest(reg):
     for i in range(4):
         make(reg, f"c{i}")
-    _, _, token, _ = reg._list(CM, "default", limit=2)
+    _, _, token, _ = reg.list_page(CM, "default", limit=2)
     reg.delete(CM, "default", "c3")
     reg.compact()
     with pytest.raises(StatusError) as info:
-        reg._list(CM, "default", limit=2, continue_token=token)
+        reg.list_page(CM, "default", limit=2, continue_token=token)
     err = info.value
     assert (err.code, err.reason) == (410, "Expired")
     assert err.message.startswith("The provided continue parameter is too old")
     inconsistent = err.status["metadata"]["continue"]
     assert decoded(inconsistent) == {"v": "meta.k8s.io/v1", "rv": -1, "start": "c1\x00"}
-    items, rv, token, _ = reg._list(CM, "default", limit=2, continue_token=inconsistent)
+    items, rv, token, _ = reg.list_page(CM, "default", limit=2, continue_token=inconsistent)
     assert names(items) == ["c2"] and rv == str(reg.resource_version) and token is None
 
 
@@ -128,13 +128,13 @@ def test_a_list_at_an_exact_resource_version(reg):
     at = int(b["metadata"]["resourceVersion"])
     reg.delete(CM, "default", "a")
     make(reg, "c")
-    items, rv, _, _ = reg._list(CM, "default", limit=10, resource_version=at)
+    items, rv, _, _ = reg.list_page(CM, "default", limit=10, resource_version=at)
     assert names(items) == ["a", "b"] and rv == str(at)
-    items, rv, _, _ = reg._list(CM, "default", resource_version=at - 1)
+    items, rv, _, _ = reg.list_page(CM, "default", resource_version=at - 1)
     assert names(items) == ["a"]
     reg.compact()
     with pytest.raises(StatusError) as info:
-        reg._list(CM, "default", limit=10, resource_version=at)
+        reg.list_page(CM, "default", limit=10, resource_version=at)
     assert (info.value.code, info.value.message) == (
         410,
         "The resourceVersion for the provided list is too old.",
@@ -186,7 +186,7 @@ def test_continue_with_a_resource_version_is_refused():
 )
 def test_malformed_tokens_are_bad_requests(reg, token, why):
     with pytest.raises(StatusError) as info:
-        reg._list(CM, "default", limit=1, continue_token=token)
+        reg.list_page(CM, "default", limit=1, continue_token=token)
     assert info.value.code == 400 and why in info.value.message
     assert info.value.message.startswith("invalid continue token: ")
 

@@ -171,22 +171,22 @@ def test_list_selectors_and_pagination(reg):
     assert reg.list(PODS, "default", field_selector="spec.nodeName=")[0]
     with pytest.raises(StatusError):
         reg.list(PODS, label_selector="a in (b")
-    items, rv, token, remaining = reg._list(PODS, "default", limit=3)
+    items, rv, token, remaining = reg.list_page(PODS, "default", limit=3)
     assert names(items) == ["p0", "p1", "p2"] and remaining == 4 and token
-    items, _, token, remaining = reg._list(PODS, "default", limit=3, continue_token=token)
+    items, _, token, remaining = reg.list_page(PODS, "default", limit=3, continue_token=token)
     assert names(items) == ["p3", "p4", "p5"] and remaining == 1
-    items, _, token, _ = reg._list(PODS, "default", limit=3, continue_token=token)
+    items, _, token, _ = reg.list_page(PODS, "default", limit=3, continue_token=token)
     assert names(items) == ["p6"] and token is None
 
 
 def test_continue_token_expires_after_compaction(reg):
     for i in range(3):
         reg.create(CM, "default", {"metadata": {"name": f"c{i}"}})
-    _, _, token, _ = reg._list(CM, "default", limit=1)
+    _, _, token, _ = reg.list_page(CM, "default", limit=1)
     reg.create(CM, "default", {"metadata": {"name": "later"}})
     reg.compact()
     with pytest.raises(StatusError) as e:
-        reg._list(CM, "default", limit=1, continue_token=token)
+        reg.list_page(CM, "default", limit=1, continue_token=token)
     assert (e.value.code, e.value.reason) == (410, "Expired")
 
 

@@ -20,8 +20,8 @@ def store_unvalidated(registry, pod: dict) -> None:
     meta.update(
         namespace="default", uid=str(uuid.uuid4()), creationTimestamp="2024-01-01T00:00:00Z"
     )
-    with registry._lock:
-        registry._commit(registry.resolve(PODS), ("default", meta["name"]), pod, "ADDED", None)
+    with registry.store.lock:
+        registry.store.commit(registry.resolve(PODS), ("default", meta["name"]), pod, "ADDED", None)
 
 
 def malformed(name: str, scheduler: str, group: str, **spec) -> dict:

@@ -122,8 +122,8 @@ def store_unvalidated(registry, namespace, pod):
     meta["creationTimestamp"] = "2024-01-01T00:00:00Z"
     pod.setdefault("status", {"phase": "Pending"})
     rt = registry.resolve(PODS)
-    with registry._lock:
-        registry._commit(rt, (namespace, meta["name"]), pod, "ADDED", None)
+    with registry.store.lock:
+        registry.store.commit(rt, (namespace, meta["name"]), pod, "ADDED", None)
 
 
 def test_a_malformed_pod_is_reported_and_never_stops_the_loop(cluster):

@@ -84,7 +84,7 @@ class ServiceAccountAdmission:
         if rt.storage_key != ("", "pods") or not namespace or not isinstance(spec, dict):
             return
         try:
-            self._registry._get(NAMESPACES, None, namespace)
+            self._registry.get_shared(NAMESPACES, None, namespace)
         except StatusError:
             return
         name = (
@@ -112,7 +112,7 @@ class ServiceAccountAdmission:
             if attempt:
                 self._sleep(random.uniform(0.1, 0.2))
             try:
-                return self._registry._get(SERVICE_ACCOUNTS, namespace, name)
+                return self._registry.get_shared(SERVICE_ACCOUNTS, namespace, name)
             except StatusError as err:
                 if err.code != 404:
                     raise

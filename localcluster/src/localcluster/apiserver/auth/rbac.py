@@ -106,7 +106,7 @@ class RuleResolver:
         else:
             return None, f'unsupported role reference kind: "{kind}"'
         try:
-            return self._registry._get(gvr, ns, name), None
+            return self._registry.get_shared(gvr, ns, name), None
         except StatusError:
             return None, f'{singular}.{RBAC_GROUP} "{name}" not found'
 
@@ -114,10 +114,10 @@ class RuleResolver:
         self, user: UserInfo, namespace: str
     ) -> Iterator[tuple[str, dict | None, str | None]]:
         """Yield ``(source, rule, None)`` for every applying rule, or ``("", None, error)``."""
-        bindings, _, _, _ = self._registry._list(CLUSTER_ROLE_BINDINGS)
+        bindings, _, _, _ = self._registry.list_page(CLUSTER_ROLE_BINDINGS)
         sources = [("ClusterRoleBinding", b, "") for b in bindings]
         if namespace:
-            bindings, _, _, _ = self._registry._list(ROLE_BINDINGS, namespace)
+            bindings, _, _, _ = self._registry.list_page(ROLE_BINDINGS, namespace)
             sources += [("RoleBinding", b, namespace) for b in bindings]
         for kind, binding, binding_ns in sources:
             subject = next(

@@ -28,7 +28,7 @@ def _invalid(name: str, field: str, message: str) -> errors.StatusError:
 def _bound_pod(registry, namespace: str, account: str, ref: dict) -> BoundObject:
     if ref.get("kind") != "Pod":
         raise errors.bad_request(f"cannot bind token for object of kind {ref.get('kind')!r}")
-    pod = registry._get(PODS, namespace, ref.get("name") or "")
+    pod = registry.get_shared(PODS, namespace, ref.get("name") or "")
     uid = meta(pod).get("uid", "")
     if ref.get("uid") and ref["uid"] != uid:
         raise errors.conflict(
@@ -50,7 +50,7 @@ def create_token(
     registry, tokens: TokenIssuer, namespace: str, name: str, body: Any, now: float
 ) -> dict:
     """Issue a token for ServiceAccount ``namespace/name`` as the TokenRequest ``body`` asks."""
-    account = registry._get(SERVICE_ACCOUNTS, namespace, name)
+    account = registry.get_shared(SERVICE_ACCOUNTS, namespace, name)
     spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}
     seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION_SECONDS)
     if not isinstance(seconds, int) or seconds < MIN_EXPIRATION_SECONDS:

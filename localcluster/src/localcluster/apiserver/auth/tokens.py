@@ -159,7 +159,7 @@ class TokenIssuer:
 
     def _stored(self, gvr: tuple[str, str, str], namespace: str, name: str) -> dict | None:
         try:
-            return self._registry._get(gvr, namespace, name)
+            return self._registry.get_shared(gvr, namespace, name)
         except StatusError:
             return None
 

@@ -8,7 +8,7 @@ handlers). Objects are plain dicts and shared by reference: never mutate one
 obtained from a cache, deep-copy it first.
 """
 
-from tf_operator.k8s.cache.controller import Config, Controller
+from tf_operator.k8s.cache.engine import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
     DELETED,

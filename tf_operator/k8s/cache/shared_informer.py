@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from tf_operator.k8s.cache.controller import Config, Controller
+from tf_operator.k8s.cache.engine import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
     DELETED,

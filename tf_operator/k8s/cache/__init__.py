@@ -3,12 +3,11 @@
 Reading order: ``keys`` and ``index`` (how objects are filed),
 ``thread_safe_store`` and ``store`` (the cache), ``delta_fifo`` (changes
 queued per object), ``listwatch`` and ``reflector`` (list+watch into the
-queue), ``controller`` (queue into the cache), ``shared_informer`` (cache plus
+queue), ``engine`` (queue into the cache), ``shared_informer`` (cache plus
 handlers). Objects are plain dicts and shared by reference: never mutate one
 obtained from a cache, deep-copy it first.
 """
 
-from tf_operator.k8s.cache.engine import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
     DELETED,
@@ -21,6 +20,7 @@ from tf_operator.k8s.cache.delta_fifo import (
     FIFOClosedError,
     RequeueError,
 )
+from tf_operator.k8s.cache.engine import EngineConfig, InformerEngine
 from tf_operator.k8s.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -58,8 +58,7 @@ __all__ = [
     "SYNC",
     "UPDATED",
     "Backoff",
-    "Config",
-    "Controller",
+    "EngineConfig",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
@@ -67,6 +66,7 @@ __all__ = [
     "FilteringResourceEventHandler",
     "IndexFunc",
     "Indexer",
+    "InformerEngine",
     "Indexers",
     "KeyFuncError",
     "ListWatch",

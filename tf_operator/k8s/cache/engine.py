@@ -1,6 +1,6 @@
 """The informer's engine: a reflector filling a DeltaFIFO, whose deltas are then processed.
 
-:class:`Controller` runs the reflector in the caller's thread. Unlike client-go, which pops
+:class:`InformerEngine` runs the reflector in the caller's thread. Unlike client-go, which pops
 the queue in a goroutine of its own, the thread that queues a change (the reflector with a
 watch event or a list, the resync thread with a resync) then pops the queue itself into
 ``process`` (the shared informer's ``handle_deltas``) until it is empty: in Python a second
@@ -10,6 +10,10 @@ another thread is processing, tombstones on a relist, one key processed at a tim
 (``pop`` processes under the queue's lock). A failed ``process`` is logged, and requeued
 when ``retry_on_error`` is set (it is tried again after the next change is queued).
 ``has_synced`` is the queue's: true once the first list has been processed entirely.
+
+client-go calls this ``controller.go``'s ``Controller``; here it is the informer's engine,
+because everywhere else in this tree a controller is a reconcile loop (``k8s.controller``'s
+helpers, the job controller, the TFJob controller).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class Config:
+class EngineConfig:
     queue: DeltaFIFO
     lister_watcher: Any
     process: Callable[[list[Delta]], None]
@@ -45,8 +49,8 @@ class Config:
     transform: Callable[[Any], Any] | None = None  # applied to listed pages as they arrive
 
 
-class Controller:
-    def __init__(self, config: Config) -> None:
+class InformerEngine:
+    def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self._lock = threading.Lock()
         self.reflector: Reflector | None = None

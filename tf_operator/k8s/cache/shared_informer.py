@@ -2,7 +2,7 @@
 
 Design (client-go's ``shared_informer.go``):
 
-* A :class:`Controller` runs the reflector into a DeltaFIFO whose
+* An :class:`InformerEngine` runs the reflector into a DeltaFIFO whose
   ``known_objects`` is this informer's indexer, and pops deltas into
   :meth:`SharedIndexInformer.handle_deltas`, which updates the indexer first
   and then tells every handler. So when a handler runs, the cache already
@@ -32,7 +32,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from tf_operator.k8s.cache.engine import Config, Controller
 from tf_operator.k8s.cache.delta_fifo import (
     ADDED,
     DELETED,
@@ -42,6 +41,7 @@ from tf_operator.k8s.cache.delta_fifo import (
     Delta,
     DeltaFIFO,
 )
+from tf_operator.k8s.cache.engine import EngineConfig, InformerEngine
 from tf_operator.k8s.cache.handlers import ResourceEventHandler
 from tf_operator.k8s.cache.index import Indexers
 from tf_operator.k8s.cache.keys import (
@@ -243,7 +243,7 @@ class SharedIndexInformer:
         self.backoff = backoff
         self._started_lock = threading.Lock()
         self._block_deltas = threading.RLock()
-        self._controller: Controller | None = None
+        self._engine: InformerEngine | None = None
         self._started = False
         self._stopped = False
         self._transform: Callable[[Any], Any] | None = None
@@ -310,16 +310,16 @@ class SharedIndexInformer:
     # ---- state --------------------------------------------------------------------------
     def has_synced(self) -> bool:
         with self._started_lock:
-            return self._controller is not None and self._controller.has_synced()
+            return self._engine is not None and self._engine.has_synced()
 
     def last_sync_resource_version(self) -> str:
         with self._started_lock:
-            return self._controller.last_sync_resource_version() if self._controller else ""
+            return self._engine.last_sync_resource_version() if self._engine else ""
 
     @property
     def reflector(self) -> Any:
         with self._started_lock:
-            return self._controller.reflector if self._controller else None
+            return self._engine.reflector if self._engine else None
 
     # ---- running ------------------------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
@@ -329,8 +329,8 @@ class SharedIndexInformer:
         with self._started_lock:
             if self._started:
                 raise RuntimeError("informer already started")
-            self._controller = Controller(
-                Config(
+            self._engine = InformerEngine(
+                EngineConfig(
                     queue=fifo,
                     lister_watcher=self.lister_watcher,
                     process=self.handle_deltas,
@@ -349,7 +349,7 @@ class SharedIndexInformer:
             self._started = True
         self._processor.start()
         try:
-            self._controller.run(stop_event)
+            self._engine.run(stop_event)
         finally:
             with self._started_lock:
                 self._stopped = True

@@ -8,10 +8,10 @@ PYTEST_ARGS ?=
 
 .PHONY: venv browser test unit integration lint demo bench clean
 
-$(STAMP): pyproject.toml localcluster/pyproject.toml
+$(STAMP): pyproject.toml localcluster/pyproject.toml hack/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ./localcluster -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e ./localcluster -e ./hack -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -14,13 +14,11 @@ import re
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD_FILE = ROOT / "manifests/base/crd.yaml"
+from benchkit.paths import CRD_FILE
 
 PODS = ("", "v1", "pods")
 SERVICES = ("", "v1", "services")

@@ -1,10 +1,10 @@
 """Run every benchmark script and write docs/benchmarks.md, docs/benchmarks.json and the
 plots in docs/img/.
 
-Each ``hack/bench_*.py`` is a standalone script that prints human-readable figures and, as
-its last line, ``BENCH_RESULT {json}``. This driver runs them one at a time (they would
-otherwise compete for the two cores), gathers the JSON, records the machine, commit and
-load, and renders the report (``hack/benchkit/report.py``, ``plots.py``).
+Each ``hack/bench_*.py`` is a door to one of :mod:`benchkit.suites`, run as a process of its
+own that prints human-readable figures and, as its last line, ``BENCH_RESULT {json}``. This
+driver runs them one at a time (they would otherwise compete for the two cores), gathers the
+JSON, records the machine, commit and load, and renders the report (``report``, ``plots``).
 
 ``docs/benchmarks.json`` keeps a ``baseline``: the operator figures from before the
 performance work, carried over from run to run so the report can show before and after;
@@ -25,9 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+from benchkit.paths import HACK, ROOT
 
 ORDER = ["workqueue", "informer", "apiserver", "operator", "batchscheduler"]
 MARKER = "BENCH_RESULT "
@@ -80,7 +78,7 @@ def commit(*paths: str) -> str:
 
 
 def discover(only: list[str]) -> list[tuple[str, Path]]:
-    found = {p.stem.removeprefix("bench_"): p for p in HERE.glob("bench_*.py")}
+    found = {p.stem.removeprefix("bench_"): p for p in HACK.glob("bench_*.py")}
     names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
     if only:
         names = [n for n in names if n in only]
@@ -168,7 +166,7 @@ def operator_figures(doc: dict) -> dict:
 
 def render(doc: dict, out: Path) -> int:
     """benchmarks.md and the plots from ``doc`` (what benchmarks.json holds)."""
-    from benchkit import plots, report
+    from benchkit import plots, report  # matplotlib: only when rendering
 
     plot_files = plots.render_all(operator_figures(doc), doc.get("baseline") or {}, out / "img")
     (out / "benchmarks.md").write_text(report.render(doc, plot_files))

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from demokit import stop_process_group
+from demokit.harness import stop_process_group
 
-HACK = Path(__file__).resolve().parents[1]
 OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
 REFERENCE_ENV = "TFOP_REFERENCE_BIN"
 
@@ -94,10 +93,8 @@ def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict
         env["KUBECONFIG"] = cluster.kubeconfig
         argv = [subject.binary, *monitoring]
     elif subject.kind == "lean":
-        env["PYTHONPATH"] = str(HACK)
         argv = [sys.executable, "-m", "benchkit.lean", f"--kubeconfig={cluster.kubeconfig}"]
     else:
-        env["PYTHONPATH"] = str(HACK)
         argv = [sys.executable, "-m", "benchkit.floor", f"--server={cluster.url}"]
         if cluster.server.token:
             argv.append(f"--token={cluster.server.token}")

@@ -34,9 +34,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
-from demokit import stop_process_group
 
-ROOT = Path(__file__).resolve().parents[1]
+from demokit.harness import ROOT, stop_process_group
+
 BIN = Path(sys.executable).parent
 NS = "default"
 JOB = "tf-test"

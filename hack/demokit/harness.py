@@ -1,9 +1,9 @@
 """What the demos share: the example, their child processes, the local cluster, waiting.
 
-``hack/demo.py`` (the job on a host-process operator), ``hack/demo_incluster.py`` (the operator
-deployed from ``manifests/``) and their tests use these; nothing here prints but
-``start_cluster``'s one line and ``run_steps``'s verdict on a failed or interrupted demo.
-``hack/demo_gang.py`` and ``benchkit`` stop their children with ``stop_process_group`` too.
+``tfjob`` (the job on a host-process operator), ``incluster`` (the operator deployed from
+``manifests/``) and their tests use these; nothing here prints but ``start_cluster``'s one line
+and ``run_steps``'s verdict on a failed or interrupted demo. ``gang`` and ``benchkit`` stop
+their children with ``stop_process_group`` too.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_DIR = ROOT / "examples/v1/local-dist-training"
 EXAMPLES = {False: EXAMPLE_DIR / "tfjob.yaml", True: EXAMPLE_DIR / "tfjob-exitcode.yaml"}
 CRD_FILE = ROOT / "manifests/base/crd.yaml"

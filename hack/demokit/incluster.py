@@ -22,7 +22,16 @@ import time
 from pathlib import Path
 
 import yaml
-from demokit import EXAMPLES, ROOT, Background, DemoError, localise, run_steps, start_cluster
+
+from demokit.harness import (
+    EXAMPLES,
+    ROOT,
+    Background,
+    DemoError,
+    localise,
+    run_steps,
+    start_cluster,
+)
 
 OVERLAYS = ("standalone", "gang-kube-batch", "gang-volcano", "namespaced")
 OPERATOR_NAMESPACE = "kubeflow"

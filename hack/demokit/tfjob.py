@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from demokit import (
+
+from demokit.harness import (
     BIN,
     CRD_FILE,
     EXAMPLES,
@@ -354,16 +355,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if any(a == "--gang" or a.startswith("--gang=") for a in argv):  # the gang scheduling demo
-        from demo_gang import main as gang_demo
-
-        return gang_demo(argv)
-    if "--in-cluster" in argv:  # the operator deployed from manifests/ (hack/demo_incluster.py)
-        from demo_incluster import main as in_cluster
-
-        return in_cluster([a for a in argv if a != "--in-cluster"])
-    args = parse_args(argv)
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))
     code = run_steps(lambda started: run(args, workdir, started), workdir, args.keep)

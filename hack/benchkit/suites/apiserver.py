@@ -23,9 +23,9 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit.paths import ROOT
+
 GOAL_WRITES_PER_S = 1500
 GOAL_GETS_PER_S = 3000
 NAMESPACE = "bench"

@@ -31,7 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchkit.paths import CRD_FILE
+
 MARKER = "BENCH_RESULT "
 GOAL_P99_MS = 250.0
 PODS = ("", "v1", "pods")
@@ -178,7 +179,7 @@ def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dic
         tempfile.TemporaryDirectory() as tmp,
     ):
         add_nodes(c.registry, nodes)
-        for doc in yaml.safe_load_all((ROOT / "manifests/base/crd.yaml").read_text()):
+        for doc in yaml.safe_load_all(CRD_FILE.read_text()):
             if doc:
                 c.registry.create(CRDS, None, doc)
         log = open(os.path.join(tmp, "operator.log"), "wb")  # noqa: SIM115 - closed below

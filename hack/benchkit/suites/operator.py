@@ -39,10 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from benchkit import goals, procs, profile, scenarios, stats  # noqa: E402
-from benchkit.workload import minimum_requests_per_job  # noqa: E402
+from benchkit import goals, procs, profile, scenarios, stats
+from benchkit.workload import minimum_requests_per_job
 
 MARKER = "BENCH_RESULT "
 SCENARIOS = ("burst", "scaling", "steady", "memory", "reference")

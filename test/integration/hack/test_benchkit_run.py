@@ -4,15 +4,9 @@ uses."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "hack"))
-
-from benchkit import procs, scenarios, workload  # noqa: E402
+from benchkit import procs, scenarios, workload
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -3,16 +3,14 @@ bodies, the lean client's requests, goal judgement, report rendering, plots)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "hack"))
+from benchkit import floor, goals, lean, report, scenarios, stats, workload
 
-from benchkit import floor, goals, lean, report, scenarios, stats, workload  # noqa: E402
+ROOT = Path(__file__).resolve().parents[3]
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")

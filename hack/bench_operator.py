@@ -1,0 +1,8 @@
+"""The operator benchmarks of issue 11 (burst, scaling, steady load, memory, start-up): a door to :mod:`benchkit.suites.operator` (``make bench`` runs it)."""
+
+import sys
+
+from benchkit.suites.operator import main
+
+if __name__ == "__main__":
+    sys.exit(main())

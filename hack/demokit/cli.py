@@ -1,0 +1,24 @@
+"""``make demo [ARGS=...]``: which demo the arguments ask for.
+
+``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
+anything else :mod:`demokit.tfjob` (each parses its own arguments).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a == "--gang" or a.startswith("--gang=") for a in argv):
+        from demokit import gang
+
+        return gang.main(argv)
+    if "--in-cluster" in argv:
+        from demokit import incluster
+
+        return incluster.main([a for a in argv if a != "--in-cluster"])
+    from demokit import tfjob
+
+    return tfjob.main(argv)

@@ -68,39 +68,42 @@ def start_cluster(
         time.sleep(0.05)
 
 
-def request_counts(cluster: Any, clients: set[str] | None = None) -> Counter:
+RequestCounts = Counter[tuple[str, str, str, int]]  # (client, verb, resource, code) -> requests
+
+
+def request_counts(cluster: Any, clients: set[str] | None = None) -> RequestCounts:
     """``Counter[(client, verb, resource, code)]`` of HTTP requests served so far, for the
     given clients (all when None)."""
     snapshot = cluster.server.request_metrics.snapshot()
     return Counter({k: n for k, n in snapshot.items() if clients is None or k[0] in clients})
 
 
-def clients_since(cluster: Any, before: Counter) -> set[str]:
+def clients_since(cluster: Any, before: RequestCounts) -> set[str]:
     """Clients that made requests since ``before`` was taken."""
     now = request_counts(cluster)
     return {k[0] for k, n in now.items() if n > before.get(k, 0)}
 
 
-def total(counts: Counter, exclude: frozenset[str] = LOCK_RESOURCES) -> int:
+def total(counts: RequestCounts, exclude: frozenset[str] = LOCK_RESOURCES) -> int:
     return int(sum(n for key, n in counts.items() if key[2] not in exclude))
 
 
-def diff(after: Counter, before: Counter) -> Counter:
+def diff(after: RequestCounts, before: RequestCounts) -> RequestCounts:
     out = Counter(after)
     out.subtract(before)
     return Counter({k: v for k, v in out.items() if v})
 
 
-def by_verb_resource(counts: Counter, per: int = 1) -> dict[str, float]:
+def by_verb_resource(counts: RequestCounts, per: int = 1) -> dict[str, float]:
     """``{"<resource> <verb>": n / per}``, largest first, lock traffic apart."""
-    grouped: Counter = Counter()
+    grouped: Counter[str] = Counter()
     for (_, verb, resource, _), n in counts.items():
         grouped[f"{resource} {verb}"] += n
     return {k: round(v / per, 2) for k, v in grouped.most_common()}
 
 
-def by_code(counts: Counter) -> dict[str, int]:
-    codes: Counter = Counter()
+def by_code(counts: RequestCounts) -> dict[str, int]:
+    codes: Counter[str] = Counter()
     for (_, _, resource, code), n in counts.items():
         if resource not in LOCK_RESOURCES:
             codes[str(code)] += n
@@ -111,7 +114,7 @@ def events_by_reason(registry: Any, component: str | None = None) -> dict[str, i
     """Events stored in ``default`` by reason, counting aggregated repeats (``count``);
     only those whose source is ``component`` when given."""
     items, _ = registry.list(EVENTS, "default")
-    reasons: Counter = Counter()
+    reasons: Counter[str] = Counter()
     for event in items:
         source = (event.get("source") or {}).get("component") or event.get("reportingComponent")
         if component is None or source == component:
@@ -119,14 +122,15 @@ def events_by_reason(registry: Any, component: str | None = None) -> dict[str, i
     return dict(reasons.most_common())
 
 
-def thread_cpu_by_group() -> Counter:
+def thread_cpu_by_group() -> dict[str, float]:
     """CPU seconds of this process's threads, grouped by name with digits removed."""
     import psutil
 
     names = {t.native_id: re.sub(r"[-_]?\d+", "", t.name) for t in threading.enumerate()}
-    groups: Counter = Counter()
+    groups: dict[str, float] = {}
     for thread in psutil.Process().threads():
-        groups[names.get(thread.id, "(native)")] += thread.user_time + thread.system_time
+        group = names.get(thread.id, "(native)")
+        groups[group] = groups.get(group, 0.0) + thread.user_time + thread.system_time
     return groups
 
 
@@ -147,5 +151,7 @@ class ClusterCPU:
         return round(sum(self._me.cpu_times()[:2]) - self._cpu, 2)
 
     def by_thread(self, top: int = 8) -> dict[str, float]:
-        grown = diff(thread_cpu_by_group(), self._threads)
-        return {name: round(cpu, 2) for name, cpu in grown.most_common(top) if cpu >= 0.05}
+        now = thread_cpu_by_group()
+        grown = {name: cpu - self._threads.get(name, 0.0) for name, cpu in now.items()}
+        largest = sorted(grown.items(), key=lambda item: item[1], reverse=True)[:top]
+        return {name: round(cpu, 2) for name, cpu in largest if cpu >= 0.05}

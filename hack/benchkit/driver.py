@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from benchkit.paths import HACK, ROOT
 
@@ -34,8 +35,8 @@ BASELINE_KEYS = ("operator_default", "operator_t4", "floor", "memory")
 BASELINE_DROP = ("per_job_latencies_s", "depth_series", "cluster_cpu_by_thread", "log_tail")
 
 
-def machine_facts() -> dict:
-    facts = {
+def machine_facts() -> dict[str, Any]:
+    facts: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
@@ -85,13 +86,13 @@ def discover(only: list[str]) -> list[tuple[str, Path]]:
     return [(n, found[n]) for n in names]
 
 
-def run_one(name: str, script: Path, extra: list[str]) -> dict:
+def run_one(name: str, script: Path, extra: list[str]) -> dict[str, Any]:
     print(f"== {name}: {script.relative_to(ROOT)} {' '.join(extra)}", flush=True)
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, str(script), *extra], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
-    result: dict = {}
+    result: dict[str, Any] = {}
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith(MARKER):
@@ -103,7 +104,7 @@ def run_one(name: str, script: Path, extra: list[str]) -> dict:
     return {"exit_code": code, "wall_seconds": elapsed, "figures": result}
 
 
-def baseline_from(figures: dict, revision: str) -> dict:
+def baseline_from(figures: dict[str, Any], revision: str) -> dict[str, Any]:
     kept = {}
     for key in BASELINE_KEYS:
         run = figures.get(key)
@@ -135,10 +136,10 @@ def main() -> int:
     if not scripts:
         print("no benchmark scripts found", file=sys.stderr)
         return 1
-    previous = {}
+    previous: dict[str, Any] = {}
     if (out / "benchmarks.json").exists():
         previous = json.loads((out / "benchmarks.json").read_text())
-    doc = {
+    doc: dict[str, Any] = {
         "machine": machine_facts(),
         "commit": commit(),
         "operator_commit": commit("tf_operator", "cmd"),
@@ -160,11 +161,11 @@ def main() -> int:
     return 0 if all(r["exit_code"] == 0 for r in doc["results"].values()) else 1
 
 
-def operator_figures(doc: dict) -> dict:
+def operator_figures(doc: dict[str, Any]) -> dict[str, Any]:
     return ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
 
 
-def render(doc: dict, out: Path) -> int:
+def render(doc: dict[str, Any], out: Path) -> int:
     """benchmarks.md and the plots from ``doc`` (what benchmarks.json holds)."""
     from benchkit import plots, report  # matplotlib: only when rendering
 

@@ -21,6 +21,7 @@ import queue
 import signal
 import sys
 import threading
+from typing import Any
 from urllib.parse import urlsplit
 
 from benchkit.workload import NAMESPACE, creation_bodies, floor_status
@@ -45,7 +46,9 @@ class Connection:
             self._conn = http.client.HTTPConnection(self._host, self._port, timeout=120)
         return self._conn
 
-    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> tuple[int, dict[str, Any]]:
         data = json.dumps(body).encode() if body is not None else None
         headers = dict(self._headers)
         if data is not None:
@@ -70,7 +73,7 @@ class Connection:
         return conn.getresponse()
 
 
-def handle(conn: Connection, job: dict, mode: str) -> None:
+def handle(conn: Connection, job: dict[str, Any], mode: str) -> None:
     """Every request of ``mode`` for one job, one after another."""
     base = f"/api/v1/namespaces/{NAMESPACE}"
     for plural, body in creation_bodies(job, events=mode == "full"):
@@ -79,9 +82,9 @@ def handle(conn: Connection, job: dict, mode: str) -> None:
         conn.request("PUT", f"{TFJOBS_PATH}/{job['metadata']['name']}/status", floor_status(job))
 
 
-def watch_jobs(conn: Connection, jobs: queue.Queue) -> None:
+def watch_jobs(conn: Connection, jobs: queue.Queue[Any]) -> None:
     """List, then watch TFJobs; every job seen for the first time goes to ``jobs``."""
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     status, listing = conn.request("GET", TFJOBS_PATH)
     if status != 200:
         raise SystemExit(f"listing TFJobs failed: {status} {listing}")
@@ -114,7 +117,7 @@ def drain(conn: Connection, path: str) -> None:
         pass
 
 
-def worker(server: str, token: str | None, jobs: queue.Queue, mode: str) -> None:
+def worker(server: str, token: str | None, jobs: queue.Queue[Any], mode: str) -> None:
     conn = Connection(server, token)
     while True:
         handle(conn, jobs.get(), mode)
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("full", "objects"), default="full")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    jobs: queue.Queue = queue.Queue()
+    jobs: queue.Queue[Any] = queue.Queue()
     for i in range(args.threads):
         threading.Thread(
             target=worker,

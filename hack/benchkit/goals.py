@@ -61,7 +61,7 @@ def evaluate(fig: dict[str, Any]) -> list[Goal]:
     return goals
 
 
-def _burst_goals(fig: dict) -> list[Goal]:
+def _burst_goals(fig: dict[str, Any]) -> list[Goal]:
     floor = (fig.get("floor") or {}).get("all_pods_and_services_s")
     objects = (fig.get("floor_objects") or {}).get("all_pods_and_services_s")
     out = []
@@ -84,7 +84,7 @@ def _burst_goals(fig: dict) -> list[Goal]:
     return out
 
 
-def _cpu_goals(fig: dict) -> list[Goal]:
+def _cpu_goals(fig: dict[str, Any]) -> list[Goal]:
     out = []
     ref = (fig.get("reference") or {}).get("burst") or {}
     lean = fig.get("lean") or {}
@@ -107,7 +107,7 @@ def _cpu_goals(fig: dict) -> list[Goal]:
     return out
 
 
-def scaling_ratio(points: list[dict], key: str = "ms_per_job") -> float | None:
+def scaling_ratio(points: list[dict[str, Any]], key: str = "ms_per_job") -> float | None:
     """Largest job count's ``key`` over the smallest's (both complete)."""
     done = sorted((p for p in points if p.get(key)), key=lambda p: p["jobs"])
     if len(done) < 2 or len(done) != len(points):
@@ -115,7 +115,7 @@ def scaling_ratio(points: list[dict], key: str = "ms_per_job") -> float | None:
     return ratio(done[-1][key], done[0][key])
 
 
-def _scaling_goals(fig: dict) -> list[Goal]:
+def _scaling_goals(fig: dict[str, Any]) -> list[Goal]:
     scaling = fig.get("scaling") or {}
     ops, floor = scaling.get("operator") or [], scaling.get("floor") or []
     counts = [p["jobs"] for p in ops]
@@ -149,7 +149,7 @@ def _scaling_goals(fig: dict) -> list[Goal]:
     ]
 
 
-def depth_bounded(series: list, rate: float) -> bool | None:
+def depth_bounded(series: list[Any], rate: float) -> bool | None:
     """No more than 10 s of arrivals queued at any time, and the last third of the run no
     deeper on average than the first third plus one second of arrivals."""
     values = [d for _, d in series]
@@ -157,10 +157,10 @@ def depth_bounded(series: list, rate: float) -> bool | None:
         return None
     third = len(values) // 3
     first, last = values[:third], values[-third:]
-    return max(values) <= 10 * rate and sum(last) / third <= sum(first) / third + rate
+    return bool(max(values) <= 10 * rate and sum(last) / third <= sum(first) / third + rate)
 
 
-def _steady_goals(fig: dict) -> list[Goal]:
+def _steady_goals(fig: dict[str, Any]) -> list[Goal]:
     run = fig.get("steady") or {}
     rate = run.get("rate_per_s") or 0
     p99 = run.get("p99_s") if run.get("jobs_with_all_pods") == run.get("jobs") else None
@@ -186,7 +186,7 @@ def _steady_goals(fig: dict) -> list[Goal]:
     ]
 
 
-def _request_goals(fig: dict) -> list[Goal]:
+def _request_goals(fig: dict[str, Any]) -> list[Goal]:
     ref_run = (fig.get("reference") or {}).get("burst") or {}
     ref = ref_run.get("requests_per_job")
     ref_label = (
@@ -237,7 +237,7 @@ def _request_goals(fig: dict) -> list[Goal]:
     return out
 
 
-def _memory_goals(fig: dict) -> list[Goal]:
+def _memory_goals(fig: dict[str, Any]) -> list[Goal]:
     mem = fig.get("memory") or {}
     ref_mem = (fig.get("reference") or {}).get("memory") or {}
     points = {p["pods"]: p["rss_mib"] for p in mem.get("points") or []}

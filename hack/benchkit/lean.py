@@ -18,6 +18,7 @@ Run by the harness as ``python -m benchkit.lean --kubeconfig PATH``; it runs unt
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import queue
 import signal
@@ -44,7 +45,7 @@ TFJOBS = Resource("kubeflow.org", "v1", "tfjobs", "TFJob")
 Task = Callable[[], None]
 
 
-def _status(job: dict, finished: bool, stamp: str) -> dict:
+def _status(job: dict[str, Any], finished: bool, stamp: str) -> dict[str, Any]:
     """Created, and once finished Succeeded with a completion time, on top of ``job``."""
     name = job["metadata"]["name"]
     status = dict(job.get("status") or {})
@@ -68,7 +69,9 @@ class LeanLifecycle:
             r.plural: client.resource(r) for r in (PODS, SERVICES, EVENTS)
         }
         self.tasks: queue.Queue[Task] = queue.Queue()
-        self._jobs: dict[str, dict] = {}  # the newest copy this client wrote or saw, by name
+        self._jobs: dict[
+            str, dict[str, Any]
+        ] = {}  # the newest copy this client wrote or saw, by name
         self._finished: set[str] = set()
         self._job_locks: dict[str, threading.Lock] = {}  # a job's start and finish never overlap
         self._lock = threading.Lock()
@@ -94,7 +97,7 @@ class LeanLifecycle:
         with self._lock:
             return self._job_locks.setdefault(name, threading.Lock())
 
-    def _event(self, job: dict, reason: str, message: str) -> None:
+    def _event(self, job: dict[str, Any], reason: str, message: str) -> None:
         self.apis["events"].create(floor_event(job, reason, message), NAMESPACE)
 
     def _write_status(self, name: str, finished: bool, stamp: str) -> None:
@@ -104,7 +107,7 @@ class LeanLifecycle:
         with self._lock:
             self._jobs[name] = written
 
-    def start(self, job: dict) -> None:
+    def start(self, job: dict[str, Any]) -> None:
         """Pods and services per replica type, each with its event, then the first status."""
         name = job["metadata"]["name"]
         with self._job_lock(name):
@@ -113,7 +116,7 @@ class LeanLifecycle:
             self._create_all(job)
             self._write_status(name, False, utc_stamp())
 
-    def _create_all(self, job: dict) -> None:
+    def _create_all(self, job: dict[str, Any]) -> None:
         for plural, body in creation_bodies(job, events=True):
             self.apis[plural].create(body, NAMESPACE)
 
@@ -144,7 +147,7 @@ class LeanLifecycle:
 
     def watch_jobs(self) -> None:
         """Every TFJob seen for the first time is started by a worker."""
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         listing = self.jobs_api.list(NAMESPACE)
         items = list(listing.get("items") or [])
         with self.jobs_api.watch(NAMESPACE, listing["metadata"]["resourceVersion"]) as stream:
@@ -152,7 +155,7 @@ class LeanLifecycle:
                 uid = (obj.get("metadata") or {}).get("uid")
                 if kind == "ADDED" and uid not in seen:
                     seen.add(uid)
-                    self.tasks.put(lambda job=obj: self.start(job))
+                    self.tasks.put(functools.partial(self.start, obj))
         raise SystemExit("the TFJob watch ended")
 
     def watch_pods(self) -> None:
@@ -164,7 +167,7 @@ class LeanLifecycle:
                     self.on_pod_update(pod)
         raise SystemExit("the pod watch ended")
 
-    def on_pod_update(self, pod: dict) -> None:
+    def on_pod_update(self, pod: dict[str, Any]) -> None:
         """The first time worker 0 of a started job is seen to have exited 0, that job is
         finished by a worker."""
         code = _worker0_exit(pod)
@@ -187,7 +190,7 @@ class LeanLifecycle:
                 pass
 
 
-def _worker0_exit(pod: dict) -> int | None:
+def _worker0_exit(pod: dict[str, Any]) -> int | None:
     """Worker 0's exit code once it has succeeded, else None."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
     if labels.get("tf-replica-type") != "worker" or labels.get("tf-replica-index") != "0":

@@ -88,17 +88,17 @@ class Observer:
         finally:
             watch.stop()
 
-    def _job_of(self, obj: dict) -> JobTimes | None:
+    def _job_of(self, obj: dict[str, Any]) -> JobTimes | None:
         name = ((obj.get("metadata") or {}).get("labels") or {}).get("tf-job-name")
         return self.jobs.get(name) if name else None
 
-    def _on_pod(self, etype: str, obj: dict, now: float) -> None:
+    def _on_pod(self, etype: str, obj: dict[str, Any], now: float) -> None:
         self._on_object(etype, obj, now, "pods")
 
-    def _on_service(self, etype: str, obj: dict, now: float) -> None:
+    def _on_service(self, etype: str, obj: dict[str, Any], now: float) -> None:
         self._on_object(etype, obj, now, "services")
 
-    def _on_object(self, etype: str, obj: dict, now: float, kind: str) -> None:
+    def _on_object(self, etype: str, obj: dict[str, Any], now: float, kind: str) -> None:
         job = self._job_of(obj)
         if job is None:
             return
@@ -115,7 +115,7 @@ class Observer:
                 return
             self.changed.notify_all()
 
-    def _on_job(self, etype: str, obj: dict, now: float) -> None:
+    def _on_job(self, etype: str, obj: dict[str, Any], now: float) -> None:
         job = self.jobs.get(obj["metadata"]["name"])
         if job is None or job.succeeded is not None or job.failed:
             return

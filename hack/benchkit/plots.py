@@ -26,7 +26,7 @@ def _save(fig: Any, out: Path, name: str) -> str:
     return name
 
 
-def scaling(figures: dict, out: Path) -> str | None:
+def scaling(figures: dict[str, Any], out: Path) -> str | None:
     """Time to all pods + services against the number of jobs, operator and floor."""
     series = figures.get("scaling") or {}
     fig, ax = plt.subplots(figsize=SIZE)
@@ -54,7 +54,7 @@ def scaling(figures: dict, out: Path) -> str | None:
     return _save(fig, out, "scaling.png")
 
 
-def latency(figures: dict, out: Path) -> str | None:
+def latency(figures: dict[str, Any], out: Path) -> str | None:
     """Cumulative distribution of per-job time to all its pods + services in the burst."""
     runs = [
         figures.get("floor"),
@@ -67,7 +67,7 @@ def latency(figures: dict, out: Path) -> str | None:
     drawn = False
     for run in runs:
         values = (run or {}).get("per_job_latencies_s") or []
-        if values:
+        if run and values:
             drawn = True
             n = len(values)
             ax.step(values, [(i + 1) / n for i in range(n)], where="post",
@@ -84,7 +84,7 @@ def latency(figures: dict, out: Path) -> str | None:
     return _save(fig, out, "burst_latency.png")
 
 
-def memory(figures: dict, out: Path) -> str | None:
+def memory(figures: dict[str, Any], out: Path) -> str | None:
     """RSS against pods in the informer cache, operator and reference."""
     fig, ax = plt.subplots(figsize=SIZE)
     drawn = False
@@ -93,7 +93,7 @@ def memory(figures: dict, out: Path) -> str | None:
         (((figures.get("reference") or {}).get("memory")), "s--"),
     ):
         points = (run or {}).get("points") or []
-        if points:
+        if run and points:
             drawn = True
             ax.plot([p["pods"] for p in points], [p["rss_mib"] for p in points], style,
                     label=run["subject"])  # fmt: skip
@@ -108,7 +108,7 @@ def memory(figures: dict, out: Path) -> str | None:
     return _save(fig, out, "rss_vs_pods.png")
 
 
-def cpu_per_job(figures: dict, baseline: dict, out: Path) -> str | None:
+def cpu_per_job(figures: dict[str, Any], baseline: dict[str, Any], out: Path) -> str | None:
     """CPU per job lifecycle: before this work (recorded baseline) and now, beside the floor
     and the lean lifecycle client."""
     before = (baseline or {}).get("figures") or {}
@@ -143,7 +143,7 @@ def cpu_per_job(figures: dict, baseline: dict, out: Path) -> str | None:
     return _save(fig, out, "cpu_per_job.png")
 
 
-def steady_depth(figures: dict, out: Path) -> str | None:
+def steady_depth(figures: dict[str, Any], out: Path) -> str | None:
     series = (figures.get("steady") or {}).get("depth_series") or []
     if not series:
         return None
@@ -156,7 +156,7 @@ def steady_depth(figures: dict, out: Path) -> str | None:
     return _save(fig, out, "steady_depth.png")
 
 
-def render_all(figures: dict, baseline: dict, out: Path) -> dict[str, str]:
+def render_all(figures: dict[str, Any], baseline: dict[str, Any], out: Path) -> dict[str, str]:
     """Every plot that has figures; ``{plot: file name}``."""
     made = {
         "scaling": scaling(figures, out),

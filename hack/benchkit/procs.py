@@ -78,7 +78,8 @@ def reference_binary() -> str | None:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict[str, str]]:
@@ -123,7 +124,7 @@ class MeasuredProcess:
         )
         self._ps = psutil.Process(self.proc.pid)
         self.peak_rss = 0
-        self._spy: subprocess.Popen | None = None
+        self._spy: subprocess.Popen[bytes] | None = None
         self._stop = threading.Event()
         threading.Thread(target=self._sample, name="rss-sampler", daemon=True).start()
 
@@ -212,7 +213,8 @@ class MeasuredProcess:
 
     def scrape(self) -> str:
         with urllib.request.urlopen(self.metrics_url, timeout=5) as reply:
-            return reply.read().decode(errors="replace")
+            body: bytes = reply.read()
+            return body.decode(errors="replace")
 
     def tail(self, lines: int = 20) -> str:
         try:

@@ -17,6 +17,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 # area -> substrings of a frame ("function (path)") that put a sample in the area
 AREAS: dict[str, tuple[str, ...]] = {
@@ -50,9 +51,12 @@ AREAS: dict[str, tuple[str, ...]] = {
 _LINE = re.compile(r"^(?P<stack>.*) (?P<count>\d+)$")
 
 
-def read_stacks(path: Path) -> Counter:
+Stacks = Counter[tuple[str, ...]]  # frames, outermost first -> samples
+
+
+def read_stacks(path: Path) -> Stacks:
     """``Counter[tuple of frames, outermost first]`` from py-spy's raw output."""
-    stacks: Counter = Counter()
+    stacks: Stacks = Counter()
     for line in path.read_text(errors="replace").splitlines():
         match = _LINE.match(line.strip())
         if match:
@@ -68,11 +72,11 @@ def _name(frame: str) -> str:
     return f"{match['file'].removesuffix('.py')}:{match['fn']}"
 
 
-def summarise(stacks: Counter, top: int = 20) -> dict:
+def summarise(stacks: Stacks, top: int = 20) -> dict[str, Any]:
     total = sum(stacks.values()) or 1
-    areas: Counter = Counter()
-    own: Counter = Counter()
-    inclusive: Counter = Counter()
+    areas: Counter[str] = Counter()
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
     for frames, count in stacks.items():
         joined = ";".join(frames)
         for area, needles in AREAS.items():
@@ -93,7 +97,7 @@ def summarise(stacks: Counter, top: int = 20) -> dict:
     }
 
 
-def print_summary(summary: dict) -> None:
+def print_summary(summary: dict[str, Any]) -> None:
     print(f"  {summary['samples']} GIL-holding samples")
     print("  by area (inclusive; areas overlap):")
     for area, pct in summary["areas_pct"].items():

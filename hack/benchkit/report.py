@@ -48,7 +48,7 @@ def render(doc: dict[str, Any], plots: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _headline(goals: list[dict]) -> list[str]:
+def _headline(goals: list[dict[str, Any]]) -> list[str]:
     if not goals:
         return ["The operator benchmark did not run.", ""]
     rows = [
@@ -67,7 +67,7 @@ def _headline(goals: list[dict]) -> list[str]:
     ]
 
 
-def _conditions(doc: dict, figures: dict) -> list[str]:
+def _conditions(doc: dict[str, Any], figures: dict[str, Any]) -> list[str]:
     machine = doc.get("machine") or {}
     settings = figures.get("settings") or {}
     rows = [[k, v] for k, v in machine.items()]
@@ -85,7 +85,7 @@ def _conditions(doc: dict, figures: dict) -> list[str]:
     return ["## Conditions", "", *_table(["", ""], rows), ""]
 
 
-def _run_row(run: dict) -> list[Any]:
+def _run_row(run: dict[str, Any]) -> list[Any]:
     return [
         run.get("subject"),
         run.get("jobs"),
@@ -99,7 +99,7 @@ def _run_row(run: dict) -> list[Any]:
     ]
 
 
-def _burst(figures: dict, plots: dict) -> list[str]:
+def _burst(figures: dict[str, Any], plots: dict[str, Any]) -> list[str]:
     keys = ("floor", "floor_objects", "lean", "operator_default", "operator_t4")
     runs = [figures.get(k) for k in keys]
     runs.append((figures.get("reference") or {}).get("burst"))
@@ -147,7 +147,7 @@ def _burst(figures: dict, plots: dict) -> list[str]:
     return out
 
 
-def _same_code_note(baseline: dict, operator_commit: str | None) -> list[str]:
+def _same_code_note(baseline: dict[str, Any], operator_commit: str | None) -> list[str]:
     if not operator_commit or baseline.get("commit") != operator_commit:
         return []
     return [
@@ -156,7 +156,7 @@ def _same_code_note(baseline: dict, operator_commit: str | None) -> list[str]:
     ]
 
 
-def _lean_note(lean: dict) -> list[str]:
+def _lean_note(lean: dict[str, Any]) -> list[str]:
     if lean.get("cpu_ms_per_job") is None:
         return []
     return [
@@ -166,7 +166,9 @@ def _lean_note(lean: dict) -> list[str]:
     ]
 
 
-def _cpu(figures: dict, baseline: dict, plots: dict, doc_commit: str | None) -> list[str]:
+def _cpu(
+    figures: dict[str, Any], baseline: dict[str, Any], plots: dict[str, Any], doc_commit: str | None
+) -> list[str]:
     before = baseline.get("figures") or {}
     rows = []
     for key in ("operator_default", "operator_t4"):
@@ -194,9 +196,9 @@ def _cpu(figures: dict, baseline: dict, plots: dict, doc_commit: str | None) -> 
     return out
 
 
-def _scaling(figures: dict, plots: dict) -> list[str]:
+def _scaling(figures: dict[str, Any], plots: dict[str, Any]) -> list[str]:
     scaling = figures.get("scaling") or {}
-    by_jobs: dict[int, dict] = {}
+    by_jobs: dict[int, dict[str, Any]] = {}
     for key in ("floor", "operator"):
         for p in scaling.get(key) or []:
             if "jobs" in p:
@@ -250,11 +252,11 @@ def _scaling(figures: dict, plots: dict) -> list[str]:
     return out
 
 
-def _pair(run: dict, first: str, second: str) -> str:
+def _pair(run: dict[str, Any], first: str, second: str) -> str:
     return f"{_v(run.get(first))} / {_v(run.get(second), ' ms')}"
 
 
-def _runs(by_jobs: dict[int, dict]) -> str:
+def _runs(by_jobs: dict[int, dict[str, Any]]) -> str:
     """Time per job of each run of the smallest burst, floor and operator."""
     smallest = by_jobs[min(by_jobs)] if by_jobs else {}
     parts = [
@@ -265,7 +267,7 @@ def _runs(by_jobs: dict[int, dict]) -> str:
     return "; ".join(parts) or "not recorded"
 
 
-def _steady(figures: dict, plots: dict) -> list[str]:
+def _steady(figures: dict[str, Any], plots: dict[str, Any]) -> list[str]:
     run = figures.get("steady") or {}
     out = [
         "## Steady load",
@@ -296,7 +298,7 @@ def _steady(figures: dict, plots: dict) -> list[str]:
     return out
 
 
-def _requests(figures: dict) -> list[str]:
+def _requests(figures: dict[str, Any]) -> list[str]:
     runs = {
         "minimum": None,
         "defaults": figures.get("operator_default"),
@@ -339,7 +341,7 @@ def _requests(figures: dict) -> list[str]:
     ]
 
 
-def _memory(figures: dict, plots: dict) -> list[str]:
+def _memory(figures: dict[str, Any], plots: dict[str, Any]) -> list[str]:
     ours = figures.get("memory") or {}
     ref = (figures.get("reference") or {}).get("memory") or {}
     rows = []
@@ -373,7 +375,7 @@ def _memory(figures: dict, plots: dict) -> list[str]:
     return out
 
 
-def _reference(figures: dict) -> list[str]:
+def _reference(figures: dict[str, Any]) -> list[str]:
     ref = figures.get("reference") or {}
     if ref.get("not_run"):
         text = f"Not run: {ref['not_run']}."
@@ -395,7 +397,7 @@ def _reference(figures: dict) -> list[str]:
     ]
 
 
-def _components(results: dict) -> list[str]:
+def _components(results: dict[str, Any]) -> list[str]:
     out = ["## Component benchmarks", ""]
     for name, outcome in results.items():
         if name == "operator":
@@ -418,7 +420,7 @@ def _components(results: dict) -> list[str]:
     return out
 
 
-def _flatten(figures: dict | list, prefix: str = "") -> list[tuple[str, Any]]:
+def _flatten(figures: dict[str, Any] | list[Any], prefix: str = "") -> list[tuple[str, Any]]:
     """Rows of (dotted key, value); a list of records (one per size, say) gives ``[i].``
     prefixes."""
     if isinstance(figures, list):

@@ -233,8 +233,8 @@ def _latencies(obs: Observer, t0: float, keep: bool) -> dict[str, Any]:
 
 
 def _cpu_and_memory(
-    idle: dict,
-    at_objects: dict,
+    idle: dict[str, Any],
+    at_objects: dict[str, Any],
     process: procs.MeasuredProcess,
     cpu_at_last: float | None,
     jobs: int,
@@ -348,7 +348,7 @@ def steady(
 
 
 def _scrape_depth(
-    process: procs.MeasuredProcess, t0: float, out: list, stop: threading.Event
+    process: procs.MeasuredProcess, t0: float, out: list[Any], stop: threading.Event
 ) -> None:
     while not stop.wait(1.0):
         with contextlib.suppress(Exception):
@@ -379,7 +379,7 @@ def memory(
         idle = process.usage()
         result["idle_rss_mib"] = idle.get("rss_mib")
         result["idle_threads"] = idle.get("threads")
-        points = [{"pods": 0, "rss_mib": idle.get("rss_mib")}]
+        points: list[dict[str, Any]] = [{"pods": 0, "rss_mib": idle.get("rss_mib")}]
         owner = cluster.registry.create(lc.CONFIGMAPS, NAMESPACE, {"metadata": {"name": "owner"}})
         made = 0
         for count in pod_counts:
@@ -400,7 +400,7 @@ def memory(
     return result
 
 
-def _inert_pods(registry: Any, owner: dict, start: int, stop: int) -> int:
+def _inert_pods(registry: Any, owner: dict[str, Any], start: int, stop: int) -> int:
     """Pods ``start..stop-1`` shaped like the operator's, Running on a node that does not
     exist, owned by ``owner``; returns ``stop``."""
     owner_job = {

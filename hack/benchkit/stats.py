@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 
 def percentile(values: Iterable[float], q: float) -> float | None:
@@ -26,7 +27,7 @@ def ratio(a: float | None, b: float | None, digits: int = 2) -> float | None:
     return round(a / b, digits)
 
 
-def median_run(runs: list[dict], key: str = "ms_per_job") -> dict:
+def median_run(runs: list[dict[str, Any]], key: str = "ms_per_job") -> dict[str, Any]:
     """Of repeated runs, the one with the median ``key``, with every run's ``key`` alongside
     (``runs_<key>``); an incomplete run (no ``key``) is returned instead, so that a failure
     is never outvoted. A single run is returned as it is."""

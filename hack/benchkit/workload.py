@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 NAMESPACE = "default"
 RUN_SECONDS_ANNOTATION = "localcluster.tf-operator.io/run-seconds"
@@ -25,10 +26,12 @@ def job_names(count: int, prefix: str = "bench") -> list[str]:
     return [f"{prefix}-{i:05d}" for i in range(count)]
 
 
-def tfjob_manifest(name: str, ps: int = 1, workers: int = 4, run_seconds: float = 1.0) -> dict:
+def tfjob_manifest(
+    name: str, ps: int = 1, workers: int = 4, run_seconds: float = 1.0
+) -> dict[str, Any]:
     """A TFJob whose workers exit 0 after ``run_seconds`` and whose PS runs until deleted."""
 
-    def replica(replicas: int, annotations: dict[str, str]) -> dict:
+    def replica(replicas: int, annotations: dict[str, str]) -> dict[str, Any]:
         return {
             "replicas": replicas,
             "restartPolicy": "Never",
@@ -51,7 +54,7 @@ def tfjob_manifest(name: str, ps: int = 1, workers: int = 4, run_seconds: float 
     }
 
 
-def replica_list(job: dict) -> list[tuple[str, int, dict]]:
+def replica_list(job: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     """``(replica type in lower case, index, template)`` for every replica of a TFJob."""
     out = []
     for rtype, spec in sorted((job.get("spec") or {}).get("tfReplicaSpecs", {}).items()):
@@ -94,7 +97,7 @@ def _labels(job: str, rtype: str, index: int) -> dict[str, str]:
     }
 
 
-def _owner(job: dict) -> list[dict]:
+def _owner(job: dict[str, Any]) -> list[dict[str, Any]]:
     meta = job["metadata"]
     return [
         {
@@ -108,7 +111,7 @@ def _owner(job: dict) -> list[dict]:
     ]
 
 
-def _tf_config(job: dict, rtype: str, index: int) -> str:
+def _tf_config(job: dict[str, Any], rtype: str, index: int) -> str:
     name = job["metadata"]["name"]
     cluster: dict[str, list[str]] = {}
     for other, i, _ in replica_list(job):
@@ -116,7 +119,9 @@ def _tf_config(job: dict, rtype: str, index: int) -> str:
     return json.dumps({"cluster": cluster, "task": {"type": rtype, "index": index}})
 
 
-def floor_pod(job: dict, rtype: str, index: int, template: dict) -> dict:
+def floor_pod(
+    job: dict[str, Any], rtype: str, index: int, template: dict[str, Any]
+) -> dict[str, Any]:
     name = job["metadata"]["name"]
     spec = json.loads(json.dumps(template.get("spec") or {}))
     for container in spec.get("containers") or []:
@@ -137,7 +142,7 @@ def floor_pod(job: dict, rtype: str, index: int, template: dict) -> dict:
     }
 
 
-def floor_service(job: dict, rtype: str, index: int) -> dict:
+def floor_service(job: dict[str, Any], rtype: str, index: int) -> dict[str, Any]:
     name = job["metadata"]["name"]
     labels = _labels(name, rtype, index)
     return {
@@ -157,11 +162,11 @@ def floor_service(job: dict, rtype: str, index: int) -> dict:
     }
 
 
-def creation_bodies(job: dict, events: bool) -> Iterator[tuple[str, dict]]:
+def creation_bodies(job: dict[str, Any], events: bool) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(plural, body)`` of every create a job's start takes, in v0.5.3's order: per replica
     type its pods, then its services, each followed by its event when ``events``."""
     name = job["metadata"]["name"]
-    by_type: dict[str, list[tuple[int, dict]]] = {}
+    by_type: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for rtype, index, template in replica_list(job):
         by_type.setdefault(rtype, []).append((index, template))
     for rtype, replicas in by_type.items():
@@ -194,7 +199,7 @@ def job_condition(kind: str, reason: str, message: str, stamp: str) -> dict[str,
     }
 
 
-def floor_event(job: dict, reason: str, message: str) -> dict:
+def floor_event(job: dict[str, Any], reason: str, message: str) -> dict[str, Any]:
     meta = job["metadata"]
     stamp = utc_stamp()
     return {
@@ -219,7 +224,7 @@ def floor_event(job: dict, reason: str, message: str) -> dict:
     }
 
 
-def floor_status(job: dict) -> dict:
+def floor_status(job: dict[str, Any]) -> dict[str, Any]:
     """The job with the first status the operator writes (startTime and Created)."""
     stamp = utc_stamp()
     message = f"TFJob {job['metadata']['name']} is created."

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 
@@ -68,7 +69,7 @@ class DemoFailed(Exception):
 
 
 @contextlib.contextmanager
-def child(argv: list[str], log: Path, pipe: bool = False) -> Iterator[subprocess.Popen]:
+def child(argv: list[str], log: Path, pipe: bool = False) -> Iterator[subprocess.Popen[bytes]]:
     """A child process in its own session, logging to ``log``; stopped on exit."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
@@ -84,7 +85,7 @@ def child(argv: list[str], log: Path, pipe: bool = False) -> Iterator[subprocess
             stop_process_group(proc, grace=10)
 
 
-def wait_ready(cluster: subprocess.Popen, timeout: float = 60) -> tuple[str, str]:
+def wait_ready(cluster: subprocess.Popen[bytes], timeout: float = 60) -> tuple[str, str]:
     assert cluster.stdout is not None
     ready, _, _ = select.select([cluster.stdout], [], [], timeout)
     line = cluster.stdout.readline().decode().strip() if ready else ""
@@ -100,7 +101,7 @@ class Api:
     def __init__(self, kubeconfig: str, scheduler: str) -> None:
         from kubernetes import client, config
 
-        self.api = config.new_client_from_config(config_file=kubeconfig)
+        self.api = config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]  # the client leaves it unannotated
         self.core = client.CoreV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
         self.crds = client.ApiextensionsV1Api(self.api)
@@ -110,34 +111,36 @@ class Api:
         crd = yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text())
         self.crds.create_custom_resource_definition(crd, _preload_content=False)
 
-    def nodes(self) -> list:
+    def nodes(self) -> list[Any]:
         return sorted(self.core.list_node().items, key=lambda n: n.metadata.name)
 
-    def pods(self) -> list:
+    def pods(self) -> list[Any]:
         return sorted(self.core.list_namespaced_pod(NS).items, key=lambda p: p.metadata.name)
 
-    def podgroup(self) -> dict | None:
-        from kubernetes.client.rest import ApiException
+    def podgroup(self) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
 
         try:
-            return self.custom.get_namespaced_custom_object(
+            podgroup = self.custom.get_namespaced_custom_object(
                 self.group, self.version, NS, "podgroups", JOB
             )
+            return cast(dict[str, Any], podgroup)
         except ApiException as err:
             if err.status == 404:
                 return None
             raise
 
-    def create_podgroup(self, body: dict) -> None:
+    def create_podgroup(self, body: dict[str, Any]) -> None:
         self.custom.create_namespaced_custom_object(self.group, self.version, NS, "podgroups", body)
 
-    def create_pod(self, body: dict) -> None:
-        self.core.create_namespaced_pod(NS, body)
+    def create_pod(self, body: dict[str, Any]) -> None:
+        self.core.create_namespaced_pod(NS, body)  # type: ignore[arg-type]  # a plain dict serialises as a V1Pod does
 
-    def tfjob(self) -> dict:
-        return self.custom.get_namespaced_custom_object("kubeflow.org", "v1", NS, "tfjobs", JOB)
+    def tfjob(self) -> dict[str, Any]:
+        tfjob = self.custom.get_namespaced_custom_object("kubeflow.org", "v1", NS, "tfjobs", JOB)
+        return cast(dict[str, Any], tfjob)
 
-    def create_tfjob(self, body: dict) -> None:
+    def create_tfjob(self, body: dict[str, Any]) -> None:
         self.custom.create_namespaced_custom_object("kubeflow.org", "v1", NS, "tfjobs", body)
 
     def cordon(self, node: str, cordoned: bool) -> None:
@@ -147,15 +150,15 @@ class Api:
 # ------------------------------------------------------------------ what is submitted
 
 
-def container(gpu: bool) -> dict:
-    resources: dict = {"requests": {"cpu": "1", "memory": "1Gi"}}
+def container(gpu: bool) -> dict[str, Any]:
+    resources: dict[str, Any] = {"requests": {"cpu": "1", "memory": "1Gi"}}
     if gpu:
         resources["limits"] = {"nvidia.com/gpu": "1"}
     return {"name": "tensorflow", "image": "tensorflow/tensorflow:1.15.5", "resources": resources}
 
 
-def replica(count: int, gpu: bool) -> dict:
-    spec: dict = {"containers": [container(gpu)]}
+def replica(count: int, gpu: bool) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [container(gpu)]}
     if not gpu:
         spec["nodeSelector"] = {"resType": "CPU"}
     meta = {"annotations": {"localcluster.tf-operator.io/run-seconds": RUN_SECONDS}}
@@ -166,7 +169,7 @@ def replica(count: int, gpu: bool) -> dict:
     }
 
 
-def tfjob() -> dict:
+def tfjob() -> dict[str, Any]:
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
@@ -177,7 +180,7 @@ def tfjob() -> dict:
     }
 
 
-def v053_pod(name: str, gpu: bool) -> dict:
+def v053_pod(name: str, gpu: bool) -> dict[str, Any]:
     """A gang pod as tf-operator v0.5.3 wrote it: group annotation, no task-spec."""
     spec = replica(1, gpu)["template"]["spec"]
     return {
@@ -205,7 +208,7 @@ def print_nodes(api: Api) -> None:
         )
 
 
-def pod_condition(pod) -> tuple[str, str]:
+def pod_condition(pod: Any) -> tuple[str, str]:
     for cond in pod.status.conditions or []:
         if cond.type == "PodScheduled" and cond.status == "False":
             return cond.reason or "", cond.message or ""

@@ -37,7 +37,7 @@ class DemoError(Exception):
 # ------------------------------------------------------------------ processes
 
 
-def stop_process_group(proc: subprocess.Popen, grace: float) -> None:
+def stop_process_group(proc: subprocess.Popen[bytes], grace: float) -> None:
     """SIGTERM to the session a child leads (``start_new_session``), SIGKILL after ``grace``
     seconds: its own children go with it."""
     if proc.poll() is not None:
@@ -153,7 +153,7 @@ def start_cluster(workdir: Path) -> tuple[Background, str]:
     return cluster, path
 
 
-def wait_until(fn, timeout: float, what: str) -> Any:
+def wait_until(fn: Callable[[], Any], timeout: float, what: str) -> Any:
     deadline = time.monotonic() + timeout
     pause = threading.Event()
     last: Any = None
@@ -168,7 +168,7 @@ def wait_until(fn, timeout: float, what: str) -> Any:
     raise DemoError(f"timed out waiting for {what} ({last})")
 
 
-def localise(job: dict, workdir: Path) -> dict:
+def localise(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
     """Run the example's containers as local processes of this interpreter."""
     job = copy.deepcopy(job)
     for spec in job["spec"]["tfReplicaSpecs"].values():

@@ -123,17 +123,17 @@ def start_dashboard(workdir: Path, kubeconfig: str, namespace: str) -> tuple[Bac
 # ------------------------------------------------------------------ the job
 
 
-def chief_replica(job: dict) -> str:
+def chief_replica(job: dict[str, Any]) -> str:
     """The replica type whose index 0 reports the loss: Chief, else Master, else Worker."""
     specs = job["spec"]["tfReplicaSpecs"]
     return next((t for t in ("Chief", "Master") if t in specs), "Worker")
 
 
-def chief_pod_name(job: dict) -> str:
+def chief_pod_name(job: dict[str, Any]) -> str:
     return f"{job['metadata']['name']}-{chief_replica(job).lower()}-0"
 
 
-def replica_summary(pods: list[dict]) -> str:
+def replica_summary(pods: list[dict[str, Any]]) -> str:
     parts = []
     for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
         labels = pod["metadata"].get("labels", {})
@@ -155,7 +155,7 @@ class JobMonitor:
     the job's notable events. Driven by the SDK: the TFJob watch behind ``wait_for_job`` and
     the chief's followed log call :meth:`on_job` / :meth:`on_log`; nothing polls."""
 
-    def __init__(self, client: Any, job: dict) -> None:
+    def __init__(self, client: Any, job: dict[str, Any]) -> None:
         self.client = client
         self.name = job["metadata"]["name"]
         self.namespace = job["metadata"]["namespace"]
@@ -168,7 +168,7 @@ class JobMonitor:
         self._follower: threading.Thread | None = None
         self._finished = False
 
-    def on_job(self, job: dict) -> None:
+    def on_job(self, job: dict[str, Any]) -> None:
         from tf_operator.sdk import job_state
 
         self.state = job_state(job)
@@ -244,7 +244,9 @@ OPERATOR_CHECK_SECONDS = 5.0
 CHIEF_LOG_END_SECONDS = 5.0
 
 
-def watch_job(client: Any, job: dict, operator: Background, timeout: float) -> dict:
+def watch_job(
+    client: Any, job: dict[str, Any], operator: Background, timeout: float
+) -> dict[str, Any]:
     """Wait for the job to finish (SDK, watch-driven), showing its progress as it goes."""
     from tf_operator.sdk import WaitTimeout, job_state
 
@@ -254,7 +256,7 @@ def watch_job(client: Any, job: dict, operator: Background, timeout: float) -> d
     while True:
         left = deadline - time.monotonic()
         try:
-            final = client.wait_for_job(
+            final: dict[str, Any] = client.wait_for_job(
                 monitor.name,
                 monitor.namespace,
                 timeout=max(0.1, min(OPERATOR_CHECK_SECONDS, left)),
@@ -273,7 +275,7 @@ def watch_job(client: Any, job: dict, operator: Background, timeout: float) -> d
         return final
 
 
-def chief_log_tail(client: Any, job: dict, lines: int) -> str:
+def chief_log_tail(client: Any, job: dict[str, Any], lines: int) -> str:
     try:
         return "\n".join(
             line
@@ -289,7 +291,7 @@ def chief_log_tail(client: Any, job: dict, lines: int) -> str:
         return ""
 
 
-def print_result(client: Any, job: dict, final: dict) -> None:
+def print_result(client: Any, job: dict[str, Any], final: dict[str, Any]) -> None:
     status = final.get("status") or {}
     print("\nFinal TFJob status:")
     for cond in status.get("conditions") or []:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 from benchkit.paths import ROOT
 
@@ -41,7 +42,7 @@ server.stop()
 """
 
 
-def start_server(history: int, switch_interval: float) -> tuple[subprocess.Popen, int]:
+def start_server(history: int, switch_interval: float) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVER_CODE, str(history), str(switch_interval)],
         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -99,7 +100,9 @@ class Watchers:
             s.close()
 
 
-def _worker(port: int, phase: str, seconds: float, tag: str, names: list[str], out: list) -> None:
+def _worker(
+    port: int, phase: str, seconds: float, tag: str, names: list[str], out: list[Any]
+) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port)
     ok = errors = 0
     latencies = []
@@ -130,9 +133,15 @@ def _worker(port: int, phase: str, seconds: float, tag: str, names: list[str], o
 
 
 def _load_process(
-    port: int, phase: str, seconds: float, threads: int, proc_index: int, names: list[str], queue
-) -> None:  # noqa: ANN001
-    out: list = []
+    port: int,
+    phase: str,
+    seconds: float,
+    threads: int,
+    proc_index: int,
+    names: list[str],
+    queue: mp.Queue[Any],
+) -> None:
+    out: list[Any] = []
     ts = [
         threading.Thread(
             target=_worker, args=(port, phase, seconds, f"p{proc_index}t{t}", names, out)
@@ -148,8 +157,8 @@ def _load_process(
 
 def run_phase(
     port: int, phase: str, seconds: float, procs: int, threads: int, names: list[str]
-) -> dict:
-    queue: mp.Queue = mp.Queue()
+) -> dict[str, Any]:
+    queue: mp.Queue[Any] = mp.Queue()
     started = time.monotonic()
     ps = [
         mp.Process(target=_load_process, args=(port, phase, seconds, threads, p, names, queue))
@@ -175,7 +184,7 @@ def run_phase(
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--watches", type=int, default=50)
@@ -246,6 +255,8 @@ def main() -> None:
     }
     print("BENCH_RESULT " + json.dumps(summary, sort_keys=True))
 
+    return 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

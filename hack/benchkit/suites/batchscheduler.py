@@ -30,8 +30,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchkit.paths import CRD_FILE
+
+if TYPE_CHECKING:  # imported where used: the local cluster loads only when a case runs
+    from localcluster.apiserver import Registry
+    from localcluster.cluster import LocalCluster
 
 MARKER = "BENCH_RESULT "
 GOAL_P99_MS = 250.0
@@ -48,29 +53,29 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def cluster(**kwargs):
+def cluster(**kwargs: Any) -> LocalCluster:
     from localcluster.cluster import LocalCluster
 
     return LocalCluster(kubelet="none", endpoints=False, **kwargs)
 
 
-def add_nodes(registry, count: int, cpu: str = "8", memory: str = "32Gi") -> None:
+def add_nodes(registry: Registry, count: int, cpu: str = "8", memory: str = "32Gi") -> None:
     from localcluster.kubelet.node import NodeConfig, register_node
 
     for i in range(count):
         register_node(registry, NodeConfig(f"node-{i}", cpu=cpu, memory=memory))
 
 
-def pod(name: str, scheduler: str, cpu: str | None, group: str | None = None) -> dict:
+def pod(name: str, scheduler: str, cpu: str | None, group: str | None = None) -> dict[str, Any]:
     requests = {"cpu": cpu, "memory": "1Gi"} if cpu else {}
-    meta: dict = {"name": name, "namespace": NS}
+    meta: dict[str, Any] = {"name": name, "namespace": NS}
     if group:
         meta["annotations"] = {"scheduling.k8s.io/group-name": group}
     container = {"name": "c", "image": "x", "resources": {"requests": requests}}
     return {"metadata": meta, "spec": {"schedulerName": scheduler, "containers": [container]}}
 
 
-def podgroup(name: str, members: int) -> dict:
+def podgroup(name: str, members: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",
@@ -79,7 +84,7 @@ def podgroup(name: str, members: int) -> dict:
     }
 
 
-def gangs(registry, groups: int, cpus: list[str]) -> None:
+def gangs(registry: Registry, groups: int, cpus: list[str]) -> None:
     """``groups`` PodGroups, each with one pod per entry of ``cpus`` (its cpu request)."""
     for g in range(groups):
         registry.create(PODGROUPS, NS, podgroup(f"g-{g}", len(cpus)))
@@ -116,14 +121,14 @@ def deciding_cycles(
     return wall, cpu
 
 
-def fill_nodes(registry, nodes: int, cpu: str) -> None:
+def fill_nodes(registry: Registry, nodes: int, cpu: str) -> None:
     """One default-scheduler pod per node taking ``cpu`` of it, bound directly."""
     for i in range(nodes):
         registry.create(PODS, NS, pod(f"filler-{i}", "default-scheduler", cpu))
         registry.bind_pod(NS, f"filler-{i}", f"node-{i}")
 
 
-def bench_cycles(nodes: int, groups: int, members: int, cycles: int) -> dict:
+def bench_cycles(nodes: int, groups: int, members: int, cycles: int) -> dict[str, Any]:
     with cluster(scheduler=False, batch_schedulers=("volcano",), batch_schedule_period=0) as c:
         add_nodes(c.registry, nodes)
         scheduler = c.batch_schedulers["volcano"]
@@ -155,7 +160,7 @@ def bench_cycles(nodes: int, groups: int, members: int, cycles: int) -> dict:
     }
 
 
-def tfjob(name: str, workers: int) -> dict:
+def tfjob(name: str, workers: int) -> dict[str, Any]:
     container = {"name": "tensorflow", "image": "x"}
     worker = {**container, "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     return {
@@ -171,7 +176,7 @@ def tfjob(name: str, workers: int) -> dict:
     }
 
 
-def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dict:
+def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dict[str, Any]:
     import yaml
 
     with (
@@ -223,7 +228,7 @@ def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dic
     }
 
 
-def bench_default_scheduler(nodes: int, count: int, timeout: float) -> dict:
+def bench_default_scheduler(nodes: int, count: int, timeout: float) -> dict[str, Any]:
     with cluster(scheduler=True) as c:
         add_nodes(c.registry, nodes)
         started = time.monotonic()
@@ -256,7 +261,7 @@ def main() -> int:
     args = parser.parse_args()
     load = os.getloadavg()[0]
     print(f"load average (1 min) at start: {load:.2f} on {os.cpu_count()} cpus")
-    result: dict = {"load_average_at_start": round(load, 2)}
+    result: dict[str, Any] = {"load_average_at_start": round(load, 2)}
     result["cycle"] = bench_cycles(args.nodes, args.groups, args.members, args.cycles)
     for key, value in result["cycle"].items():
         print(f"  cycle {key}: {value}")

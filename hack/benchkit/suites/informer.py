@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 NAMESPACE = "bench"
@@ -30,7 +31,7 @@ GOAL_SYNC_SECONDS = 2.0
 GOAL_RSS_MB = 150.0
 
 
-def make_pod(i: int) -> dict:
+def make_pod(i: int) -> dict[str, Any]:
     """A realistic TFJob worker pod, about 2 KB of JSON."""
     job = f"mnist-{i // 4}"
     rtype, index = ("worker", i % 4) if i % 4 else ("ps", 0)
@@ -171,10 +172,10 @@ def serve_minimal(n: int) -> str:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, *args):  # quiet
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def do_GET(self):  # noqa: N802
+        def do_GET(self) -> None:  # noqa: N802
             q = parse_qs(urlparse(self.path).query)
             if q.get("watch", [""])[0] in ("true", "1"):
                 self.send_response(200)
@@ -234,7 +235,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6  # Linux: KiB
 
 
-def run_bench(n: int, backend: str) -> dict:
+def run_bench(n: int, backend: str) -> dict[str, Any]:
     start_child = time.monotonic()
     child = subprocess.Popen(
         [
@@ -250,6 +251,7 @@ def run_bench(n: int, backend: str) -> dict:
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert child.stdout is not None and child.stdin is not None
     try:
         line = child.stdout.readline().split()
         if not line or line[0] != "READY":
@@ -263,7 +265,7 @@ def run_bench(n: int, backend: str) -> dict:
         child.wait(10)
 
 
-def measure(n: int, url: str, used: str, populate_s: float) -> dict:
+def measure(n: int, url: str, used: str, populate_s: float) -> dict[str, Any]:
     rss_start = rss_mb()
     from tf_operator.k8s.cache import ResourceEventHandlerFuncs
     from tf_operator.k8s.client import PODS, load_kube_client
@@ -276,7 +278,7 @@ def measure(n: int, url: str, used: str, populate_s: float) -> dict:
     added = 0
     all_added = threading.Event()
 
-    def on_add(obj):
+    def on_add(obj: Any) -> None:
         nonlocal added
         added += 1
         if added == n:
@@ -343,7 +345,7 @@ def measure(n: int, url: str, used: str, populate_s: float) -> dict:
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -353,7 +355,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         child_main(args.pods, args.server)
-        return
+        return 0
     result = run_bench(args.pods, args.server)
     print(
         f"server: {result['server']} ({result['pods']} pods, populated in {result['server_populate_s']} s)"
@@ -378,8 +380,9 @@ def main() -> None:
     )
     print("BENCH_RESULT " + json.dumps(result, sort_keys=True))
     if not (result["synced"] and result["cached"] == result["pods"]):
-        sys.exit(1)  # a broken measurement, not a slow one: make `make bench` fail
+        return 1  # a broken measurement, not a slow one: make `make bench` fail
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
             # the smallest burst is the ratio's denominator and lasts a second or two, so
             # its time per job swings with anything else on the machine: it runs three
             # times (interleaved) and the median run counts, the others kept beside it
-            runs: dict[str, list[dict]] = {"floor": [], "operator": []}
+            runs: dict[str, list[dict[str, Any]]] = {"floor": [], "operator": []}
             for _ in range(SMALL_BURST_RUNS if count == smallest else 1):
                 for key, subject in (
                     ("floor", procs.floor("full")),
@@ -160,10 +160,10 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
     return fig
 
 
-def _faster(a: dict, b: dict) -> dict:
+def _faster(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """The run that got all pods and services first, with the other's time alongside."""
 
-    def took(run: dict) -> float:
+    def took(run: dict[str, Any]) -> float:
         return run.get("all_pods_and_services_s") or float("inf")
 
     best, other = (a, b) if took(a) <= took(b) else (b, a)
@@ -171,14 +171,16 @@ def _faster(a: dict, b: dict) -> dict:
     return best
 
 
-def _maybe_profiled(args: argparse.Namespace, subject: procs.Subject, name: str):
+def _maybe_profiled(args: argparse.Namespace, subject: procs.Subject, name: str) -> procs.Subject:
     if not args.profile:
         return subject
     args.profile.mkdir(parents=True, exist_ok=True)
     return procs.profiled(subject, args.profile.resolve() / f"operator-{name}.txt")
 
 
-def _reference(args: argparse.Namespace, settings: scenarios.Settings, sizes: dict, step: Any):
+def _reference(
+    args: argparse.Namespace, settings: scenarios.Settings, sizes: dict[str, Any], step: Any
+) -> dict[str, Any]:
     binary = procs.reference_binary()
     if binary is None:
         return {"not_run": f"{procs.REFERENCE_ENV} does not name an executable binary"}

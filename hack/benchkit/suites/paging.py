@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from typing import Any
 
 from localcluster.apiserver import Registry
 
 CONFIGMAPS = ("", "v1", "configmaps")
 
 
-def measure(size: int, limit: int) -> dict:
+def measure(size: int, limit: int) -> dict[str, Any]:
     registry = Registry()
     try:
         registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "bench"}})
@@ -52,7 +54,7 @@ def measure(size: int, limit: int) -> dict:
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000, 100000])
     parser.add_argument("--limit", type=int, default=500)
@@ -65,6 +67,8 @@ def main() -> None:
         )
     print("BENCH_RESULT " + json.dumps(results))
 
+    return 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

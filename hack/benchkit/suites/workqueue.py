@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
+from collections.abc import Callable
 
 from tf_operator.k8s.workqueue import Queue, RateLimitingQueue, default_controller_rate_limiter
 from tf_operator.k8s.workqueue.prometheus_metrics import PrometheusMetricsProvider
@@ -58,7 +60,7 @@ def run(queue: Queue, items: int, workers: int, keys: int) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200_000)
     parser.add_argument("--workers", type=int, default=4)
@@ -66,7 +68,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; the median counts")
     args = parser.parse_args()
 
-    cases = {
+    cases: dict[str, Callable[[], Queue]] = {
         "queue": lambda: Queue(),
         "rate_limiting_queue": lambda: RateLimitingQueue(default_controller_rate_limiter()),
         "queue_with_prometheus_metrics": lambda: Queue(
@@ -98,6 +100,8 @@ def main() -> None:
     }
     print("BENCH_RESULT " + json.dumps(summary, sort_keys=True))
 
+    return 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

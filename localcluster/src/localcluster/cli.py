@@ -17,6 +17,7 @@ import click
 
 from localcluster.batchscheduler.flavours import FLAVOURS
 from localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
+from localcluster.coscheduling.plugin import CoschedulingArgs
 from localcluster.kubelet.dns import DNS_MODES
 from localcluster.kubelet.images import LocalImage, parse_image_option
 from localcluster.nodepool import NodePool, parse_node_pool
@@ -50,6 +51,20 @@ def flavour_confs_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str
             raise click.BadParameter(f"expected FLAVOUR=PATH with FLAVOUR in {sorted(FLAVOURS)}")
         confs[flavour] = path
     return confs
+
+
+def coscheduling_args_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
+    args = {}
+    for value in values:
+        key, sep, number = value.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}")
+        args[key] = number
+    try:
+        CoschedulingArgs.parse(dict(args))
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from err
+    return args
 
 
 def seconds_option(_ctx, _param, value: str) -> float:
@@ -117,6 +132,20 @@ def parse_images(values: tuple[str, ...]) -> list[tuple[str, LocalImage]]:
     show_default=True,
     callback=seconds_option,
     help="Seconds between batch scheduling cycles.",
+)
+@click.option(
+    "--scheduler-plugins",
+    is_flag=True,
+    help="Also run scheduler-plugins: the coscheduling scheduler (schedulerName "
+    "scheduler-plugins-scheduler) and the PodGroup controller, with their PodGroup CRD.",
+)
+@click.option(
+    "--coscheduling-arg",
+    "coscheduling_args",
+    multiple=True,
+    callback=coscheduling_args_option,
+    help="An argument of the Coscheduling plugin, repeatable: permitWaitingTimeSeconds=10, "
+    "podGroupBackoffSeconds=0 (the defaults).",
 )
 @click.option(
     "--watch-history",
@@ -243,6 +272,8 @@ def main(**options) -> None:
         batch_schedulers=tuple(options["batch_schedulers"]),
         batch_scheduler_conf=options["batch_scheduler_conf"],
         batch_schedule_period=options["batch_schedule_period"],
+        scheduler_plugins=options["scheduler_plugins"],
+        coscheduling_args=options["coscheduling_args"],
         images=dict(parse_images(options["images"])),
     )
     if options["token"] and not options["tls"]:

@@ -23,7 +23,8 @@ kubectl and the Python client accept unchanged (as ``system:masters``).
 
 ``node_pools`` gives nodes of different shapes (``NodePool``: labels, taints, GPUs);
 ``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;
-see ``localcluster.batchscheduler``). All schedulers share one ``NodeLedger``.
+see ``localcluster.batchscheduler``), ``scheduler_plugins=True`` scheduler-plugins'
+coscheduling (``localcluster.coscheduling``). All schedulers share one ``NodeLedger``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from localcluster.controllers.namespace_objects import (
     root_ca_publisher,
 )
 from localcluster.controllers.replicaset import ReplicaSetController
+from localcluster.coscheduling import CoschedulingArgs, CoschedulingScheduler, PodGroupController
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
 from localcluster.kubelet.images import ImageTable, LocalImage, discover
@@ -112,6 +114,8 @@ class LocalCluster:
         batch_schedulers: tuple[str, ...] = (),
         batch_scheduler_conf: dict | None = None,
         batch_schedule_period: float = 1.0,
+        scheduler_plugins: bool = False,
+        coscheduling_args: Mapping[str, object] | None = None,
         secure_port: int | None = None,
         authorization_mode: str = "RBAC",
         insecure: bool = False,
@@ -128,6 +132,12 @@ class LocalCluster:
         self._nodes_requested = nodes
         self._batch = (tuple(batch_schedulers), batch_scheduler_conf, batch_schedule_period)
         self.batch_schedulers: dict = {}  # flavour name -> BatchScheduler
+        # scheduler-plugins (coscheduling): arguments checked now, so a typo fails at once
+        self._coscheduling_args = (
+            CoschedulingArgs.parse(dict(coscheduling_args or {})) if scheduler_plugins else None
+        )
+        self.coscheduling: CoschedulingScheduler | None = None
+        self.podgroup_controller: PodGroupController | None = None
         self.timing = simulated or SimulatedTiming()
         self.dns_mode = "none"
         self._host, self._port, self._tls, self._token = host, port, tls, token
@@ -248,6 +258,13 @@ class LocalCluster:
                 registry, ledger, flavours, confs, period, self._stop
             )
             self._threads += threads
+        if self._coscheduling_args is not None:
+            from localcluster.coscheduling.bootstrap import start_scheduler_plugins
+
+            self.coscheduling, self.podgroup_controller, threads = start_scheduler_plugins(
+                registry, ledger, self._coscheduling_args, self._stop
+            )
+            self._threads += threads
         self.server.register_log_provider(self._logs)
 
     def _start_namespace_objects(self, registry) -> None:
@@ -329,6 +346,8 @@ class LocalCluster:
             self.scheduler.join(2)
         for batch in self.batch_schedulers.values():
             batch.join(2)
+        if self.coscheduling is not None:
+            self.coscheduling.join(2)
         if self.server is not None:
             self.server.stop()
         for thread in self._threads:

@@ -1,5 +1,6 @@
 """The local cluster's command line for gang scheduling: --node-pool, --batch-scheduler,
---batch-scheduler-conf and --batch-schedule-period, seen through the official client."""
+--batch-scheduler-conf, --batch-schedule-period, --scheduler-plugins and --coscheduling-arg,
+seen through the official client."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import subprocess
 import sys
 
 import pytest
+
+from localcluster.testing import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -54,6 +57,63 @@ def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
         assert proc.wait(30) == 0
 
 
+def test_scheduler_plugins_from_the_command_line(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated",
+            "--kubeconfig", str(kubeconfig), "--log-level", "warning",
+            "--scheduler-plugins", "--coscheduling-arg", "permitWaitingTimeSeconds=5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("ready "), proc.stderr.read() if proc.poll() is not None else line
+        from kubernetes import client, config
+
+        api = config.new_client_from_config(config_file=str(kubeconfig))
+        custom = client.CustomObjectsApi(api)
+        group = {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "g"},
+            "spec": {"minMember": 1},
+        }
+        custom.create_namespaced_custom_object(
+            "scheduling.x-k8s.io", "v1alpha1", "default", "podgroups", group
+        )
+        pod = client.V1Pod(
+            metadata=client.V1ObjectMeta(name="p", labels={"scheduling.x-k8s.io/pod-group": "g"}),
+            spec=client.V1PodSpec(
+                scheduler_name="scheduler-plugins-scheduler",
+                containers=[client.V1Container(name="c", image="x")],
+            ),
+        )
+        core = client.CoreV1Api(api)
+        core.create_namespaced_pod("default", pod)
+
+        def placed() -> bool:
+            phase = (
+                custom.get_namespaced_custom_object(
+                    "scheduling.x-k8s.io", "v1alpha1", "default", "podgroups", "g"
+                )
+                .get("status", {})
+                .get("phase")
+            )
+            return bool(core.read_namespaced_pod("p", "default").spec.node_name) and phase in (
+                "Scheduling",
+                "Running",
+            )
+
+        wait_for(placed, 30, what="the pod bound and its group past Pending")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+
+
 @pytest.mark.parametrize(
     ("flag", "value", "complaint"),
     [
@@ -61,6 +121,8 @@ def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
         ("--node-pool", "name=x,taints=a=b:Sometimes", "NoSchedule"),
         ("--batch-scheduler-conf", "yunikorn=/tmp/x", "FLAVOUR=PATH"),
         ("--batch-schedule-period", "soon", "seconds"),
+        ("--coscheduling-arg", "permitWaitingTime=3", "unknown Coscheduling arguments"),
+        ("--coscheduling-arg", "podGroupBackoffSeconds=-1", "cannot be negative"),
     ],
 )
 def test_bad_values_are_refused_with_a_reason(flag, value, complaint):

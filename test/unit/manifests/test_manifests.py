@@ -201,6 +201,15 @@ def test_local_cluster_installs_the_shipped_crds(component, packaged):
     assert crd(packaged) == shipped
 
 
+def test_local_cluster_installs_the_shipped_scheduler_plugins_crd():
+    from localcluster.coscheduling.bootstrap import crd
+
+    shipped = MANIFESTS / "components/gang-scheduler-plugins/podgroup-crd.yaml"
+    assert crd() == yaml.safe_load(shipped.read_text())
+    (version,) = crd()["spec"]["versions"]
+    assert version["subresources"] == {"status": {}}  # the PodGroup controller writes /status
+
+
 def test_namespaced_overlay_uses_a_role_in_its_namespace(rendered):
     objs = rendered["namespaced"]
     assert not by_kind(objs, "ClusterRole") and not by_kind(objs, "ClusterRoleBinding")

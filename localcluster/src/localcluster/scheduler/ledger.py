@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
@@ -131,6 +131,29 @@ class NodeLedger:
         with self._lock:
             entry = self._entries.get(key)
             return entry.node if entry else None
+
+    def free_per_node(self, given_back: Iterable[str] = ()) -> list[dict[str, Fraction]]:
+        """What each existing node has left: allocatable minus requests per resource, and
+        free pod slots as ``pods``, counting the pods ``given_back`` (keys) as not there."""
+        with self._lock:
+            returned: dict[str, list[_Entry]] = {}
+            for key in given_back:
+                entry = self._entries.get(key)
+                if entry is not None:
+                    returned.setdefault(entry.node, []).append(entry)
+            out = []
+            for name, info in self._nodes.items():
+                if not info.node:
+                    continue
+                allocatable = info.allocatable()
+                free = {r: v - info.requested.get(r, Fraction(0)) for r, v in allocatable.items()}
+                pods = info.pod_count
+                for entry in returned.get(name, ()):
+                    add_amounts(free, entry.requests)
+                    pods -= 1
+                free["pods"] = allocatable.get("pods", Fraction(0)) - pods
+                out.append(free)
+            return out
 
     # -- assuming -----------------------------------------------------------------------
 

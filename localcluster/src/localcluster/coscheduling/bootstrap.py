@@ -1,0 +1,54 @@
+"""Install and start scheduler-plugins in a local cluster: its PodGroup CRD (if absent), the
+coscheduling scheduler under its own name and the PodGroup controller, as scheduler-plugins'
+chart installs them beside the default scheduler."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from localcluster.coscheduling.controller import PodGroupController
+from localcluster.coscheduling.plugin import CoschedulingArgs
+from localcluster.coscheduling.scheduler import CoschedulingScheduler
+from localcluster.scheduler.ledger import NodeLedger
+
+if TYPE_CHECKING:
+    from localcluster.apiserver import Registry
+
+logger = logging.getLogger(__name__)
+
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+CRD_FILE = "scheduler-plugins-podgroup-crd.yaml"
+
+
+def crd() -> dict[str, Any]:
+    text = resources.files("localcluster.coscheduling").joinpath("crds", CRD_FILE).read_text()
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
+
+
+def install(registry: Registry) -> None:
+    """Create the PodGroup CRD unless it exists (a test or kubectl may have applied it)."""
+    try:
+        registry.create(CRDS, None, crd())
+        logger.info("created CustomResourceDefinition podgroups.scheduling.x-k8s.io")
+    except Exception as err:  # noqa: BLE001 - AlreadyExists is fine
+        if getattr(err, "code", None) != 409:
+            raise
+
+
+def start_scheduler_plugins(
+    registry: Registry,
+    ledger: NodeLedger,
+    args: CoschedulingArgs,
+    stop_event: threading.Event,
+) -> tuple[CoschedulingScheduler, PodGroupController, list[threading.Thread]]:
+    install(registry)
+    scheduler = CoschedulingScheduler(registry, ledger=ledger, args=args)
+    controller = PodGroupController(registry)
+    threads = scheduler.start(stop_event) + controller.start(stop_event)
+    return scheduler, controller, threads

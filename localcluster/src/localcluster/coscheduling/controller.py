@@ -25,9 +25,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from localcluster.apiserver.objects import parse_time
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import PODS, RegistryInformer, object_key
-from localcluster.controllers.keyqueue import KeyQueue, run_worker
+from localcluster.client.events import record_event
+from localcluster.client.informer import PODS, RegistryInformer, object_key
+from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.coscheduling.podgroup import (
     FAILED,
     FINISHED,

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from localcluster.controllers.events import record_event
-from localcluster.controllers.informer import RegistryInformer, object_key
+from localcluster.client.events import record_event
+from localcluster.client.informer import RegistryInformer, object_key
 from localcluster.coscheduling.manager import PodGroupManager
 from localcluster.coscheduling.plugin import NAME as PLUGIN_NAME
 from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArgs

@@ -25,9 +25,11 @@ DEFAULT_RENEW_DEADLINE = 10.0
 DEFAULT_RETRY_PERIOD = 2.0
 DEFAULT_LOCK_NAME = "tf-operator"
 # v0.5.3 elected through an Endpoints lock; keeping it lets this port coexist with Go replicas
-# during a migration. "leases" is the modern choice and is accepted too.
+# during a migration. "leases" is the modern choice; "endpointsleases" holds both (client-go's
+# migration lock): run it while moving from one to the other, since an "endpoints" replica
+# and a "leases" replica share no lock object and would both lead.
 DEFAULT_LOCK_TYPE = "endpoints"
-LOCK_TYPES = ("endpoints", "leases")
+LOCK_TYPES = ("endpoints", "leases", "endpointsleases")
 # The elector jitters retries by up to this factor, so renewals must fit in the deadline.
 LEADER_ELECTION_JITTER = 1.2
 GANG_SCHEDULERS = ("kube-batch", "volcano")
@@ -218,6 +220,12 @@ class ServerOption:
                 problems.append(
                     "leader election needs 0 < retry period x "
                     f"{LEADER_ELECTION_JITTER} < renew deadline"
+                )
+            elif self.lease_duration <= self.renew_deadline + self.retry_period:
+                # A leader leads until a retry period plus the renew deadline after its last
+                # renewal began; a standby may take over a lease duration after reading it.
+                problems.append(
+                    "leader election needs lease duration > renew deadline + retry period"
                 )
         return problems
 

@@ -7,7 +7,11 @@ as upstream), then either run the controller under leader election or directly. 
 SIGTERM/SIGINT sets the stop event: the controller drains its workers, then the lock is
 released (a successor takes over at its next retry) and `run` returns 0; a second signal
 exits at once with 1; SIGUSR1 writes every thread's stack to stderr. Losing leadership while
-not stopping is fatal (exit 1), as ``log.Fatalf("leader election lost")`` was upstream.
+not stopping is fatal (exit 1), as ``log.Fatalf("leader election lost")`` was upstream. Under
+leader election the controller and the event recorder write through a write fence
+(:mod:`tf_operator.k8s.leaderelection.fence`): no write leaves the process unless its lease is
+surely still its own, so a process whose renewal is stuck (or that lost the lease while a
+write waited) cannot reconcile beside its successor (divergence D66).
 The collaborators are created by small factory functions so tests can substitute fakes.
 """
 
@@ -48,6 +52,17 @@ IS_LEADER = Gauge(
 )
 
 
+class LeaseFence:
+    """The leader's write fence, bound to its elector once that exists (closed before)."""
+
+    def __init__(self) -> None:
+        self.elector: Any = None
+
+    def holds_lease(self) -> bool:
+        elector = self.elector
+        return elector is not None and bool(elector.holds_lease())
+
+
 @dataclass
 class RunState:
     """What one process run created; kept so tests can inspect it."""
@@ -59,6 +74,7 @@ class RunState:
     leadership_lost: bool = False
     controller_failed: bool = False
     controller_done: threading.Event = field(default_factory=threading.Event)
+    fence: LeaseFence = field(default_factory=LeaseFence)
 
 
 def tfjob_resource() -> Any:
@@ -170,10 +186,11 @@ def new_leader_elector(
     opt: ServerOption, kube_client: Any, state: RunState, callbacks: Any, recorder: Any = None
 ):
     """A `LeaderElector` on the configured lock kind, in the lock namespace."""
-    from tf_operator.k8s.leaderelection import LeaderElector, resourcelock
+    from tf_operator.k8s.leaderelection import LeaderElector, new_lock
 
-    lock_class = resourcelock.LeaseLock if opt.lock_type == "leases" else resourcelock.EndpointsLock
-    lock = lock_class(kube_client, state.lock_namespace, opt.lock_name, state.identity, recorder)
+    lock = new_lock(
+        opt.lock_type, kube_client, state.lock_namespace, opt.lock_name, state.identity, recorder
+    )
     return LeaderElector(
         lock,
         callbacks,
@@ -231,7 +248,7 @@ def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: b
         )
         return EXIT_FAILURE
 
-    wiring = build_controller(opt, kube_client)
+    wiring = build_controller(opt, _fenced(kube_client, state) if opt.leader_elect else kube_client)
     for factory in wiring.factories:
         factory.start(state.stop)
     if state.monitor is not None:
@@ -244,6 +261,13 @@ def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: b
     finally:
         wiring.broadcaster.shutdown()
         log.info("tf-operator stopped")
+
+
+def _fenced(kube_client: Any, state: RunState) -> Any:
+    """The client the controller and the recorder write through under leader election."""
+    from tf_operator.k8s.leaderelection.fence import FencedClient
+
+    return FencedClient(kube_client, state.fence.holds_lease)
 
 
 def _run_controller(
@@ -291,6 +315,7 @@ def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: Run
         on_new_leader=on_new_leader,
     )
     elector = new_leader_elector(opt, kube_client, state, callbacks, wiring.recorder)
+    state.fence.elector = elector
     log.info("attempting to acquire leader lease %s/%s", state.lock_namespace, opt.lock_name)
     elector.run(state.stop)
     if started.is_set() and not state.controller_done.wait(DRAIN_TIMEOUT):

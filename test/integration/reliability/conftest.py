@@ -154,10 +154,11 @@ class Env:
         config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
         self._token = config["users"][0]["user"].get("token", "")
 
-    def operator(self, *args: str, elected: bool = False) -> Operator:
-        """A ``tf-operator`` process; ``elected`` runs it under leader election."""
+    def operator(self, *args: str, elected: bool = False, kubeconfig: str = "") -> Operator:
+        """A ``tf-operator`` process; ``elected`` runs it under leader election; ``kubeconfig``
+        (default: the cluster's admin one) e.g. from :meth:`service_account_kubeconfig`."""
         op = Operator(
-            self.cluster.kubeconfig,
+            kubeconfig or self.cluster.kubeconfig,
             self._tmp / f"operator-{len(self.operators)}.log",
             list(args),
             elected,
@@ -173,6 +174,32 @@ class Env:
             req.add_header("Content-Type", "application/json")
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.read()
+
+    def service_account_kubeconfig(self, name: str) -> tuple[str, str]:
+        """A kubeconfig authenticating as a new cluster-admin ServiceAccount ``name`` of the
+        default namespace, and that account's user name: operators given different ones
+        can be told apart by the API server (``localcluster.apiserver.request_user``)."""
+        self.registry.create(("", "v1", "serviceaccounts"), NS, {"metadata": {"name": name}})
+        binding = {
+            "metadata": {"name": f"{name}-admin"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NS}],
+        }
+        self.registry.create(
+            ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), "", binding
+        )
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+        path = f"/api/v1/namespaces/{NS}/serviceaccounts/{name}/token"
+        token = json.loads(self._http("POST", path, request))["status"]["token"]
+        config = yaml.safe_load(Path(self.cluster.kubeconfig).read_text())
+        config["users"][0]["user"] = {"token": token}
+        path_out = self._tmp / f"{name}.kubeconfig"
+        path_out.write_text(yaml.safe_dump(config))
+        return str(path_out), f"system:serviceaccount:{NS}:{name}"
 
     def faults(self, **settings: Any) -> dict:
         """POST the fault settings (and one-shot actions) to the API server."""

@@ -69,3 +69,16 @@ def test_validate_reports_bad_settings():
     assert "gang-scheduler-name" in problems
     assert "lease duration > renew deadline" in problems
     assert ServerOption(leader_elect=False, renew_deadline=20).validate() == []
+
+
+def test_the_lease_must_outlast_a_term():
+    """The leader leads until renew deadline + retry period after its last renewal began; a
+    standby may take over one lease duration after reading it (D66)."""
+    problems = ServerOption(lease_duration=12, renew_deadline=10, retry_period=2).validate()
+    assert problems == ["leader election needs lease duration > renew deadline + retry period"]
+    assert ServerOption(lease_duration=12.5, renew_deadline=10, retry_period=2).validate() == []
+
+
+def test_the_migration_lock_is_offered():
+    assert ServerOption(lock_type="endpointsleases").validate() == []
+    assert ServerOption(lock_type="configmaps").validate() != []

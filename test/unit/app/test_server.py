@@ -8,7 +8,8 @@ import pytest
 from support.fake_kube import FakeKubeClient
 from tf_operator.app import server
 from tf_operator.app.options import ServerOption
-from tf_operator.k8s.client import ENDPOINTS, LEASES, new_not_found
+from tf_operator.k8s.client import ENDPOINTS, LEASES, PODS, new_not_found
+from tf_operator.k8s.client.scope import WriteFenced
 from tf_operator.k8s.leaderelection import LEADER_ANNOTATION
 
 
@@ -59,6 +60,14 @@ def wiring(monkeypatch):
     monkeypatch.setattr(server, "configure_logging", lambda *a, **k: None)
     monkeypatch.delenv("KUBEFLOW_NAMESPACE", raising=False)
     return w
+
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "default"},
+    "spec": {"containers": [{"name": "c", "image": "i"}]},
+}
 
 
 def options(**kw):
@@ -157,6 +166,48 @@ def test_lost_leadership_is_fatal(wiring):
     assert not thread.is_alive()
     assert result["code"] == 1
     assert wiring.controller.stopped.is_set()
+
+
+def test_the_leader_writes_through_its_lease(wiring, monkeypatch):
+    """The controller's client is fenced by the lease: writes pass while it is held and are
+    refused once it is released; the lock's own writes are not fenced."""
+    clients = []
+
+    def capture(opt, client):
+        clients.append(client)
+        return wiring
+
+    monkeypatch.setattr(server, "build_controller", capture)
+    kube = FakeKubeClient()
+    stop = threading.Event()
+    opt = options(lease_duration=2, renew_deadline=1.5, retry_period=0.2)
+    thread, result = run_in_thread(opt, kube, stop)
+    assert wiring.controller.running.wait(5)
+    pods = clients[0].resource(PODS)
+    pods.create(POD, namespace="default")
+    stop.set()
+    thread.join(5)
+    assert result["code"] == 0
+    with pytest.raises(WriteFenced):
+        pods.delete("p", namespace="default")
+    assert (
+        _holder(kube.resource(ENDPOINTS).get("tf-operator", namespace="default"), "endpoints") == ""
+    )
+
+
+def test_the_migration_lock_holds_both_objects(wiring):
+    kube = FakeKubeClient()
+    stop = threading.Event()
+    opt = options(
+        lock_type="endpointsleases", lease_duration=2, renew_deadline=1.5, retry_period=0.2
+    )
+    thread, _ = run_in_thread(opt, kube, stop)
+    assert wiring.controller.running.wait(5)
+    endpoints = kube.resource(ENDPOINTS).get("tf-operator", namespace="default")
+    lease = kube.resource(LEASES).get("tf-operator", namespace="default")
+    assert _holder(endpoints, "endpoints") == _holder(lease, "leases") != ""
+    stop.set()
+    thread.join(5)
 
 
 def _holder(obj, lock_type):

@@ -11,6 +11,14 @@ Like client-go's ``Request.Do``, a plain request answered 429 or 5xx *with* a
 ``MAX_RETRY_AFTER_ATTEMPTS`` attempts in all: the server said it did not act and
 when to come back, so the caller never sees the error. Watches are not retried
 here (their reflector backs off and rewatches), nor are answers without the header.
+
+Every request is bounded as newer client-go bounds it by its context (divergence D65): one
+wait is at most ``MAX_RETRY_AFTER_WAIT`` seconds, whatever the server asks; the whole request,
+its waits included, ends by the deadline of the caller's :func:`~.scope.request_scope` or
+``request_timeout`` after it began, whichever is earlier (a wait that would outlast it is not
+begun: the server's answer goes to the caller at once); the scope's cancel event ends a wait,
+and its fence is asked before every attempt to write. v0.5.3's client-go slept whatever the
+server said, with no bound: one ``Retry-After: 600`` froze the leader's renewal for ten minutes.
 """
 
 from __future__ import annotations
@@ -18,12 +26,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
-from tf_operator.k8s.client.errors import TransportError, from_response
+from tf_operator.k8s.client.errors import ApiError, TransportError, from_response
 from tf_operator.k8s.client.resource import Resource
+from tf_operator.k8s.client.scope import RequestAborted, RequestScope, current_scope
 from tf_operator.k8s.client.transport import HttpTransport, StreamingResponse, Timeout
 from tf_operator.k8s.client.watch import WatchStream
 
@@ -34,6 +44,7 @@ PATCH_CONTENT_TYPES = {
     "strategic": "application/strategic-merge-patch+json",
     "json": "application/json-patch+json",
 }
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 # Slack added to a watch's server-side timeout before the client gives up
 # reading a silent connection.
@@ -41,6 +52,8 @@ _WATCH_READ_SLACK = 30.0
 
 # Attempts in all for a request the server keeps answering with Retry-After (client-go: 10).
 MAX_RETRY_AFTER_ATTEMPTS = 10
+# The longest one Retry-After wait (D65): a server asking for more is asked again after this.
+MAX_RETRY_AFTER_WAIT = 10.0
 
 
 def retry_after_seconds(status: int, headers: Any) -> int | None:
@@ -69,18 +82,32 @@ def decode(data: bytes) -> Any:
         raise TransportError(f"undecodable response body: {err}: {data[:200]!r}") from err
 
 
+def _bounded(timeout: Timeout, left: float | None) -> Timeout:
+    """``timeout`` with no wait longer than ``left`` seconds."""
+    if left is None:
+        return timeout
+    connect = left if timeout.connect is None else min(timeout.connect, left)
+    read = left if timeout.read is None else min(timeout.read, left)
+    return Timeout(connect=connect, read=read)
+
+
+def wait_in_scope(scope: RequestScope, seconds: float) -> bool:
+    """Wait out a Retry-After within ``scope``; True when its cancel event ended the wait."""
+    return scope.wait(seconds)
+
+
 class RestTransport:
-    """JSON requests over an :class:`HttpTransport`, honouring Retry-After."""
+    """JSON requests over an :class:`HttpTransport`, honouring Retry-After within bounds."""
 
     def __init__(
         self,
         http: HttpTransport,
         request_timeout: float | None = 60.0,
-        sleep: Callable[[float], None] = time.sleep,
+        wait: Callable[[RequestScope, float], bool] = wait_in_scope,
     ) -> None:
         self.http = http
         self.request_timeout = request_timeout
-        self.sleep = sleep
+        self.wait = wait  # a seam: tests record the waits instead of sleeping
         self._timeout = Timeout(
             connect=30.0 if request_timeout is None else min(30.0, request_timeout),
             read=request_timeout,
@@ -89,6 +116,15 @@ class RestTransport:
     @property
     def host(self) -> str:
         return self.http.host
+
+    def _scope(self, stream: bool) -> RequestScope:
+        """The caller's scope, its deadline cut to ``request_timeout`` from now (not for a
+        stream, which lives as long as its reader wants)."""
+        scope = current_scope()
+        if stream or self.request_timeout is None:
+            return scope
+        own = time.monotonic() + self.request_timeout
+        return replace(scope, deadline=own if scope.deadline is None else min(scope.deadline, own))
 
     def _send(
         self,
@@ -102,14 +138,25 @@ class RestTransport:
         honour_retry_after: bool,
     ) -> bytes | StreamingResponse:
         payload = None if body is None else encode(body)
+        scope = self._scope(stream)
+        what, write = f"{method} {path}", method in WRITE_METHODS
+        error: ApiError | None = None  # the answer that made us wait, if any
         attempt = 1
         while True:
-            timeout = timeout or self._timeout
+            try:
+                scope.check(what, write)
+            except RequestAborted as abort:
+                if error is None:
+                    raise
+                raise abort from error
             if stream:
-                status, headers, data = self.http.stream(method, path, query, timeout)
+                status, headers, data = self.http.stream(
+                    method, path, query, timeout or self._timeout, scope.deadline
+                )
             else:
+                bounded = _bounded(timeout or self._timeout, scope.remaining())
                 status, headers, data = self.http.send(
-                    method, path, query, payload, content_type, timeout
+                    method, path, query, payload, content_type, bounded, scope.deadline
                 )
             if status < 300:
                 return data
@@ -118,15 +165,19 @@ class RestTransport:
             seconds = retry_after_seconds(status, headers)
             if seconds is None or not honour_retry_after or attempt >= MAX_RETRY_AFTER_ATTEMPTS:
                 raise error
+            wait = min(float(seconds), MAX_RETRY_AFTER_WAIT)
+            left = scope.remaining()
+            if left is not None and wait >= left:
+                raise error  # the wait would outlast the request: answer the caller now
             log.debug(
-                "%s %s: got %d with Retry-After %ds (attempt %d); retrying",
-                method,
-                path,
+                "%s: got %d with Retry-After %ds (attempt %d); retrying in %.0fs",
+                what,
                 status,
                 seconds,
                 attempt,
+                wait,
             )
-            self.sleep(seconds)
+            self.wait(scope, wait)  # a cancel ends it; the check above then gives up
             attempt += 1
 
     def open(

@@ -33,6 +33,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlencode, urlsplit
@@ -394,11 +395,19 @@ class HttpTransport:
         if status != 200:
             raise OSError(f"proxy refused CONNECT {target}: HTTP {status}")
 
-    def _connect(self, timeout: Timeout) -> Connection:
+    def _connect(self, timeout: Timeout, deadline: float | None = None) -> Connection:
+        """A new connection: up to ``CONNECT_ATTEMPTS`` tries, none begun after ``deadline``
+        (a ``time.monotonic()`` reading) and none waiting past it."""
         attempt = 1
         while True:
+            connect = timeout.connect
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TransportError(f"connecting to {self.host}: deadline exceeded")
+                connect = left if connect is None else min(connect, left)
             try:
-                return Connection(self._open_socket(timeout.connect))
+                return Connection(self._open_socket(connect))
             except OSError as err:
                 if attempt >= CONNECT_ATTEMPTS:
                     raise TransportError(f"connecting to {self.host}: {err}") from err
@@ -459,13 +468,15 @@ class HttpTransport:
         body: bytes | None = None,
         content_type: str | None = None,
         timeout: Timeout | None = None,
+        deadline: float | None = None,
     ) -> tuple[int, Headers, bytes]:
-        """Send one request and read the whole answer: ``(status, headers, body)``."""
+        """Send one request and read the whole answer: ``(status, headers, body)``; a new
+        connection is not tried after ``deadline`` (the caller cuts the read timeout)."""
         target = self.url(path, query)
         request = self._request_bytes(method, target, body, content_type)
         timeout = timeout or Timeout()
         while True:
-            conn = self._take() or self._connect(timeout)
+            conn = self._take() or self._connect(timeout, deadline)
             try:
                 status, headers, data, keep = conn.exchange(request, timeout.read, method == "HEAD")
             except _StaleConnectionError:
@@ -481,13 +492,18 @@ class HttpTransport:
             return status, headers, data
 
     def stream(
-        self, method: str, path: str, query: dict[str, Any] | None, timeout: Timeout | None
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None,
+        timeout: Timeout | None,
+        deadline: float | None = None,
     ) -> tuple[int, Any, bytes | StreamingResponse]:
         """Send a request whose answer is read as it arrives, on a connection of its own; a
         2xx answer comes back as a :class:`StreamingResponse`, any other with its body."""
         target = self.url(path, query)
         timeout = timeout or Timeout()
-        conn = self._connect(timeout)
+        conn = self._connect(timeout, deadline)
         try:
             status, headers, _ = conn.request(
                 self._request_bytes(method, target, None, None), timeout.read

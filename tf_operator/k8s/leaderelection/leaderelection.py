@@ -6,16 +6,28 @@
    when it does not exist, has no holder (released), or its record has not changed for
    `lease_duration` seconds as measured by this elector's own clock (clocks of different
    machines are never compared).
-2. Lead: start `on_started_leading(leading_stop)` in a thread, then renew as newer
-   client-go does: one renewal round tries at once and then every `retry_period` until one
-   attempt succeeds or `renew_deadline` has passed since the round began; the next round
-   begins `retry_period` after a success. A round without success loses leadership. (The
-   client-go vendored by tf-operator v0.5.3 waited a retry period before its first attempt,
-   which left a single attempt per renew deadline with the default 5 s / 3 s: one failed
-   request ended the leadership; divergence D41 in the operator's docs/divergences.md.)
-3. Stop: set `leading_stop`; if `stop_event` ended the leadership and `release_on_cancel`
-   is set, write a record with no holder and a 1 s lease so a successor takes over at
-   its next retry; finally call `on_stopped_leading` (always, as client-go does).
+2. Lead: a *term* begins; `on_started_leading(leading_stop)` runs in a thread. The term lasts
+   until `retry_period + renew_deadline` after the start of the last successful attempt (the
+   acquiring one, then each renewal): the renewer tries `retry_period` after a success, then
+   every `retry_period` until one attempt succeeds, as newer client-go's renewal round does.
+   (The client-go vendored by tf-operator v0.5.3 waited a retry period before a round's first
+   attempt, which left a single attempt per renew deadline with the default 5 s / 3 s;
+   divergence D41 in the operator's docs/divergences.md.)
+3. Stop: a watchdog thread alone ends the term, when `stop_event` is set or when the term's
+   time is up, *whatever the renewing thread is doing*: an attempt stuck in a request does
+   not extend the leadership (client-go relies on the request honouring its context; divergence
+   D66). Ending it sets `leading_stop` and calls `on_stopped_leading` (once, always, as
+   client-go does). If `stop_event` ended it and `release_on_cancel` is set, the run then writes
+   a record with no holder and a 1 s lease, so a successor takes over at its next retry.
+
+Every attempt runs in a request scope (:mod:`tf_operator.k8s.client.scope`): a renewal's
+requests end by the term's end and give up as soon as the term ends, so a server answering
+``429 Retry-After: 600`` costs the renewal one attempt, not ten minutes. The term's end comes
+before any other elector can see the lease expire: those wait `lease_duration` from when they
+read the last renewal, which was written after its attempt began, so the elector refuses a
+`lease_duration` not longer than `renew_deadline + retry_period`. :meth:`LeaderElector.holds_lease`
+says whether the lease is still surely ours (it stays true after a stop, until the lease runs
+out or is released): a leader fences its writes with it.
 
 An attempt by the leader first writes the record it last observed with a fresh renewTime
 (one request; the server refuses it with 409 if the object changed since), and only on
@@ -29,12 +41,15 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from tf_operator.k8s.client import is_not_found
+from tf_operator.k8s.client.scope import request_scope
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
-from tf_operator.k8s.leaderelection.resourcelock import LeaderElectionRecord, ResourceLock
+from tf_operator.k8s.leaderelection.resourcelock import LeaderElectionRecord, Lock
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +66,19 @@ class LeaderCallbacks:
     on_new_leader: Callable[[str], None] | None = None
 
 
+class _Term:
+    """One leadership: the event that stops its work and until when it lasts."""
+
+    def __init__(self, valid_until: float) -> None:
+        self.leading_stop = threading.Event()
+        self.valid_until = valid_until  # on the elector's clock; extended by each renewal
+        self.ended = False
+
+
 class LeaderElector:
     def __init__(
         self,
-        lock: ResourceLock,
+        lock: Lock,
         callbacks: LeaderCallbacks,
         lease_duration: float = DEFAULT_LEASE_DURATION,
         renew_deadline: float = DEFAULT_RENEW_DEADLINE,
@@ -68,6 +92,8 @@ class LeaderElector:
             raise ValueError("renew_deadline must be greater than retry_period*JITTER_FACTOR")
         if min(lease_duration, renew_deadline, retry_period) <= 0:
             raise ValueError("durations must be positive")
+        if lease_duration <= renew_deadline + retry_period:
+            raise ValueError("lease_duration must be greater than renew_deadline + retry_period")
         self.lock = lock
         self.callbacks = callbacks
         self.lease_duration = lease_duration
@@ -80,35 +106,44 @@ class LeaderElector:
         self._observed = LeaderElectionRecord()
         self._observed_time = float("-inf")
         self._reported_leader = ""
-        self._leading = False
+        self._term: _Term | None = None
+        self._lease_until = float("-inf")  # holds_lease() until then (elector's clock)
 
     # ---- public surface ---------------------------------------------------------
     def run(self, stop_event: threading.Event) -> None:
         """Block until `stop_event` is set or leadership is lost."""
-        try:
-            if not self._acquire(stop_event):
-                return
-            leading_stop = threading.Event()
-            self._leading = True
-            threading.Thread(
-                target=self.callbacks.on_started_leading,
-                args=(leading_stop,),
-                name="leader-started",
-                daemon=True,
-            ).start()
-            try:
-                self._renew(stop_event)
-            finally:
-                self._leading = False
-                leading_stop.set()
-            if stop_event.is_set() and self.release_on_cancel:
-                self.release()
-        finally:
+        acquired_at = self._acquire(stop_event)
+        if acquired_at is None:
             self.callbacks.on_stopped_leading()
+            return
+        term = self._begin_term(acquired_at)
+        self.lock.record_event("became leader")
+        log.info("successfully acquired lease %s", self.lock.describe())
+        watchdog = threading.Thread(
+            target=self._watch, args=(term, stop_event), name="leader-watchdog", daemon=True
+        )
+        watchdog.start()
+        threading.Thread(
+            target=self.callbacks.on_started_leading,
+            args=(term.leading_stop,),
+            name="leader-started",
+            daemon=True,
+        ).start()
+        self._renew(term)
+        watchdog.join()
+        if stop_event.is_set() and self.release_on_cancel:
+            self.release()
 
     def is_leader(self) -> bool:
-        """True from acquiring the lock until leadership ends (lost, stopped)."""
-        return self._leading
+        """True from acquiring the lock until the term ends (lost, stopped)."""
+        term = self._term
+        return term is not None and not term.ended
+
+    def holds_lease(self) -> bool:
+        """True while no other elector can have taken the lock: from acquiring it until the
+        last renewal's term runs out or the lock is released (a stop alone does not end it)."""
+        with self._state_lock:
+            return self._clock.monotonic() < self._lease_until
 
     def get_leader(self) -> str:
         """The holder in the last record observed ("" when none)."""
@@ -118,13 +153,15 @@ class LeaderElector:
     def release(self) -> bool:
         """Give the lock up if we hold it: no holder, 1 s lease. True when released."""
         with self._state_lock:
+            self._lease_until = float("-inf")  # before the write: no fenced write after it
             if self._observed.holder_identity != self.lock.identity:
                 return True
             transitions = self._observed.leader_transitions
         now = self._clock.now()
         record = LeaderElectionRecord("", 1, now, now, transitions)
         try:
-            self.lock.update(record)
+            with request_scope(timeout=self.renew_deadline):
+                self.lock.update(record)
         except Exception as exc:
             log.error("failed to release lock %s: %s", self.lock.describe(), exc)
             return False
@@ -133,57 +170,84 @@ class LeaderElector:
         return True
 
     # ---- loops --------------------------------------------------------------------
-    def _acquire(self, stop_event: threading.Event) -> bool:
+    def _acquire(self, stop_event: threading.Event) -> float | None:
+        """Try until the lock is ours (return when that attempt began) or stopped (None)."""
         desc = self.lock.describe()
         log.info("attempting to acquire leader lease %s...", desc)
         while not stop_event.is_set():
-            succeeded = self._try_acquire_or_renew()
+            began = self._clock.monotonic()
+            with request_scope(timeout=self.renew_deadline, cancel=stop_event):
+                succeeded = self._try_acquire_or_renew()
             self._maybe_report_transition()
             if succeeded:
-                self.lock.record_event("became leader")
-                log.info("successfully acquired lease %s", desc)
-                return True
+                return began
             log.debug("failed to acquire lease %s", desc)
             pause = self.retry_period * (1.0 + self._random.random() * JITTER_FACTOR)
             if self._clock.wait(stop_event, pause):
                 break
-        return False
+        return None
 
-    def _renew(self, stop_event: threading.Event) -> None:
-        """Renewal rounds until one fails (leadership lost) or `stop_event` is set."""
+    def _begin_term(self, began: float) -> _Term:
+        term = _Term(self._term_end(began))
+        with self._state_lock:
+            self._term = term
+            self._lease_until = term.valid_until
+        return term
+
+    def _term_end(self, attempt_began: float) -> float:
+        return attempt_began + self.retry_period + self.renew_deadline
+
+    def _renew(self, term: _Term) -> None:
+        """Attempt `retry_period` after each success and every `retry_period` after a failed
+        attempt began, until the watchdog ends the term."""
         desc = self.lock.describe()
-        while True:
-            renewed = self._renew_round(stop_event)
-            if renewed is None:
+        next_attempt = self._clock.monotonic() + self.retry_period
+        while not self._clock.wait_until(term.leading_stop, next_attempt):
+            began = self._clock.monotonic()
+            if began >= term.valid_until:  # too late to renew: the watchdog ends the term
+                term.leading_stop.wait()
                 return
+            with self._scope_of(term):
+                renewed = self._try_acquire_or_renew()
             self._maybe_report_transition()
-            if not renewed:
-                self.lock.record_event("stopped leading")
-                log.info("failed to renew lease %s: renew deadline exceeded", desc)
-                return
-            log.debug("successfully renewed lease %s", desc)
-            if self._clock.wait(stop_event, self.retry_period):
-                return
+            with self._state_lock:
+                if renewed and not term.ended:
+                    term.valid_until = self._lease_until = self._term_end(began)
+            if renewed:
+                log.debug("successfully renewed lease %s", desc)
+                next_attempt = self._clock.monotonic() + self.retry_period
+            else:
+                next_attempt = began + self.retry_period
 
-    def _renew_round(self, stop_event: threading.Event) -> bool | None:
-        """Try now, then every retry period until renewed or the renew deadline has passed.
+    @contextmanager
+    def _scope_of(self, term: _Term) -> Iterator[None]:
+        """The requests of a renewal end by the term's end and give up when it ends."""
+        left = term.valid_until - self._clock.monotonic()
+        with request_scope(deadline=time.monotonic() + left, cancel=term.leading_stop):
+            yield
 
-        True when renewed, False when the deadline passed first, None when stopped.
-        """
-        start = self._clock.monotonic()
-        deadline = start + self.renew_deadline
-        attempts = 0
+    def _watch(self, term: _Term, stop_event: threading.Event) -> None:
+        """End the term when stopped or when its time is up (see the module docstring)."""
         while True:
-            if stop_event.is_set():
-                return None
-            if self._try_acquire_or_renew():
-                return True
-            attempts += 1
-            next_attempt = start + attempts * self.retry_period
-            if next_attempt >= deadline:
-                return None if self._clock.wait_until(stop_event, deadline) else False
-            if self._clock.wait_until(stop_event, next_attempt):
-                return None
+            with self._state_lock:
+                deadline = term.valid_until
+            if self._clock.wait_until(stop_event, deadline):
+                self._end_term(term, lost=False)
+                return
+            with self._state_lock:
+                expired = self._clock.monotonic() >= term.valid_until
+            if expired:
+                self._end_term(term, lost=True)
+                return
+
+    def _end_term(self, term: _Term, lost: bool) -> None:
+        with self._state_lock:
+            term.ended = True
+        term.leading_stop.set()
+        if lost:
+            self.lock.record_event("stopped leading")
+            log.info("failed to renew lease %s: renew deadline exceeded", self.lock.describe())
+        self.callbacks.on_stopped_leading()
 
     # ---- one attempt --------------------------------------------------------------
     def _try_acquire_or_renew(self) -> bool:

@@ -3,7 +3,15 @@
 A lock reads and writes one `LeaderElectionRecord` in one API object:
 - `EndpointsLock` (what tf-operator v0.5.3 uses) and `ConfigMapLock` keep it as JSON in
   the annotation `control-plane.alpha.kubernetes.io/leader` of an Endpoints / ConfigMap;
-- `LeaseLock` keeps it in the spec of a `coordination.k8s.io/v1` Lease.
+- `LeaseLock` keeps it in the spec of a `coordination.k8s.io/v1` Lease;
+- `MultiLock` holds two of them as one (client-go's `endpointsleases` and `configmapsleases`):
+  it reads both and writes both, so it excludes a holder of either. That is the migration
+  path from the Endpoints lock to a Lease: old replicas (Endpoints only), migrating replicas
+  (both) and new replicas (Lease only) never lead together as long as each step of the
+  rollout runs beside the previous one only; an `endpoints` replica beside a `leases` one
+  shares no object and both would lead. When the two records name different holders the
+  read record names `UNKNOWN_LEADER` and moves with either, so it never looks expired while
+  someone renews one of them.
 
 `get` raises the client's `ApiError` (404 when the object does not exist yet) and
 remembers the object it read; `update` writes that object back with the new record, so
@@ -15,11 +23,18 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from tf_operator.k8s.client import CONFIGMAPS, ENDPOINTS, LEASES, Resource
+from tf_operator.k8s.client import (
+    CONFIGMAPS,
+    ENDPOINTS,
+    LEASES,
+    Resource,
+    is_already_exists,
+    is_not_found,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +42,10 @@ LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 ENDPOINTS_RESOURCE_LOCK = "endpoints"
 CONFIGMAPS_RESOURCE_LOCK = "configmaps"
 LEASES_RESOURCE_LOCK = "leases"
+ENDPOINTS_LEASES_RESOURCE_LOCK = "endpointsleases"
+CONFIGMAPS_LEASES_RESOURCE_LOCK = "configmapsleases"
+# The holder a MultiLock reports when its two records disagree (client-go's UnknownLeader).
+UNKNOWN_LEADER = "leaderelection.k8s.io/unknown"
 
 
 def format_time(t: datetime | None) -> str | None:
@@ -78,6 +97,22 @@ class LeaderElectionRecord:
             renew_time=parse_time(data.get("renewTime")),
             leader_transitions=int(data.get("leaderTransitions") or 0),
         )
+
+
+class Lock(Protocol):
+    """What the elector needs of a lock (client-go's ``resourcelock.Interface``)."""
+
+    identity: str
+
+    def describe(self) -> str: ...
+
+    def get(self) -> LeaderElectionRecord: ...
+
+    def create(self, record: LeaderElectionRecord) -> None: ...
+
+    def update(self, record: LeaderElectionRecord) -> None: ...
+
+    def record_event(self, message: str) -> None: ...
 
 
 class ResourceLock:
@@ -193,6 +228,74 @@ class LeaseLock(ResourceLock):
         }
 
 
+def _later(a: datetime | None, b: datetime | None) -> datetime | None:
+    return a if b is None or (a is not None and a >= b) else b
+
+
+class MultiLock:
+    """A primary and a secondary lock held as one; see the module docstring."""
+
+    def __init__(self, primary: ResourceLock, secondary: ResourceLock) -> None:
+        self.primary = primary
+        self.secondary = secondary
+        self.identity = primary.identity
+
+    def describe(self) -> str:
+        return self.primary.describe()
+
+    def get(self) -> LeaderElectionRecord:
+        """The primary's record; the secondary's holder must agree (else `UNKNOWN_LEADER`).
+        A missing secondary is fine while someone else holds the primary (an old replica)."""
+        primary = self.primary.get()
+        try:
+            secondary = self.secondary.get()
+        except Exception as err:
+            if is_not_found(err) and primary.holder_identity != self.identity:
+                return primary
+            raise
+        if primary.holder_identity != secondary.holder_identity:
+            return replace(
+                primary,
+                holder_identity=UNKNOWN_LEADER,
+                renew_time=_later(primary.renew_time, secondary.renew_time),
+            )
+        return primary
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        try:
+            self.primary.create(record)
+        except Exception as err:
+            if not is_already_exists(err):
+                raise
+        self.secondary.create(record)
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        self.primary.update(record)
+        try:
+            self.secondary.get()
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+            self.secondary.create(record)
+            return
+        self.secondary.update(record)
+
+    def record_event(self, message: str) -> None:
+        self.primary.record_event(message)
+
+
+_SINGLE_LOCKS: dict[str, type[ResourceLock]] = {
+    ENDPOINTS_RESOURCE_LOCK: EndpointsLock,
+    CONFIGMAPS_RESOURCE_LOCK: ConfigMapLock,
+    LEASES_RESOURCE_LOCK: LeaseLock,
+}
+_MULTI_LOCKS: dict[str, tuple[type[ResourceLock], type[ResourceLock]]] = {
+    ENDPOINTS_LEASES_RESOURCE_LOCK: (EndpointsLock, LeaseLock),
+    CONFIGMAPS_LEASES_RESOURCE_LOCK: (ConfigMapLock, LeaseLock),
+}
+LOCK_TYPES = (*_SINGLE_LOCKS, *_MULTI_LOCKS)
+
+
 def new_lock(
     lock_type: str,
     kube_client: Any,
@@ -200,13 +303,15 @@ def new_lock(
     name: str,
     identity: str,
     recorder: Any = None,
-) -> ResourceLock:
-    """A lock by type name: "endpoints", "configmaps" or "leases"."""
-    classes = {
-        ENDPOINTS_RESOURCE_LOCK: EndpointsLock,
-        CONFIGMAPS_RESOURCE_LOCK: ConfigMapLock,
-        LEASES_RESOURCE_LOCK: LeaseLock,
-    }
-    if lock_type not in classes:
-        raise ValueError(f"invalid lock type {lock_type!r}")
-    return classes[lock_type](kube_client, namespace, name, identity, recorder)
+) -> Lock:
+    """A lock by type name: "endpoints", "configmaps", "leases", "endpointsleases" or
+    "configmapsleases" (client-go's names)."""
+    if lock_type in _SINGLE_LOCKS:
+        return _SINGLE_LOCKS[lock_type](kube_client, namespace, name, identity, recorder)
+    if lock_type in _MULTI_LOCKS:
+        primary, secondary = _MULTI_LOCKS[lock_type]
+        return MultiLock(
+            primary(kube_client, namespace, name, identity, recorder),
+            secondary(kube_client, namespace, name, identity, recorder),
+        )
+    raise ValueError(f"invalid lock type {lock_type!r}")

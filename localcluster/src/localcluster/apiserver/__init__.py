@@ -20,12 +20,13 @@ Typical use::
 
 Faults at run time: ``POST /_localcluster/faults`` with any of ``{"error_rate": 0.1,
 "error_code": 500|429|503, "retry_after": 1, "latency_ms": 50, "drop_watches": true,
-"compact": true}`` (validated: 400 for anything else); ``GET`` reads the settings (also
-``server.faults.apply({...})`` in process).
+"compact": true, "match": {"user": ..., "methods": [...], "path_prefix": ...}}`` (validated:
+400 for anything else); ``GET`` reads the settings (also ``server.faults.apply({...})`` in
+process). ``request_user()`` tells a registry commit observer who made the request it commits.
 """
 
 from .errors import StatusError
 from .registry import Registry
-from .server import APIServer
+from .server import APIServer, request_user
 
-__all__ = ["APIServer", "Registry", "StatusError"]
+__all__ = ["APIServer", "Registry", "StatusError", "request_user"]

@@ -4,6 +4,10 @@
 503, ``retry_after`` seconds, ``latency_ms`` up to a minute) consulted on every non-admin request, and performs the one-shot
 actions (``drop_watches``, ``compact``) on the registry when they are applied. The HTTP admin
 endpoint ``/_localcluster/faults`` reads (GET) and updates (POST) it with the same JSON keys.
+
+``match`` narrows the standing faults to some requests: ``{"user": name, "methods": [...],
+"path_prefix": "/api/..."}``, each key optional (``{}``: every request). A test uses it to
+make one client's requests of one object fail, e.g. only the leader's renewals of its lock.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import errors
@@ -52,6 +57,43 @@ def _retry_after(value: Any) -> int:
     return int(number)
 
 
+@dataclass(frozen=True)
+class Match:
+    """Which requests the standing faults apply to (empty fields match everything)."""
+
+    user: str = ""
+    methods: tuple[str, ...] = ()
+    path_prefix: str = ""
+
+    def __call__(self, user: str, method: str, path: str) -> bool:
+        return (
+            (not self.user or user == self.user)
+            and (not self.methods or method in self.methods)
+            and path.startswith(self.path_prefix)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user": self.user, "methods": list(self.methods), "path_prefix": self.path_prefix}
+
+
+def _match(value: Any) -> Match:
+    if not isinstance(value, dict):
+        raise TypeError("match must be an object")
+    unknown = set(value) - {"user", "methods", "path_prefix"}
+    if unknown:
+        raise ValueError(f"unknown match keys {sorted(unknown)}")
+    user, methods, prefix = (
+        value.get("user", ""),
+        value.get("methods", []),
+        value.get("path_prefix", ""),
+    )
+    if not isinstance(user, str) or not isinstance(prefix, str):
+        raise TypeError("match.user and match.path_prefix must be strings")
+    if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
+        raise TypeError("match.methods must be a list of strings")
+    return Match(user, tuple(m.upper() for m in methods), prefix)
+
+
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "error_rate": lambda v: _number(v, "error_rate", 0.0, 1.0),
     "error_code": _error_code,
@@ -59,6 +101,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "latency_ms": lambda v: _number(v, "latency_ms", 0.0, MAX_LATENCY_MS),
     "drop_watches": lambda v: _flag(v, "drop_watches"),
     "compact": lambda v: _flag(v, "compact"),
+    "match": _match,
 }
 
 
@@ -71,6 +114,7 @@ class Faults:
         self.error_code = 500
         self.retry_after = 1
         self.latency_ms = 0.0
+        self.match = Match()
         self.injected = 0
         if settings:
             self.apply(settings)
@@ -88,7 +132,7 @@ class Faults:
         except (TypeError, ValueError) as e:
             raise errors.bad_request(f"invalid fault settings: {e}") from e
         with self._lock:
-            for key in ("error_rate", "error_code", "retry_after", "latency_ms"):
+            for key in ("error_rate", "error_code", "retry_after", "latency_ms", "match"):
                 if key in values:
                     setattr(self, key, values[key])
         result = self.to_dict()
@@ -105,11 +149,15 @@ class Faults:
             "error_code": self.error_code,
             "retry_after": self.retry_after,
             "latency_ms": self.latency_ms,
+            "match": self.match.to_dict(),
             "injected": self.injected,
         }
 
-    def before_request(self) -> None:
-        """Sleep for the configured latency, then maybe raise the configured error."""
+    def before_request(self, user: str = "", method: str = "", path: str = "") -> None:
+        """For a request that ``match`` selects: sleep for the configured latency, then maybe
+        raise the configured error."""
+        if not self.match(user, method, path):
+            return
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000.0)
         if self.error_rate and self._random.random() < self.error_rate:

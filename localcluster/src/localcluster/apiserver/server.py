@@ -25,6 +25,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from . import discovery, errors, params, tables
@@ -62,6 +63,16 @@ FAULTS_PATH = "/_localcluster/faults"
 # as envtest does, and ``LocalCluster`` turns it on).
 ADMISSION_PLUGINS = ("ServiceAccount",)
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+_request_user: ContextVar[UserInfo | None] = ContextVar("localcluster_request_user", default=None)
+
+
+def request_user() -> UserInfo | None:
+    """Who made the request this thread is serving (None outside one: a controller of the
+    cluster itself). kube-apiserver's ``request.UserFrom(ctx)``; a registry commit runs on
+    the thread of the request that made it, so a commit observer can tell who wrote."""
+    return _request_user.get()
 
 
 class APIServer:
@@ -202,14 +213,16 @@ class APIServer:
     # ------------------------------------------------------------------ request entry point
     def _app(self, req: Request, resp: Responder, secure: bool = False) -> None:
         started = time.monotonic()
+        user_token = _request_user.set(None)
         try:
             open_listener = not (secure or self.token)
             anonymous = UNSECURED_USER if open_listener else anonymous_user()
-            req.extra["user"] = self.auth.admit(req, anonymous)
+            user = req.extra["user"] = self.auth.admit(req, anonymous)
+            _request_user.set(user)
             if req.body_too_large:
                 raise errors.request_entity_too_large(f"limit is {MAX_BODY}")
             if req.path != FAULTS_PATH:
-                self.faults.before_request()
+                self.faults.before_request(user.name, req.method, req.path)
             self._route(req, resp)
         except StatusError as e:
             self._send_error(resp, e)
@@ -219,6 +232,7 @@ class APIServer:
             log.exception("internal error serving %s %s", req.method, req.raw_target)
             self._send_error(resp, errors.internal_error(str(e)))
         finally:
+            _request_user.reset(user_token)
             self.request_metrics.observe(
                 req.header("user-agent"), req.method, req.path, req.query, resp.status
             )

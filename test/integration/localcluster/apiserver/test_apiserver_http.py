@@ -449,6 +449,29 @@ def test_faults_endpoint(apiserver, c):
     assert events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
 
 
+def test_faults_can_target_one_users_requests_of_one_path(apiserver, c):
+    """``match`` narrows the injected errors, e.g. to a leader's renewals of its lock."""
+    lock = "/api/v1/namespaces/default/configmaps/lock"
+    c.request("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "lock"}})
+    settings = {
+        "error_rate": 1.0,
+        "error_code": 429,
+        "retry_after": 600,
+        "match": {"user": "system:unsecured", "methods": ["put"], "path_prefix": lock},
+    }
+    body = c.request("POST", "/_localcluster/faults", settings)[2]
+    assert body["match"] == {"user": "system:unsecured", "methods": ["PUT"], "path_prefix": lock}
+    code, _, _, resp = c.request("PUT", lock, {"metadata": {"name": "lock"}})
+    assert code == 429 and resp.getheader("Retry-After") == "600"
+    assert c.request("GET", lock)[0] == 200
+    assert c.request("GET", "/api/v1/namespaces")[0] == 200
+    c.request("POST", "/_localcluster/faults", {"match": {"user": "someone-else"}})
+    assert c.request("PUT", lock, {"metadata": {"name": "lock"}})[0] == 200
+    for bad in ({"match": {"verbs": []}}, {"match": {"methods": "PUT"}}, {"match": []}):
+        assert c.request("POST", "/_localcluster/faults", bad)[0] == 400
+    c.request("POST", "/_localcluster/faults", {"error_rate": 0, "match": {}})
+
+
 def test_latency_fault_is_applied():
     server = APIServer(faults={"latency_ms": 100})
     server.start()

@@ -67,3 +67,12 @@ def test_steady_load_scrapes_the_workqueue_depth(settings):
     assert result["jobs_with_all_pods"] == result["jobs"] == 6
     assert result["depth_series"], "the operator's /metrics served no workqueue_depth"
     assert result["p99_s"] is not None
+
+
+def test_batch_scheduler_suite_measures_coscheduling_on_a_small_cluster():
+    from benchkit.suites import batchscheduler
+
+    placed = batchscheduler.bench_coscheduling(nodes=2, groups=3, members=2, timeout=60)
+    assert (placed["pods"], placed["pods_bound"]) == (6, 6)
+    wall, cpu = batchscheduler.deciding_cycles(2, 3, ["1", "16"], cycles=3, coscheduling_beside=2)
+    assert len(wall) == len(cpu) == 3 and min(wall) > 0  # the cosched gangs were tried first

@@ -12,6 +12,7 @@ import logging
 import signal
 import sys
 import threading
+from typing import Any
 
 import click
 
@@ -36,14 +37,18 @@ def parse_labels(text: str) -> dict[str, str]:
     return labels
 
 
-def node_pools_option(_ctx, _param, values: tuple[str, ...]) -> list[NodePool]:
+def node_pools_option(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> list[NodePool]:
     try:
         return [parse_node_pool(v) for v in values]
     except ValueError as err:
         raise click.BadParameter(str(err)) from err
 
 
-def flavour_confs_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
+def flavour_confs_option(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
     confs = {}
     for value in values:
         flavour, sep, path = value.partition("=")
@@ -53,8 +58,10 @@ def flavour_confs_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str
     return confs
 
 
-def coscheduling_args_option(_ctx, _param, values: tuple[str, ...]) -> dict[str, str]:
-    args = {}
+def coscheduling_args_option(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    args: dict[str, str] = {}
     for value in values:
         key, sep, number = value.partition("=")
         if not sep:
@@ -67,7 +74,7 @@ def coscheduling_args_option(_ctx, _param, values: tuple[str, ...]) -> dict[str,
     return args
 
 
-def seconds_option(_ctx, _param, value: str) -> float:
+def seconds_option(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
     try:
         return float(value[:-1]) if value.endswith("s") else float(value)
     except ValueError as err:
@@ -231,7 +238,7 @@ def parse_images(values: tuple[str, ...]) -> list[tuple[str, LocalImage]]:
     show_default=True,
     type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
 )
-def main(**options) -> None:
+def main(**options: Any) -> None:
     """Run a local Kubernetes cluster (API server emulator, nodes, scheduler, kubelets)."""
     logging.basicConfig(
         level=options["log_level"].upper(),

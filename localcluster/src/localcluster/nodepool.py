@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _KEYS = ("name", "count", "cpu", "memory", "gpus", "pods", "labels", "taints")
@@ -23,13 +24,13 @@ class NodePool:
     gpus: int = 0
     pods: int = 110
     labels: dict[str, str] = field(default_factory=dict)
-    taints: list[dict] = field(default_factory=list)
+    taints: list[dict[str, Any]] = field(default_factory=list)
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-{i}" for i in range(self.count)]
 
 
-def parse_taint(text: str) -> dict:
+def parse_taint(text: str) -> dict[str, Any]:
     """``key[=value]:Effect`` -> a core/v1 Taint; raises ValueError."""
     spec, sep, effect = text.rpartition(":")
     if not sep or effect not in TAINT_EFFECTS:

@@ -17,14 +17,18 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal, cast
 
+from localcluster.apiserver.registry import Registry
 from localcluster.cluster import LocalCluster
 
 PODS = ("", "v1", "pods")
 
 
-def cluster_fixture(scope: str = "module", **kwargs: Any):
+def cluster_fixture(
+    scope: Literal["session", "package", "module", "class", "function"] = "module",
+    **kwargs: Any,
+) -> object:
     """A pytest fixture yielding a started ``LocalCluster`` built with ``kwargs``."""
     import pytest
 
@@ -56,18 +60,22 @@ def wait_for(
 
 
 def wait_for_pod(
-    registry, namespace: str, name: str, predicate: Callable[[dict], bool], timeout: float = 30.0
-) -> dict:
+    registry: Registry,
+    namespace: str,
+    name: str,
+    predicate: Callable[[dict[str, Any]], bool],
+    timeout: float = 30.0,
+) -> dict[str, Any]:
     """The pod once ``predicate(pod)`` holds."""
 
-    def check() -> dict | None:
+    def check() -> dict[str, Any] | None:
         pod = registry.get(PODS, namespace, name)
         return pod if predicate(pod) else None
 
-    return wait_for(check, timeout, what=f"pod {namespace}/{name}")
+    return cast(dict[str, Any], wait_for(check, timeout, what=f"pod {namespace}/{name}"))
 
 
-def pod_phase_is(*phases: str) -> Callable[[dict], bool]:
+def pod_phase_is(*phases: str) -> Callable[[dict[str, Any]], bool]:
     return lambda pod: (pod.get("status") or {}).get("phase") in phases
 
 
@@ -78,7 +86,7 @@ def kubectl(
     home: str | None = None,
     check: bool = False,
     input: str | None = None,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """Run kubectl with the cluster's kubeconfig and a temporary HOME (or ``home``); text
     output, ``input`` on its stdin. With ``check``, a non-zero exit raises AssertionError
     carrying kubectl's output."""

@@ -16,14 +16,14 @@ from .objects import clone, meta
 _NEVER_REMOVED = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace")}
 
 
-def fields_v1(value: Any) -> dict:
+def fields_v1(value: Any) -> dict[str, Any]:
     """The ``fieldsV1`` set of an applied configuration (maps recurse; anything else is a leaf)."""
     if isinstance(value, dict):
         return {f"f:{k}": fields_v1(v) for k, v in value.items() if k != "managedFields"}
     return {}
 
 
-def leaf_paths(fields: dict, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+def leaf_paths(fields: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for key, sub in fields.items():
         path = prefix + (key[2:] if key.startswith("f:") else key,)
@@ -34,7 +34,7 @@ def leaf_paths(fields: dict, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...
     return out
 
 
-def _delete_path(obj: dict, path: tuple[str, ...]) -> None:
+def _delete_path(obj: dict[str, Any], path: tuple[str, ...]) -> None:
     cur: Any = obj
     for part in path[:-1]:
         cur = cur.get(part) if isinstance(cur, dict) else None
@@ -44,7 +44,7 @@ def _delete_path(obj: dict, path: tuple[str, ...]) -> None:
         cur.pop(path[-1], None)
 
 
-def previous_fields(live: dict, manager: str) -> dict | None:
+def previous_fields(live: dict[str, Any], manager: str) -> dict[str, Any] | None:
     for entry in meta(live).get("managedFields") or []:
         if (
             isinstance(entry, dict)
@@ -56,8 +56,13 @@ def previous_fields(live: dict, manager: str) -> dict | None:
 
 
 def finish(
-    result: dict, live: dict | None, applied: dict, manager: str, api_version: str, now: str
-) -> dict:
+    result: dict[str, Any],
+    live: dict[str, Any] | None,
+    applied: dict[str, Any],
+    manager: str,
+    api_version: str,
+    now: str,
+) -> dict[str, Any]:
     """Drop the fields ``manager`` stopped applying and record what it applies now."""
     fields = fields_v1({k: v for k, v in applied.items() if k not in ("apiVersion", "kind")})
     result = clone(result)  # merged results share subtrees with the (immutable) stored object

@@ -43,7 +43,9 @@ class StatusError(Exception):
         return f"StatusError({self.code}, {self.reason!r}, {self.message!r})"
 
 
-def _details(name: str | None, group: str, resource: str, causes: list | None = None) -> dict:
+def _details(
+    name: str | None, group: str, resource: str, causes: list[Any] | None = None
+) -> dict[str, Any]:
     details: dict[str, Any] = {}
     if name:
         details["name"] = name
@@ -125,7 +127,9 @@ def unknown_body_format(accepted: list[str] | tuple[str, ...]) -> StatusError:
     )
 
 
-def invalid(kind: str, group: str, resource: str, name: str, causes: list[dict]) -> StatusError:
+def invalid(
+    kind: str, group: str, resource: str, name: str, causes: list[dict[str, Any]]
+) -> StatusError:
     """422 Invalid; ``causes`` are ``{"field", "message", "reason"}`` dicts. The message joins
     them as apimachinery's aggregate error does: duplicates once, several in brackets."""
     texts = list(
@@ -143,7 +147,7 @@ def invalid(kind: str, group: str, resource: str, name: str, causes: list[dict])
     )
 
 
-def field_cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict:
+def field_cause(field: str, message: str, reason: str = "FieldValueInvalid") -> dict[str, Any]:
     return {"reason": reason, "message": message, "field": field}
 
 

@@ -37,11 +37,11 @@ class Index(Protocol):
 
     def has_dependents(self, uid: str) -> bool: ...
 
-    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None: ...
+    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict[str, Any]] | None: ...
 
-    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]: ...
+    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict[str, Any]]]: ...
 
-    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]: ...
+    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict[str, Any]]]: ...
 
     def namespace_terminating(self, namespace: str) -> bool: ...
 
@@ -56,7 +56,7 @@ class Writes(Protocol):
     ) -> None:
         """Delete ``name`` with ``policy`` as the collector does (404 and 409 raise)."""
 
-    def set_owner_references(self, rt: ResourceType, obj: dict, refs: list) -> None:
+    def set_owner_references(self, rt: ResourceType, obj: dict[str, Any], refs: list[Any]) -> None:
         """Replace the ownerReferences of ``obj`` if it is still the stored object."""
 
     def remove_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
@@ -230,14 +230,14 @@ class GarbageCollector:
                     raise
         reg.finish_namespace(name)
 
-    def _set_owner_refs(self, rt: ResourceType, obj: dict, refs: list) -> None:
+    def _set_owner_refs(self, rt: ResourceType, obj: dict[str, Any], refs: list[Any]) -> None:
         self._registry.set_owner_references(rt, obj, refs)
 
     def _drop_finalizer(self, rt: ResourceType, uid: str, finalizer: str) -> None:
         self._registry.remove_finalizer(rt, uid, finalizer)
 
 
-def _blocks(dependent: dict, owner_uid: str) -> bool:
+def _blocks(dependent: dict[str, Any], owner_uid: str) -> bool:
     return any(
         r.get("uid") == owner_uid and r.get("blockOwnerDeletion")
         for r in meta(dependent).get("ownerReferences") or []

@@ -44,7 +44,9 @@ def corrupt_at(text: str, url: bool = False, padded: bool = True) -> int | None:
             return error
 
 
-def _quantum(text: str, pos: int, alphabet: frozenset[str], padded: bool):
+def _quantum(
+    text: str, pos: int, alphabet: frozenset[str], padded: bool
+) -> tuple[int, int | None, bool]:
     """One four-character quantum from ``pos``: (next position, error index, end reached)."""
     j = 0
     while j < 4:

@@ -17,6 +17,7 @@ it can answer 413, and the connection closes after the reply.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import select
 import socket
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,7 @@ class Request:
     client: str = ""
     raw_target: str = ""
     keep_alive: bool = True
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     body_too_large: bool = False  # the body exceeded the server's max_body and was not read
 
     def header(self, name: str, default: str = "") -> str:
@@ -168,7 +170,8 @@ class _Handler(socketserver.BaseRequestHandler):
             sock = self.server.ssl_context.wrap_socket(sock, server_side=True)
             sock.settimeout(None)
         self.sock = sock
-        self.rfile = sock.makefile("rb", buffering=65536)
+        # buffered, so ``peek`` and ``read1`` exist (typeshed types any buffering as IOBase)
+        self.rfile = cast(io.BufferedReader, sock.makefile("rb", buffering=65536))
         self.server.track(self.request, True)
 
     def finish(self) -> None:
@@ -366,5 +369,5 @@ class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
 
-    def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+    def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("connection from %s failed", client_address, exc_info=True)

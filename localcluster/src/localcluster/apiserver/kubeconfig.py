@@ -22,7 +22,7 @@ def kubeconfig_document(
     ca_file: str | None = None,
     namespace: str = "default",
     context: str = CONTEXT_NAME,
-) -> dict:
+) -> dict[str, Any]:
     """A kubeconfig (a dict for ``yaml.safe_dump``) with one cluster, user and context."""
     cluster: dict[str, Any] = {"server": url}
     if ca_file:

@@ -54,12 +54,12 @@ def normalise_micro_time(value: Any) -> Any:
     return value
 
 
-def meta(obj: dict) -> dict:
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
     m = obj.get("metadata")
     return m if isinstance(m, dict) else {}
 
 
-def strip_nulls(obj: dict) -> dict:
+def strip_nulls(obj: dict[str, Any]) -> dict[str, Any]:
     """Drop top-level and metadata keys whose value is null (clients send ``"x": null``)."""
     out = {k: v for k, v in obj.items() if v is not None}
     if isinstance(out.get("metadata"), dict):

@@ -25,6 +25,7 @@ import bisect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from . import errors, gobase64
 
@@ -50,7 +51,7 @@ class Snapshot:
 
     rv: int
     keys: list[str]
-    objects: dict[Key, dict]
+    objects: dict[Key, dict[str, Any]]
 
     def span(self, namespace: str | None) -> tuple[int, int]:
         """The index range of one namespace's keys (all keys when ``namespace`` is None)."""
@@ -65,7 +66,7 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Page:
-    items: list[dict]
+    items: list[dict[str, Any]]
     token: str | None  # continue token, when more keys follow
     remaining: int | None  # remainingItemCount (only without a selector)
 
@@ -73,14 +74,14 @@ class Page:
 def read_page(
     snap: Snapshot,
     namespace: str | None,
-    predicate: Callable[[dict], bool] | None,
+    predicate: Callable[[dict[str, Any]], bool] | None,
     limit: int | None,
     start: str | None,
 ) -> Page:
     """Up to ``limit`` (None: every) matching objects of ``namespace`` from key ``start`` on."""
     lo, hi = snap.span(namespace)
     first = max(lo, bisect.bisect_left(snap.keys, start)) if start is not None else lo
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     index, last = first, ""
     while index < hi:
         if limit is not None and len(items) >= limit:

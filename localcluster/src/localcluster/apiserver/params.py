@@ -189,7 +189,7 @@ def dry_run(req: Request) -> bool:
 
 def delete_options(req: Request) -> dict[str, Any]:
     """``grace``, ``propagation``, ``preconditions`` and ``dry_run`` from the body or the query."""
-    body: dict = {}
+    body: dict[str, Any] = {}
     if req.body and req.body.strip():
         parsed = parse_json(req.body)
         if not isinstance(parsed, dict):

@@ -10,7 +10,7 @@ directives ``$patch`` (merge/replace/delete), ``$retainKeys``, ``$setElementOrde
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 import jsonpatch
 
@@ -66,7 +66,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def json_patch(target: dict, ops: Any) -> dict:
+def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     """RFC 6902 patch; a malformed patch is 400, a failing operation 422."""
     if not isinstance(ops, list):
         raise bad_request("json patch must be a JSON array of operations")
@@ -75,7 +75,7 @@ def json_patch(target: dict, ops: Any) -> dict:
     except (jsonpatch.InvalidJsonPatch, TypeError, AttributeError) as e:
         raise bad_request(f"invalid JSON patch: {e}") from e
     try:
-        return patch.apply(target)
+        return cast(dict[str, Any], patch.apply(target))
     except (jsonpatch.InvalidJsonPatch, TypeError, KeyError, AttributeError) as e:
         raise bad_request(f"invalid JSON patch: {e}") from e
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, IndexError) as e:
@@ -133,7 +133,9 @@ def strategic_merge(target: Any, patch: Any, kind: str = "", _in_container: bool
     return result
 
 
-def _merge_list(current: Any, patch: list, field: str, kind: str, in_container: bool) -> list:
+def _merge_list(
+    current: Any, patch: list[Any], field: str, kind: str, in_container: bool
+) -> list[Any]:
     if any(isinstance(i, dict) and i.get("$patch") == "replace" for i in patch):
         return [
             _strip(i) for i in patch if not (isinstance(i, dict) and i.get("$patch") == "replace")

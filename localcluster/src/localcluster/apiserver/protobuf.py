@@ -13,6 +13,7 @@ table gets 415 so the caller knows to send JSON or YAML instead.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -266,12 +267,13 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(buf: bytes):
+def _fields(buf: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """Yield (field number, wire type, value) over one message."""
     pos = 0
     while pos < len(buf):
         key, pos = _varint(buf, pos)
         num, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 2:
@@ -328,7 +330,15 @@ def _map_entry(kind: str, entry_bytes: bytes) -> tuple[str, str]:
     return key, raw.decode("utf-8")
 
 
-def decode_message(buf: bytes, schema: Schema) -> dict:
+def _length_delimited(value: int | bytes) -> bytes:
+    """A nested message's bytes; a varint where a message belongs fails as it always did
+    (a TypeError, which the server answers with a 500)."""
+    if isinstance(value, int):
+        raise TypeError("a varint where a length-delimited field belongs")
+    return value
+
+
+def decode_message(buf: bytes, schema: Schema) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for num, _, value in _fields(buf):
         spec = schema.get(num)
@@ -336,9 +346,13 @@ def decode_message(buf: bytes, schema: Schema) -> dict:
             continue
         name, kind, repeated = spec
         if kind in ("mss", "msb", "msq"):
-            out.setdefault(name, {}).update([_map_entry(kind, value)])
+            out.setdefault(name, {}).update([_map_entry(kind, _length_delimited(value))])
             continue
-        item = decode_message(value, kind) if isinstance(kind, dict) else _scalar(kind, value)
+        item: Any
+        if isinstance(kind, dict):
+            item = decode_message(_length_delimited(value), kind)
+        else:
+            item = _scalar(kind, value)
         if repeated:
             out.setdefault(name, []).append(item)
         elif item in (None, "") or (kind in ("i0", "?0") and not item):
@@ -348,7 +362,7 @@ def decode_message(buf: bytes, schema: Schema) -> dict:
     return out
 
 
-def decode(body: bytes) -> dict:
+def decode(body: bytes) -> dict[str, Any]:
     """Decode a ``k8s\\0``-framed protobuf object into its JSON form; 415/400 when we cannot."""
     if not body.startswith(MAGIC):
         raise errors.bad_request("protobuf body without the k8s magic prefix")

@@ -11,13 +11,14 @@ defaulted from it.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from . import quantity
 
 _QOS_RESOURCES = ("cpu", "memory")
 
 
-def qos_class(pod: dict) -> str:
+def qos_class(pod: dict[str, Any]) -> str:
     spec = pod.get("spec") or {}
     requests: dict[str, Decimal] = {}
     limits: dict[str, Decimal] = {}
@@ -35,7 +36,7 @@ def qos_class(pod: dict) -> str:
     return "Burstable"
 
 
-def _add_positive(total: dict[str, Decimal], amounts: dict) -> set[str]:
+def _add_positive(total: dict[str, Decimal], amounts: dict[str, Any]) -> set[str]:
     """Add the positive cpu and memory amounts to ``total``; the names that were positive."""
     found = set()
     for name in _QOS_RESOURCES:

@@ -17,13 +17,13 @@ from .tables import json_path
 _BUILTIN = {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}
 
 
-def _paths(rt: ResourceType, version: str) -> dict:
+def _paths(rt: ResourceType, version: str) -> dict[str, Any]:
     if rt.is_custom:
         return crds.scale_paths(rt.crd or {}, version)
     return _BUILTIN
 
 
-def _selector_text(rt: ResourceType, version: str, obj: dict) -> str:
+def _selector_text(rt: ResourceType, version: str, obj: dict[str, Any]) -> str:
     if rt.is_custom:
         path = _paths(rt, version).get("labelSelectorPath")
         value = _at(obj, path)
@@ -32,11 +32,11 @@ def _selector_text(rt: ResourceType, version: str, obj: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
-def _at(obj: dict, path: str | None) -> Any:
+def _at(obj: dict[str, Any], path: str | None) -> Any:
     return json_path(obj, path) if path else None
 
 
-def to_scale(rt: ResourceType, version: str, obj: dict) -> dict:
+def to_scale(rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
     paths = _paths(rt, version)
     spec_replicas = _at(obj, paths.get("specReplicasPath"))
     m = meta(obj)
@@ -59,7 +59,7 @@ def to_scale(rt: ResourceType, version: str, obj: dict) -> dict:
     }
 
 
-def apply_scale(rt: ResourceType, version: str, obj: dict, scale: Any) -> dict:
+def apply_scale(rt: ResourceType, version: str, obj: dict[str, Any], scale: Any) -> dict[str, Any]:
     """A copy of ``obj`` with the replicas of ``scale`` written to the spec replicas path."""
     if not isinstance(scale, dict):
         raise errors.bad_request("the body must be an autoscaling/v1 Scale")

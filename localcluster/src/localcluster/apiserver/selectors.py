@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import bad_request
 
-Predicate = Callable[[dict], bool]
+Predicate = Callable[[dict[str, Any]], bool]
 
 _KEY_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -24,7 +24,9 @@ _SET_RE = re.compile(r"^\s*([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)\s*$")
 
 def _split_top(text: str) -> list[str]:
     """Split on commas that are not inside parentheses."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch == "(":
             depth += 1
@@ -51,7 +53,7 @@ def _check_value(value: str, text: str) -> str:
     return value
 
 
-def _label_requirement(part: str, text: str) -> Callable[[dict], bool]:
+def _label_requirement(part: str, text: str) -> Callable[[dict[str, Any]], bool]:
     m = _SET_RE.match(part)
     if m:
         key = _check_key(m.group(1), text)
@@ -85,10 +87,10 @@ def _integer(value: str, text: str) -> int:
     return int(value)
 
 
-def _compare(key: str, op: str, bound: int) -> Callable[[dict], bool]:
+def _compare(key: str, op: str, bound: int) -> Callable[[dict[str, Any]], bool]:
     """``key>n`` / ``key<n``: the label exists and, read as an integer, is above/below ``n``."""
 
-    def match(labels: dict) -> bool:
+    def match(labels: dict[str, Any]) -> bool:
         value = labels.get(key)
         if value is None or not re.fullmatch(r"[+-]?[0-9]+", value):
             return False
@@ -103,14 +105,14 @@ def parse_label_selector(text: str | None) -> Predicate | None:
         return None
     reqs = [_label_requirement(p, text) for p in _split_top(text)]
 
-    def match(obj: dict) -> bool:
+    def match(obj: dict[str, Any]) -> bool:
         labels = (obj.get("metadata") or {}).get("labels") or {}
         return all(r(labels) for r in reqs)
 
     return match
 
 
-def field_value(obj: dict, path: str) -> str:
+def field_value(obj: dict[str, Any], path: str) -> str:
     """The string value of a dotted field path, as the server compares it."""
     cur: Any = obj
     for part in path.split("."):
@@ -148,7 +150,7 @@ def parse_field_selector(text: str | None) -> Predicate | None:
     if len(reqs) != len(_split_top(text)):
         raise bad_request(f"invalid selector: '{text}'")
 
-    def match(obj: dict) -> bool:
+    def match(obj: dict[str, Any]) -> bool:
         return all((field_value(obj, field) == value) != negate for field, negate, value in reqs)
 
     return match

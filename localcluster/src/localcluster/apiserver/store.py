@@ -26,7 +26,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import errors, paging
 from .objects import format_time, meta
@@ -56,7 +56,7 @@ class ListPage(NamedTuple):
     """One page of a LIST: the stored objects (shared: never mutate them), the list's RV, the
     continue token for the next page (None on the last) and how many objects remain after it."""
 
-    items: list[dict]
+    items: list[dict[str, Any]]
     resource_version: str
     continue_token: str | None
     remaining: int | None
@@ -71,7 +71,7 @@ class Store:
         self._rv = 0
         self._types: dict[tuple[str, str], ResourceType] = {}
         self._by_gvr: dict[GVR, ResourceType] = {}
-        self._store: dict[tuple[str, str], dict[Key, dict]] = {}
+        self._store: dict[tuple[str, str], dict[Key, dict[str, Any]]] = {}
         # per resource, its store keys in etcd order (``paging.sort_key``); a resource in
         # ``_shared`` has its dict and key list frozen in a snapshot: copied before the next write
         self._keys: dict[tuple[str, str], list[str]] = {}
@@ -128,7 +128,7 @@ class Store:
     def resource_version(self) -> int:
         return self._rv
 
-    def present(self, rt: ResourceType, version: str, obj: dict) -> dict:
+    def present(self, rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` as served at ``version`` (rewrites apiVersion; shares everything else)."""
         api_version = rt.api_version(version)
         if obj.get("apiVersion") == api_version:
@@ -152,11 +152,11 @@ class Store:
         return self._types.get(storage_key)
 
     # ------------------------------------------------------------------ read
-    def stored(self, storage_key: StorageKey, key: Key) -> dict | None:
+    def stored(self, storage_key: StorageKey, key: Key) -> dict[str, Any] | None:
         """The stored object at ``key`` (shared: never mutate it), or None."""
         return self._store[storage_key].get(key)
 
-    def objects_of(self, storage_key: StorageKey) -> Mapping[Key, dict]:
+    def objects_of(self, storage_key: StorageKey) -> Mapping[Key, dict[str, Any]]:
         """Every stored object of one resource by key; read it with the lock held."""
         return self._store.get(storage_key, {})
 
@@ -170,7 +170,7 @@ class Store:
                 for key in self._store[rt.storage_key]
             )
 
-    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict[str, Any]:
         rt = self.resolve(gvr)
         with self.lock:
             obj = self._store[rt.storage_key].get(self.key_for(rt, namespace, name))
@@ -316,7 +316,7 @@ class Store:
         return w
 
     def _initial_events(
-        self, sk: tuple[str, str], ns: str | None, pred: Callable[[dict], bool] | None
+        self, sk: tuple[str, str], ns: str | None, pred: Callable[[dict[str, Any]], bool] | None
     ) -> list[tuple[str, Event]]:
         """Synthetic ADDED events for the objects a watch from "now" starts with (lock held)."""
         snap = self._snapshot(sk, None, "")
@@ -382,7 +382,14 @@ class Store:
             return sum(len(ws) for ws in self._watchers.values())
 
     # ------------------------------------------------------------------ commit
-    def commit(self, rt: ResourceType, key: Key, obj: dict, etype: str, old: dict | None) -> dict:
+    def commit(
+        self,
+        rt: ResourceType,
+        key: Key,
+        obj: dict[str, Any],
+        etype: str,
+        old: dict[str, Any] | None,
+    ) -> dict[str, Any]:
         """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
@@ -411,7 +418,7 @@ class Store:
             observe(rt, ev)
         return obj
 
-    def _writable(self, sk: tuple[str, str]) -> tuple[dict[Key, dict], list[str]]:
+    def _writable(self, sk: tuple[str, str]) -> tuple[dict[Key, dict[str, Any]], list[str]]:
         """The dict and key list of ``sk`` to change, copied first if a snapshot shares them."""
         if sk in self._shared:
             self._shared.discard(sk)
@@ -419,7 +426,7 @@ class Store:
             self._keys[sk] = list(self._keys[sk])
         return self._store[sk], self._keys[sk]
 
-    def _index(self, ref: Ref, obj: dict) -> None:
+    def _index(self, ref: Ref, obj: dict[str, Any]) -> None:
         m = meta(obj)
         if m.get("uid"):
             self._by_uid[m["uid"]] = ref
@@ -427,7 +434,7 @@ class Store:
             if isinstance(r, dict) and r.get("uid"):
                 self._dependents.setdefault(r["uid"], set()).add(ref)
 
-    def _unindex(self, ref: Ref, obj: dict) -> None:
+    def _unindex(self, ref: Ref, obj: dict[str, Any]) -> None:
         m = meta(obj)
         if m.get("uid") and self._by_uid.get(m["uid"]) == ref:
             del self._by_uid[m["uid"]]
@@ -449,7 +456,7 @@ class Store:
         ns = self._store[("", "namespaces")].get(("", namespace))
         return ns is not None and bool(meta(ns).get("deletionTimestamp"))
 
-    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict] | None:
+    def lookup_uid(self, uid: str) -> tuple[ResourceType, dict[str, Any]] | None:
         with self.lock:
             ref = self._by_uid.get(uid)
             if ref is None:
@@ -458,7 +465,7 @@ class Store:
             obj = self._store.get(ref[0], {}).get((ref[1], ref[2]))
             return (rt, obj) if rt is not None and obj is not None else None
 
-    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict]]:
+    def dependents_of(self, uid: str) -> list[tuple[ResourceType, dict[str, Any]]]:
         with self.lock:
             out = []
             for sk, ns, name in self._dependents.get(uid, ()):
@@ -468,7 +475,7 @@ class Store:
                     out.append((rt, obj))
             return out
 
-    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict]]:
+    def objects_in_namespace(self, namespace: str) -> list[tuple[ResourceType, dict[str, Any]]]:
         with self.lock:
             return [
                 (rt, obj)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from . import errors, tables
 from .errors import StatusError
@@ -46,7 +46,12 @@ class WatchStream:
         self._bookmark_interval = bookmark_interval
 
     def serve(
-        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        gvr: tuple[Any, ...],
+        namespace: str | None,
     ) -> None:
         q = req.query
         timeout = as_int(q.get("timeoutSeconds"), "timeoutSeconds")
@@ -193,13 +198,13 @@ class _Stream:
         return self.owner._initial_end(self.rt, self.api_version, self.w.start_rv)
 
 
-def _default_container(pod: dict, name: str) -> str:
+def _default_container(pod: dict[str, Any], name: str) -> str:
     annotated = (meta(pod).get("annotations") or {}).get("kubectl.kubernetes.io/default-container")
     if annotated:
-        return annotated
+        return cast(str, annotated)
     names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
     if len(names) == 1:
-        return names[0]
+        return cast(str, names[0])
     raise errors.bad_request(
         f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
     )
@@ -257,7 +262,7 @@ def serve_pod_log(
     resp.end_stream()
 
 
-def _log_container(pod: dict, name: str, requested: str | None) -> str:
+def _log_container(pod: dict[str, Any], name: str, requested: str | None) -> str:
     """The container whose log is asked for; 400 when it is not one of the pod's."""
     container = requested or _default_container(pod, name)
     spec = pod.get("spec") or {}

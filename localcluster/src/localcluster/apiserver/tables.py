@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from . import crds
 from .objects import meta, parse_time
 from .resources import ResourceType
 
-Cell = Callable[[dict], Any]
+Cell = Callable[[dict[str, Any]], Any]
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
@@ -47,7 +47,7 @@ def _age_of(value: Any) -> str:
     return "<unknown>" if t is None else human_duration(time.time() - t)
 
 
-def _age(obj: dict) -> str:
+def _age(obj: dict[str, Any]) -> str:
     return _age_of(meta(obj).get("creationTimestamp"))
 
 
@@ -59,13 +59,13 @@ def _get(obj: Any, *path: str, default: Any = None) -> Any:
     return default if obj is None else obj
 
 
-def _pod_ready(p: dict) -> str:
+def _pod_ready(p: dict[str, Any]) -> str:
     statuses = _get(p, "status", "containerStatuses", default=[])
     total = len(_get(p, "spec", "containers", default=[]))
     return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
 
 
-def _pod_status(p: dict) -> str:
+def _pod_status(p: dict[str, Any]) -> str:
     if meta(p).get("deletionTimestamp"):
         return "Terminating"
     reason = _get(p, "status", "reason")
@@ -74,10 +74,10 @@ def _pod_status(p: dict) -> str:
         terminated = _get(s, "state", "terminated", "reason")
         if waiting or terminated:
             reason = waiting or terminated
-    return reason or _get(p, "status", "phase", default="Unknown")
+    return cast(str, reason or _get(p, "status", "phase", default="Unknown"))
 
 
-def _restarts(p: dict) -> str:
+def _restarts(p: dict[str, Any]) -> str:
     """``3 (42s ago)``: the restart count and, once restarted, how long ago the last ended."""
     statuses = _get(p, "status", "containerStatuses", default=[])
     count = sum(s.get("restartCount", 0) for s in statuses)
@@ -91,7 +91,7 @@ def _restarts(p: dict) -> str:
     return f"{count} ({human_duration(time.time() - max(finished))} ago)"
 
 
-def _svc_ports(s: dict) -> str:
+def _svc_ports(s: dict[str, Any]) -> str:
     ports = _get(s, "spec", "ports", default=[])
     parts = []
     for p in ports:
@@ -102,11 +102,11 @@ def _svc_ports(s: dict) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _selector(d: dict | None) -> str:
+def _selector(d: dict[str, Any] | None) -> str:
     return ",".join(f"{k}={v}" for k, v in (d or {}).items()) or "<none>"
 
 
-def _node_status(n: dict) -> str:
+def _node_status(n: dict[str, Any]) -> str:
     ready = next(
         (c for c in _get(n, "status", "conditions", default=[]) if c.get("type") == "Ready"), None
     )
@@ -118,7 +118,7 @@ def _node_status(n: dict) -> str:
     return status
 
 
-def _node_roles(n: dict) -> str:
+def _node_roles(n: dict[str, Any]) -> str:
     roles = [
         k.split("/", 1)[1]
         for k in (meta(n).get("labels") or {})
@@ -127,14 +127,14 @@ def _node_roles(n: dict) -> str:
     return ",".join(sorted(roles)) or "<none>"
 
 
-def _node_address(n: dict, kind: str) -> str:
+def _node_address(n: dict[str, Any], kind: str) -> str:
     for a in _get(n, "status", "addresses", default=[]):
         if a.get("type") == kind:
-            return a.get("address", "<none>")
+            return cast(str, a.get("address", "<none>"))
     return "<none>"
 
 
-def _endpoints(e: dict) -> str:
+def _endpoints(e: dict[str, Any]) -> str:
     out = []
     for s in e.get("subsets") or []:
         for a in s.get("addresses") or []:
@@ -144,12 +144,12 @@ def _endpoints(e: dict) -> str:
     return text or "<none>"
 
 
-def _event_object(e: dict) -> str:
+def _event_object(e: dict[str, Any]) -> str:
     io = e.get("involvedObject") or e.get("regarding") or {}
     return f"{str(io.get('kind', '')).lower()}/{io.get('name', '')}"
 
 
-def _event_columns(message_field: str) -> list[tuple[dict, Cell]]:
+def _event_columns(message_field: str) -> list[tuple[dict[str, Any], Cell]]:
     """The columns both event APIs share; they name the message field differently."""
     return [
         (_col("Last Seen"), _event_last_seen),
@@ -161,27 +161,27 @@ def _event_columns(message_field: str) -> list[tuple[dict, Cell]]:
     ]
 
 
-def _event_last_seen(e: dict) -> str:
+def _event_last_seen(e: dict[str, Any]) -> str:
     for f in ("lastTimestamp", "eventTime", "deprecatedLastTimestamp", "firstTimestamp"):
         if e.get(f):
             return _age_of(e[f])
     return _age(e)
 
 
-def _name(o: dict) -> str:
-    return meta(o).get("name", "")
+def _name(o: dict[str, Any]) -> str:
+    return cast(str, meta(o).get("name", ""))
 
 
-def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> dict:
+def _col(name: str, typ: str = "string", priority: int = 0, fmt: str = "") -> dict[str, Any]:
     return {"name": name, "type": typ, "format": fmt, "description": name, "priority": priority}
 
 
-def _template_containers(w: dict, field: str) -> str:
+def _template_containers(w: dict[str, Any], field: str) -> str:
     containers = _get(w, "spec", "template", "spec", "containers", default=[])
     return ",".join(str(c.get(field, "")) for c in containers)
 
 
-def _label_selector(w: dict) -> str:
+def _label_selector(w: dict[str, Any]) -> str:
     """``metav1.FormatLabelSelector``: matchLabels then matchExpressions, comma-joined."""
     selector = _get(w, "spec", "selector", default={}) or {}
     parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
@@ -197,13 +197,13 @@ def _label_selector(w: dict) -> str:
 NAME = (_col("Name", fmt="name"), _name)
 AGE = (_col("Age"), _age)
 
-_WORKLOAD_WIDE: list[tuple[dict, Cell]] = [
+_WORKLOAD_WIDE: list[tuple[dict[str, Any], Cell]] = [
     (_col("Containers", priority=1), lambda w: _template_containers(w, "name")),
     (_col("Images", priority=1), lambda w: _template_containers(w, "image")),
     (_col("Selector", priority=1), _label_selector),
 ]
 
-_COLUMNS: dict[tuple[str, str], list[tuple[dict, Cell]]] = {
+_COLUMNS: dict[tuple[str, str], list[tuple[dict[str, Any], Cell]]] = {
     ("", "pods"): [
         NAME,
         (_col("Ready"), _pod_ready),
@@ -365,17 +365,17 @@ def json_path(obj: Any, path: str) -> Any:
     return cur
 
 
-def _crd_columns(rt: ResourceType, version: str) -> list[tuple[dict, Cell]]:
+def _crd_columns(rt: ResourceType, version: str) -> list[tuple[dict[str, Any], Cell]]:
     columns = crds.printer_columns(rt.crd or {}, version)
     if not columns:
         return [NAME, AGE]
-    out: list[tuple[dict, Cell]] = [NAME]
+    out: list[tuple[dict[str, Any], Cell]] = [NAME]
     for c in columns:
         typ = c.get("type", "string")
         col = _col(c.get("name", ""), typ, int(c.get("priority", 0)), c.get("format", ""))
         col["description"] = c.get("description", c.get("name", ""))
 
-        def cell(o: dict, path: str = c.get("jsonPath", ""), typ: str = typ) -> Any:
+        def cell(o: dict[str, Any], path: str = c.get("jsonPath", ""), typ: str = typ) -> Any:
             v = json_path(o, path)
             if v is None:
                 return None
@@ -385,13 +385,15 @@ def _crd_columns(rt: ResourceType, version: str) -> list[tuple[dict, Cell]]:
     return out
 
 
-def columns_for(rt: ResourceType, version: str) -> list[tuple[dict, Cell]]:
+def columns_for(rt: ResourceType, version: str) -> list[tuple[dict[str, Any], Cell]]:
     if rt.is_custom:
         return _crd_columns(rt, version)
     return _COLUMNS.get(rt.storage_key, [NAME, AGE])
 
 
-def _row(obj: dict, cols: list[tuple[dict, Cell]], include: str) -> dict:
+def _row(
+    obj: dict[str, Any], cols: list[tuple[dict[str, Any], Cell]], include: str
+) -> dict[str, Any]:
     cells = []
     for _, fn in cols:
         try:
@@ -411,8 +413,12 @@ def _row(obj: dict, cols: list[tuple[dict, Cell]], include: str) -> dict:
 
 
 def table(
-    rt: ResourceType, version: str, objs: list[dict], list_meta: dict, include: str = "Metadata"
-) -> dict:
+    rt: ResourceType,
+    version: str,
+    objs: list[dict[str, Any]],
+    list_meta: dict[str, Any],
+    include: str = "Metadata",
+) -> dict[str, Any]:
     cols = columns_for(rt, version)
     defs = [c for c, _ in cols]
     # Creation time cells on CRDs are dates; show them as kubectl does (RFC 3339)

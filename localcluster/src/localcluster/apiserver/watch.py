@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +25,8 @@ class Event:
     type: str  # ADDED | MODIFIED | DELETED
     storage_key: tuple[str, str]
     namespace: str
-    obj: dict  # immutable stored state (for DELETED: the last state with the delete's RV)
-    old: dict | None = None
+    obj: dict[str, Any]  # immutable stored state (for DELETED: the last state with the delete's RV)
+    old: dict[str, Any] | None = None
     cache: dict[Any, bytes] = field(default_factory=dict)  # serialised forms, by the HTTP layer
 
 
@@ -36,8 +36,8 @@ class Watch:
     def __init__(
         self,
         namespace: str | None,
-        predicate: Callable[[dict], bool] | None,
-        present: Callable[[dict], dict],
+        predicate: Callable[[dict[str, Any]], bool] | None,
+        present: Callable[[dict[str, Any]], dict[str, Any]],
         capacity: int,
         on_stop: Callable[[Watch], None],
         storage_key: tuple[str, str] = ("", ""),
@@ -136,7 +136,7 @@ class Watch:
             self._ready.wait(timeout)
         return bool(self._queue) or self.closed
 
-    def get(self, timeout: float) -> tuple[str, dict] | None:
+    def get(self, timeout: float) -> tuple[str, dict[str, Any]] | None:
         """``(event type, object copy)``; None on timeout, or at once once ``closed``."""
         item = self.next_event(timeout)
         if item is None:
@@ -144,14 +144,14 @@ class Watch:
         etype, ev = item
         return etype, clone(self.present(ev.obj))
 
-    def present(self, obj: dict) -> dict:
+    def present(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self._present(obj)
 
     def stop(self) -> None:
         self.close("stopped by client")
         self._on_stop(self)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
         while not self.closed or self.pending():
             item = self.get(1.0)
             if item is not None:

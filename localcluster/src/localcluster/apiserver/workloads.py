@@ -11,6 +11,7 @@ unavailability that are not both zero.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .defaults import pod_spec_defaults
 from .errors import field_cause
@@ -20,7 +21,7 @@ DEFAULT_SURGE = DEFAULT_UNAVAILABLE = "25%"
 _PERCENT = re.compile(r"^(\d+)%$")
 
 
-def apply_defaults(storage_key: tuple[str, str], obj: dict) -> None:
+def apply_defaults(storage_key: tuple[str, str], obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     if not isinstance(spec, dict):
         return
@@ -39,7 +40,7 @@ def apply_defaults(storage_key: tuple[str, str], obj: dict) -> None:
         pod_spec_defaults(template["spec"])
 
 
-def _int_or_percent_ok(value) -> bool:
+def _int_or_percent_ok(value: object) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
@@ -47,11 +48,11 @@ def _int_or_percent_ok(value) -> bool:
     return isinstance(value, str) and bool(_PERCENT.match(value))
 
 
-def _is_zero(value) -> bool:
+def _is_zero(value: object) -> bool:
     return value in (0, "0%")
 
 
-def label_selector_matches(selector: dict | None, labels: dict) -> bool:
+def label_selector_matches(selector: dict[str, Any] | None, labels: dict[str, Any]) -> bool:
     """Whether a ``metav1.LabelSelector`` (matchLabels and matchExpressions) selects ``labels``;
     an empty or missing selector selects nothing, as workload controllers treat it."""
     if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
@@ -73,11 +74,11 @@ def label_selector_matches(selector: dict | None, labels: dict) -> bool:
     return True
 
 
-def validate(obj: dict, old: dict | None) -> list[dict]:
+def validate(obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, Any]]:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [field_cause("spec", "Required value", "FieldValueRequired")]
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     replicas = spec.get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         causes.append(

@@ -106,7 +106,7 @@ ALLOCATED_LIKE = frozenset(
 ON_NODE = ALLOCATED_LIKE | {TaskStatus.RELEASING}
 
 
-def task_status(pod: dict) -> TaskStatus:
+def task_status(pod: dict[str, Any]) -> TaskStatus:
     """A pod's status as the batch scheduler sees it."""
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
@@ -131,7 +131,7 @@ class TaskInfo:
     name: str
     namespace: str
     job: str  # job id
-    pod: dict
+    pod: dict[str, Any]
     resreq: Resources  # what the pod holds while it runs
     init_resreq: Resources  # what it needs to start (init containers included)
     # cpu and memory as scoring counts them (defaults for missing requests: nonzero_requests)
@@ -148,8 +148,8 @@ class TaskInfo:
     # (status, node) of the last allocation undone in this session, for the pod's message
     last_transaction: tuple[TaskStatus, str] | None = None
     best_effort: bool = field(init=False)
-    shape: tuple = field(init=False)  # init_resreq as a hashable value
-    score_shape: tuple = field(init=False)  # nonzero as a hashable value
+    shape: tuple[Any, ...] = field(init=False)  # init_resreq as a hashable value
+    score_shape: tuple[Any, ...] = field(init=False)  # nonzero as a hashable value
 
     def __post_init__(self) -> None:
         self.best_effort = is_empty(self.init_resreq)
@@ -168,11 +168,11 @@ class JobInfo:
     queue: str
     priority: int
     created: str
-    podgroup: dict | None  # None for a shadow group: nothing is written about it
+    podgroup: dict[str, Any] | None  # None for a shadow group: nothing is written about it
     # Volcano's spec.minTaskMember: volcano.sh/task-spec name -> minimum of that task
     min_task_member: dict[str, int] = field(default_factory=dict)
     phase: str = ""
-    conditions: list[dict] = field(default_factory=list)
+    conditions: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
     # volcano: per task key, node -> reasons; kube-batch: node -> short dimensions
@@ -261,7 +261,7 @@ class NodeInfo:
     """A node as a session sees it: allocatable, what is used, released and planned."""
 
     name: str
-    node: dict
+    node: dict[str, Any]
     allocatable: Resources
     used: Resources
     releasing: Resources

@@ -8,25 +8,34 @@ kube-batch Queue CRDs identical to the ones under ``manifests/components/gang-*`
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterable
 from importlib import resources
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import GVR
 from localcluster.batchscheduler.flavours import DEFAULT_QUEUE, Flavour
+
+if TYPE_CHECKING:
+    from localcluster.batchscheduler.scheduler import BatchScheduler
+    from localcluster.scheduler.ledger import NodeLedger
 
 logger = logging.getLogger(__name__)
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
 
-def crd(file_name: str) -> dict:
+def crd(file_name: str) -> dict[str, Any]:
     text = resources.files("localcluster.batchscheduler").joinpath("crds", file_name).read_text()
-    return yaml.safe_load(text)
+    return cast(dict[str, Any], yaml.safe_load(text))
 
 
-def default_queue(flavour: Flavour) -> dict:
+def default_queue(flavour: Flavour) -> dict[str, Any]:
     group, version, _ = flavour.queues
-    spec: dict = {"weight": 1}
+    spec: dict[str, Any] = {"weight": 1}
     if flavour.volcano:
         spec["reclaimable"] = True
     return {
@@ -37,7 +46,7 @@ def default_queue(flavour: Flavour) -> dict:
     }
 
 
-def _create_if_absent(registry, gvr, obj: dict) -> None:
+def _create_if_absent(registry: Registry, gvr: GVR, obj: dict[str, Any]) -> None:
     try:
         registry.create(gvr, None, obj)
         logger.info("created %s %s", obj["kind"], obj["metadata"]["name"])
@@ -46,24 +55,25 @@ def _create_if_absent(registry, gvr, obj: dict) -> None:
             raise
 
 
-def install(registry, flavour: Flavour) -> None:
+def install(registry: Registry, flavour: Flavour) -> None:
     for file_name in (flavour.podgroup_crd, flavour.queue_crd):
         _create_if_absent(registry, CRDS, crd(file_name))
     _create_if_absent(registry, flavour.queues, default_queue(flavour))
 
 
 def start_batch_schedulers(
-    registry,
-    ledger,
-    flavours,
-    confs: dict | None,
+    registry: Registry,
+    ledger: NodeLedger,
+    flavours: Iterable[str],
+    confs: dict[str, Any] | None,
     schedule_period: float,
-    stop_event,
-) -> tuple[dict, list]:
+    stop_event: threading.Event,
+) -> tuple[dict[str, BatchScheduler], list[threading.Thread]]:
     """Install and start one ``BatchScheduler`` per flavour name; returns them and their threads."""
     from localcluster.batchscheduler.scheduler import BatchScheduler
 
-    schedulers, threads = {}, []
+    schedulers: dict[str, BatchScheduler] = {}
+    threads: list[threading.Thread] = []
     for name in flavours:
         scheduler = BatchScheduler(
             registry,

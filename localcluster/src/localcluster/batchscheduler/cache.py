@@ -25,7 +25,9 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from typing import Any, cast
 
+from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler.api import (
     DEFAULT_TASK_PRIORITY,
     ON_NODE,
@@ -60,31 +62,33 @@ class Snapshot:
     jobs: dict[str, JobInfo]
     nodes: dict[str, NodeInfo]
     queues: dict[str, QueueInfo]
-    malformed: dict[str, tuple[dict, str]]  # pending pods that cannot be evaluated, with why
+    malformed: dict[
+        str, tuple[dict[str, Any], str]
+    ]  # pending pods that cannot be evaluated, with why
 
 
-def _rv(obj: dict | None) -> int:
+def _rv(obj: dict[str, Any] | None) -> int:
     try:
         return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
 
 
-def _ignore(_event_type: str, _obj: dict, _old: dict | None) -> None:
+def _ignore(_event_type: str, _obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
     pass
 
 
 TaskRequests = tuple[Resources, Resources, Resources]
 
 
-def task_requests(pod: dict) -> TaskRequests:
+def task_requests(pod: dict[str, Any]) -> TaskRequests:
     """(Resreq, InitResreq, non-zero): containers summed; at least the largest init container;
     cpu and memory as scoring counts them."""
     running, effective = running_and_effective_requests(pod)
     return to_resources(running), to_resources(effective), to_resources(nonzero_requests(pod))
 
 
-def placement_key(pod: dict) -> str:
+def placement_key(pod: dict[str, Any]) -> str:
     """What the static predicates look at, as one string (see ``TaskInfo.placement``)."""
     spec = pod.get("spec") or {}
     parts = (
@@ -111,32 +115,32 @@ def _min_task_member(key: str, value: object) -> dict[str, int]:
     return out
 
 
-def _controller_uid(pod: dict) -> str | None:
+def _controller_uid(pod: dict[str, Any]) -> str | None:
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref.get("uid")
+            return cast(str | None, ref.get("uid"))
     return None
 
 
-def _is_ready(node: dict) -> bool:
+def _is_ready(node: dict[str, Any]) -> bool:
     for condition in (node.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
+            return bool(condition.get("status") == "True")
     return False
 
 
 class BatchCache:
     """Live model of one flavour's world, and its API writer (see module docstring)."""
 
-    def __init__(self, registry, ledger: NodeLedger, flavour: Flavour) -> None:
+    def __init__(self, registry: Registry, ledger: NodeLedger, flavour: Flavour) -> None:
         self.registry = registry
         self.ledger = ledger
         self.flavour = flavour
         self._lock = threading.Lock()
-        self._pods: dict[str, dict] = {}
+        self._pods: dict[str, dict[str, Any]] = {}
         # pod key -> (rv, (resreq, init resreq, nonzero), placement key): parsed once per version
         self._parsed: dict[str, tuple[int, TaskRequests, str]] = {}
-        self._written: dict[str, dict] = {}  # PodGroups as we last wrote them
+        self._written: dict[str, dict[str, Any]] = {}  # PodGroups as we last wrote them
         self._last_event: dict[str, tuple[str, str]] = {}
         self._reporter = ConditionReporter(registry, flavour.name)
         self.podgroups = RegistryInformer(registry, flavour.podgroups, self._on_podgroup)
@@ -163,7 +167,7 @@ class BatchCache:
         informers = (self.priority_classes, self.queues, self.podgroups)
         return all(i.sync(timeout) for i in informers) and self.ledger.sync(timeout)
 
-    def _on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
+    def _on_pod(self, event_type: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
         if (pod.get("spec") or {}).get("schedulerName") != self.flavour.name:
             return
         key = object_key(pod)
@@ -175,14 +179,16 @@ class BatchCache:
             elif _rv(pod) >= _rv(self._pods.get(key)):
                 self._pods[key] = pod
 
-    def _observe_pod(self, pod: dict) -> None:
+    def _observe_pod(self, pod: dict[str, Any]) -> None:
         """A pod as returned by our own write: keep it unless the informer has newer."""
         key = object_key(pod)
         with self._lock:
             if key in self._pods and _rv(pod) > _rv(self._pods[key]):
                 self._pods[key] = pod
 
-    def _on_podgroup(self, event_type: str, podgroup: dict, _old: dict | None) -> None:
+    def _on_podgroup(
+        self, event_type: str, podgroup: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         key = object_key(podgroup)
         with self._lock:
             written = self._written.get(key)
@@ -201,7 +207,7 @@ class BatchCache:
         jobs = self._jobs(queues, priorities, default_priority)
         with self._lock:
             pods = list(self._pods.values())
-        malformed: dict[str, tuple[dict, str]] = {}
+        malformed: dict[str, tuple[dict[str, Any], str]] = {}
         for pod in pods:
             try:
                 self._add_task(pod, jobs, nodes, queues, priorities)
@@ -300,7 +306,9 @@ class BatchCache:
             )
         return jobs
 
-    def _shadow_job(self, pod: dict, jobs: dict[str, JobInfo], queues) -> JobInfo | None:
+    def _shadow_job(
+        self, pod: dict[str, Any], jobs: dict[str, JobInfo], queues: dict[str, QueueInfo]
+    ) -> JobInfo | None:
         meta = pod.get("metadata") or {}
         uid = f"shadow/{_controller_uid(pod) or meta.get('uid')}"
         if uid not in jobs:
@@ -319,7 +327,7 @@ class BatchCache:
             )
         return jobs[uid]
 
-    def _parse(self, key: str, pod: dict) -> tuple[TaskRequests, str]:
+    def _parse(self, key: str, pod: dict[str, Any]) -> tuple[TaskRequests, str]:
         rv = _rv(pod)
         with self._lock:
             cached = self._parsed.get(key)
@@ -331,7 +339,14 @@ class BatchCache:
             self._parsed[key] = (rv, requests, placement)
         return requests, placement
 
-    def _add_task(self, pod, jobs, nodes, queues, priorities) -> None:
+    def _add_task(
+        self,
+        pod: dict[str, Any],
+        jobs: dict[str, JobInfo],
+        nodes: dict[str, NodeInfo],
+        queues: dict[str, QueueInfo],
+        priorities: dict[str, int],
+    ) -> None:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         annotations = meta.get("annotations") or {}
         group = annotations.get(GROUP_NAME_ANNOTATION)
@@ -383,7 +398,7 @@ class BatchCache:
         failed = set()
         for task in tasks:
             try:
-                bound = self.registry.bind_pod(task.namespace, task.name, task.node)
+                bound = self.registry.bind_pod(task.namespace, task.name, task.node or "")
             except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile
                 logger.info("%s: binding %s failed: %s", self.flavour.name, task.key, err)
                 self.ledger.forget(task.key)
@@ -421,7 +436,7 @@ class BatchCache:
         if job.podgroup is not None:
             self._event(job.uid, job.podgroup, event_type, reason, message, dedupe=False)
 
-    def write_podgroup_status(self, job: JobInfo, status: dict) -> None:
+    def write_podgroup_status(self, job: JobInfo, status: dict[str, Any]) -> None:
         """Merge-patch ``status`` (no resourceVersion: never conflicts with minMember edits),
         on ``/status`` only when the CRD has that subresource (Volcano's and kube-batch's
         upstream CRDs do not)."""
@@ -450,7 +465,7 @@ class BatchCache:
             self._event(job.uid, job.podgroup, event_type, reason, message, dedupe=True)
 
     def set_pod_condition(
-        self, pod: dict, reason: str, message: str, event_reason: str | None = None
+        self, pod: dict[str, Any], reason: str, message: str, event_reason: str | None = None
     ) -> None:
         """PodScheduled=False with ``reason``/``message`` plus a Warning event (the flavour's
         reason unless given), on change only."""
@@ -461,7 +476,13 @@ class BatchCache:
             self._observe_pod(patched)
 
     def _event(
-        self, key: str, obj: dict, event_type: str, reason: str, message: str, dedupe: bool
+        self,
+        key: str,
+        obj: dict[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        dedupe: bool,
     ) -> None:
         if dedupe:
             with self._lock:

@@ -60,7 +60,7 @@ class SchedulerConf:
         return [p.name for tier in self.tiers for p in tier]
 
 
-def _plugin(entry: dict) -> PluginOption | None:
+def _plugin(entry: dict[str, Any]) -> PluginOption | None:
     name = str(entry.get("name") or "")
     if name not in PLUGINS:
         logger.warning("unknown batch-scheduler plugin %r: skipped", name)
@@ -82,7 +82,7 @@ def _error_cache(arguments: dict[str, Any], flavour: Flavour) -> str:
     return mode
 
 
-def parse_conf(data: dict, flavour: Flavour) -> SchedulerConf:
+def parse_conf(data: dict[str, Any], flavour: Flavour) -> SchedulerConf:
     """A configuration from its parsed YAML; raises ConfError for an unusable one."""
     actions = tuple(a.strip() for a in str(data.get("actions") or "").split(",") if a.strip())
     for action in actions:
@@ -105,7 +105,7 @@ def default_conf(flavour: Flavour) -> SchedulerConf:
     return parse_conf(yaml.safe_load(flavour.default_conf), flavour)
 
 
-def load_conf(source: str | dict | None, flavour: Flavour) -> SchedulerConf:
+def load_conf(source: str | dict[str, Any] | None, flavour: Flavour) -> SchedulerConf:
     """``source``: None (built-in), a dict, a file path, or YAML text."""
     if source is None:
         return default_conf(flavour)

@@ -17,6 +17,7 @@ import logging
 import threading
 from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler import status
 from localcluster.batchscheduler.actions import ACTIONS
 from localcluster.batchscheduler.api import JobInfo, TaskStatus
@@ -42,7 +43,7 @@ class BatchScheduler:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         flavour: str | Flavour,
         *,
         ledger: NodeLedger | None = None,
@@ -133,7 +134,7 @@ class BatchScheduler:
         )
         return ssn.summary
 
-    def _close(self, ssn: Session, malformed_pods: dict[str, dict]) -> None:
+    def _close(self, ssn: Session, malformed_pods: dict[str, dict[str, Any]]) -> None:
         """Write back every job, then report the pods that could not be evaluated."""
         pods = dict(malformed_pods)
         for job in ssn.jobs.values():

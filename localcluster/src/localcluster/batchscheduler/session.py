@@ -19,7 +19,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from localcluster.batchscheduler.api import (
     JobInfo,
@@ -103,16 +103,16 @@ class Session:
         self.malformed: dict[str, str] = {}  # pod key -> why it cannot be evaluated
         self.node_changes: list[str] = []  # names of nodes whose state changed, in order
         # memos kept current from node_changes: by task shape, and by task requests
-        self.feasibility: dict[tuple, Feasibility] = {}
-        self.rankings: dict[tuple, NodeRanking] = {}
-        self._hooks: dict[str, dict[str, Callable]] = defaultdict(dict)
-        self._chains: dict[str, list[Callable]] = {}
+        self.feasibility: dict[tuple[Any, ...], Feasibility] = {}
+        self.rankings: dict[tuple[Any, ...], NodeRanking] = {}
+        self._hooks: dict[str, dict[str, Callable[..., Any]]] = defaultdict(dict)
+        self._chains: dict[str, list[Callable[..., Any]]] = {}
         self._on_allocate: list[Handler] = []
         self._on_deallocate: list[Handler] = []
 
     # -- registration ------------------------------------------------------------------
 
-    def register(self, plugin: str, hook: str, fn: Callable) -> None:
+    def register(self, plugin: str, hook: str, fn: Callable[..., Any]) -> None:
         self._hooks[hook][plugin] = fn
         self._chains.pop(hook, None)
 
@@ -120,7 +120,7 @@ class Session:
         self._on_allocate.append(allocate)
         self._on_deallocate.append(deallocate)
 
-    def _walk(self, hook: str) -> list[Callable]:
+    def _walk(self, hook: str) -> list[Callable[..., Any]]:
         """The hook's functions in tier and plugin order (computed once per hook)."""
         chain = self._chains.get(hook)
         if chain is None:
@@ -140,7 +140,7 @@ class Session:
         for fn in self._walk(hook):
             answer = fn(left, right)
             if answer:
-                return answer
+                return cast(int, answer)
         return 0
 
     def job_cmp(self, left: JobInfo, right: JobInfo) -> int:
@@ -180,7 +180,7 @@ class Session:
             for fn in self._walk("Predicate"):
                 reasons = fn(task, node)
                 if reasons:
-                    return reasons
+                    return cast(list[str], reasons)
         except Exception as err:  # noqa: BLE001 - bad pod data, not a scheduler failure
             logger.warning("%s: cannot evaluate %s: %s", self.flavour.name, task.key, err)
             self.malformed[task.key] = f"cannot evaluate pod: {err}"
@@ -205,7 +205,7 @@ class Session:
         for fn in self._walk("JobValid"):
             result = fn(job)
             if result is not None:
-                return result
+                return cast(tuple[str, str] | None, result)
         return None
 
     def overused(self, queue: QueueInfo) -> bool:

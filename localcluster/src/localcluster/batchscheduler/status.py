@@ -13,6 +13,7 @@ texts are upstream's, character for character:
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from localcluster.batchscheduler.api import (
     ALLOCATED_LIKE,
@@ -119,7 +120,7 @@ def event_message(job: JobInfo, volcano: bool) -> str:
     return f"{pending}/{len(job.tasks)} tasks in gang unschedulable: {fit_text(job, volcano)}"
 
 
-def set_condition(job: JobInfo, condition: dict, session_uid: str, now: str) -> None:
+def set_condition(job: JobInfo, condition: dict[str, Any], session_uid: str, now: str) -> None:
     """Replace the condition of the same type; keep transitionID/time when nothing changed."""
     for index, current in enumerate(job.conditions):
         if current.get("type") != condition["type"]:
@@ -149,9 +150,9 @@ def phase_of(job: JobInfo, volcano: bool) -> str:
     return "Pending"
 
 
-def podgroup_status(job: JobInfo, volcano: bool) -> dict:
+def podgroup_status(job: JobInfo, volcano: bool) -> dict[str, Any]:
     """The status to write for ``job`` (phase already settled by the caller)."""
-    status: dict = {"phase": job.phase}
+    status: dict[str, Any] = {"phase": job.phase}
     if job.conditions:
         status["conditions"] = job.conditions
     for field, task_status in (
@@ -165,7 +166,7 @@ def podgroup_status(job: JobInfo, volcano: bool) -> dict:
     return status
 
 
-def _comparable(status: dict) -> dict:
+def _comparable(status: dict[str, Any]) -> dict[str, Any]:
     conditions = [
         {k: v for k, v in c.items() if k not in ("transitionID", "lastTransitionTime")}
         for c in status.get("conditions") or []
@@ -177,6 +178,6 @@ def _comparable(status: dict) -> dict:
     }
 
 
-def status_changed(new: dict, old: dict | None) -> bool:
+def status_changed(new: dict[str, Any], old: dict[str, Any] | None) -> bool:
     """Phase, counters or a condition differ (transition IDs and times ignored)."""
     return _comparable(new) != _comparable(old or {})

@@ -8,8 +8,10 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from typing import Any
 
 from localcluster.apiserver.objects import format_time
+from localcluster.apiserver.registry import Registry
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +23,13 @@ def now_rfc3339() -> str:
 
 
 def record_event(
-    registry, obj: dict, event_type: str, reason: str, message: str, component: str, host: str = ""
+    registry: Registry,
+    obj: dict[str, Any],
+    event_type: str,
+    reason: str,
+    message: str,
+    component: str,
+    host: str = "",
 ) -> None:
     """Create an Event about ``obj`` (a pod or node); never raises."""
     meta = obj.get("metadata") or {}

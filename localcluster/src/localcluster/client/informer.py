@@ -22,11 +22,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
+
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.watch import Watch
 
 logger = logging.getLogger(__name__)
 
 GVR = tuple[str, str, str]
-Handler = Callable[[str, dict, dict | None], None]
+Handler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 
 PODS: GVR = ("", "v1", "pods")
 NODES: GVR = ("", "v1", "nodes")
@@ -51,7 +55,7 @@ def start_informers(
     return threads
 
 
-def object_key(obj: dict) -> str:
+def object_key(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace") or ""
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
@@ -62,7 +66,7 @@ class RegistryInformer:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         gvr: GVR,
         handler: Handler,
         namespace: str | None = None,
@@ -76,12 +80,12 @@ class RegistryInformer:
         self._label_selector = label_selector
         self._field_selector = field_selector
         self._lock = threading.Lock()
-        self._store: dict[str, dict] = {}
-        self._by_namespace: dict[str, dict[str, dict]] = {}
+        self._store: dict[str, dict[str, Any]] = {}
+        self._by_namespace: dict[str, dict[str, dict[str, Any]]] = {}
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
         self._consume = threading.Lock()  # held while popping and handling events
-        self._watch = None  # the live watch, set and cleared under _consume
+        self._watch: Watch | None = None  # the live watch, set and cleared under _consume
         self._missing = False  # the resource type does not exist (yet)
 
     def has_synced(self) -> bool:
@@ -90,20 +94,20 @@ class RegistryInformer:
     def wait_for_sync(self, timeout: float | None = None) -> bool:
         return self._synced.wait(timeout)
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
             return self._store.get(key)
 
-    def items(self) -> list[dict]:
+    def items(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._store.values())
 
-    def in_namespace(self, namespace: str) -> list[dict]:
+    def in_namespace(self, namespace: str) -> list[dict[str, Any]]:
         """Objects of one namespace, without scanning the others."""
         with self._lock:
             return list(self._by_namespace.get(namespace, {}).values())
 
-    def _index(self, key: str, obj: dict | None, old: dict | None) -> None:
+    def _index(self, key: str, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
         """Keep the namespace index in step with the store (lock held)."""
         source = obj if obj is not None else old
         namespace = ((source or {}).get("metadata") or {}).get("namespace") or ""
@@ -196,7 +200,7 @@ class RegistryInformer:
                 self._watch = None
             watch.stop()
 
-    def _drain(self, watch) -> bool:
+    def _drain(self, watch: Watch) -> bool:
         """Handle every queued event (``_consume`` held); False when the watch must be replaced."""
         while True:
             event = watch.get(0)
@@ -209,7 +213,7 @@ class RegistryInformer:
                 return False
             self._apply(event_type, obj)
 
-    def _apply(self, event_type: str, obj: dict) -> None:
+    def _apply(self, event_type: str, obj: dict[str, Any]) -> None:
         key = object_key(obj)
         with self._lock:
             old = self._store.get(key)
@@ -223,7 +227,7 @@ class RegistryInformer:
             event_type = "ADDED" if old is None else "MODIFIED"
         self._dispatch(event_type, obj, old)
 
-    def _replace(self, items: list[dict]) -> None:
+    def _replace(self, items: list[dict[str, Any]]) -> None:
         fresh = {object_key(o): o for o in items}
         with self._lock:
             previous, self._store = self._store, dict(fresh)
@@ -234,18 +238,18 @@ class RegistryInformer:
             if key not in fresh:
                 self._dispatch("DELETED", old, old)
         for key, obj in fresh.items():
-            old = previous.get(key)
-            if old is None:
+            before = previous.get(key)
+            if before is None:
                 self._dispatch("ADDED", obj, None)
-            elif _rv(old) != _rv(obj):
-                self._dispatch("MODIFIED", obj, old)
+            elif _rv(before) != _rv(obj):
+                self._dispatch("MODIFIED", obj, before)
 
-    def _dispatch(self, event_type: str, obj: dict, old: dict | None) -> None:
+    def _dispatch(self, event_type: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         try:
             self._handler(event_type, obj, old)
         except Exception:  # noqa: BLE001 - a handler bug must not stop the informer
             logger.exception("handler for %s %s failed", self._gvr[2], object_key(obj))
 
 
-def _rv(obj: dict) -> str | None:
+def _rv(obj: dict[str, Any]) -> str | None:
     return (obj.get("metadata") or {}).get("resourceVersion")

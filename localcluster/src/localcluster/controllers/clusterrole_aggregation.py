@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import threading
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.apiserver.workloads import label_selector_matches
 from localcluster.client.informer import RegistryInformer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
@@ -19,10 +21,10 @@ from localcluster.client.keyqueue import KeyQueue, run_worker
 CLUSTER_ROLES = ("rbac.authorization.k8s.io", "v1", "clusterroles")
 
 
-def aggregated_rules(role: dict, roles: list[dict]) -> list[dict]:
+def aggregated_rules(role: dict[str, Any], roles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     selectors = (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
     name = role["metadata"]["name"]
-    rules: list[dict] = []
+    rules: list[dict[str, Any]] = []
     for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
         labels = other["metadata"].get("labels") or {}
         if other["metadata"]["name"] == name or not any(
@@ -34,7 +36,7 @@ def aggregated_rules(role: dict, roles: list[dict]) -> list[dict]:
 
 
 class ClusterRoleAggregation:
-    def __init__(self, registry) -> None:
+    def __init__(self, registry: Registry) -> None:
         self._registry = registry
         self._queue = KeyQueue()
         self._roles = RegistryInformer(registry, CLUSTER_ROLES, self._on_role)
@@ -44,7 +46,7 @@ class ClusterRoleAggregation:
         threads.append(run_worker(self._queue, self.sync, stop_event, "clusterrole-aggregation"))
         return threads
 
-    def _on_role(self, _event: str, _role: dict, _old: dict | None) -> None:
+    def _on_role(self, _event: str, _role: dict[str, Any], _old: dict[str, Any] | None) -> None:
         for role in self._roles.items():  # any change may feed any aggregate
             if role.get("aggregationRule"):
                 self._queue.add(role["metadata"]["name"])

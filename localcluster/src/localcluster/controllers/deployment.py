@@ -27,7 +27,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
@@ -42,7 +44,7 @@ COMPONENT = "deployment-controller"
 
 
 class DeploymentController:
-    def __init__(self, registry, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, registry: Registry, clock: Callable[[], float] = time.time) -> None:
         self._registry = registry
         self._clock = clock
         self._queue = KeyQueue()
@@ -57,10 +59,12 @@ class DeploymentController:
 
     # -- event handlers ---------------------------------------------------------------
 
-    def _on_deployment(self, _event: str, deployment: dict, _old: dict | None) -> None:
+    def _on_deployment(
+        self, _event: str, deployment: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         self._queue.add(object_key(deployment))
 
-    def _on_set(self, _event: str, rs: dict, old: dict | None) -> None:
+    def _on_set(self, _event: str, rs: dict[str, Any], old: dict[str, Any] | None) -> None:
         keys = ownership.controller_keys("Deployment", rs, old)
         if not keys:  # an orphan: a deployment may adopt it
             namespace = rs["metadata"].get("namespace", "")
@@ -71,7 +75,7 @@ class DeploymentController:
         for key in keys:
             self._queue.add(key)
 
-    def _on_pod(self, event: str, pod: dict, _old: dict | None) -> None:
+    def _on_pod(self, event: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
         # only Recreate waits on pods: it may go on once the old pods are gone
         if event != "DELETED" and is_active(pod):
             return
@@ -106,7 +110,7 @@ class DeploymentController:
             return self._recreate(deployment, sets)
         return self._rolling(deployment, sets)
 
-    def _rolling(self, deployment: dict, sets: list[dict]) -> float | None:
+    def _rolling(self, deployment: dict[str, Any], sets: list[dict[str, Any]]) -> float | None:
         new_rs, old_sets = self._new_and_old(deployment, sets)
         all_sets = [*old_sets, new_rs]
         wanted = du.new_rs_replicas(deployment, all_sets, new_rs)
@@ -126,7 +130,7 @@ class DeploymentController:
             return self._sync_status(deployment, [*old_sets, new_rs], new_rs)
         return self._finish(deployment, old_sets, new_rs)
 
-    def _recreate(self, deployment: dict, sets: list[dict]) -> float | None:
+    def _recreate(self, deployment: dict[str, Any], sets: list[dict[str, Any]]) -> float | None:
         new_rs, old_sets = self._existing_new_set(deployment, sets)
         active_old = [rs for rs in old_sets if du.replicas(rs) > 0]
         if active_old:
@@ -142,7 +146,7 @@ class DeploymentController:
             new_rs = self._scale(deployment, new_rs, du.replicas(deployment))
         return self._finish(deployment, old_sets, new_rs)
 
-    def _sync_paused(self, deployment: dict, sets: list[dict]) -> float | None:
+    def _sync_paused(self, deployment: dict[str, Any], sets: list[dict[str, Any]]) -> float | None:
         new_rs, old_sets = self._existing_new_set(deployment, sets)
         active_old = [rs for rs in old_sets if du.replicas(rs) > 0]
         if new_rs is not None and not active_old and du.replicas(new_rs) != du.replicas(deployment):
@@ -157,7 +161,9 @@ class DeploymentController:
         self._write_status(deployment, status)
         return None
 
-    def _finish(self, deployment: dict, old_sets: list[dict], new_rs: dict) -> float | None:
+    def _finish(
+        self, deployment: dict[str, Any], old_sets: list[dict[str, Any]], new_rs: dict[str, Any]
+    ) -> float | None:
         all_sets = [*old_sets, new_rs]
         status = du.calculate_status(deployment, all_sets, new_rs, self._clock())
         if du.complete(deployment, status):
@@ -167,8 +173,8 @@ class DeploymentController:
     # -- replica sets -----------------------------------------------------------------
 
     def _existing_new_set(
-        self, deployment: dict, sets: list[dict]
-    ) -> tuple[dict | None, list[dict]]:
+        self, deployment: dict[str, Any], sets: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
         """(the new set if it exists, with its revision synced; the old sets)."""
         template = (deployment.get("spec") or {}).get("template") or {}
         matching = sorted(
@@ -195,7 +201,9 @@ class DeploymentController:
         self._set_revision(deployment, du.revision(new_rs))
         return new_rs, old_sets
 
-    def _new_and_old(self, deployment: dict, sets: list[dict]) -> tuple[dict, list[dict]]:
+    def _new_and_old(
+        self, deployment: dict[str, Any], sets: list[dict[str, Any]]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """(the new set, created when missing; the old sets)."""
         new_rs, old_sets = self._existing_new_set(deployment, sets)
         if new_rs is None:
@@ -204,23 +212,25 @@ class DeploymentController:
         return new_rs, old_sets
 
     @staticmethod
-    def _next_revision(old_sets: list[dict]) -> int:
+    def _next_revision(old_sets: list[dict[str, Any]]) -> int:
         return max((du.revision(rs) for rs in old_sets), default=0) + 1
 
-    def _replica_annotations(self, deployment: dict) -> dict[str, str]:
+    def _replica_annotations(self, deployment: dict[str, Any]) -> dict[str, str]:
         desired = du.replicas(deployment)
         return {
             du.DESIRED_REPLICAS: str(desired),
             du.MAX_REPLICAS: str(desired + du.max_surge(deployment)),
         }
 
-    def _annotations_stale(self, deployment: dict, rs: dict) -> bool:
+    def _annotations_stale(self, deployment: dict[str, Any], rs: dict[str, Any]) -> bool:
         annotations = rs["metadata"].get("annotations") or {}
         return any(
             annotations.get(k) != v for k, v in self._replica_annotations(deployment).items()
         )
 
-    def _annotate(self, deployment: dict, rs: dict, revision: int) -> dict:
+    def _annotate(
+        self, deployment: dict[str, Any], rs: dict[str, Any], revision: int
+    ) -> dict[str, Any]:
         rs = copy.deepcopy(rs)
         annotations = rs["metadata"].setdefault("annotations", {})
         annotations[du.REVISION] = str(revision)
@@ -229,7 +239,9 @@ class DeploymentController:
             REPLICA_SETS, rs["metadata"]["namespace"], rs["metadata"]["name"], rs
         )
 
-    def _create_new_set(self, deployment: dict, old_sets: list[dict], revision: int) -> dict:
+    def _create_new_set(
+        self, deployment: dict[str, Any], old_sets: list[dict[str, Any]], revision: int
+    ) -> dict[str, Any]:
         spec = deployment.get("spec") or {}
         meta = deployment["metadata"]
         collisions = int((deployment.get("status") or {}).get("collisionCount") or 0)
@@ -286,12 +298,12 @@ class DeploymentController:
         self._progress(deployment, du.NEW_RS_CREATED, f'Created new replica set "{name}"')
         return created
 
-    def _bump_collisions(self, deployment: dict, count: int) -> None:
+    def _bump_collisions(self, deployment: dict[str, Any], count: int) -> None:
         self._write_status(
             deployment, {**(deployment.get("status") or {}), "collisionCount": count}
         )
 
-    def _scale(self, deployment: dict, rs: dict, count: int) -> dict:
+    def _scale(self, deployment: dict[str, Any], rs: dict[str, Any], count: int) -> dict[str, Any]:
         before = du.replicas(rs)
         if before == count and not self._annotations_stale(deployment, rs):
             return rs
@@ -311,7 +323,7 @@ class DeploymentController:
             )
         return updated
 
-    def _old_pods_running(self, deployment: dict, old_sets: list[dict]) -> bool:
+    def _old_pods_running(self, deployment: dict[str, Any], old_sets: list[dict[str, Any]]) -> bool:
         uids = {rs["metadata"]["uid"] for rs in old_sets}
         pods, _ = self._registry.list(PODS, deployment["metadata"]["namespace"])
         return any(
@@ -320,7 +332,7 @@ class DeploymentController:
             for p in pods
         )
 
-    def _cleanup(self, deployment: dict, old_sets: list[dict]) -> None:
+    def _cleanup(self, deployment: dict[str, Any], old_sets: list[dict[str, Any]]) -> None:
         limit = (deployment.get("spec") or {}).get("revisionHistoryLimit")
         if limit is None:
             return
@@ -342,7 +354,7 @@ class DeploymentController:
 
     # -- deployment metadata and status ----------------------------------------------
 
-    def _set_revision(self, deployment: dict, revision: int) -> None:
+    def _set_revision(self, deployment: dict[str, Any], revision: int) -> None:
         annotations = deployment["metadata"].get("annotations") or {}
         if annotations.get(du.REVISION) == str(revision):
             return
@@ -356,7 +368,7 @@ class DeploymentController:
         deployment["metadata"] = updated["metadata"]
 
     def _progress(
-        self, deployment: dict, reason: str, message: str, only_if_missing: bool = False
+        self, deployment: dict[str, Any], reason: str, message: str, only_if_missing: bool = False
     ) -> None:
         """Record the Progressing condition on ``deployment`` (written with the next status)."""
         status = deployment.setdefault("status", {})
@@ -365,7 +377,10 @@ class DeploymentController:
         du.set_condition(status, "Progressing", "True", reason, message, self._clock())
 
     def _sync_status(
-        self, deployment: dict, all_sets: list[dict], new_rs: dict | None
+        self,
+        deployment: dict[str, Any],
+        all_sets: list[dict[str, Any]],
+        new_rs: dict[str, Any] | None,
     ) -> float | None:
         now = self._clock()
         status = du.calculate_status(deployment, all_sets, new_rs, now)
@@ -410,7 +425,7 @@ class DeploymentController:
         left = du.deadline_left(deployment, status, now)
         return left + 0.5 if left is not None and left > 0 else None
 
-    def _write_status(self, deployment: dict, status: dict) -> None:
+    def _write_status(self, deployment: dict[str, Any], status: dict[str, Any]) -> None:
         if status == (deployment.get("status") or {}):
             return
         current = self._registry.get(

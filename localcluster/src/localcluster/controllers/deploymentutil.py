@@ -17,6 +17,7 @@ import copy
 import json
 import math
 import re
+from typing import Any
 
 from localcluster.apiserver.objects import format_time, parse_time
 
@@ -44,14 +45,14 @@ def _fnv32a(data: bytes) -> int:
     return h
 
 
-def template_hash(template: dict, collision_count: int | None = None) -> str:
+def template_hash(template: dict[str, Any], collision_count: int | None = None) -> str:
     raw = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
     if collision_count:
         raw += str(collision_count).encode()
     return "".join(_ALPHANUMS[ord(c) % len(_ALPHANUMS)] for c in str(_fnv32a(raw)))
 
 
-def _without_hash(template: dict) -> dict:
+def _without_hash(template: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(template or {})
     labels = (out.get("metadata") or {}).get("labels")
     if labels:
@@ -59,26 +60,26 @@ def _without_hash(template: dict) -> dict:
     return out
 
 
-def equal_ignore_hash(a: dict, b: dict) -> bool:
+def equal_ignore_hash(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return _without_hash(a) == _without_hash(b)
 
 
-def revision(obj: dict) -> int:
+def revision(obj: dict[str, Any]) -> int:
     try:
         return int(((obj.get("metadata") or {}).get("annotations") or {}).get(REVISION, "0"))
     except ValueError:
         return 0
 
 
-def replicas(obj: dict) -> int:
+def replicas(obj: dict[str, Any]) -> int:
     return int((obj.get("spec") or {}).get("replicas", 1))
 
 
-def status_count(rs: dict | None, field: str) -> int:
+def status_count(rs: dict[str, Any] | None, field: str) -> int:
     return int(((rs or {}).get("status") or {}).get(field) or 0)
 
 
-def _resolve(value, total: int, round_up: bool) -> int:
+def _resolve(value: object, total: int, round_up: bool) -> int:
     if isinstance(value, int):
         return value
     match = _PERCENT.match(str(value or "0"))
@@ -88,7 +89,7 @@ def _resolve(value, total: int, round_up: bool) -> int:
     return math.ceil(scaled) if round_up else math.floor(scaled)
 
 
-def fenceposts(deployment: dict) -> tuple[int, int]:
+def fenceposts(deployment: dict[str, Any]) -> tuple[int, int]:
     """(maxSurge, maxUnavailable) as absolute pod counts."""
     rolling = ((deployment.get("spec") or {}).get("strategy") or {}).get("rollingUpdate") or {}
     desired = replicas(deployment)
@@ -99,22 +100,24 @@ def fenceposts(deployment: dict) -> tuple[int, int]:
     return surge, unavailable
 
 
-def is_rolling(deployment: dict) -> bool:
+def is_rolling(deployment: dict[str, Any]) -> bool:
     strategy = (deployment.get("spec") or {}).get("strategy") or {}
-    return strategy.get("type", "RollingUpdate") == "RollingUpdate"
+    return bool(strategy.get("type", "RollingUpdate") == "RollingUpdate")
 
 
-def max_unavailable(deployment: dict) -> int:
+def max_unavailable(deployment: dict[str, Any]) -> int:
     if not is_rolling(deployment) or replicas(deployment) == 0:
         return 0
     return min(fenceposts(deployment)[1], replicas(deployment))
 
 
-def max_surge(deployment: dict) -> int:
+def max_surge(deployment: dict[str, Any]) -> int:
     return fenceposts(deployment)[0] if is_rolling(deployment) else 0
 
 
-def new_rs_replicas(deployment: dict, all_sets: list[dict], new_rs: dict | None) -> int:
+def new_rs_replicas(
+    deployment: dict[str, Any], all_sets: list[dict[str, Any]], new_rs: dict[str, Any] | None
+) -> int:
     """How many replicas the new set may have now (rolling: within the surge)."""
     desired = replicas(deployment)
     current_new = replicas(new_rs) if new_rs is not None else 0
@@ -128,7 +131,10 @@ def new_rs_replicas(deployment: dict, all_sets: list[dict], new_rs: dict | None)
 
 
 def old_rs_scale_downs(
-    deployment: dict, all_sets: list[dict], old_sets: list[dict], new_rs: dict
+    deployment: dict[str, Any],
+    all_sets: list[dict[str, Any]],
+    old_sets: list[dict[str, Any]],
+    new_rs: dict[str, Any],
 ) -> dict[str, int]:
     """New replica counts for old sets a rolling update may scale down now (by name): first
     their unhealthy replicas, then available ones, keeping ``replicas - maxUnavailable``
@@ -168,7 +174,7 @@ def old_rs_scale_downs(
     return {name: count for name, count in target.items() if count != original[name]}
 
 
-def creation_order(obj: dict) -> tuple[float, str]:
+def creation_order(obj: dict[str, Any]) -> tuple[float, str]:
     """Sort key: oldest first, then by name (the controller's ``ReplicaSetsByCreationTimestamp``)."""
     meta = obj["metadata"]
     return (parse_time(meta.get("creationTimestamp") or "") or 0.0, meta["name"])
@@ -177,12 +183,12 @@ def creation_order(obj: dict) -> tuple[float, str]:
 # ---------------------------------------------------------------------- status
 
 
-def condition(status: dict, kind: str) -> dict | None:
+def condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
 
 
 def set_condition(
-    status: dict, kind: str, value: str, reason: str, message: str, now: float
+    status: dict[str, Any], kind: str, value: str, reason: str, message: str, now: float
 ) -> None:
     """Replace the condition ``kind``; its transition time survives when the status does."""
     current = condition(status, kind)
@@ -203,8 +209,11 @@ def set_condition(
 
 
 def calculate_status(
-    deployment: dict, all_sets: list[dict], new_rs: dict | None, now: float
-) -> dict:
+    deployment: dict[str, Any],
+    all_sets: list[dict[str, Any]],
+    new_rs: dict[str, Any] | None,
+    now: float,
+) -> dict[str, Any]:
     old = deployment.get("status") or {}
     available = sum(status_count(rs, "availableReplicas") for rs in all_sets)
     total = sum(replicas(rs) for rs in all_sets)
@@ -241,7 +250,7 @@ def calculate_status(
     return status
 
 
-def _keep_times(old: dict, new: dict) -> None:
+def _keep_times(old: dict[str, Any], new: dict[str, Any]) -> None:
     """A condition whose status, reason and message did not change keeps its timestamps."""
     for cond in new.get("conditions") or []:
         before = condition(old, cond["type"])
@@ -252,7 +261,7 @@ def _keep_times(old: dict, new: dict) -> None:
             )
 
 
-def complete(deployment: dict, status: dict) -> bool:
+def complete(deployment: dict[str, Any], status: dict[str, Any]) -> bool:
     desired = replicas(deployment)
     return (
         status.get("updatedReplicas") == desired
@@ -262,11 +271,11 @@ def complete(deployment: dict, status: dict) -> bool:
     )
 
 
-def progressing(deployment: dict, status: dict) -> bool:
+def progressing(deployment: dict[str, Any], status: dict[str, Any]) -> bool:
     old = deployment.get("status") or {}
     old_olds = old.get("replicas", 0) - old.get("updatedReplicas", 0)
     new_olds = status.get("replicas", 0) - status.get("updatedReplicas", 0)
-    return (
+    return bool(
         status.get("updatedReplicas", 0) > old.get("updatedReplicas", 0)
         or new_olds < old_olds
         or status.get("readyReplicas", 0) > old.get("readyReplicas", 0)
@@ -274,7 +283,7 @@ def progressing(deployment: dict, status: dict) -> bool:
     )
 
 
-def deadline_left(deployment: dict, status: dict, now: float) -> float | None:
+def deadline_left(deployment: dict[str, Any], status: dict[str, Any], now: float) -> float | None:
     """Seconds until the progress deadline passes; None when none applies, <= 0 once passed."""
     deadline = (deployment.get("spec") or {}).get("progressDeadlineSeconds")
     cond = condition(status, "Progressing")

@@ -18,10 +18,13 @@ smallest bucket among the selector's pairs holds every candidate).
 
 from __future__ import annotations
 
+import builtins
 import copy
 import logging
 import threading
+from typing import Any, cast
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import (
     ENDPOINTS,
     PODS,
@@ -33,29 +36,29 @@ from localcluster.client.informer import (
 logger = logging.getLogger(__name__)
 
 
-def selector_matches(selector: dict, labels: dict) -> bool:
+def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def pod_ready(pod: dict) -> bool:
+def pod_ready(pod: dict[str, Any]) -> bool:
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
+            return bool(condition.get("status") == "True")
     return False
 
 
-def _target_port(port: dict, pod: dict) -> int | None:
+def _target_port(port: dict[str, Any], pod: dict[str, Any]) -> int | None:
     target = port.get("targetPort")
     if isinstance(target, str) and not target.isdigit():
         for container in (pod.get("spec") or {}).get("containers") or []:
             for cport in container.get("ports") or []:
                 if cport.get("name") == target:
-                    return cport.get("containerPort")
+                    return cast(int | None, cport.get("containerPort"))
         return None
     return int(target) if target else port.get("port")
 
 
-def _address(pod: dict, service_name: str) -> dict:
+def _address(pod: dict[str, Any], service_name: str) -> dict[str, Any]:
     meta = pod["metadata"]
     spec = pod.get("spec") or {}
     address = {
@@ -74,11 +77,11 @@ def _address(pod: dict, service_name: str) -> dict:
     return address
 
 
-def build_subsets(service: dict, pods: list[dict]) -> list[dict]:
+def build_subsets(service: dict[str, Any], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Subsets grouped by identical port lists, addresses sorted by IP."""
     spec = service.get("spec") or {}
     publish_all = bool(spec.get("publishNotReadyAddresses"))
-    groups: dict[tuple, dict] = {}
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
         status = pod.get("status") or {}
         if not status.get("podIP") or pod["metadata"].get("deletionTimestamp"):
@@ -112,7 +115,7 @@ def build_subsets(service: dict, pods: list[dict]) -> list[dict]:
 Pair = tuple[str, str, str]  # (namespace, label, value)
 
 
-def _pairs(namespace: str, labels: dict) -> list[Pair]:
+def _pairs(namespace: str, labels: dict[str, Any]) -> list[Pair]:
     return [(namespace, label, str(value)) for label, value in labels.items()]
 
 
@@ -128,7 +131,7 @@ class LabelIndex:
         self._by_pair: dict[Pair, set[str]] = {}
         self._pairs: dict[str, list[Pair]] = {}
 
-    def set(self, key: str, namespace: str, labels: dict) -> None:
+    def set(self, key: str, namespace: str, labels: dict[str, Any]) -> None:
         self.remove(key)
         pairs = _pairs(namespace, labels)
         self._pairs[key] = pairs
@@ -142,10 +145,13 @@ class LabelIndex:
             if not keys:
                 del self._by_pair[pair]
 
-    def candidates(self, namespace: str, selector: dict) -> set[str]:
+    def candidates(self, namespace: str, selector: dict[str, Any]) -> builtins.set[str]:
         """Keys that may match ``selector`` (a superset of the matches; empty selector: none)."""
         buckets = [self._by_pair.get(pair, set()) for pair in _pairs(namespace, selector)]
-        return set(min(buckets, key=len)) if buckets else set()
+        if not buckets:
+            return set()
+        smallest = min(buckets, key=len)
+        return set(smallest)
 
 
 class SelectorIndex:
@@ -160,9 +166,9 @@ class SelectorIndex:
 
     def __init__(self) -> None:
         self._by_pair: dict[Pair, set[str]] = {}
-        self._entries: dict[str, tuple[Pair, dict]] = {}
+        self._entries: dict[str, tuple[Pair, dict[str, Any]]] = {}
 
-    def set(self, key: str, namespace: str, selector: dict | None) -> None:
+    def set(self, key: str, namespace: str, selector: dict[str, Any] | None) -> None:
         self.remove(key)
         if selector:
             pair = min(
@@ -179,7 +185,7 @@ class SelectorIndex:
             if not keys:
                 self._by_pair.pop(entry[0], None)
 
-    def matching(self, namespace: str, labels: dict) -> set[str]:
+    def matching(self, namespace: str, labels: dict[str, Any]) -> builtins.set[str]:
         found = set()
         for pair in _pairs(namespace, labels):
             for key in self._by_pair.get(pair, ()):
@@ -191,7 +197,7 @@ class SelectorIndex:
 class EndpointsController:
     """Keeps Endpoints in step with Services and their pods."""
 
-    def __init__(self, registry) -> None:
+    def __init__(self, registry: Registry) -> None:
         self._registry = registry
         self._cond = threading.Condition()
         self._queue: set[str] = set()
@@ -219,7 +225,7 @@ class EndpointsController:
             self._queue.add(key)
             self._cond.notify()
 
-    def _on_service(self, event: str, service: dict, _old: dict | None) -> None:
+    def _on_service(self, event: str, service: dict[str, Any], _old: dict[str, Any] | None) -> None:
         key = object_key(service)
         with self._cond:
             if event == "DELETED":
@@ -229,12 +235,14 @@ class EndpointsController:
                 self._index.set(key, service["metadata"].get("namespace", ""), selector)
         self._enqueue(key)
 
-    def _on_endpoints(self, event: str, endpoints: dict, _old: dict | None) -> None:
+    def _on_endpoints(
+        self, event: str, endpoints: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         # someone else changed or removed an Endpoints we own: resync its service
         if self._services.get(object_key(endpoints)) is not None:
             self._enqueue(object_key(endpoints))
 
-    def _on_pod(self, event: str, pod: dict, old: dict | None) -> None:
+    def _on_pod(self, event: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
         namespace = pod["metadata"].get("namespace", "")
         with self._cond:
             if event == "DELETED":
@@ -279,6 +287,7 @@ class EndpointsController:
                 self._managed.discard(key)
                 self._registry.delete(ENDPOINTS, namespace, name)
             return
+        assert service is not None  # the selector is the service's
         self._managed.add(key)
         with self._cond:
             candidates = self._pod_labels.candidates(namespace, selector)

@@ -14,7 +14,10 @@ import copy
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import GVR
 from localcluster.client.informer import NAMESPACES, RegistryInformer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 
@@ -32,7 +35,14 @@ ROOT_CA_DESCRIPTION = (
 class PerNamespaceObject:
     """Ensures ``name`` of ``gvr`` exists in every active namespace with the fields ``owned``."""
 
-    def __init__(self, registry, gvr, name: str, owned: Callable[[], dict], label: str) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        gvr: GVR,
+        name: str,
+        owned: Callable[[], dict[str, Any]],
+        label: str,
+    ) -> None:
         self._registry = registry
         self._gvr = gvr
         self._name = name
@@ -49,11 +59,13 @@ class PerNamespaceObject:
         threads.append(run_worker(self._queue, self.sync, stop_event, self._label))
         return threads
 
-    def _on_namespace(self, event: str, namespace: dict, _old: dict | None) -> None:
+    def _on_namespace(
+        self, event: str, namespace: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         if event != "DELETED":
             self._queue.add(namespace["metadata"]["name"])
 
-    def _on_object(self, _event: str, obj: dict, _old: dict | None) -> None:
+    def _on_object(self, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
         self._queue.add(obj["metadata"].get("namespace", ""))
 
     def wait_ready(self, timeout: float) -> bool:
@@ -93,7 +105,7 @@ class PerNamespaceObject:
         self._registry.update(self._gvr, namespace, self._name, updated)
 
 
-def _merge(target: dict, owned: dict) -> None:
+def _merge(target: dict[str, Any], owned: dict[str, Any]) -> None:
     for key, value in owned.items():
         if isinstance(value, dict):
             _merge(target.setdefault(key, {}), value)
@@ -101,7 +113,7 @@ def _merge(target: dict, owned: dict) -> None:
             target[key] = value
 
 
-def _contains(obj: dict, owned: dict) -> bool:
+def _contains(obj: dict[str, Any], owned: dict[str, Any]) -> bool:
     for key, value in owned.items():
         if isinstance(value, dict):
             if not isinstance(obj.get(key), dict) or not _contains(obj[key], value):
@@ -111,14 +123,14 @@ def _contains(obj: dict, owned: dict) -> bool:
     return True
 
 
-def default_service_accounts(registry) -> PerNamespaceObject:
+def default_service_accounts(registry: Registry) -> PerNamespaceObject:
     return PerNamespaceObject(
         registry, SERVICE_ACCOUNTS, "default", dict, "serviceaccount-controller"
     )
 
 
-def root_ca_publisher(registry, ca_file: str) -> PerNamespaceObject:
-    def owned() -> dict:
+def root_ca_publisher(registry: Registry, ca_file: str) -> PerNamespaceObject:
+    def owned() -> dict[str, Any]:
         with open(ca_file) as handle:
             pem = handle.read()
         return {

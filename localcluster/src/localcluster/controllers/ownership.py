@@ -10,20 +10,23 @@ objects being deleted are neither adopted nor released.
 from __future__ import annotations
 
 import logging
+from typing import Any, cast
 
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import GVR
 from localcluster.apiserver.workloads import label_selector_matches
 
 logger = logging.getLogger(__name__)
 
 
-def controller_ref(obj: dict) -> dict | None:
+def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller"):
-            return ref
+            return cast(dict[str, Any] | None, ref)
     return None
 
 
-def controller_keys(kind: str, *objs: dict | None) -> set[str]:
+def controller_keys(kind: str, *objs: dict[str, Any] | None) -> set[str]:
     """``namespace/name`` of the controllers of ``kind`` of the given objects (None skipped)."""
     keys = set()
     for obj in objs:
@@ -33,7 +36,7 @@ def controller_keys(kind: str, *objs: dict | None) -> set[str]:
     return keys
 
 
-def selecting(owners: list[dict], obj: dict) -> list[dict]:
+def selecting(owners: list[dict[str, Any]], obj: dict[str, Any]) -> list[dict[str, Any]]:
     """The owners whose ``spec.selector`` matches ``obj``'s labels (candidates to adopt it)."""
     labels = obj["metadata"].get("labels") or {}
     return [
@@ -41,7 +44,7 @@ def selecting(owners: list[dict], obj: dict) -> list[dict]:
     ]
 
 
-def owner_reference(owner: dict) -> dict:
+def owner_reference(owner: dict[str, Any]) -> dict[str, Any]:
     meta = owner["metadata"]
     return {
         "apiVersion": owner["apiVersion"],
@@ -53,7 +56,13 @@ def owner_reference(owner: dict) -> dict:
     }
 
 
-def claim(registry, gvr, owner: dict, selector: dict, candidates: list[dict]) -> list[dict]:
+def claim(
+    registry: Registry,
+    gvr: GVR,
+    owner: dict[str, Any],
+    selector: dict[str, Any],
+    candidates: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """The candidates ``owner`` controls after adopting matching orphans and releasing
     non-matching ones (writes through ``registry``; a lost race just skips the object)."""
     uid = owner["metadata"]["uid"]
@@ -78,7 +87,9 @@ def claim(registry, gvr, owner: dict, selector: dict, candidates: list[dict]) ->
     return owned
 
 
-def _set_owners(registry, gvr, obj: dict, refs: list[dict]) -> dict | None:
+def _set_owners(
+    registry: Registry, gvr: GVR, obj: dict[str, Any], refs: list[dict[str, Any]]
+) -> dict[str, Any] | None:
     meta = obj["metadata"]
     patch = {"metadata": {"ownerReferences": refs, "resourceVersion": meta["resourceVersion"]}}
     try:

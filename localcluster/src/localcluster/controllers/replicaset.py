@@ -21,8 +21,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from localcluster.apiserver.objects import format_time, parse_time
+from localcluster.apiserver.registry import Registry
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
@@ -35,12 +37,12 @@ BURST = 500
 COMPONENT = "replicaset-controller"
 
 
-def is_active(pod: dict) -> bool:
+def is_active(pod: dict[str, Any]) -> bool:
     phase = (pod.get("status") or {}).get("phase")
     return phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp")
 
 
-def ready_since(pod: dict) -> float | None:
+def ready_since(pod: dict[str, Any]) -> float | None:
     """When the pod last became Ready, or None while it is not."""
     for condition in (pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready":
@@ -50,7 +52,7 @@ def ready_since(pod: dict) -> float | None:
     return None
 
 
-def _deletion_rank(pod: dict) -> tuple:
+def _deletion_rank(pod: dict[str, Any]) -> tuple[Any, ...]:
     status = pod.get("status") or {}
     phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(status.get("phase") or "", 0)
     restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or [])
@@ -65,7 +67,7 @@ def _deletion_rank(pod: dict) -> tuple:
 
 
 class ReplicaSetController:
-    def __init__(self, registry, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, registry: Registry, clock: Callable[[], float] = time.time) -> None:
         self._registry = registry
         self._clock = clock
         self._queue = KeyQueue()
@@ -79,10 +81,10 @@ class ReplicaSetController:
 
     # -- event handlers ---------------------------------------------------------------
 
-    def _on_set(self, _event: str, rs: dict, _old: dict | None) -> None:
+    def _on_set(self, _event: str, rs: dict[str, Any], _old: dict[str, Any] | None) -> None:
         self._queue.add(object_key(rs))
 
-    def _on_pod(self, event: str, pod: dict, old: dict | None) -> None:
+    def _on_pod(self, event: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
         keys = ownership.controller_keys("ReplicaSet", pod, old)
         if event != "DELETED" and ownership.controller_ref(pod) is None and is_active(pod):
             namespace = pod["metadata"].get("namespace", "")
@@ -109,14 +111,14 @@ class ReplicaSetController:
             pods = self._owned_pods(rs)
         return self._update_status(rs, spec, pods, error)
 
-    def _owned_pods(self, rs: dict) -> list[dict]:
+    def _owned_pods(self, rs: dict[str, Any]) -> list[dict[str, Any]]:
         namespace = rs["metadata"]["namespace"]
         candidates, _ = self._registry.list(PODS, namespace)
         return ownership.claim(
             self._registry, PODS, rs, (rs.get("spec") or {}).get("selector") or {}, candidates
         )
 
-    def _manage(self, rs: dict, active: list[dict]) -> tuple[str, str] | None:
+    def _manage(self, rs: dict[str, Any], active: list[dict[str, Any]]) -> tuple[str, str] | None:
         """Create or delete pods; returns (reason, message) of the first failure."""
         diff = len(active) - int((rs.get("spec") or {}).get("replicas", 1))
         if diff < 0:
@@ -131,7 +133,7 @@ class ReplicaSetController:
                     return failure
         return None
 
-    def _create_pod(self, rs: dict) -> tuple[str, str] | None:
+    def _create_pod(self, rs: dict[str, Any]) -> tuple[str, str] | None:
         template = copy.deepcopy((rs.get("spec") or {}).get("template") or {})
         meta = template.get("metadata") or {}
         meta.pop("name", None)
@@ -155,7 +157,7 @@ class ReplicaSetController:
         record_event(self._registry, rs, "Normal", "SuccessfulCreate", message, COMPONENT)
         return None
 
-    def _delete_pod(self, rs: dict, pod: dict) -> tuple[str, str] | None:
+    def _delete_pod(self, rs: dict[str, Any], pod: dict[str, Any]) -> tuple[str, str] | None:
         name = pod["metadata"]["name"]
         try:
             self._registry.delete(
@@ -176,7 +178,11 @@ class ReplicaSetController:
         return None
 
     def _update_status(
-        self, rs: dict, spec: dict, pods: list[dict], error: tuple[str, str] | None
+        self,
+        rs: dict[str, Any],
+        spec: dict[str, Any],
+        pods: list[dict[str, Any]],
+        error: tuple[str, str] | None,
     ) -> float | None:
         now = self._clock()
         min_ready = int(spec.get("minReadySeconds") or 0)

@@ -29,7 +29,9 @@ import os
 import subprocess
 import tempfile
 import threading
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import ENDPOINTS, SERVICES, RegistryInformer
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 
@@ -147,14 +149,14 @@ class ClusterHosts:
     """Service names -> pod IPs from Services/Endpoints, written into per-pod hosts files."""
 
     def __init__(
-        self, registry, directory: str, domains: tuple[str, ...] = ("cluster.local",)
+        self, registry: Registry, directory: str, domains: tuple[str, ...] = ("cluster.local",)
     ) -> None:
         self._directory = directory
         self._domains = domains
         self._lock = threading.Condition()
-        self._services: dict[tuple[str, str], dict] = {}
-        self._endpoints: dict[tuple[str, str], dict] = {}
-        self._pods: dict[str, tuple] = {}  # key -> (path, ns, ip, own names, labels)
+        self._services: dict[tuple[str, str], dict[str, Any]] = {}
+        self._endpoints: dict[tuple[str, str], dict[str, Any]] = {}
+        self._pods: dict[str, tuple[Any, ...]] = {}  # key -> (path, ns, ip, own names, labels)
         self._dirty = False
         self._written: dict[str, str] = {}
         self._svc_informer = RegistryInformer(registry, SERVICES, self._on_service)
@@ -168,13 +170,19 @@ class ClusterHosts:
         writer.start()
         return [self._svc_informer.start(stop_event), self._ep_informer.start(stop_event), writer]
 
-    def _on_service(self, event_type: str, obj: dict, _old: dict | None) -> None:
+    def _on_service(
+        self, event_type: str, obj: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         self._update(self._services, event_type, obj)
 
-    def _on_endpoints(self, event_type: str, obj: dict, _old: dict | None) -> None:
+    def _on_endpoints(
+        self, event_type: str, obj: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         self._update(self._endpoints, event_type, obj)
 
-    def _update(self, table: dict, event_type: str, obj: dict) -> None:
+    def _update(
+        self, table: dict[tuple[str, str], dict[str, Any]], event_type: str, obj: dict[str, Any]
+    ) -> None:
         key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
         with self._lock:
             if event_type == "DELETED":
@@ -225,7 +233,7 @@ class ClusterHosts:
         out = []
         for (namespace, name), service in sorted(self._services.items()):
             endpoints = self._endpoints.get((namespace, name)) or {}
-            addresses = []
+            addresses: list[dict[str, Any]] = []
             for subset in endpoints.get("subsets") or []:
                 addresses += subset.get("addresses") or []
                 addresses += subset.get("notReadyAddresses") or []

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import re
+from typing import Any, cast
 
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import GVR
 from localcluster.kubelet.podstatus import PodRecord
 
 CONFIGMAPS = ("", "v1", "configmaps")
@@ -26,7 +29,7 @@ class ContainerConfigError(Exception):
 def expand(text: str, env: dict[str, str]) -> str:
     """Kubernetes ``$(VAR)`` expansion: unknown references stay, ``$$`` escapes."""
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         if match.group(0) == "$$":
             return "$"
         name = match.group(1)
@@ -50,14 +53,16 @@ def field_value(record: PodRecord, path: str) -> str:
         "status.hostIPs": record.host_ip,
     }
     if path in simple:
-        return simple[path]
+        return cast(str, simple[path])
     match = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
     if match:
-        return (meta.get(match.group(1)) or {}).get(match.group(2), "")
+        return cast(str, (meta.get(match.group(1)) or {}).get(match.group(2), ""))
     raise ContainerConfigError(f"unsupported fieldRef {path!r}")
 
 
-def object_data(registry, gvr, namespace: str, name: str, optional: bool) -> dict[str, str] | None:
+def object_data(
+    registry: Registry, gvr: GVR, namespace: str, name: str, optional: bool
+) -> dict[str, str] | None:
     try:
         obj = registry.get(gvr, namespace, name)
     except Exception as err:  # noqa: BLE001
@@ -71,7 +76,7 @@ def object_data(registry, gvr, namespace: str, name: str, optional: bool) -> dic
     return dict(obj.get("data") or {})
 
 
-def _key_ref(registry, gvr, namespace: str, ref: dict) -> str | None:
+def _key_ref(registry: Registry, gvr: GVR, namespace: str, ref: dict[str, Any]) -> str | None:
     data = object_data(registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
     if data is None:
         return None
@@ -84,13 +89,15 @@ def _key_ref(registry, gvr, namespace: str, ref: dict) -> str | None:
     return data[ref["key"]]
 
 
-def _resource_value(spec: dict, ref: dict) -> str:
+def _resource_value(spec: dict[str, Any], ref: dict[str, Any]) -> str:
     resources = spec.get("resources") or {}
     kind, _, name = (ref.get("resource") or "").partition(".")
     return str((resources.get(kind) or {}).get(name, "0"))
 
 
-def container_env(registry, record: PodRecord, spec: dict, base: dict[str, str]) -> dict[str, str]:
+def container_env(
+    registry: Registry, record: PodRecord, spec: dict[str, Any], base: dict[str, str]
+) -> dict[str, str]:
     """The full environment of one container, ``base`` first (lowest precedence)."""
     env = dict(base)
     for source in spec.get("envFrom") or []:
@@ -106,7 +113,7 @@ def container_env(registry, record: PodRecord, spec: dict, base: dict[str, str])
     return env
 
 
-def _env_from(registry, namespace: str, source: dict) -> dict[str, str]:
+def _env_from(registry: Registry, namespace: str, source: dict[str, Any]) -> dict[str, str]:
     """The variables one ``envFrom`` entry brings in (ConfigMap and/or Secret, prefixed)."""
     prefix = source.get("prefix", "")
     out: dict[str, str] = {}
@@ -120,7 +127,9 @@ def _env_from(registry, namespace: str, source: dict) -> dict[str, str]:
     return out
 
 
-def _value_from(registry, record: PodRecord, spec: dict, name: str, source: dict) -> str | None:
+def _value_from(
+    registry: Registry, record: PodRecord, spec: dict[str, Any], name: str, source: dict[str, Any]
+) -> str | None:
     """The value of one ``env[].valueFrom``; None when an optional key is missing."""
     if "fieldRef" in source:
         return field_value(record, source["fieldRef"].get("fieldPath", ""))
@@ -133,7 +142,7 @@ def _value_from(registry, record: PodRecord, spec: dict, name: str, source: dict
     raise ContainerConfigError(f"unsupported valueFrom for {name}")
 
 
-def container_argv(spec: dict, env: dict[str, str]) -> list[str]:
+def container_argv(spec: dict[str, Any], env: dict[str, str]) -> list[str]:
     """command + args with ``$(VAR)`` expanded; empty when the container has no command."""
     command = spec.get("command") or []
     if not command:

@@ -29,6 +29,7 @@ import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +79,9 @@ class ImageTable:
         return table
 
 
-def container_command(spec: dict, image: LocalImage | None) -> tuple[list[str], list[str]]:
+def container_command(
+    spec: dict[str, Any], image: LocalImage | None
+) -> tuple[list[str], list[str]]:
     """(command, args) a container runs: its own, else the image's entrypoint and cmd."""
     command = list(spec.get("command") or [])
     args = list(spec.get("args") or [])

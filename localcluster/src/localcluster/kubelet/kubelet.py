@@ -20,8 +20,10 @@ import copy
 import logging
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from localcluster.apiserver.objects import format_time
+from localcluster.apiserver.registry import Registry
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
@@ -56,7 +58,7 @@ class Kubelet:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         node: NodeConfig,
         runtime: ContainerRuntime,
         ips: IPAllocator,
@@ -75,12 +77,14 @@ class Kubelet:
         self._records: dict[str, PodRecord] = {}
         self._dirty: set[str] = set()
         self._to_delete: dict[str, str] = {}  # pod key -> uid to finish deleting
-        self._written: dict[str, dict] = {}
+        self._written: dict[str, dict[str, Any]] = {}
         self._emit_events = events
-        self._events: list[tuple[dict, str, str, str]] = []  # (pod, type, reason, message)
+        self._events: list[
+            tuple[dict[str, Any], str, str, str]
+        ] = []  # (pod, type, reason, message)
         self._wake = threading.Condition(self._lock)
         self._stopping = False
-        self._node_obj: dict = {}
+        self._node_obj: dict[str, Any] = {}
         self._informer = RegistryInformer(
             registry, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
         )
@@ -130,7 +134,7 @@ class Kubelet:
 
     # -- pod events (informer thread) --------------------------------------------
 
-    def on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
+    def on_pod(self, event_type: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
         meta = pod["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
         with self._lock:
@@ -154,7 +158,7 @@ class Kubelet:
                 if not record.terminating or grace < record.grace_seconds:
                     self._terminate(record, grace)  # first request, or a shorter grace period
 
-    def _admit(self, key: str, pod: dict) -> None:
+    def _admit(self, key: str, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
         now = self.timers.clock.wall()
         record = PodRecord(
@@ -223,7 +227,7 @@ class Kubelet:
             self._mark_dirty(pod_key)
 
     @staticmethod
-    def _container_spec(record: PodRecord, name: str) -> dict | None:
+    def _container_spec(record: PodRecord, name: str) -> dict[str, Any] | None:
         containers = (record.pod.get("spec") or {}).get("containers") or []
         return next((c for c in containers if c.get("name") == name), None)
 
@@ -357,7 +361,7 @@ class Kubelet:
             self._finish_deletion(key, uid)
         return len(statuses) + len(deletions)
 
-    def _write_status(self, record: PodRecord, status: dict) -> None:
+    def _write_status(self, record: PodRecord, status: dict[str, Any]) -> None:
         body = copy.deepcopy(record.pod)
         body["status"] = status
         body["metadata"].pop("resourceVersion", None)

@@ -13,8 +13,10 @@ import copy
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from localcluster.apiserver.objects import format_time
+from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import LEASES, NODES
 
 logger = logging.getLogger(__name__)
@@ -34,14 +36,16 @@ class NodeConfig:
     labels: dict[str, str] = field(default_factory=dict)
     address: str = "127.0.0.1"
     runtime: str = "simulated"
-    taints: list[dict] = field(default_factory=list)  # core/v1 Taints, written to spec.taints
+    taints: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # core/v1 Taints, written to spec.taints
 
 
 def _micro_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
 
 
-def build_node(config: NodeConfig) -> dict:
+def build_node(config: NodeConfig) -> dict[str, Any]:
     capacity = {
         "cpu": str(config.cpu),
         "memory": str(config.memory),
@@ -60,7 +64,7 @@ def build_node(config: NodeConfig) -> dict:
     }
     stamp = format_time(time.time())
 
-    def condition(kind: str, status: str, reason: str, message: str) -> dict:
+    def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
         return {
             "type": kind,
             "status": status,
@@ -105,7 +109,7 @@ def build_node(config: NodeConfig) -> dict:
     }
 
 
-def register_node(registry, config: NodeConfig) -> dict:
+def register_node(registry: Registry, config: NodeConfig) -> dict[str, Any]:
     """Create or refresh the Node and set its status; returns the stored node."""
     desired = build_node(config)
     try:
@@ -124,7 +128,7 @@ def register_node(registry, config: NodeConfig) -> dict:
     return registry.update(NODES, None, config.name, stored, subresource="status")
 
 
-def renew_lease(registry, node: dict, duration_seconds: int = 40) -> None:
+def renew_lease(registry: Registry, node: dict[str, Any], duration_seconds: int = 40) -> None:
     """Create or renew the node's heartbeat Lease; failures are only logged."""
     name = node["metadata"]["name"]
     spec = {

@@ -10,6 +10,7 @@ containerStatuses the way the kubelet's ``getPhase``/status manager do.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from localcluster.apiserver.objects import format_time
 from localcluster.apiserver.qos import qos_class
@@ -34,7 +35,7 @@ class ContainerRecord:
     started_at: str | None = None
     finished_at: str | None = None
     restart_count: int = 0
-    last_state: dict | None = None
+    last_state: dict[str, Any] | None = None
     container_id: str = ""
     restart_pending: bool = False
     ready: bool | None = None  # the readiness probe's verdict; None: no probe (ready when running)
@@ -44,7 +45,7 @@ class ContainerRecord:
     def is_ready(self) -> bool:
         return self.state == RUNNING and self.ready is not False and self.started is not False
 
-    def terminated_state(self) -> dict:
+    def terminated_state(self) -> dict[str, Any]:
         state = {
             "exitCode": self.exit_code,
             "reason": self.reason,
@@ -64,12 +65,12 @@ class PodRecord:
     namespace: str
     name: str
     uid: str
-    pod: dict
+    pod: dict[str, Any]
     pod_ip: str
     host_ip: str
     start_time: str
     containers: dict[str, ContainerRecord] = field(default_factory=dict)
-    conditions: dict[str, dict] = field(default_factory=dict)
+    conditions: dict[str, dict[str, Any]] = field(default_factory=dict)
     terminating: bool = False
     grace_seconds: float = 0.0
     finished: bool = False
@@ -188,7 +189,8 @@ def _set_condition(
     record.conditions[kind] = condition
 
 
-def _container_status(container: ContainerRecord) -> dict:
+def _container_status(container: ContainerRecord) -> dict[str, Any]:
+    state: dict[str, Any]
     if container.state == RUNNING:
         state = {"running": {"startedAt": container.started_at}}
     elif container.state == TERMINATED:
@@ -213,10 +215,10 @@ def _container_status(container: ContainerRecord) -> dict:
     return status
 
 
-def _scheduled_condition(record: PodRecord, now: float) -> dict:
+def _scheduled_condition(record: PodRecord, now: float) -> dict[str, Any]:
     for condition in (record.pod.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
-            return condition
+            return cast(dict[str, Any], condition)
     return {
         "type": "PodScheduled",
         "status": "True",
@@ -225,7 +227,7 @@ def _scheduled_condition(record: PodRecord, now: float) -> dict:
     }
 
 
-def build_status(record: PodRecord, now: float) -> dict:
+def build_status(record: PodRecord, now: float) -> dict[str, Any]:
     """The full PodStatus for the record; updates ``record.conditions``/``finished``."""
     phase = pod_phase(record)
     record.finished = phase in ("Succeeded", "Failed")

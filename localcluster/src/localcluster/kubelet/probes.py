@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from localcluster.kubelet.timers import TimerHandle, TimerQueue
 
@@ -39,7 +40,7 @@ Report = Callable[[str, str, str, bool | None, str], None]
 @dataclass
 class _Probe:
     kind: str
-    spec: dict
+    spec: dict[str, Any]
     pod_key: str
     container: str
     pod_ip: str
@@ -65,10 +66,10 @@ class Prober:
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="prober")
 
     @staticmethod
-    def has(spec: dict, kind: str) -> bool:
+    def has(spec: dict[str, Any], kind: str) -> bool:
         return bool(spec.get(kind))
 
-    def start(self, pod_key: str, pod_ip: str, spec: dict) -> None:
+    def start(self, pod_key: str, pod_ip: str, spec: dict[str, Any]) -> None:
         """Start the probes of a container that just started (replacing older ones)."""
         self.stop(pod_key, spec["name"])
         ports = {p["name"]: p["containerPort"] for p in spec.get("ports") or [] if p.get("name")}
@@ -165,14 +166,14 @@ class Prober:
             return code == 0, output.strip() or f"command exited with {code}"
         return False, "probe has no supported handler"
 
-    def _port(self, probe: _Probe, port) -> int:
+    def _port(self, probe: _Probe, port: Any) -> int:
         if isinstance(port, str) and not port.isdigit():
             if port not in probe.ports:
                 raise ValueError(f"port {port!r} is not a named container port")
             return probe.ports[port]
         return int(port)
 
-    def _http(self, probe: _Probe, get: dict, timeout: float) -> tuple[bool, str]:
+    def _http(self, probe: _Probe, get: dict[str, Any], timeout: float) -> tuple[bool, str]:
         host = get.get("host") or probe.pod_ip
         port = self._port(probe, get.get("port"))
         if (get.get("scheme") or "HTTP").upper() == "HTTPS":

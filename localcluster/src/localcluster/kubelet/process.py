@@ -29,7 +29,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.kubelet.dns import (
     HOSTS_ENV,
     ClusterHosts,
@@ -62,7 +64,7 @@ class _Proc:
     container_id: str
     attempt: int
     log_path: str
-    popen: subprocess.Popen | None = None
+    popen: subprocess.Popen[bytes] | None = None
     exit_code: int | None = None
     env: dict[str, str] | None = None
     namespaced: bool = False
@@ -96,7 +98,7 @@ class ProcessRuntime(ContainerRuntime):
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         state_dir: str,
         timers: TimerQueue,
         hosts: ClusterHosts | None = None,
@@ -149,7 +151,7 @@ class ProcessRuntime(ContainerRuntime):
         env[POD_IP_ENV] = record.pod_ip
         return env
 
-    def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
+    def start_container(self, record: PodRecord, spec: dict[str, Any], attempt: int) -> None:
         name = spec["name"]
         container_id = f"process://{record.uid[:8]}-{name}-{attempt}"
         log_dir = os.path.join(self._pod_dir(record), name)
@@ -181,7 +183,9 @@ class ProcessRuntime(ContainerRuntime):
         logger.debug("started %s/%s pid %d: %s", record.key, name, popen.pid, argv)
         self.callbacks.container_started(record.key, name, container_id)
 
-    def _retry_start(self, record: PodRecord, spec: dict, attempt: int, proc: _Proc) -> None:
+    def _retry_start(
+        self, record: PodRecord, spec: dict[str, Any], attempt: int, proc: _Proc
+    ) -> None:
         with self._lock:
             current = self._procs.get((record.key, spec["name"])) is proc and not self._closed
         if current and not record.terminating:
@@ -195,7 +199,9 @@ class ProcessRuntime(ContainerRuntime):
             proc.pod_key, proc.container, proc.container_id, code, reason, message
         )
 
-    def _prepare(self, record: PodRecord, spec: dict) -> tuple[list[str], dict[str, str], str]:
+    def _prepare(
+        self, record: PodRecord, spec: dict[str, Any]
+    ) -> tuple[list[str], dict[str, str], str]:
         image = self._images.lookup(spec.get("image") or "")
         env = container_env(self._registry, record, spec, self._base_env(record, image))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (self._hook_dir, env.get("PYTHONPATH")) if p)
@@ -235,6 +241,7 @@ class ProcessRuntime(ContainerRuntime):
         return self._mount_namespaces
 
     def _hosts_file(self, record: PodRecord) -> str:
+        assert self._hosts is not None  # called only with cluster DNS on
         with self._lock:
             path = self._hosts_files.get(record.key)
         if path is None:
@@ -251,7 +258,7 @@ class ProcessRuntime(ContainerRuntime):
 
     def _spawn(
         self, argv: list[str], env: dict[str, str], cwd: str, log_path: str
-    ) -> subprocess.Popen:
+    ) -> subprocess.Popen[bytes]:
         with open(log_path, "ab") as log:
             try:
                 return subprocess.Popen(
@@ -276,19 +283,21 @@ class ProcessRuntime(ContainerRuntime):
                 if self._closed:
                     return
                 live = [
-                    p for p in self._procs.values() if p.popen is not None and p.exit_code is None
+                    (p, p.popen)
+                    for p in self._procs.values()
+                    if p.popen is not None and p.exit_code is None
                 ]
                 if not live:
                     self._lock.wait(0.5)
                     continue
-            for proc in live:
-                code = proc.popen.poll()
+            for proc, popen in live:
+                code = popen.poll()
                 if code is None:
                     continue
                 code = 128 - code if code < 0 else code
                 # like a runtime tearing down the container's cgroup: leftovers die too
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.popen.pid, signal.SIGKILL)
+                    os.killpg(popen.pid, signal.SIGKILL)
                 with self._lock:
                     proc.exit_code = code
                     self._lock.notify_all()
@@ -309,9 +318,12 @@ class ProcessRuntime(ContainerRuntime):
         for proc in procs:
             self._signal(proc, signal.SIGTERM if grace_seconds > 0 else signal.SIGKILL)
         if grace_seconds > 0:
-            self._timers.call_later(
-                grace_seconds, lambda: [self._signal(p, signal.SIGKILL) for p in procs]
-            )
+
+            def kill_the_rest() -> None:
+                for proc in procs:
+                    self._signal(proc, signal.SIGKILL)
+
+            self._timers.call_later(grace_seconds, kill_the_rest)
 
     def stop_container(self, record: PodRecord, container: str, grace_seconds: float) -> None:
         with self._lock:

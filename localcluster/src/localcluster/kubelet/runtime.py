@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from localcluster.kubelet.podstatus import PodRecord
 
@@ -58,7 +58,7 @@ class ContainerRuntime:
     def attach(self, callbacks: RuntimeCallbacks) -> None:
         self.callbacks = callbacks
 
-    def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
+    def start_container(self, record: PodRecord, spec: dict[str, Any], attempt: int) -> None:
         raise NotImplementedError
 
     def stop_pod(self, record: PodRecord, grace_seconds: float) -> None:

@@ -7,10 +7,12 @@ listener) instead: that is where in-cluster client configuration must connect.
 
 from __future__ import annotations
 
+from localcluster.apiserver.registry import Registry
+
 ENDPOINTS = ("", "v1", "endpoints")
 
 
-def kubernetes_service_env(registry) -> dict[str, str]:
+def kubernetes_service_env(registry: Registry) -> dict[str, str]:
     """The variables for the API server's endpoint; empty when there is no secure listener."""
     try:
         endpoints = registry.get(ENDPOINTS, "default", "kubernetes")

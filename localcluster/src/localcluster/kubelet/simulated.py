@@ -39,7 +39,7 @@ EXIT_CODE = ANNOTATION_PREFIX + "exit-code"
 SIGTERM_EXIT = 143
 
 
-def annotation(pod: dict, key: str, container: str) -> str | None:
+def annotation(pod: dict[str, Any], key: str, container: str) -> str | None:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     value = annotations.get(f"{key}.{container}")
     return value if value is not None else annotations.get(key)
@@ -49,7 +49,7 @@ class BadAnnotation(ValueError):
     """A simulation annotation that does not parse; the text names it."""
 
 
-def exit_code_for(pod: dict, container: str, attempt: int) -> int:
+def exit_code_for(pod: dict[str, Any], container: str, attempt: int) -> int:
     text = annotation(pod, EXIT_CODE, container)
     if not text:
         return 0
@@ -64,7 +64,7 @@ def exit_code_for(pod: dict, container: str, attempt: int) -> int:
     return codes[min(attempt, len(codes) - 1)] if codes else 0
 
 
-def seconds(pod: dict, key: str, container: str, default: float | None) -> float | None:
+def seconds(pod: dict[str, Any], key: str, container: str, default: float | None) -> float | None:
     text = annotation(pod, key, container)
     if text is None or text == "":
         return default
@@ -101,7 +101,7 @@ class SimulatedRuntime(ContainerRuntime):
         self._running: dict[tuple[str, str], str] = {}  # (pod key, container) -> container id
         self._log: dict[tuple[str, str], list[str]] = {}
 
-    def start_container(self, record: PodRecord, spec: dict, attempt: int) -> None:
+    def start_container(self, record: PodRecord, spec: dict[str, Any], attempt: int) -> None:
         name = spec["name"]
         key = (record.key, name)
         container_id = f"simulated://{record.uid}-{name}-{attempt}"

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any, cast
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.events import now_rfc3339, record_event
 from localcluster.client.informer import PODS, object_key
 
 logger = logging.getLogger(__name__)
 
 
-def has_condition(pod: dict, ctype: str, status: str, reason: str, message: str) -> bool:
+def has_condition(pod: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> bool:
     for current in (pod.get("status") or {}).get("conditions") or []:
         if isinstance(current, dict) and current.get("type") == ctype:
             return (current.get("status"), current.get("reason"), current.get("message")) == (
@@ -28,14 +30,16 @@ def has_condition(pod: dict, ctype: str, status: str, reason: str, message: str)
     return False
 
 
-def patch_condition(registry, pod: dict, condition: dict) -> dict:
+def patch_condition(
+    registry: Registry, pod: dict[str, Any], condition: dict[str, Any]
+) -> dict[str, Any]:
     """Set one condition (by type) through ``pods/status``; returns the patched pod."""
     meta = pod.get("metadata") or {}
     stamped = {**condition, "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
     return registry.patch(
         PODS,
         meta.get("namespace"),
-        meta.get("name"),
+        cast(str, meta.get("name")),
         {"status": {"conditions": [stamped]}},
         "strategic",
         subresource="status",
@@ -45,7 +49,7 @@ def patch_condition(registry, pod: dict, condition: dict) -> dict:
 class ConditionReporter:
     """``PodScheduled=False`` plus a Warning event, once per (reason, message) of a pod."""
 
-    def __init__(self, registry, component: str) -> None:
+    def __init__(self, registry: Registry, component: str) -> None:
         self._registry = registry
         self._component = component
         self._lock = threading.Lock()
@@ -56,7 +60,9 @@ class ConditionReporter:
         with self._lock:
             self._reported.pop(key, None)
 
-    def report(self, pod: dict, reason: str, message: str, event_reason: str) -> dict | None:
+    def report(
+        self, pod: dict[str, Any], reason: str, message: str, event_reason: str
+    ) -> dict[str, Any] | None:
         """Write the condition and record the event unless already done; returns the patched
         pod when the write went through."""
         key = object_key(pod)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any, cast
 
 from localcluster.scheduler.quantity import parse_quantity
 
@@ -35,12 +36,12 @@ def add_amounts(target: dict[str, Fraction], amounts: dict[str, Fraction], sign:
         target[name] = target.get(name, Fraction(0)) + sign * value
 
 
-def _sum_into(total: dict[str, Fraction], resources: dict | None) -> None:
+def _sum_into(total: dict[str, Fraction], resources: dict[str, Any] | None) -> None:
     for name, value in (resources or {}).items():
         total[name] = total.get(name, Fraction(0)) + parse_quantity(value)
 
 
-def container_requests(container: dict) -> dict[str, Fraction]:
+def container_requests(container: dict[str, Any]) -> dict[str, Fraction]:
     """Requests of one container; limits stand in for missing requests (API defaulting)."""
     resources = container.get("resources") or {}
     merged = dict(resources.get("limits") or {})
@@ -51,7 +52,7 @@ def container_requests(container: dict) -> dict[str, Fraction]:
 
 
 def _running_and_effective(
-    pod: dict, per_container: Callable[[dict], dict[str, Fraction]]
+    pod: dict[str, Any], per_container: Callable[[dict[str, Any]], dict[str, Fraction]]
 ) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """(``per_container`` summed over the containers, that sum raised to the largest init
     container)."""
@@ -66,18 +67,20 @@ def _running_and_effective(
     return running, effective
 
 
-def running_and_effective_requests(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def running_and_effective_requests(
+    pod: dict[str, Any],
+) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """(what the pod holds while it runs, what it needs to start): the second is the first
     raised to the largest init container."""
     return _running_and_effective(pod, container_requests)
 
 
-def pod_requests(pod: dict) -> dict[str, Fraction]:
+def pod_requests(pod: dict[str, Any]) -> dict[str, Fraction]:
     """Effective requests: sum over containers, at least the largest init container."""
     return running_and_effective_requests(pod)[1]
 
 
-def _container_nonzero(container: dict) -> dict[str, Fraction]:
+def _container_nonzero(container: dict[str, Any]) -> dict[str, Fraction]:
     requests = container_requests(container)
     return {
         "cpu": requests.get("cpu", DEFAULT_CPU_REQUEST),
@@ -85,14 +88,14 @@ def _container_nonzero(container: dict) -> dict[str, Fraction]:
     }
 
 
-def nonzero_requests(pod: dict) -> dict[str, Fraction]:
+def nonzero_requests(pod: dict[str, Any]) -> dict[str, Fraction]:
     """The cpu and memory scoring counts for the pod: as ``pod_requests``, but a container that
     names no cpu (memory) request counts the default (an explicit 0 stays 0)."""
     effective = _running_and_effective(pod, _container_nonzero)[1]
     return {"cpu": Fraction(0), "memory": Fraction(0), **effective}
 
 
-def is_active(pod: dict) -> bool:
+def is_active(pod: dict[str, Any]) -> bool:
     """A bound pod still holds its node's resources until it reaches a terminal phase."""
     return (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES
 
@@ -106,17 +109,19 @@ class NodeInfo:
     sums ``nonzero_requests`` of the same pods: scoring uses it, fit uses ``requested``.
     """
 
-    node: dict
+    node: dict[str, Any]
     requested: dict[str, Fraction] = field(default_factory=dict)
     pod_count: int = 0
     releasing: dict[str, Fraction] = field(default_factory=dict)
     nonzero: dict[str, Fraction] = field(default_factory=dict)
     # (the node object it was parsed from, its parsed allocatable): parsed once per node version
-    parsed: tuple[dict, dict[str, Fraction]] | None = field(default=None, repr=False, compare=False)
+    parsed: tuple[dict[str, Any], dict[str, Fraction]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def name(self) -> str:
-        return self.node["metadata"]["name"]
+        return cast(str, self.node["metadata"]["name"])
 
     def allocatable(self) -> dict[str, Fraction]:
         """The node's allocatable (else capacity), parsed; shared, so never change it."""
@@ -135,15 +140,15 @@ class NodeInfo:
         add_amounts(self.nonzero, nonzero, sign)
         self.pod_count += sign
 
-    def add_pod(self, pod: dict) -> None:
+    def add_pod(self, pod: dict[str, Any]) -> None:
         self.add(pod_requests(pod), nonzero_requests(pod), 1)
 
-    def remove_pod(self, pod: dict) -> None:
+    def remove_pod(self, pod: dict[str, Any]) -> None:
         self.add(pod_requests(pod), nonzero_requests(pod), -1)
 
 
 def resource_reasons(
-    pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None
+    pod: dict[str, Any], info: NodeInfo, requests: dict[str, Fraction] | None = None
 ) -> list[str]:
     """ "Insufficient <resource>" per resource the node cannot supply, plus pod count."""
     allocatable = info.allocatable()
@@ -161,13 +166,13 @@ def resource_reasons(
     return reasons
 
 
-def _node_field(node: dict, key: str) -> str | None:
+def _node_field(node: dict[str, Any], key: str) -> str | None:
     if key == "metadata.name":
-        return node["metadata"]["name"]
+        return cast(str | None, node["metadata"]["name"])
     return None
 
 
-def match_expression(expr: dict, value: str | None) -> bool:
+def match_expression(expr: dict[str, Any], value: str | None) -> bool:
     """One NodeSelectorRequirement against a label (or field) value; None means absent."""
     operator = expr.get("operator")
     values = expr.get("values") or []
@@ -188,7 +193,7 @@ def match_expression(expr: dict, value: str | None) -> bool:
     return False
 
 
-def match_node_selector_term(term: dict, node: dict) -> bool:
+def match_node_selector_term(term: dict[str, Any], node: dict[str, Any]) -> bool:
     """All expressions of a term must hold; an empty term matches nothing (as upstream)."""
     expressions = term.get("matchExpressions") or []
     fields = term.get("matchFields") or []
@@ -200,7 +205,7 @@ def match_node_selector_term(term: dict, node: dict) -> bool:
     return all(match_expression(f, _node_field(node, f.get("key", ""))) for f in fields)
 
 
-def matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
+def matches_node_selector_and_affinity(pod: dict[str, Any], node: dict[str, Any]) -> bool:
     """nodeSelector (exact labels) and requiredDuringSchedulingIgnoredDuringExecution terms (ORed)."""
     spec = pod.get("spec") or {}
     labels = node["metadata"].get("labels") or {}
@@ -216,7 +221,7 @@ def matches_node_selector_and_affinity(pod: dict, node: dict) -> bool:
     return any(match_node_selector_term(term, node) for term in terms)
 
 
-def tolerates(toleration: dict, taint: dict) -> bool:
+def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
     """One toleration against one taint, as core/v1 ``Toleration.ToleratesTaint``."""
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
@@ -230,22 +235,22 @@ def tolerates(toleration: dict, taint: dict) -> bool:
     return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def untolerated_taint(pod: dict, node: dict) -> dict | None:
+def untolerated_taint(pod: dict[str, Any], node: dict[str, Any]) -> dict[str, Any] | None:
     """The first NoSchedule/NoExecute taint of ``node`` that no toleration of ``pod`` covers."""
     tolerations = (pod.get("spec") or {}).get("tolerations") or []
     for taint in (node.get("spec") or {}).get("taints") or []:
         if taint.get("effect") not in BLOCKING_TAINT_EFFECTS:
             continue
         if not any(tolerates(t, taint) for t in tolerations):
-            return taint
+            return cast(dict[str, Any] | None, taint)
     return None
 
 
-def taint_reason(taint: dict) -> str:
+def taint_reason(taint: dict[str, Any]) -> str:
     return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
 
 
-def node_condition_reasons(node: dict) -> list[str]:
+def node_condition_reasons(node: dict[str, Any]) -> list[str]:
     """Cordoned or not-Ready nodes take no new pods."""
     if (node.get("spec") or {}).get("unschedulable"):
         return [REASON_UNSCHEDULABLE]
@@ -256,7 +261,7 @@ def node_condition_reasons(node: dict) -> list[str]:
 
 
 def fit_reasons(
-    pod: dict, info: NodeInfo, requests: dict[str, Fraction] | None = None
+    pod: dict[str, Any], info: NodeInfo, requests: dict[str, Fraction] | None = None
 ) -> list[str]:
     """Every reason this node rejects the pod; empty when it fits (``requests``: the pod's,
     when the caller has them already)."""
@@ -296,7 +301,7 @@ def score(info: NodeInfo, nonzero: dict[str, Fraction]) -> Fraction:
     return sum(shares, Fraction(0)) / len(shares) if shares else Fraction(0)
 
 
-def select_node(pod: dict, infos: list[NodeInfo]) -> tuple[NodeInfo | None, str]:
+def select_node(pod: dict[str, Any], infos: list[NodeInfo]) -> tuple[NodeInfo | None, str]:
     """The best feasible node, or None with the Unschedulable message."""
     feasible: list[NodeInfo] = []
     rejections: list[list[str]] = []

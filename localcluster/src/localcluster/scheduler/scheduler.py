@@ -20,7 +20,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.events import record_event
 from localcluster.client.informer import object_key
 from localcluster.scheduler.ledger import NodeLedger
@@ -36,11 +38,11 @@ REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
 
 
-def is_responsible(pod: dict) -> bool:
+def is_responsible(pod: dict[str, Any]) -> bool:
     return (pod.get("spec") or {}).get("schedulerName") in (None, "", SCHEDULER_NAME)
 
 
-def needs_scheduling(pod: dict) -> bool:
+def needs_scheduling(pod: dict[str, Any]) -> bool:
     spec = pod.get("spec") or {}
     meta = pod.get("metadata") or {}
     return (
@@ -56,7 +58,7 @@ class Scheduler:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         ledger: NodeLedger | None = None,
     ) -> None:
@@ -64,7 +66,7 @@ class Scheduler:
         self._retry_seconds = retry_seconds
         self.ledger = ledger or NodeLedger(registry)
         self._cond = threading.Condition()
-        self._pending: dict[str, dict] = {}  # pod key -> latest unbound pod
+        self._pending: dict[str, dict[str, Any]] = {}  # pod key -> latest unbound pod
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
         self._unschedulable: set[str] = set()
@@ -90,11 +92,13 @@ class Scheduler:
 
     # -- queue maintenance (ledger listeners) ----------------------------------------------
 
-    def _on_node(self, _event_type: str, _node: dict, _old: dict | None) -> None:
+    def _on_node(
+        self, _event_type: str, _node: dict[str, Any], _old: dict[str, Any] | None
+    ) -> None:
         with self._cond:
             self._flush_unschedulable()
 
-    def _on_pod(self, event_type: str, pod: dict, _old: dict | None) -> None:
+    def _on_pod(self, event_type: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
         key = object_key(pod)
         with self._cond:
             if event_type != "DELETED" and needs_scheduling(pod):
@@ -154,7 +158,7 @@ class Scheduler:
                 logger.exception("scheduling %s failed", key)
                 self._park(key, moves)
 
-    def _schedule_one(self, key: str, pod: dict, moves: int) -> None:
+    def _schedule_one(self, key: str, pod: dict[str, Any], moves: int) -> None:
         reason, message = REASON_UNSCHEDULABLE, ""
         try:
             with self.ledger.locked() as infos:
@@ -170,7 +174,7 @@ class Scheduler:
         self._park(key, moves)
         self._mark_unschedulable(pod, reason, message)
 
-    def _bind(self, key: str, pod: dict, node_name: str) -> None:
+    def _bind(self, key: str, pod: dict[str, Any], node_name: str) -> None:
         meta = pod["metadata"]
         try:
             self._registry.bind_pod(meta["namespace"], meta["name"], node_name)
@@ -188,5 +192,5 @@ class Scheduler:
             SCHEDULER_NAME,
         )
 
-    def _mark_unschedulable(self, pod: dict, reason: str, message: str) -> None:
+    def _mark_unschedulable(self, pod: dict[str, Any], reason: str, message: str) -> None:
         self._reporter.report(pod, reason, message, "FailedScheduling")

@@ -16,6 +16,10 @@ import random
 import string
 import time
 from collections.abc import Callable
+from typing import Any
+
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import ResourceType
 
 from .. import errors
 from ..errors import StatusError
@@ -31,7 +35,7 @@ TOKEN_EXPIRATION_SECONDS = 3607  # upstream's value: a 1 h token the server may 
 DEFAULT_LOOKUP_ATTEMPTS = 10
 
 
-def token_volume_source() -> dict:
+def token_volume_source() -> dict[str, Any]:
     return {
         "defaultMode": 0o644,
         "sources": [
@@ -71,7 +75,7 @@ class ServiceAccountAdmission:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         lookup_attempts: int = DEFAULT_LOOKUP_ATTEMPTS,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -79,7 +83,7 @@ class ServiceAccountAdmission:
         self._attempts = lookup_attempts
         self._sleep = sleep
 
-    def __call__(self, rt, namespace: str | None, pod: dict) -> None:
+    def __call__(self, rt: ResourceType, namespace: str | None, pod: dict[str, Any]) -> None:
         spec = pod.get("spec")
         if rt.storage_key != ("", "pods") or not namespace or not isinstance(spec, dict):
             return
@@ -106,7 +110,7 @@ class ServiceAccountAdmission:
         if automount is not False:
             _mount_token(spec)
 
-    def _lookup(self, namespace: str, name: str) -> dict | None:
+    def _lookup(self, namespace: str, name: str) -> dict[str, Any] | None:
         attempts = self._attempts if name == DEFAULT_SERVICE_ACCOUNT else 1
         for attempt in range(attempts):
             if attempt:
@@ -119,7 +123,7 @@ class ServiceAccountAdmission:
         return None
 
 
-def _mount_token(spec: dict) -> None:
+def _mount_token(spec: dict[str, Any]) -> None:
     volumes = spec.get("volumes") or []
     existing = next(
         (

@@ -9,6 +9,8 @@ operator rather than the authorizer, and is never the default.
 
 from __future__ import annotations
 
+from localcluster.apiserver.registry import Registry
+
 from .. import errors
 from ..errors import StatusError
 from .rbac import Decision, RBACAuthorizer
@@ -19,7 +21,7 @@ AUTHORIZATION_MODES = ("RBAC", "AlwaysAllow")
 
 
 class Authorizer:
-    def __init__(self, registry, mode: str = "RBAC") -> None:
+    def __init__(self, registry: Registry, mode: str = "RBAC") -> None:
         if mode not in AUTHORIZATION_MODES:
             raise ValueError(f"authorization mode must be one of {AUTHORIZATION_MODES}")
         self.mode = mode

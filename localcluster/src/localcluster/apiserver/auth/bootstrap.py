@@ -12,6 +12,10 @@ everyone, anonymous included.
 
 from __future__ import annotations
 
+from typing import Any
+
+from localcluster.apiserver.registry import Registry
+
 from ..errors import StatusError
 from .rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES
 from .user import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, MASTERS
@@ -28,7 +32,7 @@ _DISCOVERY = [
     "/readyz", "/version", "/version/",
 ]  # fmt: skip
 
-CLUSTER_ROLE_RULES: dict[str, list[dict]] = {
+CLUSTER_ROLE_RULES: dict[str, list[dict[str, Any]]] = {
     "cluster-admin": [
         {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
         {"nonResourceURLs": ["*"], "verbs": ["*"]},
@@ -57,17 +61,17 @@ CLUSTER_ROLE_BINDING_GROUPS: dict[str, list[str]] = {
 }
 
 
-def _metadata(name: str) -> dict:
+def _metadata(name: str) -> dict[str, Any]:
     return {"name": name, "labels": dict(_LABELS), "annotations": dict(_ANNOTATIONS)}
 
 
-def cluster_roles() -> list[dict]:
+def cluster_roles() -> list[dict[str, Any]]:
     return [
         {"metadata": _metadata(name), "rules": rules} for name, rules in CLUSTER_ROLE_RULES.items()
     ]
 
 
-def cluster_role_bindings() -> list[dict]:
+def cluster_role_bindings() -> list[dict[str, Any]]:
     return [
         {
             "metadata": _metadata(name),
@@ -85,7 +89,7 @@ def cluster_role_bindings() -> list[dict]:
     ]
 
 
-def ensure(registry) -> None:
+def ensure(registry: Registry) -> None:
     """Create the bootstrap roles and bindings that do not exist yet."""
     for gvr, objects in (
         (CLUSTER_ROLES, cluster_roles()),
@@ -103,7 +107,7 @@ def _advertise_address(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::", "localhost", "") else host
 
 
-def ensure_kubernetes_service(registry, host: str, secure_url: str) -> None:
+def ensure_kubernetes_service(registry: Registry, host: str, secure_url: str) -> None:
     """The ``kubernetes`` Service and Endpoints in ``default``, pointing at ``secure_url``.
 
     kube-apiserver keeps these for in-cluster clients. There is no kube-proxy here, so the

@@ -14,6 +14,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from localcluster.apiserver.registry import Registry
+
 from ..httpcore import Request
 from .authenticator import Authenticator
 from .authorizer import Authorizer, forbidden
@@ -27,7 +29,7 @@ from .user import UserInfo
 class RequestAuth:
     def __init__(
         self,
-        registry,
+        registry: Registry,
         admin_token: str,
         authorization_mode: str = "RBAC",
         clock: Callable[[], float] = time.time,

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from localcluster.apiserver.registry import Registry
 
 from ..errors import StatusError
 from ..objects import meta
@@ -36,12 +39,12 @@ class Decision:
 
 
 # ---------------------------------------------------------------------- rule matching
-def _has(values: list | None, wanted: str) -> bool:
+def _has(values: list[Any] | None, wanted: str) -> bool:
     values = values or []
     return "*" in values or wanted in values
 
 
-def resource_matches(rule: dict, combined: str, subresource: str) -> bool:
+def resource_matches(rule: dict[str, Any], combined: str, subresource: str) -> bool:
     for resource in rule.get("resources") or []:
         if resource in ("*", combined):
             return True
@@ -50,14 +53,14 @@ def resource_matches(rule: dict, combined: str, subresource: str) -> bool:
     return False
 
 
-def non_resource_url_matches(rule: dict, path: str) -> bool:
+def non_resource_url_matches(rule: dict[str, Any], path: str) -> bool:
     for url in rule.get("nonResourceURLs") or []:
         if url in ("*", path) or (url.endswith("*") and path.startswith(url[:-1])):
             return True
     return False
 
 
-def rule_allows(attrs: RequestAttributes, rule: dict) -> bool:
+def rule_allows(attrs: RequestAttributes, rule: dict[str, Any]) -> bool:
     if not _has(rule.get("verbs"), attrs.verb):
         return False
     if not attrs.resource_request:
@@ -71,7 +74,7 @@ def rule_allows(attrs: RequestAttributes, rule: dict) -> bool:
 
 
 # ---------------------------------------------------------------------- subjects
-def applies_to(user: UserInfo, subject: dict, binding_namespace: str) -> bool:
+def applies_to(user: UserInfo, subject: dict[str, Any], binding_namespace: str) -> bool:
     kind, name = subject.get("kind"), subject.get("name")
     if kind == "User":
         return user.name == name
@@ -83,7 +86,7 @@ def applies_to(user: UserInfo, subject: dict, binding_namespace: str) -> bool:
     return False
 
 
-def describe_subject(subject: dict, binding_namespace: str) -> str:
+def describe_subject(subject: dict[str, Any], binding_namespace: str) -> str:
     if subject.get("kind") == "ServiceAccount":
         namespace = subject.get("namespace") or binding_namespace
         return f'ServiceAccount "{subject.get("name")}/{namespace}"'
@@ -94,10 +97,12 @@ def describe_subject(subject: dict, binding_namespace: str) -> str:
 class RuleResolver:
     """Finds the rules that apply to a user in a namespace, with where each comes from."""
 
-    def __init__(self, registry) -> None:
+    def __init__(self, registry: Registry) -> None:
         self._registry = registry
 
-    def _role(self, ref: dict, namespace: str) -> tuple[dict | None, str | None]:
+    def _role(
+        self, ref: dict[str, Any], namespace: str
+    ) -> tuple[dict[str, Any] | None, str | None]:
         kind, name = ref.get("kind"), ref.get("name") or ""
         if kind == "ClusterRole":
             gvr, ns, singular = CLUSTER_ROLES, None, "clusterrole"
@@ -112,7 +117,7 @@ class RuleResolver:
 
     def visit(
         self, user: UserInfo, namespace: str
-    ) -> Iterator[tuple[str, dict | None, str | None]]:
+    ) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
         """Yield ``(source, rule, None)`` for every applying rule, or ``("", None, error)``."""
         bindings, _, _, _ = self._registry.list_page(CLUSTER_ROLE_BINDINGS)
         sources = [("ClusterRoleBinding", b, "") for b in bindings]
@@ -140,7 +145,7 @@ class RuleResolver:
             for rule in role.get("rules") or []:
                 yield source, rule, None
 
-    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[dict], list[str]]:
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[dict[str, Any]], list[str]]:
         rules, errors = [], []
         for _, rule, error in self.visit(user, namespace):
             if rule is not None:
@@ -151,7 +156,7 @@ class RuleResolver:
 
 
 class RBACAuthorizer:
-    def __init__(self, registry) -> None:
+    def __init__(self, registry: Registry) -> None:
         self.resolver = RuleResolver(registry)
 
     def authorize(self, user: UserInfo, attrs: RequestAttributes) -> Decision:

@@ -37,7 +37,7 @@ def _invalid(kind: str, group: str, field: str, message: str) -> StatusError:
     return errors.invalid(kind, group, kind.lower() + "s", "", [cause])
 
 
-def _attributes(kind: str, spec: dict, namespace: str | None = None) -> RequestAttributes:
+def _attributes(kind: str, spec: dict[str, Any], namespace: str | None = None) -> RequestAttributes:
     resource = spec.get("resourceAttributes")
     non_resource = spec.get("nonResourceAttributes")
     if bool(resource) == bool(non_resource):
@@ -75,7 +75,7 @@ def _attributes(kind: str, spec: dict, namespace: str | None = None) -> RequestA
     )
 
 
-def _subject(spec: dict) -> UserInfo:
+def _subject(spec: dict[str, Any]) -> UserInfo:
     if not spec.get("user") and not spec.get("groups"):
         raise _invalid(
             "SubjectAccessReview",
@@ -97,7 +97,9 @@ class Reviews:
     def __init__(self, authorizer: Authorizer, tokens: TokenIssuer) -> None:
         self._authorizer = authorizer
         self._tokens = tokens
-        self._handlers: dict[str, Callable[[dict, UserInfo, str | None], dict]] = {
+        self._handlers: dict[
+            str, Callable[[dict[str, Any], UserInfo, str | None], dict[str, Any]]
+        ] = {
             "SelfSubjectAccessReview": self._self_access,
             "SubjectAccessReview": self._subject_access,
             "LocalSubjectAccessReview": self._local_access,
@@ -114,7 +116,7 @@ class Reviews:
         body: Any,
         user: UserInfo,
         namespace: str | None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         kind, _ = REVIEW_KINDS[(group, plural)]
         if not isinstance(body, dict):
             raise errors.bad_request(f"the body of the request must be a {kind}")
@@ -133,25 +135,29 @@ class Reviews:
             "status": status,
         }
 
-    def _access(self, user: UserInfo, attrs: RequestAttributes) -> dict:
+    def _access(self, user: UserInfo, attrs: RequestAttributes) -> dict[str, Any]:
         decision = self._authorizer.authorize(user, attrs)
         status: dict[str, Any] = {"allowed": decision.allowed}
         if decision.reason:
             status["reason"] = decision.reason
         return status
 
-    def _self_access(self, spec: dict, user: UserInfo, _ns: str | None) -> dict:
+    def _self_access(self, spec: dict[str, Any], user: UserInfo, _ns: str | None) -> dict[str, Any]:
         return self._access(user, _attributes("SelfSubjectAccessReview", spec))
 
-    def _subject_access(self, spec: dict, _user: UserInfo, _ns: str | None) -> dict:
+    def _subject_access(
+        self, spec: dict[str, Any], _user: UserInfo, _ns: str | None
+    ) -> dict[str, Any]:
         return self._access(_subject(spec), _attributes("SubjectAccessReview", spec))
 
-    def _local_access(self, spec: dict, _user: UserInfo, namespace: str | None) -> dict:
+    def _local_access(
+        self, spec: dict[str, Any], _user: UserInfo, namespace: str | None
+    ) -> dict[str, Any]:
         attrs = _attributes("LocalSubjectAccessReview", spec, namespace or "")
         return self._access(_subject(spec), attrs)
 
-    def _rules(self, spec: dict, user: UserInfo, _ns: str | None) -> dict:
-        rules: list[dict] = []
+    def _rules(self, spec: dict[str, Any], user: UserInfo, _ns: str | None) -> dict[str, Any]:
+        rules: list[dict[str, Any]] = []
         errs: list[str] = []
         if self._authorizer.mode == "AlwaysAllow" or MASTERS in user.groups:
             rules = [
@@ -171,10 +177,10 @@ class Reviews:
             status["evaluationError"] = ", ".join(errs)
         return status
 
-    def _whoami(self, _spec: dict, user: UserInfo, _ns: str | None) -> dict:
+    def _whoami(self, _spec: dict[str, Any], user: UserInfo, _ns: str | None) -> dict[str, Any]:
         return {"userInfo": user.to_dict()}
 
-    def _token(self, spec: dict, _user: UserInfo, _ns: str | None) -> dict:
+    def _token(self, spec: dict[str, Any], _user: UserInfo, _ns: str | None) -> dict[str, Any]:
         audiences = tuple(spec.get("audiences") or ()) or self._tokens.audiences
         reviewed = self._tokens.authenticate(spec.get("token") or "", audiences)
         if reviewed is None:
@@ -182,7 +188,7 @@ class Reviews:
         return {"authenticated": True, "user": reviewed.to_dict(), "audiences": list(audiences)}
 
 
-def _rule_info(rule: dict, what: str) -> dict:
+def _rule_info(rule: dict[str, Any], what: str) -> dict[str, Any]:
     out = {"verbs": list(rule.get("verbs") or [])}
     if what == "resources":
         out["apiGroups"] = list(rule.get("apiGroups") or [])

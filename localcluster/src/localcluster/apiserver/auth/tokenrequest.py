@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcluster.apiserver.registry import Registry
+
 from .. import errors
 from ..objects import format_time, meta
 from .tokens import PODS, SERVICE_ACCOUNTS, BoundObject, TokenIssuer
@@ -25,7 +27,9 @@ def _invalid(name: str, field: str, message: str) -> errors.StatusError:
     return errors.invalid("TokenRequest", "authentication.k8s.io", "tokenrequests", name, [cause])
 
 
-def _bound_pod(registry, namespace: str, account: str, ref: dict) -> BoundObject:
+def _bound_pod(
+    registry: Registry, namespace: str, account: str, ref: dict[str, Any]
+) -> BoundObject:
     if ref.get("kind") != "Pod":
         raise errors.bad_request(f"cannot bind token for object of kind {ref.get('kind')!r}")
     pod = registry.get_shared(PODS, namespace, ref.get("name") or "")
@@ -47,8 +51,8 @@ def _bound_pod(registry, namespace: str, account: str, ref: dict) -> BoundObject
 
 
 def create_token(
-    registry, tokens: TokenIssuer, namespace: str, name: str, body: Any, now: float
-) -> dict:
+    registry: Registry, tokens: TokenIssuer, namespace: str, name: str, body: Any, now: float
+) -> dict[str, Any]:
     """Issue a token for ServiceAccount ``namespace/name`` as the TokenRequest ``body`` asks."""
     account = registry.get_shared(SERVICE_ACCOUNTS, namespace, name)
     spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}

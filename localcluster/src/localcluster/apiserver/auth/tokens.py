@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from localcluster.apiserver.registry import Registry
+
 from ..errors import StatusError
 from ..objects import meta, parse_time
 from .user import ALL_AUTHENTICATED, UserInfo, service_account_groups, service_account_username
@@ -59,7 +61,7 @@ class TokenIssuer:
 
     def __init__(
         self,
-        registry,
+        registry: Registry,
         issuer: str = DEFAULT_ISSUER,
         audiences: tuple[str, ...] = (DEFAULT_ISSUER,),
         clock: Callable[[], float] = time.time,
@@ -75,7 +77,7 @@ class TokenIssuer:
     def issue(
         self,
         namespace: str,
-        service_account: dict,
+        service_account: dict[str, Any],
         expiration_seconds: int,
         audiences: list[str] | None = None,
         bound: BoundObject | None = None,
@@ -108,7 +110,7 @@ class TokenIssuer:
         return _b64(hmac.new(self._key, signing_input.encode(), hashlib.sha256).digest())
 
     # ------------------------------------------------------------------ verifying
-    def claims(self, token: str) -> dict | None:
+    def claims(self, token: str) -> dict[str, Any] | None:
         """The claims of a well-signed token of this issuer, or None (not checked for expiry)."""
         parts = token.split(".")
         if len(parts) != 3:
@@ -149,7 +151,7 @@ class TokenIssuer:
             extra=extra,
         )
 
-    def _current(self, claims: dict) -> bool:
+    def _current(self, claims: dict[str, Any]) -> bool:
         now = self._clock()
         try:
             exp, nbf = float(claims["exp"]), float(claims.get("nbf", 0))
@@ -157,17 +159,19 @@ class TokenIssuer:
             return False
         return nbf - CLOCK_SKEW_LEEWAY <= now < exp + CLOCK_SKEW_LEEWAY
 
-    def _stored(self, gvr: tuple[str, str, str], namespace: str, name: str) -> dict | None:
+    def _stored(
+        self, gvr: tuple[str, str, str], namespace: str, name: str
+    ) -> dict[str, Any] | None:
         try:
             return self._registry.get_shared(gvr, namespace, name)
         except StatusError:
             return None
 
-    def _still_exists(self, gvr: tuple[str, str, str], namespace: str, ref: dict) -> bool:
+    def _still_exists(self, gvr: tuple[str, str, str], namespace: str, ref: dict[str, Any]) -> bool:
         obj = self._stored(gvr, namespace, ref.get("name") or "")
         return obj is not None and meta(obj).get("uid") == ref.get("uid")
 
-    def _pod_valid(self, namespace: str, ref: dict) -> bool:
+    def _pod_valid(self, namespace: str, ref: dict[str, Any]) -> bool:
         pod = self._stored(PODS, namespace, ref.get("name") or "")
         if pod is None or meta(pod).get("uid") != ref.get("uid"):
             return False

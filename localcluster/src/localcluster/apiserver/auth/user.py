@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 ANONYMOUS = "system:anonymous"
 ALL_AUTHENTICATED = "system:authenticated"
@@ -21,9 +22,9 @@ class UserInfo:
     groups: tuple[str, ...] = ()
     extra: dict[str, list[str]] = field(default_factory=dict, compare=False, hash=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The ``UserInfo`` shape used in TokenReview and SelfSubjectReview statuses."""
-        out: dict = {"username": self.name, "groups": list(self.groups)}
+        out: dict[str, Any] = {"username": self.name, "groups": list(self.groups)}
         if self.uid:
             out["uid"] = self.uid
         if self.extra:

@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from localcluster.batchscheduler.actions.evicting import make_room, running_on
-from localcluster.batchscheduler.api import JobInfo, TaskInfo, TaskStatus
+from localcluster.batchscheduler.api import JobInfo, NodeInfo, TaskInfo, TaskStatus
 from localcluster.batchscheduler.session import Statement
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def execute(ssn: Session) -> None:
 def _preempt_for(ssn: Session, job: JobInfo) -> None:
     statement = Statement(ssn)
 
-    def candidates(node):
+    def candidates(node: NodeInfo) -> list[TaskInfo]:
         def same_queue_other_job(t: TaskInfo) -> bool:
             return t.job != job.uid and ssn.jobs[t.job].queue == job.queue
 

@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from localcluster.batchscheduler.actions.evicting import fits_idle_somewhere, make_room, running_on
-from localcluster.batchscheduler.api import JobInfo, QueueInfo, TaskInfo, TaskStatus
+from localcluster.batchscheduler.api import JobInfo, NodeInfo, QueueInfo, TaskInfo, TaskStatus
 from localcluster.batchscheduler.pqueue import PriorityQueue
 from localcluster.batchscheduler.session import Statement
 
@@ -56,7 +56,7 @@ def execute(ssn: Session) -> None:
             continue
         _, statement = statements.setdefault(job.uid, (job, Statement(ssn)))
 
-        def candidates(node, job=job):
+        def candidates(node: NodeInfo, job: JobInfo = job) -> list[TaskInfo]:
             def other_queue(t: TaskInfo) -> bool:
                 owner = ssn.jobs[t.job].queue
                 return owner != job.queue and ssn.queues[owner].reclaimable

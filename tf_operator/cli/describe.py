@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tf_operator.cli.output import age, replica_counts, table
+from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
 from tf_operator.sdk.replicas import replica_info
+from tf_operator.sdk.summary import age, replica_counts
 
 RECENT_EVENTS = 10
 

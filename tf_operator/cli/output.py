@@ -1,4 +1,5 @@
-"""Rendering TFJobs for a terminal: kubectl-style tables, ages and ``-o yaml|json``.
+"""Rendering TFJobs for a terminal: kubectl-style tables and ``-o yaml|json`` (ages, durations
+and replica counts come from :mod:`tf_operator.sdk.summary`, which the dashboard shares).
 
 Pure functions from JSON dicts to text, shared by the ``tfjob`` command and its tests.
 """
@@ -7,46 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import yaml
 
 from tf_operator.sdk.conditions import job_state, replica_statuses
+from tf_operator.sdk.summary import age, duration, replica_counts
 
 OUTPUT_FORMATS = ("wide", "yaml", "json", "name")
-
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def human_duration(seconds: float) -> str:
-    """kubectl's short durations (``duration.HumanDuration``): 45s, 3m12s, 95m, 3h5m, 30h, 4d."""
-    seconds = max(0, int(seconds))
-    minutes, hours = seconds // 60, seconds // 3600
-    if seconds < 120:
-        return f"{seconds}s"
-    if minutes < 10:
-        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d{hours % 24}h" if hours % 24 else f"{hours // 24}d"
-    return f"{hours // 24}d"
-
-
-def age(timestamp: str | None, now: datetime | None = None) -> str:
-    when = parse_time(timestamp)
-    if when is None:
-        return "<unknown>"
-    return human_duration(((now or datetime.now(UTC)) - when).total_seconds())
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -55,25 +25,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = ["   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def replica_counts(job: Mapping[str, Any]) -> str:
-    """``PS=1,Worker=2`` from the spec (a missing ``replicas`` counts as 1)."""
-    specs = (job.get("spec") or {}).get("tfReplicaSpecs") or {}
-    parts = []
-    for rtype, spec in specs.items():
-        replicas = (spec or {}).get("replicas")
-        parts.append(f"{rtype}={1 if replicas is None else replicas}")
-    return ",".join(parts) or "<none>"
-
-
-def duration(job: Mapping[str, Any], now: datetime | None = None) -> str:
-    status = job.get("status") or {}
-    start = parse_time(status.get("startTime"))
-    if start is None:
-        return ""
-    end = parse_time(status.get("completionTime")) or now or datetime.now(UTC)
-    return human_duration((end - start).total_seconds())
 
 
 def job_rows(

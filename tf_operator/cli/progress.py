@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from tf_operator.cli.output import human_duration
 from tf_operator.sdk.conditions import job_state, replica_statuses
+from tf_operator.sdk.summary import human_duration
 
 TICK_SECONDS = 1.0
 _UP_AND_CLEAR = "\033[{n}F"  # cursor to the start of the line n lines up

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tf_operator.cli.output import age, duration, replica_counts
 from tf_operator.sdk.conditions import get_conditions, job_state, replica_statuses
 from tf_operator.sdk.replicas import replica_info
+from tf_operator.sdk.summary import age, duration, replica_counts
 
 
 def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import yaml
 
 from tf_operator.cli.describe import describe
-from tf_operator.cli.output import human_duration, render_jobs, table
+from tf_operator.cli.output import render_jobs, table
 from tf_operator.cli.progress import ProgressView
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -23,21 +23,6 @@ def job(name="j", state="Running", active=2, succeeded=1) -> dict:
             "startTime": "2026-01-01T11:58:00Z",
         },
     }
-
-
-def test_human_duration_like_kubectl():
-    assert [
-        human_duration(s) for s in (0, 59, 119, 192, 3600, 3 * 3600 + 300, 90000, 3 * 86400 + 7200)
-    ] == [
-        "0s",
-        "59s",
-        "119s",
-        "3m12s",
-        "60m",
-        "3h5m",
-        "25h",
-        "3d2h",
-    ]
 
 
 def test_table_aligns_columns():

@@ -1,0 +1,18 @@
+"""How a TFJob is summarised for people (``tf_operator.sdk.summary``)."""
+
+from tf_operator.sdk.summary import human_duration
+
+
+def test_human_duration_like_kubectl():
+    assert [
+        human_duration(s) for s in (0, 59, 119, 192, 3600, 3 * 3600 + 300, 90000, 3 * 86400 + 7200)
+    ] == [
+        "0s",
+        "59s",
+        "119s",
+        "3m12s",
+        "60m",
+        "3h5m",
+        "25h",
+        "3d2h",
+    ]

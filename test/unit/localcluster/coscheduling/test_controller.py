@@ -60,7 +60,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("case", "min_member", "names", "phase", "next_phase", "previous", "wanted", "created"), CASES
+    ("case", "min_member", "names", "phase", "next_phase", "previous", "wanted", "created"),
+    CASES,
+    ids=[case[0] for case in CASES],  # the times in CASES differ between pytest-xdist workers
 )
 def test_run(case, min_member, names, phase, next_phase, previous, wanted, created):
     group = podgroup("pg", min_member, previous, created)

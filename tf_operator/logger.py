@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TextIO
 
 import orjson
 from pythonjsonlogger.core import RESERVED_ATTRS
@@ -106,7 +106,7 @@ class _TextFormatter(logging.Formatter):
         return line
 
 
-class BatchingStreamHandler(logging.StreamHandler):
+class BatchingStreamHandler(logging.StreamHandler[TextIO]):
     """A stream handler that writes lines in batches (see the module docstring).
 
     Lines are formatted by the logging thread without the handler's lock (the formatters are
@@ -199,7 +199,7 @@ def flush_logs() -> None:
         handler.flush()
 
 
-class _FieldsAdapter(logging.LoggerAdapter):
+class _FieldsAdapter(logging.LoggerAdapter[logging.Logger]):
     """Attaches context fields both as top-level JSON keys and as ``record.fields``."""
 
     def __init__(self, logger: logging.Logger, fields: dict[str, Any]) -> None:
@@ -219,7 +219,7 @@ class _FieldsAdapter(logging.LoggerAdapter):
         return msg, kwargs
 
 
-def _with_fields(**fields: Any) -> logging.LoggerAdapter:
+def _with_fields(**fields: Any) -> logging.LoggerAdapter[logging.Logger]:
     return _FieldsAdapter(_log, fields)
 
 
@@ -231,7 +231,7 @@ def _dotted(namespace: str | None, name: str | None) -> str:
     return f"{namespace or ''}.{name or ''}"
 
 
-def logger_for_job(job: Mapping[str, Any]) -> logging.LoggerAdapter:
+def logger_for_job(job: Mapping[str, Any]) -> logging.LoggerAdapter[logging.Logger]:
     """Fields ``job`` (``<ns>.<name>``) and ``uid`` of the job."""
     meta = _meta(job)
     return _with_fields(
@@ -239,7 +239,7 @@ def logger_for_job(job: Mapping[str, Any]) -> logging.LoggerAdapter:
     )
 
 
-def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdapter:
+def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdapter[logging.Logger]:
     """Job fields plus ``replica-type`` (lower case, as the controller passes it)."""
     meta = _meta(job)
     return _with_fields(
@@ -251,7 +251,7 @@ def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdap
     )
 
 
-def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
+def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter[logging.Logger]:
     """``job`` from the controller ref when it is of ``kind``, ``pod`` and the pod's ``uid``."""
     meta = _meta(pod)
     ref = get_controller_of(pod)
@@ -261,12 +261,14 @@ def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
     )
 
 
-def logger_for_key(key: str) -> logging.LoggerAdapter:
+def logger_for_key(key: str) -> logging.LoggerAdapter[logging.Logger]:
     """``job`` is the workqueue key with ``/`` replaced by ``.``."""
     return _with_fields(job=key.replace("/", "."))
 
 
-def logger_for_unstructured(obj: Mapping[str, Any], kind: str) -> logging.LoggerAdapter:
+def logger_for_unstructured(
+    obj: Mapping[str, Any], kind: str
+) -> logging.LoggerAdapter[logging.Logger]:
     """``job`` when the object is of ``kind``, and its ``uid``."""
     meta = _meta(obj)
     job = _dotted(meta.get("namespace"), meta.get("name")) if obj.get("kind") == kind else ""

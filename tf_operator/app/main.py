@@ -86,7 +86,7 @@ def normalize_go_args(args: Sequence[str]) -> list[str]:
     return out
 
 
-class GoDuration(click.ParamType):
+class GoDuration(click.ParamType):  # type: ignore[type-arg]  # generic only in newer click; the base must work with click 8.1
     """A click parameter holding a Go duration string, converted to float seconds."""
 
     name = "duration"

@@ -25,7 +25,7 @@ import socket
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Gauge
 
@@ -38,6 +38,9 @@ from tf_operator.app.options import (
 )
 from tf_operator.k8s.workqueue.prometheus_metrics import enable_prometheus_metrics
 from tf_operator.logger import configure_logging, flush_logs
+
+if TYPE_CHECKING:  # imported where used, as the rest: start-up loads only what it runs
+    from tf_operator.k8s.leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +187,7 @@ def build_controller(opt: ServerOption, kube_client: Any) -> Wiring:
 
 def new_leader_elector(
     opt: ServerOption, kube_client: Any, state: RunState, callbacks: Any, recorder: Any = None
-):
+) -> LeaderElector:
     """A `LeaderElector` on the configured lock kind, in the lock namespace."""
     from tf_operator.k8s.leaderelection import LeaderElector, new_lock
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tf_operator.sdk.builder import tfjob
 
@@ -15,7 +16,7 @@ _TF_CONFIG_CODE = (
 )
 
 
-def _tf_config() -> dict:
+def _tf_config() -> dict[str, Any]:
     return tfjob(
         "tf-config",
         image="python:3.11-slim",
@@ -26,7 +27,7 @@ def _tf_config() -> dict:
     )
 
 
-def _dist_mnist() -> dict:
+def _dist_mnist() -> dict[str, Any]:
     # v0.5.3's e2e example: TensorFlow's dist_mnist.py with 2 parameter servers and 4 workers.
     return tfjob(
         "dist-mnist",
@@ -37,11 +38,11 @@ def _dist_mnist() -> dict:
     )
 
 
-EXAMPLES: dict[str, tuple[str, Callable[[], dict]]] = {
+EXAMPLES: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     "tf-config": ("1 PS + 2 workers print their TF_CONFIG (any Python image)", _tf_config),
     "dist-mnist": ("v0.5.3's distributed MNIST: 2 PS + 4 workers (real cluster)", _dist_mnist),
 }
 
 
-def example(name: str) -> dict:
+def example(name: str) -> dict[str, Any]:
     return EXAMPLES[name][1]()

@@ -14,7 +14,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
@@ -28,7 +28,8 @@ from tf_operator.version import __version__
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_TIMEOUT = 0, 1, 2
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Settings:
@@ -53,11 +54,11 @@ class Settings:
         return self.client.namespace
 
 
-def api_errors(fn: F) -> F:
+def api_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Print API and config errors the way kubectl does, and exit 1."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except ApiError as err:
@@ -71,7 +72,7 @@ def api_errors(fn: F) -> F:
         except (OSError, ValueError) as err:  # unreadable file, bad YAML, invalid kubeconfig
             raise click.ClickException(str(err)) from err
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -148,10 +149,10 @@ def submit(
         sys.exit(wait_with_progress(settings.client, job_name, timeout))
 
 
-def _yaml_stdin() -> dict:
+def _yaml_stdin() -> dict[str, Any]:
     import yaml
 
-    loaded: dict = yaml.safe_load(sys.stdin.read())
+    loaded: dict[str, Any] = yaml.safe_load(sys.stdin.read())
     return loaded
 
 

@@ -155,7 +155,7 @@ class Dashboard:
         detail = await self._detail(job)
         return HTMLResponse(self.render("job.html", namespace=ns, name=name, detail=detail))
 
-    def _get_live(self, ns: str, name: str) -> dict | None:
+    def _get_live(self, ns: str, name: str) -> dict[str, Any] | None:
         """A job the watch has not delivered yet (a link followed right after creating it)."""
         try:
             return self.client.get(name, ns)
@@ -170,7 +170,7 @@ class Dashboard:
             names = []
         return sorted(set(names) | {current})
 
-    async def _detail(self, job: dict) -> dict[str, Any]:
+    async def _detail(self, job: dict[str, Any]) -> dict[str, Any]:
         meta = job["metadata"]
         pods = self.cache.pods(meta["namespace"], meta["name"])
         try:

@@ -100,7 +100,7 @@ class ClusterCache:
         self._pods_factory.join(5)
 
     # ---- reading ----------------------------------------------------------------------------
-    def jobs(self, namespace: str) -> list[dict]:
+    def jobs(self, namespace: str) -> list[dict[str, Any]]:
         items = self._jobs.get_indexer().by_index(NAMESPACE_INDEX, namespace)
         return sorted(
             items,
@@ -108,10 +108,10 @@ class ClusterCache:
             reverse=True,
         )
 
-    def job(self, namespace: str, name: str) -> dict | None:
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self._jobs.get_indexer().get_by_key(f"{namespace}/{name}")
 
-    def pods(self, namespace: str, job: str) -> list[dict]:
+    def pods(self, namespace: str, job: str) -> list[dict[str, Any]]:
         return sorted(
             self._pods.get_indexer().by_index(JOB_INDEX, f"{namespace}/{job}"), key=replica_order
         )

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from benchkit.paths import ROOT
 
@@ -74,7 +74,7 @@ class Watchers:
         while not self._stop:
             for key, _ in self._sel.select(0.2):
                 try:
-                    data = key.fileobj.recv(1 << 20)  # type: ignore[union-attr]
+                    data = cast(socket.socket, key.fileobj).recv(1 << 20)
                 except BlockingIOError:
                     continue
                 if not data:

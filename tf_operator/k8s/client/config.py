@@ -360,7 +360,7 @@ def _load_with_plugin(files: list[str], context: str, namespace: str | None) -> 
             context=context,
             client_configuration=official,
             persist_config=False,
-        )  # type: ignore[no-untyped-call]
+        )  # type: ignore[no-untyped-call]  # the kubernetes client leaves it unannotated
     except k8s_config.ConfigException as err:
         raise ConfigError(str(err)) from err
     cfg = from_official_configuration(official)

@@ -88,7 +88,7 @@ class PrometheusMetricsProvider(MetricsProvider):
             ),
         )
         metric = family.labels(name=name)
-        return metric  # type: ignore[no-any-return]
+        return metric  # type: ignore[no-any-return]  # prometheus_client types labels() loosely
 
     def new_latency_metric(self, name: str) -> HistogramMetric:
         family = self._get(
@@ -102,7 +102,7 @@ class PrometheusMetricsProvider(MetricsProvider):
             ),
         )
         metric = family.labels(name=name)
-        return metric  # type: ignore[no-any-return]
+        return metric  # type: ignore[no-any-return]  # prometheus_client types labels() loosely
 
     def new_work_duration_metric(self, name: str) -> HistogramMetric:
         family = self._get(
@@ -116,7 +116,7 @@ class PrometheusMetricsProvider(MetricsProvider):
             ),
         )
         metric = family.labels(name=name)
-        return metric  # type: ignore[no-any-return]
+        return metric  # type: ignore[no-any-return]  # prometheus_client types labels() loosely
 
     def new_retries_metric(self, name: str) -> CounterMetric:
         family = self._get(
@@ -129,7 +129,7 @@ class PrometheusMetricsProvider(MetricsProvider):
             ),
         )
         metric = family.labels(name=name)
-        return metric  # type: ignore[no-any-return]
+        return metric  # type: ignore[no-any-return]  # prometheus_client types labels() loosely
 
     def register_unfinished_work(
         self,

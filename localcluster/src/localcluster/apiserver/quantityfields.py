@@ -106,7 +106,7 @@ def _tree(storage_key: tuple[str, str]) -> Tree:
             *steps, last = full.split(".")
             node = root
             for step in steps:
-                node = node.setdefault(step, {})  # type: ignore[assignment]
+                node = node.setdefault(step, {})  # type: ignore[assignment]  # steps lead to Trees, only leaves are Fields
             node[last] = Field(f"{struct}.{full.replace('[]', '')}", kind)
     return root
 

@@ -119,7 +119,7 @@ class Store:
 
     def resolve(self, gvr: GVR) -> ResourceType:
         """The resource type served at ``gvr``; 404 when there is none."""
-        rt = self._by_gvr.get(tuple(gvr))  # type: ignore[arg-type]
+        rt = self._by_gvr.get(tuple(gvr))  # type: ignore[arg-type]  # a caller's list [g, v, r] finds its type too
         if rt is None:
             raise errors.resource_not_found()
         return rt

@@ -31,8 +31,8 @@ def controller_keys(kind: str, *objs: dict[str, Any] | None) -> set[str]:
     keys = set()
     for obj in objs:
         ref = controller_ref(obj) if obj is not None else None
-        if ref is not None and ref.get("kind") == kind:
-            keys.add(f"{obj['metadata'].get('namespace', '')}/{ref['name']}")  # type: ignore[index]
+        if obj is not None and ref is not None and ref.get("kind") == kind:
+            keys.add(f"{obj['metadata'].get('namespace', '')}/{ref['name']}")
     return keys
 
 

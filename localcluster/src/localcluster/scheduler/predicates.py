@@ -186,7 +186,7 @@ def match_expression(expr: dict[str, Any], value: str | None) -> bool:
         return value is None
     if operator in ("Gt", "Lt"):
         try:
-            left, right = int(value), int(values[0])  # type: ignore[arg-type]
+            left, right = int(value), int(values[0])  # type: ignore[arg-type]  # an absent label (None) raises TypeError: no match
         except (TypeError, ValueError, IndexError):
             return False
         return left > right if operator == "Gt" else left < right

@@ -37,9 +37,12 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from localcluster.apiserver.auth.tokenrequest import create_token
 from localcluster.apiserver.kubeconfig import write_kubeconfig
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.server import APIServer
 from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
@@ -112,7 +115,7 @@ class LocalCluster:
         endpoints: bool = True,
         node_pools: list[NodePool] | None = None,
         batch_schedulers: tuple[str, ...] = (),
-        batch_scheduler_conf: dict | None = None,
+        batch_scheduler_conf: dict[str, Any] | None = None,
         batch_schedule_period: float = 1.0,
         scheduler_plugins: bool = False,
         coscheduling_args: Mapping[str, object] | None = None,
@@ -131,7 +134,7 @@ class LocalCluster:
         self.node_count = 0 if kubelet == "none" else len(self._node_configs(nodes))
         self._nodes_requested = nodes
         self._batch = (tuple(batch_schedulers), batch_scheduler_conf, batch_schedule_period)
-        self.batch_schedulers: dict = {}  # flavour name -> BatchScheduler
+        self.batch_schedulers: dict[str, Any] = {}  # flavour name -> BatchScheduler
         # scheduler-plugins (coscheduling): arguments checked now, so a typo fails at once
         self._coscheduling_args = (
             CoschedulingArgs.parse(dict(coscheduling_args or {})) if scheduler_plugins else None
@@ -159,7 +162,7 @@ class LocalCluster:
         self.images = ImageTable(found).merged(images or {})
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.server = None
+        self.server: APIServer | None = None
         self.kubelets: list[Kubelet] = []
         self.scheduler: Scheduler | None = None
         self.hosts: ClusterHosts | None = None
@@ -170,11 +173,17 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
-        return self.server.url
+        return self._server().url
 
     @property
-    def registry(self):
-        return self.server.registry
+    def registry(self) -> Registry:
+        return self._server().registry
+
+    def _server(self) -> APIServer:
+        """The API server, once ``start`` made it."""
+        if self.server is None:
+            raise RuntimeError("the local cluster has not been started")
+        return self.server
 
     @property
     def node_names(self) -> list[str]:
@@ -186,13 +195,11 @@ class LocalCluster:
         self.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def start(self) -> LocalCluster:
-        from localcluster.apiserver import APIServer
-
-        self.server = APIServer(
+        self.server = server = APIServer(
             host=self._host,
             port=self._port,
             watch_history=self._watch_history,
@@ -204,7 +211,7 @@ class LocalCluster:
             admission_plugins=("ServiceAccount",),
         )
         try:
-            self.server.start()
+            server.start()
             self._start_components()
         except BaseException:
             self.stop()
@@ -212,8 +219,8 @@ class LocalCluster:
         self.kubeconfig = write_kubeconfig(
             self._kubeconfig_path,
             self.url,
-            self.server.admin_token,
-            getattr(self.server, "cert_file", None),
+            server.admin_token,
+            getattr(server, "cert_file", None),
         )
         logger.info(
             "local cluster at %s: %d node(s), kubelet=%s, dns=%s",
@@ -225,7 +232,7 @@ class LocalCluster:
         return self
 
     def _start_components(self) -> None:
-        registry = self.server.registry
+        registry = self.registry
         if self._run_endpoints:
             self._threads += EndpointsController(registry).start(self._stop)
         self._start_namespace_objects(registry)
@@ -265,12 +272,13 @@ class LocalCluster:
                 registry, ledger, self._coscheduling_args, self._stop
             )
             self._threads += threads
-        self.server.register_log_provider(self._logs)
+        self._server().register_log_provider(self._logs)
 
-    def _start_namespace_objects(self, registry) -> None:
+    def _start_namespace_objects(self, registry: Registry) -> None:
         controllers = [default_service_accounts(registry)]
-        if self.server.cert_file:
-            controllers.append(root_ca_publisher(registry, self.server.cert_file))
+        cert_file = self._server().cert_file
+        if cert_file:
+            controllers.append(root_ca_publisher(registry, cert_file))
         for controller in controllers:
             self._threads += controller.start(self._stop)
         for controller in controllers:
@@ -298,7 +306,7 @@ class LocalCluster:
             for name in pool.node_names()
         ]
 
-    def _new_kubelet(self, registry, config: NodeConfig) -> Kubelet:
+    def _new_kubelet(self, registry: Registry, config: NodeConfig) -> Kubelet:
         timers = TimerQueue()
         runtime: ContainerRuntime
         if self.kubelet_mode == "simulated":
@@ -326,10 +334,10 @@ class LocalCluster:
             max_restart_delay=self.timing.max_restart_delay,
         )
 
-    def _request_token(self, namespace: str, account: str, body: dict) -> dict:
+    def _request_token(self, namespace: str, account: str, body: dict[str, Any]) -> dict[str, Any]:
         """What a kubelet's token manager asks of the TokenRequest API."""
         return create_token(
-            self.server.registry, self.server.auth.tokens, namespace, account, body, time.time()
+            self.registry, self._server().auth.tokens, namespace, account, body, time.time()
         )
 
     def stop(self) -> None:

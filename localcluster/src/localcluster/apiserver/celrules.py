@@ -52,20 +52,20 @@ NOT_CHECKED = (
 
 
 # -- the Kubernetes list and regex libraries ---------------------------------------------------
-def _is_sorted(xs: list) -> bool:
+def _is_sorted(xs: list[Any]) -> bool:
     return all(xs[i] <= xs[i + 1] for i in range(len(xs) - 1))
 
 
-def _index_of(xs: list, x: Any) -> int:
+def _index_of(xs: list[Any], x: Any) -> int:
     return next((i for i, v in enumerate(xs) if v == x), -1)
 
 
-def _last_index_of(xs: list, x: Any) -> int:
+def _last_index_of(xs: list[Any], x: Any) -> int:
     return next((i for i in range(len(xs) - 1, -1, -1) if xs[i] == x), -1)
 
 
 def _member(
-    name: str, overload: str, result: cel.Type, params: list, impl: Any
+    name: str, overload: str, result: cel.Type, params: list[Any], impl: Any
 ) -> cel.FunctionDecl:
     return cel.FunctionDecl(
         name, [cel.Overload(overload, result, params, is_member=True, impl=impl)]
@@ -152,9 +152,9 @@ def uses_old_self(rule: str) -> bool:
 
 
 # -- CRD write: every rule must compile --------------------------------------------------------
-def compile_errors(schema: Any, path: str) -> list[dict]:
+def compile_errors(schema: Any, path: str) -> list[dict[str, Any]]:
     """Causes for rules or message expressions of ``schema`` (at ``path``) that do not compile."""
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     for node_path, node in _schema_nodes(schema, path):
         for i, rule in enumerate(node.get(_RULES) or []):
             base = f"{node_path}.{_RULES}[{i}]"
@@ -179,7 +179,7 @@ def compile_errors(schema: Any, path: str) -> list[dict]:
     return causes
 
 
-def _schema_nodes(schema: Any, path: str) -> Iterator[tuple[str, dict]]:
+def _schema_nodes(schema: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     if not isinstance(schema, dict):
         return
     yield path, schema
@@ -194,11 +194,11 @@ def _schema_nodes(schema: Any, path: str) -> Iterator[tuple[str, dict]]:
 class Outcome:
     """Errors (422 causes) and ratcheted failures (``Warning`` headers)."""
 
-    causes: list[dict]
+    causes: list[dict[str, Any]]
     warnings: list[str]
 
 
-def validate(obj: dict, old: dict | None, schema: dict) -> Outcome:
+def validate(obj: dict[str, Any], old: dict[str, Any] | None, schema: dict[str, Any]) -> Outcome:
     """Evaluate every rule of ``schema`` over ``obj`` (``old`` on updates)."""
     out = Outcome([], [])
     _validate_node(
@@ -212,7 +212,7 @@ def validate(obj: dict, old: dict | None, schema: dict) -> Outcome:
     return out
 
 
-def _root_view(obj: dict) -> dict:
+def _root_view(obj: dict[str, Any]) -> dict[str, Any]:
     """The object as root rules see it: metadata reduced to name and generateName."""
     view = dict(obj)
     m = obj.get("metadata") or {}
@@ -246,13 +246,13 @@ def _validate_node(
             _validate_node(item, old_items[i], schema["items"], f"{path}[{i}]", out, unchanged)
 
 
-def _correlate_items(value: list, old: Any, schema: dict) -> list:
+def _correlate_items(value: list[Any], old: Any, schema: dict[str, Any]) -> list[Any]:
     """The old item matching each new one: by key for map lists, none otherwise."""
     keys = schema.get("x-kubernetes-list-map-keys") or []
     if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
         return [None] * len(value)
 
-    def key(item: Any) -> tuple | None:
+    def key(item: Any) -> tuple[Any, ...] | None:
         return tuple(item.get(k) for k in keys) if isinstance(item, dict) else None
 
     by_key = {key(item): item for item in old}
@@ -260,7 +260,13 @@ def _correlate_items(value: list, old: Any, schema: dict) -> list:
 
 
 def _run_rule(
-    rule: Any, value: Any, old: Any, schema: dict, path: str, out: Outcome, unchanged: bool
+    rule: Any,
+    value: Any,
+    old: Any,
+    schema: dict[str, Any],
+    path: str,
+    out: Outcome,
+    unchanged: bool,
 ) -> None:
     if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
         return
@@ -294,7 +300,7 @@ def _run_rule(
         out.causes.append(cause)
 
 
-def _message(rule: dict, activation: dict) -> str:
+def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
     source = rule.get("messageExpression")
     if isinstance(source, str):
         try:
@@ -313,7 +319,7 @@ def _message(rule: dict, activation: dict) -> str:
     return message or f"failed rule: {rule['rule'].strip()}"
 
 
-def _failure(field: str, kind: str, detail: str, reason: Any) -> dict:
+def _failure(field: str, kind: str, detail: str, reason: Any) -> dict[str, Any]:
     if reason == "FieldValueForbidden":
         return field_cause(field, f"Forbidden: {detail}", "FieldValueForbidden")
     if reason == "FieldValueRequired":

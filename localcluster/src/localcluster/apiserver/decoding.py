@@ -14,7 +14,7 @@ data (base64 where Go holds bytes), and every quantity field of a built-in kind
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from . import errors, gobase64, quantity, quantityfields
 from .resources import ResourceType
@@ -45,7 +45,7 @@ class DecodeError(ValueError):
     """A body the Go decoder would not accept; the text is the decoder's."""
 
 
-def decode(rt: ResourceType, version: str, obj: dict) -> dict:
+def decode(rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` as the API server would store it after decoding it into ``rt``'s Go type (its
     quantities canonical; the caller's object is left as it was); 400 BadRequest when it would
     not decode. Top-level and metadata nulls are gone already (``objects.strip_nulls``: Go
@@ -59,14 +59,17 @@ def decode(rt: ResourceType, version: str, obj: dict) -> dict:
                 _check_field(obj[name], f"{rt.kind}.{name}", go_type)
         if rt.is_custom:
             return obj
-        return quantityfields.rewrite(obj, quantityfields.tree(rt.storage_key), _canonical_field)
+        return cast(
+            dict[str, Any],
+            quantityfields.rewrite(obj, quantityfields.tree(rt.storage_key), _canonical_field),
+        )
     except DecodeError as e:
         raise errors.bad_request(
             f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: {e}'
         ) from e
 
 
-def check_type_meta(rt: ResourceType, version: str, obj: dict) -> None:
+def check_type_meta(rt: ResourceType, version: str, obj: dict[str, Any]) -> None:
     """400 when ``apiVersion`` or ``kind`` is no string: the serializer reads them first."""
     for field in ("apiVersion", "kind"):
         value = obj.get(field)
@@ -78,7 +81,7 @@ def check_type_meta(rt: ResourceType, version: str, obj: dict) -> None:
             )
 
 
-def pod_specs(rt: ResourceType, obj: dict) -> Iterator[tuple[str, dict]]:
+def pod_specs(rt: ResourceType, obj: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(field path, pod spec)`` for a pod or a workload's pod template."""
     spec = obj.get("spec")
     if not isinstance(spec, dict) or rt.is_custom:
@@ -97,7 +100,8 @@ def _json_type(value: Any) -> str:
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "value")
 
 
 def _unmarshal(value: Any, go_field: str, go_type: str) -> DecodeError:
@@ -131,7 +135,7 @@ def _check_base64(text: str) -> None:
         raise DecodeError(str(gobase64.CorruptInput(at)))
 
 
-def _check_metadata(m: dict) -> None:
+def _check_metadata(m: dict[str, Any]) -> None:
     for name in _STRING_FIELDS:
         if name in m and not isinstance(m[name], str):
             raise _unmarshal(m[name], f"ObjectMeta.metadata.{name}", "string")
@@ -147,7 +151,7 @@ def _check_metadata(m: dict) -> None:
     _objects(m.get("ownerReferences"), "ObjectMeta.metadata.ownerReferences", "v1.OwnerReference")
 
 
-def _check_pod_spec(spec: dict, path: str) -> None:
+def _check_pod_spec(spec: dict[str, Any], path: str) -> None:
     if spec.get("nodeSelector") is not None:
         _check_string_map(spec["nodeSelector"], f"PodSpec.{path}.nodeSelector")
     for kind in ("initContainers", "containers"):
@@ -160,7 +164,7 @@ def _check_pod_spec(spec: dict, path: str) -> None:
             _objects(container.get("ports"), f"Container.{path}.{kind}.ports", "v1.ContainerPort")
 
 
-def _objects(value: Any, go_field: str, go_type: str) -> list[dict]:
+def _objects(value: Any, go_field: str, go_type: str) -> list[dict[str, Any]]:
     """A JSON array of objects, as Go decodes into ``[]go_type`` (null is an empty slice)."""
     if value is None:
         return []

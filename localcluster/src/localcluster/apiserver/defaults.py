@@ -47,7 +47,10 @@ class ClusterIPAllocator:
 
 
 def apply(
-    storage_key: tuple[str, str], obj: dict, old: dict | None, ips: ClusterIPAllocator
+    storage_key: tuple[str, str],
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    ips: ClusterIPAllocator,
 ) -> None:
     """Default ``obj`` (about to be stored over ``old``, None on create) in place."""
     if storage_key == ("", "pods"):
@@ -60,14 +63,14 @@ def apply(
         _normalise_micro_times(storage_key, obj)
 
 
-def _namespace_defaults(obj: dict) -> None:
+def _namespace_defaults(obj: dict[str, Any]) -> None:
     obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
     obj.setdefault("status", {}).setdefault("phase", "Active")
     name = obj["metadata"]["name"]
     obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
 
 
-def _normalise_micro_times(storage_key: tuple[str, str], obj: dict) -> None:
+def _normalise_micro_times(storage_key: tuple[str, str], obj: dict[str, Any]) -> None:
     section, fields = _MICRO_TIME_FIELDS[storage_key]
     target = obj.get(section) if section else obj
     if not isinstance(target, dict):
@@ -82,7 +85,7 @@ def _pull_policy(image: str) -> str:
     return "IfNotPresent" if tagged or "@" in image else "Always"
 
 
-def pod_defaults(pod: dict, old: dict | None) -> None:
+def pod_defaults(pod: dict[str, Any], old: dict[str, Any] | None) -> None:
     """``SetDefaults_Pod``: the pod spec's defaults, service links, requests defaulted from
     limits; a new pod's status."""
     spec = pod.get("spec")
@@ -97,7 +100,7 @@ def pod_defaults(pod: dict, old: dict | None) -> None:
         pod["status"] = {"phase": "Pending", "qosClass": qos_class(pod)}
 
 
-def pod_spec_defaults(spec: dict) -> None:
+def pod_spec_defaults(spec: dict[str, Any]) -> None:
     """``SetDefaults_PodSpec`` and the containers' defaults (pods and pod templates)."""
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -126,7 +129,9 @@ def _requests_from_limits(resources: Any) -> None:
             requests.setdefault(name, value)
 
 
-def service_defaults(svc: dict, old: dict | None, ips: ClusterIPAllocator) -> None:
+def service_defaults(
+    svc: dict[str, Any], old: dict[str, Any] | None, ips: ClusterIPAllocator
+) -> None:
     spec = svc.setdefault("spec", {})
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")

@@ -22,6 +22,7 @@ import functools
 import ipaddress
 import logging
 import secrets
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -171,7 +172,7 @@ class APIServer:
             bootstrap.ensure_kubernetes_service(self.registry, self.host, self.secure_url)
         log.info("API server listening on %s", self.url)
 
-    def _listen(self, port: int, ctx, secure: bool) -> ThreadingServer:
+    def _listen(self, port: int, ctx: ssl.SSLContext | None, secure: bool) -> ThreadingServer:
         server = ThreadingServer(
             (self.host, port),
             functools.partial(self._app, secure=secure),
@@ -415,7 +416,12 @@ class APIServer:
         self._item(req, resp, rt, gvr, namespace, name, sub)
 
     def _collection(
-        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        gvr: tuple[Any, ...],
+        namespace: str | None,
     ) -> None:
         if req.method == "GET":
             watch = params.as_bool(req.query.get("watch"))
@@ -435,7 +441,12 @@ class APIServer:
         raise errors.method_not_allowed()
 
     def _list(
-        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        gvr: tuple[Any, ...],
+        namespace: str | None,
     ) -> None:
         q = req.query
         limit, continue_token, exact_rv = params.list_reading(req)
@@ -458,7 +469,12 @@ class APIServer:
         self._json(resp, _list_object(rt, gvr[1], list_meta, items))
 
     def _delete_collection(
-        self, req: Request, resp: Responder, rt: ResourceType, gvr: tuple, namespace: str | None
+        self,
+        req: Request,
+        resp: Responder,
+        rt: ResourceType,
+        gvr: tuple[Any, ...],
+        namespace: str | None,
     ) -> None:
         opts = params.delete_options(req)
         items = self.registry.delete_collection(
@@ -479,8 +495,8 @@ class APIServer:
         resp: Responder,
         rt: ResourceType,
         version: str,
-        items: list[dict],
-        list_meta: dict,
+        items: list[dict[str, Any]],
+        list_meta: dict[str, Any],
     ) -> None:
         """Reply with a meta.k8s.io Table (what kubectl get asks for)."""
         include = req.query.get("includeObject", "Metadata")
@@ -492,7 +508,7 @@ class APIServer:
         req: Request,
         resp: Responder,
         rt: ResourceType,
-        gvr: tuple,
+        gvr: tuple[Any, ...],
         namespace: str | None,
         name: str,
         sub: str | None,
@@ -537,7 +553,7 @@ class APIServer:
         raise errors.method_not_allowed()
 
     def _scale(
-        self, req: Request, resp: Responder, gvr: tuple, namespace: str | None, name: str
+        self, req: Request, resp: Responder, gvr: tuple[Any, ...], namespace: str | None, name: str
     ) -> None:
         reg = self.registry
         if req.method == "GET":
@@ -613,13 +629,15 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def kubeconfig(server: APIServer, context: str = CONTEXT_NAME) -> dict:
+def kubeconfig(server: APIServer, context: str = CONTEXT_NAME) -> dict[str, Any]:
     """A kubeconfig dict (for ``yaml.safe_dump``) that reaches ``server``."""
     ca_file = server.cert_file if server.tls else None
     return kubeconfig_document(server.url, server.token, ca_file, context=context)
 
 
-def _list_object(rt: ResourceType, version: str, list_meta: dict, items: list[dict]) -> dict:
+def _list_object(
+    rt: ResourceType, version: str, list_meta: dict[str, Any], items: list[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version(version),

@@ -24,7 +24,10 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
+from localcluster.apiserver.resources import GVR
 from localcluster.kubelet.env import CONFIGMAPS, SECRETS, ContainerConfigError, field_value
 from localcluster.kubelet.mounts import Bind
 from localcluster.kubelet.podstatus import PodRecord
@@ -37,7 +40,7 @@ TOKEN_REFRESH_FRACTION = 0.8
 DEFAULT_MODE = 0o644
 
 # (namespace, service account, TokenRequest body) -> the TokenRequest answered by the API
-TokenSource = Callable[[str, str, dict], dict]
+TokenSource = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 
 
 class VolumeError(ContainerConfigError):
@@ -59,7 +62,9 @@ def _write(directory: str, relative: str, data: bytes, mode: int) -> None:
         raise
 
 
-def _object_files(registry, gvr, namespace: str, source: dict) -> dict[str, bytes]:
+def _object_files(
+    registry: Registry, gvr: GVR, namespace: str, source: dict[str, Any]
+) -> dict[str, bytes]:
     """Files of a ConfigMap or Secret source: every key, or the ``items`` it lists."""
     name = source.get("name") or source.get("secretName") or ""
     kind = "configmap" if gvr == CONFIGMAPS else "secret"
@@ -87,7 +92,7 @@ def _object_files(registry, gvr, namespace: str, source: dict) -> dict[str, byte
     return files
 
 
-def _downward_files(record: PodRecord, items: list[dict]) -> dict[str, bytes]:
+def _downward_files(record: PodRecord, items: list[dict[str, Any]]) -> dict[str, bytes]:
     meta = record.pod.get("metadata") or {}
     files = {}
     for item in items:
@@ -104,7 +109,9 @@ def _downward_files(record: PodRecord, items: list[dict]) -> dict[str, bytes]:
 class PodVolumes:
     """Sets up, refreshes and removes the volumes of the pods on one node."""
 
-    def __init__(self, registry, timers: TimerQueue, token_source: TokenSource | None) -> None:
+    def __init__(
+        self, registry: Registry, timers: TimerQueue, token_source: TokenSource | None
+    ) -> None:
         self._registry = registry
         self._timers = timers
         self._token_source = token_source
@@ -138,7 +145,7 @@ class PodVolumes:
             handle.cancel()
 
     def _volume(
-        self, record: PodRecord, pod_dir: str, volume: dict, handles: list[TimerHandle]
+        self, record: PodRecord, pod_dir: str, volume: dict[str, Any], handles: list[TimerHandle]
     ) -> str | None:
         if "hostPath" in volume:
             return (volume["hostPath"] or {}).get("path")
@@ -193,7 +200,7 @@ class PodVolumes:
             _write(directory, relative, data, mode)
 
     def _write_token(
-        self, record: PodRecord, directory: str, source: dict, mode: int
+        self, record: PodRecord, directory: str, source: dict[str, Any], mode: int
     ) -> TimerHandle:
         if self._token_source is None:
             raise VolumeError("this kubelet cannot request service-account tokens")
@@ -233,7 +240,7 @@ class PodVolumes:
 
     # -- mounts -----------------------------------------------------------------------
 
-    def binds(self, record: PodRecord, spec: dict, dirs: dict[str, str]) -> list[Bind]:
+    def binds(self, record: PodRecord, spec: dict[str, Any], dirs: dict[str, str]) -> list[Bind]:
         """Bind mounts for a container's ``volumeMounts`` (see module docstring)."""
         out = []
         for mount in spec.get("volumeMounts") or []:

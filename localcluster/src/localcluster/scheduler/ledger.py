@@ -28,7 +28,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
+from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import NODES, PODS, RegistryInformer, object_key
 from localcluster.scheduler.predicates import (
     NodeInfo,
@@ -41,7 +43,7 @@ from localcluster.scheduler.predicates import (
 
 logger = logging.getLogger(__name__)
 
-Listener = Callable[[str, dict, dict | None], None]
+Listener = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 
 
 @dataclass
@@ -55,7 +57,7 @@ class _Entry:
     assumed: bool
 
 
-def amounts_or_empty(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def amounts_or_empty(pod: dict[str, Any]) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """The pod's effective and non-zero requests, or none when they cannot be parsed (logged)."""
     try:
         return pod_requests(pod), nonzero_requests(pod)
@@ -67,7 +69,7 @@ def amounts_or_empty(pod: dict) -> tuple[dict[str, Fraction], dict[str, Fraction
 class NodeLedger:
     """Per-node accounting of every bound, active pod (see module docstring)."""
 
-    def __init__(self, registry) -> None:
+    def __init__(self, registry: Registry) -> None:
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
         self._entries: dict[str, _Entry] = {}
@@ -157,12 +159,12 @@ class NodeLedger:
 
     # -- assuming -----------------------------------------------------------------------
 
-    def assume(self, pod: dict, node_name: str) -> None:
+    def assume(self, pod: dict[str, Any], node_name: str) -> None:
         """Count ``pod`` on ``node_name`` before its binding is written (lock may be held)."""
         with self._lock:
             self._record(object_key(pod), node_name, pod, assumed=True)
 
-    def try_assume_all(self, placements: list[tuple[dict, str]]) -> dict[str, list[str]]:
+    def try_assume_all(self, placements: list[tuple[dict[str, Any], str]]) -> dict[str, list[str]]:
         """Assume every ``(pod, node)`` if each still fits, counting the earlier ones; else
         assume none and return the reasons of the pods that no longer fit, by pod key."""
         with self._lock:
@@ -198,7 +200,7 @@ class NodeLedger:
             info = self._nodes[node_name] = NodeInfo(node={})
         return info
 
-    def _record(self, key: str, node_name: str, pod: dict, assumed: bool) -> None:
+    def _record(self, key: str, node_name: str, pod: dict[str, Any], assumed: bool) -> None:
         self._drop(key)
         requests, nonzero = amounts_or_empty(pod)
         releasing = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
@@ -217,13 +219,13 @@ class NodeLedger:
         if entry.releasing:
             add_amounts(info.releasing, entry.requests, -1)
 
-    def _on_node(self, event_type: str, node: dict, old: dict | None) -> None:
+    def _on_node(self, event_type: str, node: dict[str, Any], old: dict[str, Any] | None) -> None:
         with self._lock:
             self._info(node["metadata"]["name"]).node = {} if event_type == "DELETED" else node
         for listener in self._node_listeners:
             listener(event_type, node, old)
 
-    def _on_pod(self, event_type: str, pod: dict, old: dict | None) -> None:
+    def _on_pod(self, event_type: str, pod: dict[str, Any], old: dict[str, Any] | None) -> None:
         key = object_key(pod)
         node_name = (pod.get("spec") or {}).get("nodeName")
         with self._lock:

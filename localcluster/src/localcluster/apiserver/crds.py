@@ -1,6 +1,12 @@
 """CustomResourceDefinition support: turning a CRD object into a served ``ResourceType`` and
 computing the CRD's status (accepted names, stored versions, NamesAccepted/Established).
 
+Several versions are served as apiextensions-apiserver serves them with conversion ``None``:
+objects are stored at the storage version, every served version reads, writes and watches them
+with ``apiVersion`` rewritten, discovery lists each served version (the highest-priority one
+preferred), and ``status.storedVersions`` gains every version ever marked for storage until a
+status write (a storage migration) drops one; it must stay within ``spec.versions``.
+
 The registry calls ``resource_type_for`` synchronously inside the CRD write, so the new
 group/version/plural is served (and in discovery) before the write returns.
 """
@@ -51,7 +57,16 @@ def resource_type_for(crd: dict) -> ResourceType:
         subresources=subresources,
         generation=True,
         crd=crd,
+        storage_version=storage_version(crd),
     )
+
+
+def storage_version(crd: dict) -> str | None:
+    """The name of the version marked ``storage: true`` (validation allows exactly one)."""
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if v.get("storage"):
+            return str(v.get("name"))
+    return None
 
 
 def version_spec(crd: dict, version: str) -> dict:

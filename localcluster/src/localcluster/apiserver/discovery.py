@@ -43,7 +43,8 @@ _SUB_KIND = {
 
 
 def _storage_hash(rt: ResourceType) -> str:
-    raw = f"{rt.group}/{rt.versions[0]}/{rt.plural}".encode()
+    """One hash per resource, of its storage version, whichever version is asked for."""
+    raw = f"{rt.group}/{rt.storage_version or rt.versions[0]}/{rt.plural}".encode()
     return hashlib.sha256(raw).digest()[:8].hex()
 
 

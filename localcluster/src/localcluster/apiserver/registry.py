@@ -309,7 +309,7 @@ class Registry:
                 raise errors.bad_request(
                     f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version(version)})"
                 )
-        obj = {"apiVersion": rt.api_version(), "kind": rt.kind} | {
+        obj = {"apiVersion": rt.stored_api_version, "kind": rt.kind} | {
             k: v for k, v in obj.items() if k not in ("apiVersion", "kind")
         }
         if not isinstance(obj.get("metadata"), dict):
@@ -369,6 +369,8 @@ class Registry:
             if errs:
                 raise _invalid(rt, obj["metadata"].get("name", ""), errs)
             obj["status"] = crds.crd_status(obj, (old or {}).get("status"), self.store.now())
+            if errs := validation.validate_crd_stored_versions(obj):
+                raise _invalid(rt, obj["metadata"].get("name", ""), errs)
         elif rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:
@@ -498,7 +500,7 @@ class Registry:
             new = self._status_write(rt, version, old, body)
         else:
             new = self._main_write(rt, version, old, body)
-        new["apiVersion"], new["kind"] = old["apiVersion"], old["kind"]
+        new["apiVersion"], new["kind"] = rt.stored_api_version, old["kind"]
         nm, om = new["metadata"], meta(old)
         if rt.generation and _spec_part(new, rt.has_status) != _spec_part(old, rt.has_status):
             nm["generation"] = int(om.get("generation") or 1) + 1
@@ -529,6 +531,8 @@ class Registry:
         new = self._prune(rt, version, new)
         if rt.is_custom:
             self._validate(rt, version, new, old)
+        elif rt.storage_key == _CRD and (errs := validation.validate_crd_stored_versions(new)):
+            raise _invalid(rt, meta(new).get("name", ""), errs)
         return new
 
     def _main_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:

@@ -1,8 +1,9 @@
 """Resource types the emulator serves: the built-in table and the ``ResourceType`` record.
 
 A ``ResourceType`` is one REST collection (group, plural) with the versions it is served at.
-Objects are stored once per ``storage_key`` (group, plural); every served version reads the same
-JSON with ``apiVersion`` rewritten. CRDs add ``ResourceType`` records at run time (see ``crds``).
+Objects are stored once per ``storage_key`` (group, plural), at the storage version; every served
+version reads the same JSON with ``apiVersion`` rewritten. CRDs add ``ResourceType`` records at
+run time (see ``crds``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class ResourceType:
     # "path" (a path segment) or "crd" (<plural>.<group>, checked by validate_crd)
     name_rule: str = "subdomain"
     crd: dict[str, Any] | None = None  # the CRD object for custom resources
+    # the version objects are stored at (a CRD's storage version), when not versions[0]
+    storage_version: str | None = None
     verbs: list[str] = field(default_factory=lambda: list(ALL_VERBS))
 
     @property
@@ -48,6 +51,12 @@ class ResourceType:
     def api_version(self, version: str | None = None) -> str:
         v = version or self.versions[0]
         return f"{self.group}/{v}" if self.group else v
+
+    @property
+    def stored_api_version(self) -> str:
+        """The apiVersion objects are stored with; a read at any served version rewrites it
+        (conversion ``None``)."""
+        return self.api_version(self.storage_version)
 
     @property
     def list_kind(self) -> str:

@@ -64,7 +64,8 @@ def validate(value: Any, schema: dict | None, path: str = "") -> list[dict]:
                     "FieldValueTypeInvalid",
                 )
             )
-        return causes
+            return causes
+        return _bounds(value, schema, path)  # a string value still meets its pattern
     typ = schema.get("type")
     if typ in _TYPES and not _TYPES[typ](value):
         got = _json_type(value)

@@ -257,7 +257,18 @@ def validate_crd(crd: dict) -> list[dict]:
     versions = spec.get("versions") or []
     if not versions:
         causes.append(field_cause("spec.versions", "Required value", "FieldValueRequired"))
-    elif sum(1 for v in versions if v.get("storage")) != 1:
+    for i, v in enumerate(versions):
+        vname = str(v.get("name") or "")
+        if not (len(vname) <= 63 and _DNS1035_RE.match(vname)):
+            causes.append(
+                field_cause(f"spec.versions[{i}].name", f'Invalid value: "{vname}": {_DNS1035_MSG}')
+            )
+    names = [v.get("name") for v in versions]
+    if len(set(names)) != len(names):
+        causes.append(
+            field_cause("spec.versions", "Invalid value: must contain unique version names")
+        )
+    if versions and sum(1 for v in versions if v.get("storage")) != 1:
         causes.append(
             field_cause(
                 "spec.versions",
@@ -272,6 +283,30 @@ def validate_crd(crd: dict) -> list[dict]:
                 f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
             )
         )
+    return causes
+
+
+def validate_crd_stored_versions(crd: dict) -> list[dict]:
+    """``status.storedVersions`` against ``spec.versions``, on every write of a CRD: a version
+    objects may still be stored at cannot leave ``spec.versions``."""
+    stored = list((crd.get("status") or {}).get("storedVersions") or [])
+    path = "status.storedVersions"
+    if not stored:
+        return [field_cause(path, "Invalid value: must have at least one stored version")]
+    causes = []
+    declared = {str(v.get("name")) for v in (crd.get("spec") or {}).get("versions") or []}
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if v.get("storage") and v.get("name") not in stored:
+            causes.append(
+                field_cause(path, f"Invalid value: must have the storage version {v.get('name')}")
+            )
+    for i, name in enumerate(stored):
+        if name not in declared:
+            causes.append(
+                field_cause(
+                    f"{path}[{i}]", f'Invalid value: "{name}": must appear in spec.versions'
+                )
+            )
     return causes
 
 

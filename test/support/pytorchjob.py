@@ -13,12 +13,17 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf_operator.apis.common.v1.types import (
-    DecodeError,
-    JobStatus,
-    ReplicaSpec,
-    ReplicaStatus,
+from tf_operator.apis.common.v1.fields import DecodeError
+from tf_operator.apis.common.v1.run_policy import (
+    DEFAULTS_V0_5_3,
+    SHARED_FIELDS,
+    Defaults,
+    NormalisedRunPolicy,
+    RunPolicy,
+    defaults_for,
+    normalise_run_policy,
 )
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, ReplicaStatus
 from tf_operator.common.jobcontroller.kind import (
     InvalidJobError,
     Job,
@@ -39,16 +44,13 @@ CONTAINER, PORT_NAME, DEFAULT_PORT = "pytorch", "pytorchjob-port", 23456
 @dataclass
 class PyTorchJobSpec:
     replica_specs: dict[str, ReplicaSpec]
-    active_deadline_seconds: int | None = None
-    backoff_limit: int | None = None
-    clean_pod_policy: str | None = None
-    ttl_seconds_after_finished: int | None = None
 
 
 @dataclass
 class PyTorchJob:
     metadata: dict[str, Any]
     spec: PyTorchJobSpec
+    run_policy: NormalisedRunPolicy
     status: JobStatus = field(default_factory=JobStatus)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -72,26 +74,24 @@ class PyTorchJob:
         return {"apiVersion": PYTORCHJOBS.api_version, "kind": PYTORCHJOBS.kind, "metadata": meta}
 
 
-def decode(raw: dict[str, Any]) -> PyTorchJob:
+def decode(raw: dict[str, Any], defaults: Defaults = DEFAULTS_V0_5_3) -> PyTorchJob:
     try:
         spec = raw.get("spec") or {}
         specs = spec.get("pytorchReplicaSpecs")
         if not isinstance(specs, dict) or MASTER not in specs:
             raise InvalidJobError("PyTorchJobSpec is not valid: a Master replica is required")
         replica_specs = {t: ReplicaSpec.from_dict(s, f"spec.{t}") for t, s in specs.items()}
-        run_policy = {
-            k: spec.get(k)
-            for k in ("activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished")
-        }
+        metadata = copy.deepcopy(raw.get("metadata") or {})
+        nested = spec.get("runPolicy")
+        run_policy = normalise_run_policy(
+            None if nested is None else RunPolicy.from_dict(nested, "spec.runPolicy"),
+            RunPolicy.from_dict({k: spec.get(k) for k, _ in SHARED_FIELDS}, "spec"),
+            defaults_for(metadata, defaults),
+        )
         return PyTorchJob(
-            metadata=copy.deepcopy(raw.get("metadata") or {}),
-            spec=PyTorchJobSpec(
-                replica_specs,
-                run_policy["activeDeadlineSeconds"],
-                run_policy["backoffLimit"],
-                spec.get("cleanPodPolicy"),
-                run_policy["ttlSecondsAfterFinished"],
-            ),
+            metadata=metadata,
+            spec=PyTorchJobSpec(replica_specs),
+            run_policy=run_policy,
             status=JobStatus.from_dict(raw.get("status")),
             raw=copy.deepcopy(raw),
         )
@@ -106,7 +106,6 @@ def _pytorch(job: Job) -> PyTorchJob:
 
 def set_defaults(job: Job) -> None:
     job = _pytorch(job)
-    job.spec.clean_pod_policy = job.spec.clean_pod_policy or "None"
     for spec in job.spec.replica_specs.values():
         spec.replicas = 1 if spec.replicas is None else spec.replicas
         spec.restart_policy = spec.restart_policy or "OnFailure"

@@ -14,6 +14,8 @@ import re
 from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
+from tf_operator.apis.common.v1.run_policy import DEFAULTS, V0_5_3
+
 # Defaults as in v0.5.3 (options.go / server.go) unless marked as an addition of this port.
 DEFAULT_RESYNC_PERIOD = 12 * 3600.0
 DEFAULT_MONITORING_PORT = 8443
@@ -34,6 +36,9 @@ LOCK_TYPES = ("endpoints", "leases", "endpointsleases")
 LEADER_ELECTION_JITTER = 1.2
 GANG_SCHEDULERS = ("kube-batch", "volcano")
 DEFAULT_GANG_SCHEDULER = "kube-batch"
+# The releases whose defaults a job can get.
+DEFAULTS_RELEASES = tuple(DEFAULTS)
+DEFAULT_DEFAULTS = V0_5_3
 
 # Pod status updates of one job within this period are synced together (divergence D51), as
 # Kubernetes' job controller does with its fixed one-second batch.
@@ -155,6 +160,17 @@ class ServerOption:
         kind="duration",
         help="Sync a job at most once per this period for updates of its pods (0: on every "
         "update, as v0.5.3 did). Creations and deletions of pods are synced at once.",
+    )
+    # Addition: where training-operator v1.9 changed a v0.5.3 default (divergences D56-D60).
+    defaults: str = flag(
+        DEFAULT_DEFAULTS,
+        "--defaults",
+        kind="choice",
+        choices=DEFAULTS_RELEASES,
+        show_default=True,
+        help="Whose defaults a job gets where training-operator v1.9 changed v0.5.3's "
+        "(cleanPodPolicy, retryable exit codes, the worker-0 rule, Evaluator and single-replica "
+        "TF_CONFIG). A job's annotation tf-operator.kubeflow.org/defaults overrides it.",
     )
     # Leader election: fixed in v0.5.3, tunable here.
     leader_elect: bool = flag(

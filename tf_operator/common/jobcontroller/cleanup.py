@@ -1,7 +1,8 @@
 """Clean-up of a finished job: its pods and services, and its deletion after the TTL.
 
-Pods go by ``cleanPodPolicy`` (default ``Running``), but a limit failure (deadline, backoff)
-deletes every active pod (D16); services go with their pods, and all of them with ``All`` (D17).
+Pods go by the run policy's ``cleanPodPolicy`` (default ``Running``, or ``None`` with v1.9's
+defaults, D56), but a limit failure (deadline, backoff) deletes every active pod (D16); services
+go with their pods, and all of them with ``All`` (D17).
 With ``ttlSecondsAfterFinished`` the job is deleted once the TTL passed since completion, else
 re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 """
@@ -44,7 +45,7 @@ class CleanupReconciler:
 
     def delete_pods_and_services(self, ctx: SyncContext, kill_active: bool) -> None:
         job = ctx.job
-        policy = job.spec.clean_pod_policy or CLEAN_POD_POLICY_RUNNING
+        policy = job.run_policy.clean_pod_policy
         deleted_names: set[str] = set()
         for pod in ctx.pods:
             doomed = (
@@ -64,7 +65,7 @@ class CleanupReconciler:
     def expire(self, ctx: SyncContext) -> bool:
         """Apply ``ttlSecondsAfterFinished``; True when the job was deleted."""
         job = ctx.job
-        ttl = job.spec.ttl_seconds_after_finished
+        ttl = job.run_policy.ttl_seconds_after_finished
         if ttl is None:
             return False
         completion = job.status.completion_time or ctx.now

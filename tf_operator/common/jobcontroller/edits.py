@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from tf_operator.apis.common.v1.run_policy import Defaults
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.job import InvalidJobReporter
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
@@ -59,8 +60,10 @@ class SpecEdits:
         recorder: EventRecorder,
         memory: JobMemory,
         invalid: InvalidJobReporter,
+        defaults: Defaults,  # the operator's; a job's annotation may pick others
     ) -> None:
         self._kind = kind
+        self._defaults = defaults
         self._recorder = recorder
         self._memory = memory
         self._invalid = invalid
@@ -70,7 +73,7 @@ class SpecEdits:
         """The job to reconcile, with the error of an invalid edit it ignores; None when the
         job cannot run: it keeps its final status, or it is reported as invalid."""
         try:
-            return self._kind.decode(raw), None
+            return self._kind.decode(raw, self._defaults), None
         except InvalidJobError as err:
             restored = self.restore(raw)
             if restored is not None:
@@ -86,7 +89,7 @@ class SpecEdits:
         if not isinstance(text, str):
             return None
         try:
-            return self._kind.decode({**raw, "spec": json.loads(text)})
+            return self._kind.decode({**raw, "spec": json.loads(text)}, self._defaults)
         except (ValueError, InvalidJobError):
             return None
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults
 from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
@@ -81,6 +82,8 @@ class JobControllerConfiguration:
     gang_scheduler_name: str = "kube-batch"
     # updates of a job's pods within this many seconds are synced together (D51); 0: each
     pod_updates_batch_period: float = 0.0
+    # where v1.9 changed a v0.5.3 default, which one a job without its own choice gets (D56)
+    defaults: Defaults = DEFAULTS_V0_5_3
 
 
 class JobController:
@@ -97,6 +100,7 @@ class JobController:
         clock: Clock = REAL_CLOCK,
     ) -> None:
         self.kind = kind
+        self.config = config
         self.clock = clock
         self.recorder = recorder
         self.work_queue = new_rate_limiting_queue(
@@ -154,7 +158,7 @@ class JobController:
         # a seam: tests run the batches in order, before the pass goes on
         self.create_batches: SlowStartBatches[ExpectedCreate] = SlowStartBatches()
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
-        self.edits = SpecEdits(kind, recorder, self.memory, self.invalid)
+        self.edits = SpecEdits(kind, recorder, self.memory, self.invalid, config.defaults)
         self.job_events = JobEventHandlers(kind, self.work_queue)
         self.sync_handler = self.sync
         self._stopping = threading.Event()
@@ -411,7 +415,7 @@ class JobController:
         """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the
         update handler, which had to decode both objects; D7)."""
         job = ctx.job
-        deadline, start = job.spec.active_deadline_seconds, job.status.start_time
+        deadline, start = job.run_policy.active_deadline_seconds, job.status.start_time
         if deadline is None or start is None or is_finished(job.status):
             return
         self.work_queue.add_after(ctx.key, seconds_left(deadline, start, self.clock.now()))

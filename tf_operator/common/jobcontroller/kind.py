@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from tf_operator.apis.common.v1.run_policy import Defaults, NormalisedRunPolicy
 from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, ReplicaStatus
 from tf_operator.k8s.client import Resource
 from tf_operator.k8s.objects import Obj
@@ -23,23 +24,19 @@ class InvalidJobError(ValueError):
     """A cached object does not decode or validate as the kind; the text says why."""
 
 
-class RunPolicy(Protocol):
-    """The run-policy fields every kind's spec carries (v0.5.3 kept them on the spec)."""
-
-    active_deadline_seconds: int | None
-    backoff_limit: int | None
-    clean_pod_policy: str | None
-    ttl_seconds_after_finished: int | None
-
-
 class Job(Protocol):
-    """A decoded job of any kind, as the reconcilers see it."""
+    """A decoded job of any kind, as the reconcilers see it.
+
+    ``run_policy`` is the only run policy the reconcilers read: the kind's decode builds it
+    once from ``spec.runPolicy`` and v0.5.3's top-level fields
+    (:func:`~tf_operator.apis.common.v1.run_policy.normalise_run_policy`).
+    """
 
     metadata: dict[str, Any]
     status: JobStatus
 
     @property
-    def spec(self) -> RunPolicy: ...
+    def run_policy(self) -> NormalisedRunPolicy: ...
 
     @property
     def name(self) -> str: ...
@@ -109,8 +106,9 @@ class JobKind:
     default_container_name: str  # the container whose exit code decides ("tensorflow")
     default_port_name: str  # the port the replicas' services expose ("tfjob-port")
     metrics: JobMetrics
-    # Decode and validate a cached object; raise InvalidJobError.
-    decode: Callable[[Obj], Job]
+    # Decode and validate a cached object with the operator's defaults (the job's annotation
+    # may pick others); raise InvalidJobError.
+    decode: Callable[[Obj, Defaults], Job]
     # The spec field holding the replica specs by type ("tfReplicaSpecs").
     replica_specs_field: str
     set_defaults: Callable[[Job], None]

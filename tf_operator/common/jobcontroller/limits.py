@@ -89,14 +89,14 @@ def limit_failure(
     kind: JobKind, job: Job, pods: list[Obj], now: datetime, logger: Logger
 ) -> LimitFailure | None:
     """The failure when the backoff limit or the active deadline is exceeded."""
-    kind_name, limit = kind.resource.kind, job.spec.backoff_limit
+    kind_name, limit = kind.resource.kind, job.run_policy.backoff_limit
     failures = 0 if limit is None else backoff_failures(job, pods, kind.labels.replica_type, logger)
     if past_backoff_limit(limit, failures):
         return LimitFailure(
             BACKOFF_LIMIT_EXCEEDED,
             f"{kind_name} {job.name} has failed because it has reached the specified backoff limit",
         )
-    if past_active_deadline(job.spec.active_deadline_seconds, job.status.start_time, now):
+    if past_active_deadline(job.run_policy.active_deadline_seconds, job.status.start_time, now):
         return LimitFailure(
             DEADLINE_EXCEEDED,
             f"{kind_name} {job.name} has failed because it was active longer than specified "

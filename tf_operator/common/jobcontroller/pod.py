@@ -8,8 +8,9 @@ batches that end at the first failure (D46). A pod under the ExitCode policy tha
 a retryable code is recreated: its failure is counted in ``status.exitCodeRestarts`` by pod
 UID, and the controller deletes it only after that status is written
 (:meth:`PodReconciler.restart_recorded`), so a crash neither loses nor repeats a count (D11);
-"restarting" is decided per pod (D12). Index 0 completed means exit code 0 of the default
-container or phase Succeeded (D22). ``D<n>``: docs/divergences.md.
+"restarting" is decided per pod (D12). Which exit codes are retryable and when index 0 has
+completed (exit code 0 of the default container or phase Succeeded, D22) follow the job's
+defaults: v0.5.3's unless it asked for v1.9's (D57, D58). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -37,16 +38,9 @@ from tf_operator.logger import logger_for_replica
 POD_TEMPLATE_RESTART_POLICY_REASON = "SettedPodTemplateRestartPolicy"
 EXITED_WITH_CODE_REASON = "ExitedWithCode"
 
-# v0.5.3's "no exit code seen" sentinel (0xbeef); it is never retryable.
+# v0.5.3's "no exit code seen" sentinel (0xbeef); v0.5.3's list never retries it, v1.9's
+# rule (>= 128) does, as v1.9 itself did for a Failed pod that reported no exit code.
 NO_EXIT_CODE = 0xBEEF
-
-# v0.5.3's explicit list: SIGINT, SIGKILL, SIGTERM and SIGUSR1 retry; every other code
-# (its permanent list 1, 2, 126, 127, 128, 139 included) does not.
-_RETRYABLE_EXIT_CODES = frozenset({130, 137, 143, 138})
-
-
-def is_retryable_exit_code(exit_code: int) -> bool:
-    return exit_code in _RETRYABLE_EXIT_CODES
 
 
 def set_restart_policy(template: Obj, spec: ReplicaSpec) -> None:
@@ -143,10 +137,11 @@ class PodReconciler:
         if exit_code != NO_EXIT_CODE:
             self._report_exit_code(ctx, pod, exit_code, logger)
         phase = phase_of(pod)
+        defaults = ctx.job.run_policy.defaults
         if (
             spec.restart_policy == RESTART_POLICY_EXIT_CODE
             and phase == "Failed"
-            and is_retryable_exit_code(exit_code)
+            and defaults.is_retryable_exit_code(exit_code)
         ):
             tally.restarting += 1
             # A pod already terminating was restarted by an earlier pass.
@@ -156,7 +151,7 @@ class PodReconciler:
                 if self._record_failure(ctx.job, pod):
                     tally.new_restarts += 1
                 ctx.restarts.append(pod)
-        if index == 0 and (exit_code == 0 or phase == "Succeeded"):
+        if index == 0 and defaults.index0_completed(exit_code, phase):
             tally.index0_completed = True
         count_pod(ctx.job, rtype, phase)
 

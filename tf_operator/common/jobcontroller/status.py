@@ -219,7 +219,7 @@ class StatusReconciler:
         )
         if job.status.start_time is None:
             job.status.start_time = ctx.now
-            deadline = job.spec.active_deadline_seconds
+            deadline = job.run_policy.active_deadline_seconds
             if deadline is not None:
                 # The controller arms the re-sync at the end of every pass (D7).
                 ctx.logger.info(

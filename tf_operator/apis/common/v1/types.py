@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tf_operator.apis.common.v1.fields import DecodeError, expect_dict, opt_int, opt_str, rest
 from tf_operator.k8s.objects import json_copy
 
 # Condition types.
@@ -26,6 +27,9 @@ JOB_RUNNING = "Running"
 JOB_RESTARTING = "Restarting"
 JOB_SUCCEEDED = "Succeeded"
 JOB_FAILED = "Failed"
+# training-operator v1.9's: True while runPolicy.suspend holds the job (its pods deleted);
+# False with reason <Kind>Resumed once it is resumed.
+JOB_SUSPENDED = "Suspended"
 # Not in v0.5.3 (divergence D39): True while the job runs on its last valid spec because the
 # spec was edited into an invalid one.
 JOB_SPEC_IGNORED = "SpecIgnored"
@@ -45,46 +49,6 @@ RESTART_POLICY_ALWAYS = "Always"
 RESTART_POLICY_ON_FAILURE = "OnFailure"
 RESTART_POLICY_NEVER = "Never"
 RESTART_POLICY_EXIT_CODE = "ExitCode"
-
-
-class DecodeError(ValueError):
-    """A JSON document does not have the shape of the API type."""
-
-
-# ---- field helpers -------------------------------------------------------------------------
-
-
-def _expect_dict(value: Any, path: str, allow_none: bool = True) -> dict | None:
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, dict):
-        raise DecodeError(f"{path}: expected an object, got {type(value).__name__}")
-    return value
-
-
-def _opt_int(data: dict, key: str, path: str) -> int | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        # JSON numbers such as 2.0 are accepted as integers, like Go's decoder does.
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise DecodeError(f"{path}.{key}: expected an integer, got {value!r}")
-    return value
-
-
-def _opt_str(data: dict, key: str, path: str) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise DecodeError(f"{path}.{key}: expected a string, got {value!r}")
-    return value
-
-
-def _rest(data: dict, known: tuple[str, ...]) -> dict:
-    return {k: json_copy(v) for k, v in data.items() if k not in known}
 
 
 def parse_time(value: Any, path: str) -> datetime | None:
@@ -132,30 +96,44 @@ def truncate_time(value: datetime) -> datetime:
 
 @dataclass
 class ReplicaStatus:
-    """Pod counts of one replica type. Zero fields are omitted in JSON (Go ``omitempty``)."""
+    """Pod counts of one replica type. Zero fields are omitted in JSON (Go ``omitempty``).
+
+    ``selector`` (a label selector as text) and ``label_selector`` (a ``metav1.LabelSelector``)
+    are training-operator v1.9's: what selects the type's pods, for tools such as a scale
+    subresource. A kind writes them when its ``JobKind.replica_selectors`` says so.
+    """
 
     active: int = 0
     succeeded: int = 0
     failed: int = 0
+    selector: str = ""
+    label_selector: dict | None = None
     extra: dict = field(default_factory=dict)
 
-    _KEYS = ("active", "succeeded", "failed")
+    _COUNTS = ("active", "succeeded", "failed")
+    _KEYS = (*_COUNTS, "selector", "labelSelector")
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> ReplicaStatus:
-        data = _expect_dict(data, path) or {}
+        data = expect_dict(data, path) or {}
         return cls(
-            active=_opt_int(data, "active", path) or 0,
-            succeeded=_opt_int(data, "succeeded", path) or 0,
-            failed=_opt_int(data, "failed", path) or 0,
-            extra=_rest(data, cls._KEYS),
+            active=opt_int(data, "active", path) or 0,
+            succeeded=opt_int(data, "succeeded", path) or 0,
+            failed=opt_int(data, "failed", path) or 0,
+            selector=opt_str(data, "selector", path) or "",
+            label_selector=expect_dict(data.get("labelSelector"), f"{path}.labelSelector"),
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
-        for key in self._KEYS:
+        for key in self._COUNTS:
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        if self.selector:
+            out["selector"] = self.selector
+        if self.label_selector is not None:
+            out["labelSelector"] = json_copy(self.label_selector)
         out.update(json_copy(self.extra))
         return out
 
@@ -176,18 +154,18 @@ class JobCondition:
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> JobCondition:
-        data = _expect_dict(data, path, allow_none=False)
+        data = expect_dict(data, path, allow_none=False)
         assert data is not None
         return cls(
-            type=_opt_str(data, "type", path) or "",
-            status=_opt_str(data, "status", path) or "",
-            reason=_opt_str(data, "reason", path) or "",
-            message=_opt_str(data, "message", path) or "",
+            type=opt_str(data, "type", path) or "",
+            status=opt_str(data, "status", path) or "",
+            reason=opt_str(data, "reason", path) or "",
+            message=opt_str(data, "message", path) or "",
             last_update_time=parse_time(data.get("lastUpdateTime"), f"{path}.lastUpdateTime"),
             last_transition_time=parse_time(
                 data.get("lastTransitionTime"), f"{path}.lastTransitionTime"
             ),
-            extra=_rest(data, cls._KEYS),
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:
@@ -221,14 +199,14 @@ class ExitCodeRestarts:
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> ExitCodeRestarts:
-        data = _expect_dict(data, path) or {}
+        data = expect_dict(data, path) or {}
         pods = data.get("countedPods") or []
         if not isinstance(pods, list) or not all(isinstance(u, str) for u in pods):
             raise DecodeError(f"{path}.countedPods: expected a list of strings")
         return cls(
-            count=_opt_int(data, "count", path) or 0,
+            count=opt_int(data, "count", path) or 0,
             counted_pods=list(pods),
-            extra=_rest(data, cls._KEYS),
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:
@@ -278,7 +256,7 @@ class JobStatus:
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "status") -> JobStatus:
-        data = _expect_dict(data, path) or {}
+        data = expect_dict(data, path) or {}
         raw_conditions = data.get("conditions")
         conditions = None
         if raw_conditions is not None:
@@ -288,7 +266,7 @@ class JobStatus:
                 JobCondition.from_dict(c, f"{path}.conditions[{i}]")
                 for i, c in enumerate(raw_conditions)
             ]
-        raw_statuses = _expect_dict(data.get("replicaStatuses"), f"{path}.replicaStatuses")
+        raw_statuses = expect_dict(data.get("replicaStatuses"), f"{path}.replicaStatuses")
         statuses = None
         if raw_statuses is not None:
             statuses = {
@@ -306,8 +284,8 @@ class JobStatus:
             exit_code_restarts=None
             if data.get("exitCodeRestarts") is None
             else ExitCodeRestarts.from_dict(data["exitCodeRestarts"], f"{path}.exitCodeRestarts"),
-            last_valid_spec=_opt_str(data, "lastValidSpec", path),
-            extra=_rest(data, cls._KEYS),
+            last_valid_spec=opt_str(data, "lastValidSpec", path),
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:
@@ -350,14 +328,14 @@ class ReplicaSpec:
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> ReplicaSpec:
-        data = _expect_dict(data, path, allow_none=False)
+        data = expect_dict(data, path, allow_none=False)
         assert data is not None
-        template = _expect_dict(data.get("template"), f"{path}.template") or {}
+        template = expect_dict(data.get("template"), f"{path}.template") or {}
         return cls(
-            replicas=_opt_int(data, "replicas", path),
+            replicas=opt_int(data, "replicas", path),
             template=json_copy(template),
-            restart_policy=_opt_str(data, "restartPolicy", path) or "",
-            extra=_rest(data, cls._KEYS),
+            restart_policy=opt_str(data, "restartPolicy", path) or "",
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:

@@ -10,6 +10,10 @@ LIST_KIND = "TFJobList"
 PLURAL = "tfjobs"
 SINGULAR = "tfjob"
 CRD_NAME = f"{PLURAL}.{GROUP_NAME}"
+# The versions the CRD serves (v0.5.3's CRD served both; v1beta2's types are v1's). The
+# operator watches v1, the storage version: a job created as v1beta2 is the same object.
+GROUP_VERSION_V1BETA2 = "v1beta2"
+SERVED_VERSIONS = (GROUP_VERSION, GROUP_VERSION_V1BETA2)
 
 ENV_KUBEFLOW_NAMESPACE = "KUBEFLOW_NAMESPACE"
 DEFAULT_PORT_NAME = "tfjob-port"
@@ -33,3 +37,9 @@ REPLICA_TYPE_ORDER = (
     REPLICA_TYPE_MASTER,
     REPLICA_TYPE_EVAL,
 )
+
+# spec.successPolicy (training-operator v1.9): "" keeps the default rule (a Chief/Master
+# decides, else worker 0 or all workers); AllWorkers waits for every worker.
+SUCCESS_POLICY_DEFAULT = ""
+SUCCESS_POLICY_ALL_WORKERS = "AllWorkers"
+SUCCESS_POLICIES = (SUCCESS_POLICY_DEFAULT, SUCCESS_POLICY_ALL_WORKERS)

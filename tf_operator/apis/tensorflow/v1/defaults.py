@@ -1,9 +1,12 @@
 """Defaulting of a TFJob, as v0.5.3's ``SetDefaults_TFJob``.
 
-Order: ``cleanPodPolicy`` → ``Running``; replica-type keys normalised to their CamelCase
-names (``ps`` → ``PS``, ``WORKER`` → ``Worker``); then per replica spec ``replicas`` → 1,
-``restartPolicy`` → ``Never`` and a ``tfjob-port: 2222`` port on the ``tensorflow`` container
-(container 0 when none has that name). Defaults are applied in memory only.
+Replica-type keys normalised to their CamelCase names (``ps`` → ``PS``, ``WORKER`` →
+``Worker``); then per replica spec ``replicas`` → 1, ``restartPolicy`` → ``Never`` and a
+``tfjob-port: 2222`` port on the ``tensorflow`` container (container 0 when none has that
+name). Defaults are applied in memory only. v0.5.3's ``cleanPodPolicy`` → ``Running`` is applied
+where every run-policy field is read, in the job's normalised run policy
+(:mod:`tf_operator.apis.common.v1.run_policy`), which knows both its placements and which
+release's default the job asked for (divergence D56).
 
 Difference from v0.5.3: keys are scanned in sorted order rather than Go's random map order.
 Validation rejects two keys that normalise to the same type before defaulting ever runs, so
@@ -12,7 +15,7 @@ normalisation never drops a spec here (divergence D6).
 
 from __future__ import annotations
 
-from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_RUNNING, ReplicaSpec
+from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,
@@ -69,9 +72,7 @@ def set_default_replicas(spec: ReplicaSpec) -> None:
 
 
 def set_defaults_tfjob(job: TFJob) -> None:
-    """Apply v0.5.3's defaults to ``job`` in place."""
-    if job.spec.clean_pod_policy is None:
-        job.spec.clean_pod_policy = CLEAN_POD_POLICY_RUNNING
+    """Apply v0.5.3's defaults of the replica specs to ``job`` in place."""
     set_type_names_to_camel_case(job)
     for spec in (job.spec.tf_replica_specs or {}).values():
         if spec is None:

@@ -12,15 +12,24 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf_operator.apis.common.v1.types import (
+from tf_operator.apis.common.v1.fields import (
     DecodeError,
-    JobStatus,
-    ReplicaSpec,
-    _expect_dict,
-    _opt_int,
-    _opt_str,
-    _rest,
+    expect_dict,
+    opt_bool,
+    opt_int,
+    opt_str,
+    put_present,
+    rest,
 )
+from tf_operator.apis.common.v1.run_policy import (
+    DEFAULTS_V0_5_3,
+    Defaults,
+    NormalisedRunPolicy,
+    RunPolicy,
+    defaults_for,
+    normalise_run_policy,
+)
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
 from tf_operator.apis.tensorflow.v1.constants import (
     API_VERSION,
     KIND,
@@ -35,13 +44,20 @@ from tf_operator.k8s.objects import json_copy
 
 @dataclass
 class TFJobSpec:
-    """``spec`` of a TFJob. ``tf_replica_specs`` is ``None`` when the key is absent or null."""
+    """``spec`` of a TFJob. ``tf_replica_specs`` is ``None`` when the key is absent or null.
+
+    v0.5.3's run-policy fields sit on the spec; training-operator v1.9's ``runPolicy``,
+    ``successPolicy`` and ``enableDynamicWorker`` are kept beside them as written.
+    """
 
     tf_replica_specs: dict[str, ReplicaSpec | None] | None = None
     active_deadline_seconds: int | None = None
     backoff_limit: int | None = None
     clean_pod_policy: str | None = None
     ttl_seconds_after_finished: int | None = None
+    run_policy: RunPolicy | None = None
+    success_policy: str | None = None
+    enable_dynamic_worker: bool | None = None
     extra: dict = field(default_factory=dict)
 
     _KEYS = (
@@ -50,43 +66,65 @@ class TFJobSpec:
         "cleanPodPolicy",
         "ttlSecondsAfterFinished",
         "tfReplicaSpecs",
+        "runPolicy",
+        "successPolicy",
+        "enableDynamicWorker",
     )
 
     @classmethod
     def from_dict(cls, data: Any, path: str = "spec") -> TFJobSpec:
-        data = _expect_dict(data, path) or {}
-        raw_specs = _expect_dict(data.get("tfReplicaSpecs"), f"{path}.tfReplicaSpecs")
+        data = expect_dict(data, path) or {}
+        raw_specs = expect_dict(data.get("tfReplicaSpecs"), f"{path}.tfReplicaSpecs")
         specs: dict[str, ReplicaSpec | None] | None = None
         if raw_specs is not None:
             specs = {}
             for rtype, raw in raw_specs.items():
                 sub = f"{path}.tfReplicaSpecs.{rtype}"
                 specs[str(rtype)] = None if raw is None else ReplicaSpec.from_dict(raw, sub)
+        run_policy = data.get("runPolicy")
         return cls(
             tf_replica_specs=specs,
-            active_deadline_seconds=_opt_int(data, "activeDeadlineSeconds", path),
-            backoff_limit=_opt_int(data, "backoffLimit", path),
-            clean_pod_policy=_opt_str(data, "cleanPodPolicy", path),
-            ttl_seconds_after_finished=_opt_int(data, "ttlSecondsAfterFinished", path),
-            extra=_rest(data, cls._KEYS),
+            active_deadline_seconds=opt_int(data, "activeDeadlineSeconds", path),
+            backoff_limit=opt_int(data, "backoffLimit", path),
+            clean_pod_policy=opt_str(data, "cleanPodPolicy", path),
+            ttl_seconds_after_finished=opt_int(data, "ttlSecondsAfterFinished", path),
+            run_policy=None
+            if run_policy is None
+            else RunPolicy.from_dict(run_policy, f"{path}.runPolicy"),
+            success_policy=opt_str(data, "successPolicy", path),
+            enable_dynamic_worker=opt_bool(data, "enableDynamicWorker", path),
+            extra=rest(data, cls._KEYS),
+        )
+
+    def top_level_run_policy(self) -> RunPolicy:
+        """v0.5.3's run-policy fields, in the shape of ``runPolicy``."""
+        return RunPolicy(
+            clean_pod_policy=self.clean_pod_policy,
+            ttl_seconds_after_finished=self.ttl_seconds_after_finished,
+            active_deadline_seconds=self.active_deadline_seconds,
+            backoff_limit=self.backoff_limit,
         )
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
-        for key, value in (
-            ("activeDeadlineSeconds", self.active_deadline_seconds),
-            ("backoffLimit", self.backoff_limit),
-            ("cleanPodPolicy", self.clean_pod_policy),
-            ("ttlSecondsAfterFinished", self.ttl_seconds_after_finished),
-        ):
-            if value is not None:
-                out[key] = value
+        put_present(
+            out,
+            (
+                ("activeDeadlineSeconds", self.active_deadline_seconds),
+                ("backoffLimit", self.backoff_limit),
+                ("cleanPodPolicy", self.clean_pod_policy),
+                ("ttlSecondsAfterFinished", self.ttl_seconds_after_finished),
+                ("runPolicy", None if self.run_policy is None else self.run_policy.to_dict()),
+                ("successPolicy", self.success_policy),
+            ),
+        )
         # No omitempty in Go: an absent map is written as null.
         out["tfReplicaSpecs"] = (
             None
             if self.tf_replica_specs is None
             else {k: (None if v is None else v.to_dict()) for k, v in self.tf_replica_specs.items()}
         )
+        put_present(out, (("enableDynamicWorker", self.enable_dynamic_worker),))
         out.update(json_copy(self.extra))
         return out
 
@@ -101,22 +139,31 @@ class TFJob:
     api_version: str = API_VERSION
     kind: str = KIND
     extra: dict = field(default_factory=dict)
+    # Derived, never written: what the controller obeys (both placements, defaults applied).
+    run_policy: NormalisedRunPolicy = field(default_factory=NormalisedRunPolicy)
 
     _KEYS = ("apiVersion", "kind", "metadata", "spec", "status")
 
     @classmethod
-    def from_dict(cls, data: Any) -> TFJob:
-        """Decode a TFJob; raises :class:`DecodeError` if a modelled field has the wrong type."""
-        data = _expect_dict(data, "TFJob", allow_none=False)
+    def from_dict(cls, data: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
+        """Decode a TFJob; raises :class:`DecodeError` if a modelled field has the wrong type
+        or the two placements of a run-policy field disagree. ``defaults`` are the operator's;
+        the job's ``tf-operator.kubeflow.org/defaults`` annotation wins over them."""
+        data = expect_dict(data, "TFJob", allow_none=False)
         assert data is not None
-        metadata = _expect_dict(data.get("metadata"), "metadata") or {}
+        metadata = expect_dict(data.get("metadata"), "metadata") or {}
+        spec = TFJobSpec.from_dict(data.get("spec"))
+        run_policy = normalise_run_policy(
+            spec.run_policy, spec.top_level_run_policy(), defaults_for(metadata, defaults)
+        )
         return cls(
             metadata=json_copy(metadata),
-            spec=TFJobSpec.from_dict(data.get("spec")),
+            spec=spec,
+            run_policy=run_policy,
             status=JobStatus.from_dict(data.get("status")),
-            api_version=_opt_str(data, "apiVersion", "TFJob") or API_VERSION,
-            kind=_opt_str(data, "kind", "TFJob") or KIND,
-            extra=_rest(data, cls._KEYS),
+            api_version=opt_str(data, "apiVersion", "TFJob") or API_VERSION,
+            kind=opt_str(data, "kind", "TFJob") or KIND,
+            extra=rest(data, cls._KEYS),
         )
 
     def to_dict(self) -> dict:

@@ -18,14 +18,18 @@ Fixes over v0.5.3 (which validated the raw, un-normalised map):
   Service names would be refused), more than ``MAX_REPLICAS`` replicas of a type, more than
   one Chief, Master or Evaluator replica, no PS or Worker replica, restart and clean-pod
   policies outside their enums, negative (or out-of-format) ``backoffLimit``,
-  ``activeDeadlineSeconds`` and ``ttlSecondsAfterFinished``. So no number a user wrote sizes
-  the work of a sync before it is checked.
+  ``activeDeadlineSeconds`` and ``ttlSecondsAfterFinished`` (in either placement: on the
+  spec or in v1.9's ``runPolicy``, D55), a ``successPolicy`` other than ``""`` or
+  ``AllWorkers``, and schedulingPolicy numbers out of range. So no number a user wrote sizes
+  the work of a sync before it is checked. The two placements of one field disagreeing is
+  refused when the run policy is normalised (at decoding).
 """
 
 from __future__ import annotations
 
 import re
 
+from tf_operator.apis.common.v1.run_policy import RunPolicy
 from tf_operator.apis.common.v1.types import (
     CLEAN_POD_POLICY_ALL,
     CLEAN_POD_POLICY_NONE,
@@ -43,6 +47,8 @@ from tf_operator.apis.tensorflow.v1.constants import (
     REPLICA_TYPE_MASTER,
     REPLICA_TYPE_PS,
     REPLICA_TYPE_WORKER,
+    SUCCESS_POLICIES,
+    SUCCESS_POLICY_ALL_WORKERS,
 )
 from tf_operator.apis.tensorflow.v1.defaults import canonical_replica_type
 from tf_operator.apis.tensorflow.v1.types import TFJob, TFJobSpec, ordered_replica_types
@@ -55,6 +61,7 @@ MAX_GENERATED_NAME_LENGTH = 63
 MAX_REPLICAS = 1000
 # The CRD's `format: int32` and `format: int64`.
 MAX_INT32 = 2**31 - 1
+MIN_INT32 = -(2**31)
 MAX_INT64 = 2**63 - 1
 # Service names are DNS-1035 labels: the job name must be one for `<job>-<type>-<index>` to be.
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -164,20 +171,45 @@ def _check_containers(key: str, value: ReplicaSpec) -> None:
 
 
 def _check_run_policy(spec: TFJobSpec) -> None:
-    """The CRD's bounds on the run-policy fields."""
+    """The CRD's bounds on the run-policy fields, in either placement, and on the other
+    fields of training-operator v1.9 (D55)."""
+    placements = [("", spec.top_level_run_policy())]
+    if spec.run_policy is not None:
+        placements.append(("runPolicy.", spec.run_policy))
+    for prefix, policy in placements:
+        _check_run_policy_fields(prefix, policy)
+    if spec.success_policy is not None and spec.success_policy not in SUCCESS_POLICIES:
+        raise ValidationError(
+            f'{_INVALID}: successPolicy must be "" or {SUCCESS_POLICY_ALL_WORKERS}'
+            f" (got {spec.success_policy})"
+        )
+
+
+def _check_run_policy_fields(prefix: str, policy: RunPolicy) -> None:
     for field, value, maximum in (
-        ("activeDeadlineSeconds", spec.active_deadline_seconds, MAX_INT64),
-        ("backoffLimit", spec.backoff_limit, MAX_INT32),
-        ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished, MAX_INT32),
+        ("activeDeadlineSeconds", policy.active_deadline_seconds, MAX_INT64),
+        ("backoffLimit", policy.backoff_limit, MAX_INT32),
+        ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished, MAX_INT32),
     ):
         if value is not None and not 0 <= value <= maximum:
-            raise ValidationError(f"{_INVALID}: {field} must be within [0, {maximum}]")
-    policy = spec.clean_pod_policy
-    if policy is not None and policy not in _CLEAN_POD_POLICIES:
+            raise ValidationError(f"{_INVALID}: {prefix}{field} must be within [0, {maximum}]")
+    clean = policy.clean_pod_policy
+    if clean is not None and clean not in _CLEAN_POD_POLICIES:
         raise ValidationError(
-            f"{_INVALID}: cleanPodPolicy must be one of {', '.join(_CLEAN_POD_POLICIES)}"
-            f" (got {policy})"
+            f"{_INVALID}: {prefix}cleanPodPolicy must be one of "
+            f"{', '.join(_CLEAN_POD_POLICIES)} (got {clean})"
         )
+    scheduling = policy.scheduling_policy
+    if scheduling is None:
+        return
+    for field, value, low in (
+        ("minAvailable", scheduling.min_available, 0),
+        ("scheduleTimeoutSeconds", scheduling.schedule_timeout_seconds, MIN_INT32),
+    ):
+        if value is not None and not low <= value <= MAX_INT32:
+            raise ValidationError(
+                f"{_INVALID}: {prefix}schedulingPolicy.{field} must be within [{low}, {MAX_INT32}]"
+            )
 
 
 def validate_job_name(name: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tf_operator.apis.common.v1.run_policy import DEFAULTS, V0_5_3
 from tf_operator.common.jobcontroller.jobcontroller import JobController, JobControllerConfiguration
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
@@ -39,6 +40,7 @@ class TFController(JobController):
             enable_gang_scheduling=bool(getattr(options, "enable_gang_scheduling", False)),
             gang_scheduler_name=getattr(options, "gang_scheduler_name", "") or "kube-batch",
             pod_updates_batch_period=float(getattr(options, "pod_updates_batch_period", 0.0)),
+            defaults=DEFAULTS[getattr(options, "defaults", V0_5_3)],
         )
         super().__init__(
             TFJOB_KIND, kube_client, informer_factory, tfjob_informer, recorder, config, clock

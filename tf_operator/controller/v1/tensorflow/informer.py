@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf_operator.apis.common.v1.types import DecodeError
+from tf_operator.apis.common.v1.fields import DecodeError
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults
 from tf_operator.apis.tensorflow.v1.constants import GROUP_NAME, GROUP_VERSION, KIND, PLURAL
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.apis.tensorflow.validation.validation import ValidationError, validate_v1_tfjob
@@ -28,10 +29,11 @@ class InvalidTFJobError(InvalidJobError):
     """The cached object does not decode or validate as a TFJob."""
 
 
-def decode_tfjob(raw: Any) -> TFJob:
-    """Decode and validate a TFJob dict (defaults are not applied)."""
+def decode_tfjob(raw: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
+    """Decode and validate a TFJob dict (the replica specs' defaults are not applied; the run
+    policy is normalised with ``defaults``, unless the job's annotation picks others)."""
     try:
-        job = TFJob.from_dict(raw)
+        job = TFJob.from_dict(raw, defaults)
         validate_v1_tfjob(job)
     except (DecodeError, ValidationError) as err:
         raise InvalidTFJobError(str(err)) from err

@@ -42,6 +42,15 @@ def replica_template() -> dict:
     }
 
 
+# v0.5.3's run-policy fields, which training-operator v1.9 moved into spec.runPolicy.
+RUN_POLICY_FIELDS = (
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+)
+
+
 def new_tfjob(
     worker: int = 1,
     ps: int = 0,
@@ -49,9 +58,13 @@ def new_tfjob(
     evaluator: int = 0,
     name: str = TEST_NAME,
     namespace: str = "default",
+    run_policy_in: str = "spec",
     **spec: object,
 ) -> dict:
-    """A TFJob dict like v0.5.3's testutil.NewTFJob/NewTFJobWithChief/...WithEvaluator."""
+    """A TFJob dict like v0.5.3's testutil.NewTFJob/NewTFJobWithChief/...WithEvaluator; with
+    ``run_policy_in="runPolicy"`` the run-policy fields go where v1.9 puts them."""
+    if run_policy_in == "runPolicy":
+        spec["runPolicy"] = {k: spec.pop(k) for k in RUN_POLICY_FIELDS if k in spec}
     specs: dict = {}
     for rtype, count in (("Worker", worker), ("PS", ps), ("Evaluator", evaluator)):
         if count > 0:
@@ -121,13 +134,16 @@ class Harness:
         scheduler: str = "kube-batch",
         client: FakeKubeClient | None = None,
         pod_updates_batch_period: float | None = None,  # None: the flag's default
+        defaults: str = "v0.5.3",  # --defaults
     ) -> None:
         self.client = client or FakeKubeClient()
         self.clock = FakeClock(start=START)
         self.factory = SharedInformerFactory(self.client, 0)
         self.tfjob_informer = self.factory.for_resource(TFJOBS)
         self.recorder = FakeRecorder()
-        options = ServerOption(enable_gang_scheduling=gang, gang_scheduler_name=scheduler)
+        options = ServerOption(
+            enable_gang_scheduling=gang, gang_scheduler_name=scheduler, defaults=defaults
+        )
         if pod_updates_batch_period is not None:
             options.pod_updates_batch_period = pod_updates_batch_period
         self.ctr = TFController(
@@ -205,7 +221,9 @@ class Harness:
 
     def decoded(self, job: dict) -> TFJob:
         """The job as the controller decodes it from the cache (defaults applied)."""
-        decoded = TFJOB_KIND.decode(self.tfjob_informer.get_indexer().get(job))
+        decoded = TFJOB_KIND.decode(
+            self.tfjob_informer.get_indexer().get(job), self.ctr.config.defaults
+        )
         TFJOB_KIND.set_defaults(decoded)
         return decoded
 

@@ -50,6 +50,54 @@ def test_invalid_job_reported_once(harness, tfu):
     assert sum("InvalidTFJobSpec" in e for e in harness.recorder.events) == 1
 
 
+@pytest.mark.parametrize(
+    "edit, error",
+    [
+        pytest.param(
+            {"cleanPodPolicy": "All", "runPolicy": {"cleanPodPolicy": "None"}},
+            "spec.runPolicy.cleanPodPolicy (None) and spec.cleanPodPolicy (All) differ: give "
+            "the field once, or the same value in both places",
+            id="conflicting placements (D55)",
+        ),
+        pytest.param(
+            {"runPolicy": {"backoffLimit": -1}},
+            "TFJobSpec is not valid: runPolicy.backoffLimit must be within [0, 2147483647]",
+            id="runPolicy bounds (D37)",
+        ),
+        pytest.param(
+            {"successPolicy": "Sometimes"},
+            'TFJobSpec is not valid: successPolicy must be "" or AllWorkers (got Sometimes)',
+            id="success policy (D37)",
+        ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"minAvailable": -1}}},
+            "TFJobSpec is not valid: runPolicy.schedulingPolicy.minAvailable must be within "
+            "[0, 2147483647]",
+            id="minAvailable (D37)",
+        ),
+    ],
+)
+def test_what_the_crd_refuses_of_v1_9_fields_fails_the_job(harness, tfu, edit, error):
+    """On a cluster without the CRD's rules the operator refuses the same (D37, D55)."""
+    job = tfu.new_tfjob(1, name="v19-bad")
+    job["spec"].update(edit)
+    bad = harness.add_job(job)
+    assert harness.sync(bad) is True
+    assert harness.status(bad)["conditions"][0]["message"] == PREFIX + error
+    assert harness.created("pods") == []
+
+
+def test_an_unknown_defaults_release_fails_the_job(harness, tfu):
+    job = tfu.new_tfjob(1, name="bad-defaults")
+    job["metadata"]["annotations"] = {"tf-operator.kubeflow.org/defaults": "v1.8"}
+    bad = harness.add_job(job)
+    harness.sync(bad)
+    assert (
+        "unknown release 'v1.8': expected v0.5.3 or v1.9"
+        in (harness.status(bad)["conditions"][0]["message"])
+    )
+
+
 def test_malformed_field_is_reported_with_its_path(harness, tfu):
     job = tfu.new_tfjob(1, name="malformed")
     job["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = "three"

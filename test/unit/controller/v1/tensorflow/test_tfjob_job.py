@@ -23,8 +23,15 @@ def _succeeded_status(tfu, completion=True):
     return status
 
 
-def _running_job(harness, tfu, worker=4, ps=2, status=None, **spec):
-    job = harness.add_job(tfu.new_tfjob(worker, ps, **spec), status=status)
+@pytest.fixture(params=["spec", "runPolicy"])
+def placement(request):
+    """Where the run-policy fields are written: on the spec (v0.5.3) or in spec.runPolicy
+    (v1.9); the operator reads one normalised policy either way (D55)."""
+    return request.param
+
+
+def _running_job(harness, tfu, worker=4, ps=2, status=None, placement="spec", **spec):
+    job = harness.add_job(tfu.new_tfjob(worker, ps, run_policy_in=placement, **spec), status=status)
     return job
 
 
@@ -44,9 +51,11 @@ DELETE_ROWS = {
 
 
 @pytest.mark.parametrize("row", list(DELETE_ROWS.values()), ids=list(DELETE_ROWS))
-def test_delete_pods_and_services(harness, tfu, row):
+def test_delete_pods_and_services(harness, tfu, row, placement):
     policy, run_w, run_ps, ok_w, ok_ps, deletions = row
-    job = _running_job(harness, tfu, status=_succeeded_status(tfu), cleanPodPolicy=policy)
+    job = _running_job(
+        harness, tfu, status=_succeeded_status(tfu), placement=placement, cleanPodPolicy=policy
+    )
     harness.add_pods(job, "worker", active=run_w, succeeded=ok_w)
     harness.add_pods(job, "ps", active=run_ps, succeeded=ok_ps)
     harness.add_services(job, "worker", 4)
@@ -90,12 +99,12 @@ CLEANUP_ROWS = {
 
 
 @pytest.mark.parametrize("row", list(CLEANUP_ROWS.values()), ids=list(CLEANUP_ROWS))
-def test_cleanup_tfjob(harness, tfu, row):
+def test_cleanup_tfjob(harness, tfu, row, placement):
     ttl, wait, expect_delete = row
     spec = {"cleanPodPolicy": "None"}
     if ttl is not None:
         spec["ttlSecondsAfterFinished"] = ttl
-    job = _running_job(harness, tfu, status=_succeeded_status(tfu), **spec)
+    job = _running_job(harness, tfu, status=_succeeded_status(tfu), placement=placement, **spec)
     harness.add_pods(job, "worker", active=4)
     harness.add_pods(job, "ps", active=2)
     harness.add_services(job, "worker", 4)
@@ -134,11 +143,11 @@ def _deadline_status(tfu):
     [(None, 0), (2, 6)],
     ids=["ActiveDeadlineSeconds unset", "ActiveDeadlineSeconds is 2"],
 )
-def test_active_deadline_seconds(harness, tfu, ads, deletions):
+def test_active_deadline_seconds(harness, tfu, ads, deletions, placement):
     spec = {"cleanPodPolicy": "All"}
     if ads is not None:
         spec["activeDeadlineSeconds"] = ads
-    job = _running_job(harness, tfu, status=_deadline_status(tfu), **spec)
+    job = _running_job(harness, tfu, status=_deadline_status(tfu), placement=placement, **spec)
     harness.add_pods(job, "worker", active=4)
     harness.add_pods(job, "ps", active=2)
     harness.add_services(job, "worker", 4)
@@ -171,8 +180,8 @@ def test_deadline_kills_active_pods_whatever_the_policy(harness, tfu):
     ]
 
 
-def test_backoff_for_on_failure(harness, tfu):
-    job = tfu.new_tfjob(4, 2, backoffLimit=4, cleanPodPolicy="All")
+def test_backoff_for_on_failure(harness, tfu, placement):
+    job = tfu.new_tfjob(4, 2, run_policy_in=placement, backoffLimit=4, cleanPodPolicy="All")
     job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
     job = harness.add_job(job)
     harness.add_pods(job, "worker", active=4, restart_counts=[1, 1, 1, 1])

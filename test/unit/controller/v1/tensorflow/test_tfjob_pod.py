@@ -5,10 +5,11 @@ import json
 
 import pytest
 
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, DEFAULTS_V1_9
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
 from tf_operator.apis.tensorflow.v1.types import TFJob
-from tf_operator.common.jobcontroller.pod import is_retryable_exit_code, set_restart_policy
+from tf_operator.common.jobcontroller.pod import set_restart_policy
 from tf_operator.controller.v1.tensorflow.tensorflow import set_cluster_spec
 
 
@@ -132,25 +133,27 @@ def test_restart_policy(policy, expected):
 
 
 @pytest.mark.parametrize(
-    "code, retryable",
+    "code, retryable, retryable_v1_9",
     [
-        (130, True),
-        (137, True),
-        (143, True),
-        (138, True),
-        (1, False),
-        (2, False),
-        (126, False),
-        (127, False),
-        (128, False),
-        (139, False),
-        (0, False),
-        (0xBEEF, False),
-        (255, False),
+        (130, True, True),
+        (137, True, True),
+        (143, True, True),
+        (138, True, True),
+        (1, False, False),
+        (2, False, False),
+        (126, False, False),
+        (127, False, False),
+        (128, False, True),
+        (139, False, True),
+        (0, False, False),
+        (0xBEEF, False, True),
+        (255, False, True),
     ],
 )
-def test_retryable_exit_codes(code, retryable):
-    assert is_retryable_exit_code(code) is retryable
+def test_retryable_exit_codes(code, retryable, retryable_v1_9):
+    """v0.5.3's explicit list; v1.9's train_util.IsRetryableExitCode is code >= 128 (D57)."""
+    assert DEFAULTS_V0_5_3.is_retryable_exit_code(code) is retryable
+    assert DEFAULTS_V1_9.is_retryable_exit_code(code) is retryable_v1_9
 
 
 def _failed_pod(tfu, job, index, code):

@@ -172,3 +172,226 @@ def test_an_invalid_edit_is_refused_and_the_status_stays_writable(reg):
     status = {"status": {"conditions": [{"type": "Created", "status": "True"}]}}
     written = reg.patch(TFJOBS, "default", "edit-me", status, "merge", "status")
     assert written["status"]["conditions"][0]["type"] == "Created"
+
+
+# ------------------------------------------------------------------ training-operator v1.9's fields
+def v19(name: str, run_policy: dict | None = None, **spec) -> dict:
+    body = job(name)
+    if run_policy is not None:
+        body["spec"]["runPolicy"] = run_policy
+    body["spec"].update(spec)
+    return body
+
+
+def test_every_v1_9_field_is_stored_as_written(reg):
+    """Strict field validation (kubectl's) knows them all, and nothing is pruned."""
+    body = v19(
+        "v19-all",
+        {
+            "cleanPodPolicy": "None",
+            "ttlSecondsAfterFinished": 60,
+            "activeDeadlineSeconds": 600,
+            "backoffLimit": 3,
+            "schedulingPolicy": {
+                "minAvailable": 1,
+                "queue": "research",
+                "minResources": {"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": 1},
+                "priorityClass": "high",
+                "scheduleTimeoutSeconds": 30,
+            },
+            "suspend": True,
+            "managedBy": "kueue.x-k8s.io/multikueue",
+        },
+        successPolicy="AllWorkers",
+        enableDynamicWorker=True,
+    )
+    with reg.field_validation("Strict"):
+        assert create(reg, body)["spec"] == body["spec"]
+
+
+def test_suspend_defaults_to_false_only_inside_a_run_policy(reg):
+    """v1.9's CRD default; a v0.5.3-style job gets no runPolicy at all."""
+    assert create(reg, v19("v19-default", {"backoffLimit": 1}))["spec"]["runPolicy"] == {
+        "backoffLimit": 1,
+        "suspend": False,
+    }
+    assert "runPolicy" not in create(reg, v19("v053-default"))["spec"]
+
+
+@pytest.mark.parametrize(
+    "field, nested, flat, message",
+    [
+        (
+            "cleanPodPolicy",
+            "None",
+            "All",
+            "spec.runPolicy.cleanPodPolicy (None) and spec.cleanPodPolicy (All) differ",
+        ),
+        ("backoffLimit", 1, 2, "spec.runPolicy.backoffLimit (1) and spec.backoffLimit (2) differ"),
+        (
+            "activeDeadlineSeconds",
+            10,
+            20,
+            "spec.runPolicy.activeDeadlineSeconds (10) and spec.activeDeadlineSeconds (20) differ",
+        ),
+        (
+            "ttlSecondsAfterFinished",
+            0,
+            3,
+            "spec.runPolicy.ttlSecondsAfterFinished (0) and spec.ttlSecondsAfterFinished (3) differ",
+        ),
+    ],
+)
+def test_both_placements_must_agree(reg, field, nested, flat, message):
+    """The operator's D55: equal values are fine, different ones are refused naming both."""
+    name = f"both-{next(_names)}"
+    assert create(reg, v19(name, {field: nested}, **{field: nested}))
+    causes = rejected(reg, v19(f"{name}-x", {field: nested}, **{field: flat}))
+    assert message in messages(causes)
+    assert "give the field once, or the same value in both places" in messages(causes)
+
+
+@pytest.mark.parametrize("bad", [{"cleanPodPolicy": "Sometimes"}, {"backoffLimit": -1}])
+def test_run_policy_fields_have_the_top_level_bounds(reg, bad):
+    assert rejected(reg, v19(f"rp-{next(_names)}", bad))
+
+
+# The facts of training-operator v1.9's TestValidateTFJob (pkg/webhooks/tensorflow).
+@pytest.mark.parametrize(
+    "name, specs, run_policy, field, why",
+    [
+        # "TFJob name does not meet DNS1035"
+        ("00test", None, None, "", "TFJob names must be DNS-1035 labels"),
+        (
+            "test",
+            {"Worker": {"template": {"spec": {"containers": []}}}},
+            None,
+            "",
+            "needs a container named tensorflow",
+        ),
+        (
+            "test",
+            {
+                "Worker": {
+                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": ""}]}}
+                }
+            },
+            None,
+            "",
+            "every container of the pod template needs an image",
+        ),
+        (
+            "test",
+            {"Worker": {"template": {"spec": {"containers": [{"name": "tensorflow"}]}}}},
+            None,
+            "",
+            "every container of the pod template needs an image",
+        ),
+        (
+            "test",
+            {
+                "Worker": {
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "", "image": "kubeflow/tf-dist-mnist-test:1.0"}]
+                        }
+                    }
+                }
+            },
+            None,
+            "",
+            "needs a container named tensorflow",
+        ),
+        (
+            "test",
+            {"Chief": replica(), "Master": replica()},
+            None,
+            "",
+            "at most one of Chief and Master",
+        ),
+        (
+            "test",
+            None,
+            {"managedBy": "other-job-controller"},
+            "spec.runPolicy.managedBy",
+            'Unsupported value: "other-job-controller"',
+        ),
+    ],
+)
+def test_v1_9_webhook_table(reg, name, specs, run_policy, field, why):
+    body = v19(name, run_policy)
+    if specs is not None:
+        body["spec"]["tfReplicaSpecs"] = specs
+    causes = rejected(reg, body)
+    if field:
+        assert field in [c["field"] for c in causes]
+    assert why in messages(causes)
+
+
+@pytest.mark.parametrize(
+    "manager", [None, "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"]
+)
+def test_v1_9_valid_managers(reg, manager):
+    """v1.9's "valid tfJob" case (and both supported managers)."""
+    run_policy = None if manager is None else {"managedBy": manager}
+    assert create(reg, v19(f"mgr-{next(_names)}", run_policy))
+
+
+def _update(reg, name: str, edit) -> dict:
+    current = reg.get(TFJOBS, "default", name)
+    edit(current["spec"])
+    return reg.update(TFJOBS, "default", name, current)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (None, "kueue.x-k8s.io/multikueue"),
+        ("kueue.x-k8s.io/multikueue", None),
+        ("kueue.x-k8s.io/multikueue", "kubeflow.org/training-operator"),
+        (None, "kubeflow.org/training-operator"),
+    ],
+)
+def test_managed_by_is_immutable(reg, before, after):
+    """v1.9's ValidateRunPolicyUpdate: setting, changing or removing it is refused."""
+    name = f"imm-{next(_names)}"
+    create(reg, v19(name, {} if before is None else {"managedBy": before}))
+
+    def edit(spec):
+        if after is None:
+            spec["runPolicy"].pop("managedBy")
+        else:
+            spec["runPolicy"]["managedBy"] = after
+
+    with pytest.raises(StatusError) as info:
+        _update(reg, name, edit)
+    assert "spec.runPolicy.managedBy is immutable" in info.value.message
+    # other edits of the run policy go through
+    _update(reg, name, lambda spec: spec["runPolicy"].update(suspend=True))
+
+
+def test_the_queue_is_immutable(reg):
+    """v1.9's transition rule on schedulingPolicy.queue."""
+    name = f"queue-{next(_names)}"
+    create(reg, v19(name, {"schedulingPolicy": {"queue": "a"}}))
+    with pytest.raises(StatusError) as info:
+        _update(reg, name, lambda spec: spec["runPolicy"]["schedulingPolicy"].update(queue="b"))
+    assert "spec.runPolicy.schedulingPolicy.queue is immutable" in info.value.message
+    updated = _update(
+        reg, name, lambda spec: spec["runPolicy"]["schedulingPolicy"].update(minAvailable=1)
+    )
+    assert updated["spec"]["runPolicy"]["schedulingPolicy"] == {"queue": "a", "minAvailable": 1}
+
+
+@pytest.mark.parametrize("value, ok", [("", True), ("AllWorkers", True), ("allworkers", False)])
+def test_success_policy_values(reg, value, ok):
+    body = v19(f"sp-{next(_names)}", successPolicy=value)
+    if ok:
+        assert create(reg, body)
+    else:
+        assert 'Unsupported value: "allworkers"' in messages(rejected(reg, body))
+
+
+def test_bad_min_resources_are_refused(reg):
+    body = v19(f"mr-{next(_names)}", {"schedulingPolicy": {"minResources": {"cpu": "two"}}})
+    assert "spec.runPolicy.schedulingPolicy.minResources.cpu" in messages(rejected(reg, body))

@@ -95,8 +95,8 @@ def crd():
 
 @pytest.fixture(scope="module")
 def schema(crd):
-    (version,) = crd["spec"]["versions"]
-    return version["schema"]["openAPIV3Schema"]
+    v1, _ = crd["spec"]["versions"]
+    return v1["schema"]["openAPIV3Schema"]
 
 
 def tfjob_examples():
@@ -120,11 +120,20 @@ def test_crd_identity(crd):
     assert spec["scope"] == "Namespaced"
     assert spec["names"]["kind"] == "TFJob" and spec["names"]["plural"] == "tfjobs"
     assert spec["names"]["singular"] == "tfjob"
-    (version,) = spec["versions"]
-    assert version["name"] == "v1" and version["served"] and version["storage"]
-    assert version["subresources"] == {"status": {}}
-    columns = {c["name"]: c["jsonPath"] for c in version["additionalPrinterColumns"]}
-    assert columns["State"] == ".status.conditions[-1:].type"
+    v1, v1beta2 = spec["versions"]
+    assert v1["name"] == "v1" and v1["served"] and v1["storage"]
+    assert v1["subresources"] == {"status": {}}
+    columns = {c["name"]: c["jsonPath"] for c in v1["additionalPrinterColumns"]}
+    assert columns == {
+        "State": ".status.conditions[-1:].type",
+        "Age": ".metadata.creationTimestamp",
+    }
+    # v0.5.3 served v1beta2 beside v1 with the same types: same schema, conversion None
+    assert v1beta2["name"] == "v1beta2" and v1beta2["served"] and not v1beta2["storage"]
+    assert {k: v for k, v in v1beta2.items() if k not in ("name", "storage")} == {
+        k: v for k, v in v1.items() if k not in ("name", "storage")
+    }
+    assert spec.get("conversion", {"strategy": "None"}) == {"strategy": "None"}
 
 
 def test_schema_is_structural_and_preserves_only_pod_templates(schema):

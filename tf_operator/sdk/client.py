@@ -30,6 +30,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
     KIND,
     PLURAL,
     REPLICA_TYPE_ORDER,
+    SERVED_VERSIONS,
 )
 from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource, ResourceClient, Timeout
 from tf_operator.k8s.client.errors import (
@@ -115,6 +116,9 @@ def load_job(source: JobSource) -> dict:
     job.setdefault("kind", KIND)
     if job["kind"] != KIND:
         raise ValueError(f"expected kind {KIND}, got {job['kind']!r}")
+    served = [f"{GROUP_NAME}/{v}" for v in SERVED_VERSIONS]
+    if job["apiVersion"] not in served:
+        raise ValueError(f"expected apiVersion {' or '.join(served)}, got {job['apiVersion']!r}")
     return job
 
 
@@ -143,6 +147,11 @@ class TFJobClient:
         self.kube = kube
         self.namespace = namespace or default_namespace
         self._jobs = kube.resource(TFJOBS)
+        # a job is created at the version it is written for (the same object at every version)
+        self._jobs_at = {
+            f"{GROUP_NAME}/{v}": kube.resource(Resource(GROUP_NAME, v, PLURAL, KIND))
+            for v in SERVED_VERSIONS
+        }
         self._pods = kube.resource(PODS)
         self._events = kube.resource(EVENTS)
 
@@ -166,7 +175,7 @@ class TFJobClient:
         namespace = namespace or meta.get("namespace") or self.namespace
         meta["namespace"] = namespace
         with _api():
-            return self._jobs.create(job, namespace=namespace)
+            return self._jobs_at[job["apiVersion"]].create(job, namespace=namespace)
 
     def get(self, name: str, namespace: str | None = None) -> dict:
         with _api():

@@ -48,6 +48,12 @@ def test_load_job_from_yaml_and_dict(tmp_path):
         load_job(path)
     with pytest.raises(ValueError, match="expected kind TFJob"):
         load_job({"kind": "Pod"})
+    # v0.5.3's CRD served v1beta2 beside v1; nothing else is a TFJob version
+    assert load_job({"apiVersion": "kubeflow.org/v1beta2"})["apiVersion"] == "kubeflow.org/v1beta2"
+    with pytest.raises(
+        ValueError, match="expected apiVersion kubeflow.org/v1 or kubeflow.org/v1beta2"
+    ):
+        load_job({"apiVersion": "kubeflow.org/v2"})
     with pytest.raises(TypeError):
         load_job(42)
 

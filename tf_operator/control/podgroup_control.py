@@ -1,19 +1,29 @@
-"""PodGroups for gang scheduling, with kube-batch and Volcano as interchangeable backends.
+"""PodGroups for gang scheduling: what a job asks of its group, and the backends that write it.
 
-A job's PodGroup has the job's name and namespace, ``spec.minMember`` = the job's total
-replicas and the job as controlling owner. v0.5.3 only knew kube-batch
-(``scheduling.incubator.k8s.io/v1alpha1``); Volcano (``scheduling.volcano.sh/v1beta1``) uses
-the same shape. Pods join the group through the ``scheduling.k8s.io/group-name`` annotation;
-``volcano.sh/task-spec`` names their task (replica type).
+:class:`GangPolicy` is what a job asks of its PodGroup, computed once per pass whatever the
+backend (minMember, queue, priority class, minResources, schedule timeout: training-operator
+v1.9's ``schedulingPolicy``). A :class:`GangSchedulerBackend` says which API its groups live in,
+which spec fields it writes from the policy (``spec_for``), whether it needs ``minResources``
+computed, and whether pods must wait for the scheduler to admit the group (``admits``). A
+third backend is one more ``GangSchedulerBackend``. Pods join a group through the
+``scheduling.k8s.io/group-name`` annotation; ``volcano.sh/task-spec`` names their task.
+
+v0.5.3 only knew kube-batch (``scheduling.incubator.k8s.io/v1alpha1``) and wrote only
+``minMember``; its PodGroups keep exactly that unless the job's ``schedulingPolicy`` asks for a
+queue or a priority class. Volcano (``scheduling.volcano.sh/v1beta1``) gets v1.9's spec: queue
+``default`` unless named, the priority class, and ``minResources``, computed when unset. A
+group's existing queue is never changed (v1.9; the job's queue is immutable).
 
 Fixes over v0.5.3 (divergence D24): only a 404 leads to a create (v0.5.3 created on any GET
-error), and an existing group whose ``minMember`` differs is patched (v0.5.3 never updated it).
+error), and an existing group whose fields differ from the policy is patched (v0.5.3 never
+updated it).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from tf_operator.control.object_control import EventRecorder
@@ -26,6 +36,7 @@ from tf_operator.control.util import (
 )
 from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
 from tf_operator.k8s.objects import Obj
+from tf_operator.k8s.quantity import Quantity, QuantityError
 
 log = logging.getLogger(__name__)
 
@@ -33,17 +44,68 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
 SUCCESSFUL_DELETE_POD_GROUP_REASON = "SuccessfulDeletePodGroup"
 FAILED_DELETE_POD_GROUP_REASON = "FailedDeletePodGroup"
+DEFAULT_QUEUE = "default"
 # Phases in which a PodGroup's Unschedulable condition is current: kube-batch and Volcano
 # never remove a stale one.
 _UNPLACED_PHASES = ("Pending", "Inqueue", "Unknown")
 
 
 @dataclass(frozen=True)
+class GangPolicy:
+    """What a job asks of its PodGroup (training-operator v1.9's ``schedulingPolicy``, with
+    its defaults), whatever the backend."""
+
+    min_member: int
+    queue: str = ""  # "" when the job names none
+    priority_class_name: str = ""
+    # resource name -> quantity; None when unset and the backend computes none
+    min_resources: dict[str, Any] | None = None
+    schedule_timeout_seconds: int | None = None
+
+
+def _existing_queue(current: Obj | None) -> str:
+    queue = (current or {}).get("queue")
+    return queue if isinstance(queue, str) else ""
+
+
+def kube_batch_spec(policy: GangPolicy, current: Obj | None) -> Obj:
+    """kube-batch v1alpha1: v0.5.3's ``minMember``; a queue and priority class when asked."""
+    return {
+        "minMember": policy.min_member,
+        "queue": _existing_queue(current) or policy.queue or None,
+        "priorityClassName": policy.priority_class_name or None,
+    }
+
+
+def volcano_spec(policy: GangPolicy, current: Obj | None) -> Obj:
+    """Volcano v1beta1, as training-operator v1.9 fills it."""
+    return {
+        "minMember": policy.min_member,
+        "queue": _existing_queue(current) or policy.queue or DEFAULT_QUEUE,
+        "priorityClassName": policy.priority_class_name or None,
+        "minResources": policy.min_resources,
+    }
+
+
+def volcano_admits(group: Obj | None) -> bool:
+    """v1.9's Inqueue gating: pods are created once Volcano moved the group past Pending."""
+    return pod_group_phase(group) not in ("", "Pending")
+
+
+@dataclass(frozen=True)
 class GangSchedulerBackend:
-    """Which scheduler name pods get and which PodGroup API the job's group lives in."""
+    """A gang scheduler: the scheduler name pods get, the PodGroup API, and its spec."""
 
     scheduler_name: str
     pod_groups: Resource
+    # the spec fields the backend writes, from the policy and the group's spec as it is (None
+    # for a new group); a None value means "absent"
+    spec_for: Callable[[GangPolicy, Obj | None], Obj] = field(default=kube_batch_spec)
+    # whether the policy's minResources are computed when the job names none
+    computes_min_resources: bool = False
+    # whether pods may be created for a job whose group is this one (None: none could be
+    # read or created)
+    admits: Callable[[Obj | None], bool] = field(default=lambda group: True)
 
     @property
     def api_version(self) -> str:
@@ -54,7 +116,11 @@ KUBE_BATCH = GangSchedulerBackend(
     "kube-batch", Resource("scheduling.incubator.k8s.io", "v1alpha1", "podgroups", "PodGroup")
 )
 VOLCANO = GangSchedulerBackend(
-    "volcano", Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
+    "volcano",
+    Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup"),
+    spec_for=volcano_spec,
+    computes_min_resources=True,
+    admits=volcano_admits,
 )
 
 
@@ -67,6 +133,19 @@ def backend_for(scheduler_name: str) -> GangSchedulerBackend:
     return GangSchedulerBackend(scheduler_name, KUBE_BATCH.pod_groups)
 
 
+def _same(current: Any, wanted: Any) -> bool:
+    """Whether a spec field already says what the policy wants (quantities by value)."""
+    if isinstance(current, dict) and isinstance(wanted, dict) and current.keys() == wanted.keys():
+        try:
+            return all(
+                Quantity.parse(current[k]).value == Quantity.parse(v).value
+                for k, v in wanted.items()
+            )
+        except QuantityError:
+            pass
+    return bool(current == wanted)
+
+
 class PodGroupControl:
     """Create/update and delete the PodGroup of a job."""
 
@@ -77,8 +156,8 @@ class PodGroupControl:
         self._groups = kube_client.resource(backend.pod_groups)
         self.recorder = recorder
 
-    def sync_pod_group(self, job: Any, min_member: int, owner_ref: Obj) -> Obj:
-        """Make sure the job's PodGroup exists with ``minMember`` = ``min_member``."""
+    def sync_pod_group(self, job: Any, policy: GangPolicy, owner_ref: Obj) -> Obj:
+        """Make sure the job's PodGroup exists and says what ``policy`` asks."""
         m = meta(job)
         name, namespace = m.get("name", ""), m.get("namespace", "")
         try:
@@ -86,17 +165,23 @@ class PodGroupControl:
         except Exception as err:
             if not is_not_found(err):
                 raise
+            spec = self.backend.spec_for(policy, None)
             body = {
                 "apiVersion": self.backend.api_version,
                 "kind": "PodGroup",
                 "metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner_ref]},
-                "spec": {"minMember": min_member},
+                "spec": {k: v for k, v in spec.items() if v is not None},
             }
             return self._groups.create(body, namespace=namespace)
-        if (group.get("spec") or {}).get("minMember") != min_member:
-            return self._groups.patch(
-                name, {"spec": {"minMember": min_member}}, namespace=namespace
-            )
+        spec_now = group.get("spec")
+        current: Obj = spec_now if isinstance(spec_now, dict) else {}
+        changed = {
+            k: v
+            for k, v in self.backend.spec_for(policy, current).items()
+            if not _same(current.get(k), v)
+        }
+        if changed:  # a merge patch: None removes a field
+            return self._groups.patch(name, {"spec": changed}, namespace=namespace)
         return group
 
     def delete_pod_group(self, job: Any) -> None:
@@ -127,6 +212,13 @@ class PodGroupControl:
             SUCCESSFUL_DELETE_POD_GROUP_REASON,
             f"Deleted PodGroup: {name}",
         )
+
+
+def pod_group_phase(group: Any) -> str:
+    """A PodGroup's ``status.phase`` ("" when it has none, or there is no group)."""
+    status = group.get("status") if isinstance(group, dict) else None
+    phase = status.get("phase") if isinstance(status, dict) else None
+    return phase if isinstance(phase, str) else ""
 
 
 def unschedulable_message(group: Any) -> str:

@@ -1,8 +1,9 @@
 """--enable-gang-scheduling: PodGroup and pod decoration for kube-batch and Volcano.
 
 The local scheduler only binds default-scheduler pods, so the gang's pods stay Pending until
-the test plays the batch scheduler: once the whole gang exists it binds every pod at once; the
-job then runs, succeeds, and the operator deletes its PodGroup."""
+the test plays the batch scheduler: with Volcano it first admits the group (the operator creates
+no pod before), then once the whole gang exists it binds every pod at once; the job then runs,
+succeeds, and the operator deletes its PodGroup."""
 
 from pathlib import Path
 
@@ -41,6 +42,17 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
     pg = sim.wait_for(lambda: sim.registry.get(podgroups, "default", name), 30, "PodGroup")
     assert pg["spec"]["minMember"] == 4
     assert pg["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
+    if scheduler == "volcano":
+        # training-operator v1.9's Inqueue gating: no pod before Volcano admits the group;
+        # play Volcano's enqueue action (its PodGroup CRD has no status subresource)
+        sim.wait_for(
+            lambda: any(e["reason"] == "PodGroupPending" for e in sim.events(name)),
+            30,
+            "the PodGroupPending event",
+        )
+        assert sim.pods(name) == []
+        pg = sim.registry.get(podgroups, "default", name)
+        sim.registry.update(podgroups, "default", name, {**pg, "status": {"phase": "Inqueue"}})
     pods = sim.wait_for(lambda: len(sim.pods(name)) == 4 and sim.pods(name), 30, "4 pods")
     for pod in pods:
         assert pod["spec"]["schedulerName"] == scheduler

@@ -160,6 +160,8 @@ def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     grants = _rules(objs)
     verbs = ("get", "list", "watch", "create", "patch", "delete")
     assert {(group, "podgroups", v) for v in verbs} <= grants
+    # Volcano's minResources weigh replicas by their PriorityClass (read by name)
+    assert (("scheduling.k8s.io", "priorityclasses", "get") in grants) is (scheduler == "volcano")
     (deploy,) = by_kind(objs, "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--enable-gang-scheduling=true" in args

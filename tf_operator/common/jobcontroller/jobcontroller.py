@@ -29,6 +29,7 @@ from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
+from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
 from tf_operator.common.jobcontroller.limits import (
@@ -139,7 +140,10 @@ class JobController:
         if config.enable_gang_scheduling:
             backend = backend_for(config.gang_scheduler_name)
             groups = PodGroupControl(kube_client, recorder, backend)
-            self.pod_groups = PodGroupReconciler(kind, groups, recorder, self.memory)
+            priorities = PriorityClasses(kube_client)
+            self.pod_groups = PodGroupReconciler(
+                kind, groups, recorder, self.memory, priorities.value
+            )
             # Not waited for: it only brings a job back when its group's status changes (a
             # missing PodGroup CRD must not keep the workers from starting).
             group_informer = informer_factory.for_resource(backend.pod_groups)
@@ -343,10 +347,10 @@ class JobController:
             self.finish(ctx, failure)
             return
 
-        if self.pod_groups is not None:
-            self.pod_groups.sync(ctx)
+        # a gang backend may hold the pods back until it admits the job's group (D62)
+        admitted = self.pod_groups is None or self.pod_groups.sync(ctx)
         try:
-            for rtype, spec in job.replica_specs().items():
+            for rtype, spec in job.replica_specs().items() if admitted else ():
                 tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
                 if tally is not None:
                     self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)

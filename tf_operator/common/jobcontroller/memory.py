@@ -6,8 +6,8 @@ may be lost on a restart live here: which jobs this process has seen (so ``jobs_
 counts a job once, divergence D5), which exit codes were already announced (divergence
 D31), which jobs this process saw finished (so a pass on a cache that has not yet seen the
 finishing status write creates nothing, divergence D39), which ignored edits of finished jobs
-were announced, the last Unschedulable message of each job's PodGroup (divergence D40), and
-the job's last status write until the informer delivers it: a pass over the version that
+were announced, the last Unschedulable message of each job's PodGroup (divergence D40) and
+why its pods wait for that group (D62), and the job's last status write until the informer delivers it: a pass over the version that
 write replaced would compute from a stale status and meet a 409 (an expectation on our own
 write, as pods and services have theirs; divergence D47). Anything that must survive a
 restart lives in the job's status (divergence D11).
@@ -32,6 +32,7 @@ class _Job:
     finished: bool = False
     ignored_edit: str = ""  # the last announced ignored edit of a job that cannot run it
     unschedulable: str = ""  # the last surfaced Unschedulable message of its PodGroup
+    gang_wait: str = ""  # why its pods wait for its PodGroup, as last told ("": they do not)
     # (resourceVersion the last status write replaced, when it was written)
     replaced_version: tuple[str, float] | None = None
 
@@ -89,6 +90,11 @@ class JobMemory:
         """Remember the job's PodGroup's Unschedulable message ("" when none); True when it
         differs from the last one remembered."""
         return self._replace(key, uid, "unschedulable", message)
+
+    def gang_wait_changed(self, key: str, uid: str, message: str) -> bool:
+        """Remember why the job's pods wait for its PodGroup ("" when they do not); True when
+        it differs from the last reason remembered."""
+        return self._replace(key, uid, "gang_wait", message)
 
     def _replace(self, key: str, uid: str, fact: str, message: str) -> bool:
         """Set one remembered message of the job; True when it changed."""

@@ -1,44 +1,56 @@
 """Gang scheduling: the job's PodGroup and the fields its pods need (v0.5.3 ``SyncPodGroup``).
 
-With ``--enable-gang-scheduling`` every unfinished job has a PodGroup whose ``minMember`` is the
-job's total replica count, synced on every pass (failures only logged, as in v0.5.3), and
-deleted with the job's terminal clean-up. Each new pod gets the gang scheduler's name unless its
-template names another one, and the ``scheduling.k8s.io/group-name`` and
-``volcano.sh/task-spec`` annotations; v0.5.3 set neither annotation and dropped the scheduler
+With ``--enable-gang-scheduling`` every unfinished job has a PodGroup saying what the job asks
+(:mod:`.gang_policy`: minMember, queue, priority class, minResources), created or updated on
+every pass (failures only logged, as in v0.5.3), and deleted with the job's terminal clean-up
+or when the job is suspended. Each new pod gets the gang scheduler's name unless its template
+names another one, and the ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec``
+annotations; v0.5.3 set neither annotation, never updated the group, and dropped the scheduler
 for the whole job as soon as one template named another (divergence D24).
 
-A PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Unschedulable``,
+A backend may hold the job's pods back until it admits the group (Volcano: until the group
+leaves Pending, training-operator v1.9's Inqueue gating); the pass then creates no pod or
+service, and the job says why with one Normal ``PodGroupPending`` event per wait (D62). A
+PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Unschedulable``,
 status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
 change of that condition's message (divergence D40). The group is read from the GET the sync
 makes anyway; :class:`PodGroupEvents` (an informer on the groups, with gang scheduling only)
-brings the job back when a group's status changes. Nothing here writes a PodGroup's status
-(Volcano's CRD has no status subresource).
+brings the job back when a group's phase or Unschedulable message changes. Nothing here writes
+a PodGroup's status (Volcano's CRD has no status subresource).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
+from tf_operator.common.jobcontroller.gang_policy import gang_policy
 from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
     GROUP_NAME_ANNOTATION,
     TASK_SPEC_ANNOTATION,
     PodGroupControl,
+    pod_group_phase,
     unschedulable_message,
 )
-from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
 
 POD_TEMPLATE_SCHEDULER_NAME_REASON = "SettedPodTemplateSchedulerName"
 POD_GROUP_UNSCHEDULABLE_REASON = "PodGroupUnschedulable"
+POD_GROUP_PENDING_REASON = "PodGroupPending"
 
 
-class UnschedulableMemory(Protocol):
+class GangMemory(Protocol):
+    """What was last told on a job about its PodGroup."""
+
     def unschedulable_changed(self, key: str, uid: str, message: str) -> bool: ...
+
+    def gang_wait_changed(self, key: str, uid: str, message: str) -> bool: ...
 
 
 class OwnerKeys(Protocol):
@@ -56,21 +68,19 @@ class PodGroupEvents:
         return ResourceEventHandlerFuncs(self.on_add, self.on_update, lambda obj: None)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
-        if unschedulable_message(obj):
+        if unschedulable_message(obj) or pod_group_phase(obj):
             self._enqueue(obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
-        if unschedulable_message(old) != unschedulable_message(cur):
+        if unschedulable_message(old) != unschedulable_message(cur) or (
+            pod_group_phase(old) != pod_group_phase(cur)
+        ):
             self._enqueue(cur)
 
     def _enqueue(self, obj: Obj) -> None:
         key = self._owners.owner_key(obj)
         if key is not None:
             self._queue.add(key)
-
-
-def total_replicas(job: Job) -> int:
-    return sum((s.replicas or 0) for s in job.replica_specs().values())
 
 
 class PodGroupReconciler:
@@ -81,31 +91,37 @@ class PodGroupReconciler:
         kind: JobKind,
         groups: PodGroupControl,
         recorder: EventRecorder,
-        surfaced: UnschedulableMemory,  # the last Unschedulable message told, per job
+        told: GangMemory,  # what was last told on each job about its group
+        priority_of: Callable[[str], int],  # a PriorityClass's value (minResources)
     ) -> None:
         self._kind = kind
         self._groups = groups
         self._scheduler_name = groups.backend.scheduler_name
         self._recorder = recorder
-        self._surfaced = surfaced
+        self._told = told
+        self._priority_of = priority_of
 
-    def sync(self, ctx: SyncContext) -> None:
-        """Create or update the job's PodGroup, then tell whether the scheduler cannot place
-        it; a failure is logged, not returned."""
-        job = ctx.job
+    def sync(self, ctx: SyncContext) -> bool:
+        """Create or update the job's PodGroup, tell whether the scheduler cannot place it;
+        True when the backend lets the job's pods be created. A failure is logged, not
+        returned."""
+        job, backend = ctx.job, self._groups.backend
+        group: Obj | None = None
         try:
-            group = self._groups.sync_pod_group(
-                job, total_replicas(job), owner_reference(self._kind, job)
-            )
+            policy = gang_policy(job, backend, self._priority_of)
+            group = self._groups.sync_pod_group(job, policy, owner_reference(self._kind, job))
         except Exception as err:
             ctx.logger.warning("Sync PodGroup %s: %s", job.name, err)
-            return
-        self._surface_unschedulable(ctx, group)
+        else:
+            self._surface_unschedulable(ctx, group)
+        admitted = backend.admits(group)
+        self._surface_wait(ctx, group, admitted)
+        return admitted
 
     def _surface_unschedulable(self, ctx: SyncContext, group: Obj) -> None:
         """One Warning event on the job per change of the group's Unschedulable message."""
         job, message = ctx.job, unschedulable_message(group)
-        if not self._surfaced.unschedulable_changed(ctx.key, job.uid, message) or not message:
+        if not self._told.unschedulable_changed(ctx.key, job.uid, message) or not message:
             return
         m = meta(group)
         text = f"PodGroup {m.get('namespace')}/{m.get('name')} is unschedulable: {message}"
@@ -113,6 +129,26 @@ class PodGroupReconciler:
         self._recorder.event(
             job.object_ref(), EVENT_TYPE_WARNING, POD_GROUP_UNSCHEDULABLE_REASON, text
         )
+
+    def _surface_wait(self, ctx: SyncContext, group: Obj | None, admitted: bool) -> None:
+        """One Normal event on the job each time its pods start waiting for the group."""
+        job = ctx.job
+        message = ""
+        if not admitted:
+            scheduler = self._scheduler_name
+            name = f"PodGroup {job.namespace}/{job.name}"
+            if group is None:
+                message = f"{name} could not be read or created; the pods wait for it"
+            else:
+                phase = pod_group_phase(group) or "not set yet"
+                message = (
+                    f"{name} waits to be admitted by {scheduler} (phase {phase}); the pods are "
+                    "created once it is"
+                )
+        if not self._told.gang_wait_changed(ctx.key, job.uid, message) or not message:
+            return
+        ctx.logger.info(message)
+        self._recorder.event(job.object_ref(), EVENT_TYPE_NORMAL, POD_GROUP_PENDING_REASON, message)
 
     def delete(self, ctx: SyncContext) -> None:
         self._groups.delete_pod_group(ctx.job)

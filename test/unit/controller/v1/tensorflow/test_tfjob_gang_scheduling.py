@@ -10,14 +10,24 @@ BACKENDS = [
 ]
 
 
+def _sync_admitted(harness, job, backend):
+    """Sync once to create the group; with Volcano, admit it (as its enqueue action does) and
+    sync again: only then are the pods created (training-operator v1.9's Inqueue gating)."""
+    harness.sync(job)
+    if backend is VOLCANO:
+        _set_group_status(harness, backend, {"phase": "Inqueue"})
+        harness.cache_job(harness.stored_job(job))  # the first pass's status write
+        harness.sync(job)
+
+
 @pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
 def test_pod_group_and_pod_decoration(make_harness, tfu, scheduler, backend, api_version):
     harness = make_harness(gang=True, scheduler=scheduler)
     job = harness.add_job(tfu.new_tfjob(worker=2, ps=1, chief=1, evaluator=1))
-    harness.sync(job)
+    _sync_admitted(harness, job, backend)
     group = harness.client.resource(backend.pod_groups).get("test-tfjob", "default")
     assert group["apiVersion"] == api_version
-    assert group["spec"] == {"minMember": 5}  # Σ replicas, Evaluator included
+    assert group["spec"]["minMember"] == 5  # Σ replicas, Evaluator included
     assert group["metadata"]["ownerReferences"] == [tfu.owner_ref(job)]
     pods = {p["metadata"]["name"]: p for p in harness.created("pods")}
     assert len(pods) == 5
@@ -41,7 +51,7 @@ def test_custom_scheduler_is_kept_for_that_pod_only(make_harness, tfu):
     job = tfu.new_tfjob(worker=1, ps=1)
     job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["schedulerName"] = "my-scheduler"
     job = harness.add_job(job)
-    harness.sync(job)
+    _sync_admitted(harness, job, VOLCANO)
     schedulers = {
         p["metadata"]["name"]: p["spec"]["schedulerName"] for p in harness.created("pods")
     }
@@ -79,7 +89,7 @@ def test_pod_group_deleted_when_job_finishes(make_harness, tfu, scheduler, backe
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.add_pods(job, "worker", succeeded=1)
     harness.add_services(job, "worker", 1)
-    harness.sync(job)  # → Succeeded
+    _sync_admitted(harness, job, backend)  # → Succeeded
     assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)  # terminal branch
@@ -125,7 +135,7 @@ def test_unschedulable_pod_group_is_told_once_per_message(
 
     harness = make_harness(gang=True, scheduler=scheduler)
     job = harness.add_job(tfu.new_tfjob(worker=2))
-    harness.sync(job)  # creates the group, the pods and the services
+    _sync_admitted(harness, job, backend)  # creates the group, the pods and the services
     harness.cache_job(harness.stored_job(job))
     for resource, informer, owned in (
         (PODS, harness.pod_informer, harness.ctr.pods),
@@ -170,4 +180,155 @@ def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
     assert len(harness.ctr.work_queue) == 0  # nothing the operator cares about changed
     stuck = {**group, "status": _unschedulable("Pending", "0/1 nodes are available")}
     events.on_update(group, stuck)
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+# ---- training-operator v1.9's schedulingPolicy (D62) ----------------------------------------
+
+
+def _observe_created(harness):
+    """The informers deliver the pods and services the passes created."""
+    from tf_operator.k8s.client import PODS, SERVICES
+
+    for resource, informer, owned in (
+        (PODS, harness.pod_informer, harness.ctr.pods),
+        (SERVICES, harness.service_informer, harness.ctr.services),
+    ):
+        for obj in harness.client.resource(resource).list(namespace="default")["items"]:
+            if informer.get_indexer().get(obj) is None:
+                informer.get_indexer().add(obj)
+                owned.on_add(obj)
+
+
+def _with_policy(tfu, scheduling, **kwargs):
+    job = tfu.new_tfjob(**kwargs)
+    job["spec"]["runPolicy"] = {"schedulingPolicy": scheduling}
+    return job
+
+
+def _requesting(job, rtype, cpu):
+    container = job["spec"]["tfReplicaSpecs"][rtype]["template"]["spec"]["containers"][0]
+    container["resources"] = {"requests": {"cpu": cpu}}
+    return job
+
+
+@pytest.mark.parametrize(
+    "scheduler, backend, expected",
+    [
+        pytest.param(
+            "kube-batch",
+            KUBE_BATCH,
+            {"minMember": 2, "queue": "research", "priorityClassName": "high"},
+            id="kube-batch",
+        ),
+        pytest.param(
+            "volcano",
+            VOLCANO,
+            {
+                "minMember": 2,
+                "queue": "research",
+                "priorityClassName": "high",
+                "minResources": {"cpu": "1500m"},  # the first two pods: PS 1, worker 500m
+            },
+            id="volcano",
+        ),
+    ],
+)
+def test_scheduling_policy_makes_the_pod_group(make_harness, tfu, scheduler, backend, expected):
+    harness = make_harness(gang=True, scheduler=scheduler)
+    job = _with_policy(
+        tfu, {"minAvailable": 2, "queue": "research", "priorityClass": "high"}, worker=3, ps=1
+    )
+    job = harness.add_job(_requesting(_requesting(job, "PS", "1"), "Worker", "500m"))
+    harness.sync(job)
+    group = harness.client.resource(backend.pod_groups).get("test-tfjob", "default")
+    assert group["spec"] == expected
+
+
+def test_volcano_defaults_are_v1_9s(make_harness, tfu):
+    harness = make_harness(gang=True, scheduler="volcano")
+    job = harness.add_job(_requesting(tfu.new_tfjob(worker=2), "Worker", "2"))
+    harness.sync(job)
+    group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
+    assert group["spec"] == {"minMember": 2, "queue": "default", "minResources": {"cpu": "4"}}
+
+
+@pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
+def test_the_pod_group_follows_the_policy(make_harness, tfu, scheduler, backend, api_version):
+    """v1.9's e2e gang case: a job asking minAvailable 10 of one replica never places; once
+    its policy asks 1, the PodGroup says so (v0.5.3 never updated a PodGroup)."""
+    harness = make_harness(gang=True, scheduler=scheduler)
+    job = harness.add_job(_with_policy(tfu, {"minAvailable": 10}, worker=1))
+    harness.sync(job)
+    groups = harness.client.resource(backend.pod_groups)
+    assert groups.get("test-tfjob", "default")["spec"]["minMember"] == 10
+    _observe_created(harness)
+    changed = harness.stored_job(job)
+    changed["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = 1
+    changed = harness.client.resource(harness.ctr.kind.resource).update(changed, "default")
+    harness.cache_job(changed)
+    harness.sync(job)
+    assert groups.get("test-tfjob", "default")["spec"]["minMember"] == 1
+
+
+def test_volcano_holds_the_pods_until_it_admits_the_group(make_harness, tfu):
+    """v1.9's Inqueue gating, told once on the job per wait (D62)."""
+    harness = make_harness(gang=True, scheduler="volcano")
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    waiting = (
+        "Normal PodGroupPending PodGroup default/test-tfjob waits to be admitted by volcano "
+        "(phase not set yet); the pods are created once it is"
+    )
+    harness.sync(job)
+    assert harness.created("pods") == [] and harness.created("services") == []
+    assert harness.recorder.events.count(waiting) == 1
+    status = harness.status(job)
+    assert [c["type"] for c in status["conditions"]] == ["Created"]
+    assert "startTime" not in status
+    harness.cache_job(harness.stored_job(job))
+    _set_group_status(harness, VOLCANO, {"phase": "Pending"})
+    harness.recorder.clear()
+    harness.sync(job)
+    assert harness.recorder.events == [waiting.replace("not set yet", "Pending")]
+    _set_group_status(harness, VOLCANO, {"phase": "Inqueue"})
+    harness.sync(job)
+    assert len(harness.created("pods")) == 2 and len(harness.created("services")) == 2
+
+
+def test_volcano_holds_the_pods_when_the_group_cannot_be_made(make_harness, tfu):
+    from tf_operator.k8s.client import new_internal_error
+
+    harness = make_harness(gang=True, scheduler="volcano")
+    harness.client.prepend_reactor("get", "podgroups", lambda a: (True, new_internal_error("x")))
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    assert harness.created("pods") == []
+    assert (
+        "Normal PodGroupPending PodGroup default/test-tfjob could not be read or created; the "
+        "pods wait for it"
+    ) in harness.recorder.events
+
+
+def test_kube_batch_creates_the_pods_at_once(make_harness, tfu):
+    """kube-batch has no admission phase: v0.5.3's behaviour."""
+    harness = make_harness(gang=True)
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.sync(job)
+    assert len(harness.created("pods")) == 2
+
+
+def test_a_group_phase_change_brings_its_job_back(make_harness, tfu):
+    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
+    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
+
+    harness = make_harness(gang=True, scheduler="volcano")
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
+    events = PodGroupEvents(owners, harness.ctr.work_queue)
+    while len(harness.ctr.work_queue):
+        key, _ = harness.ctr.work_queue.get()
+        harness.ctr.work_queue.done(key)
+    group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
+    events.on_update(group, {**group, "status": {"phase": "Inqueue"}})
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)

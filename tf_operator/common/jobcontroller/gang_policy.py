@@ -1,0 +1,111 @@
+"""What a job asks of its PodGroup: training-operator v1.9's ``schedulingPolicy`` with its
+defaults, in one place for every backend (each writes its fields from it, see
+:mod:`tf_operator.control.podgroup_control`).
+
+``minMember`` is ``minAvailable`` or the job's total replicas; the queue, priority class and
+schedule timeout are the job's. ``minResources``, when the job names none and the backend wants
+it (Volcano), is what the first ``minMember`` pods request, taking replica types by the value of
+their pods' PriorityClass, highest first (v1.9's ``CalcPGMinResources``): for each container its
+requests, or its limits when it states no requests at all. Equal priorities keep the kind's
+replica order (v1.9 walked a Go map: any order). A PriorityClass that cannot be read counts as
+priority 0, as in v1.9; lookups are cached for a minute, so a pass reads none in the common case.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from cachetools import TTLCache
+
+from tf_operator.apis.common.v1.run_policy import SchedulingPolicy
+from tf_operator.apis.common.v1.types import ReplicaSpec
+from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.control.podgroup_control import GangPolicy, GangSchedulerBackend
+from tf_operator.k8s.client import PRIORITY_CLASSES, KubeInterface
+from tf_operator.k8s.quantity import Quantity, QuantityError
+
+log = logging.getLogger(__name__)
+
+# How long a PriorityClass's value is trusted; how many names are kept.
+PRIORITY_CACHE_SECONDS = 60.0
+PRIORITY_CACHE_SIZE = 256
+
+
+class PriorityClasses:
+    """PriorityClass name -> value, read live and cached; 0 when it cannot be read."""
+
+    def __init__(self, kube_client: KubeInterface) -> None:
+        self._classes = kube_client.resource(PRIORITY_CLASSES)
+        self._cache: TTLCache[str, int] = TTLCache(PRIORITY_CACHE_SIZE, PRIORITY_CACHE_SECONDS)
+
+    def value(self, name: str) -> int:
+        if not name:
+            return 0
+        cached = self._cache.get(name)
+        if cached is not None:
+            return cached
+        try:
+            value = int(self._classes.get(name).get("value") or 0)
+        except Exception as err:
+            log.warning("Ignore priority class %s: %s", name, err)
+            value = 0
+        self._cache[name] = value
+        return value
+
+
+def gang_policy(
+    job: Job, backend: GangSchedulerBackend, priority_of: Callable[[str], int]
+) -> GangPolicy:
+    """The PodGroup ``job`` asks for, for ``backend``."""
+    specs = job.replica_specs()
+    scheduling = job.run_policy.scheduling_policy or SchedulingPolicy()
+    min_member = scheduling.min_available
+    if min_member is None:
+        min_member = sum(s.replicas or 0 for s in specs.values())
+    resources = scheduling.min_resources
+    if resources is None and backend.computes_min_resources:
+        resources = min_resources(min_member, specs, priority_of)
+    return GangPolicy(
+        min_member=min_member,
+        queue=scheduling.queue or "",
+        priority_class_name=scheduling.priority_class or "",
+        min_resources=resources,
+        schedule_timeout_seconds=scheduling.schedule_timeout_seconds,
+    )
+
+
+def min_resources(
+    min_member: int, specs: dict[str, ReplicaSpec], priority_of: Callable[[str], int]
+) -> dict[str, str]:
+    """What the first ``min_member`` pods request, by replica priority (see the docstring)."""
+    by_priority = sorted(specs.values(), key=lambda s: -priority_of(_priority_class(s)))
+    total: dict[str, Quantity] = {}
+    pods = 0
+    for spec in by_priority:
+        for _ in range(spec.replicas or 0):
+            if pods >= min_member:
+                break
+            pods += 1
+            for container in spec.containers():
+                _add_container(total, container)
+    return {name: str(quantity) for name, quantity in total.items()}
+
+
+def _priority_class(spec: ReplicaSpec) -> str:
+    name = (spec.template.get("spec") or {}).get("priorityClassName")
+    return name if isinstance(name, str) else ""
+
+
+def _add_container(total: dict[str, Quantity], container: dict[str, Any]) -> None:
+    resources = container.get("resources") or {}
+    requests = resources.get("requests")
+    # limits stand in only where no requests are stated at all (v1.9's AddResourceList)
+    amounts = requests if requests is not None else resources.get("limits")
+    for name, amount in (amounts or {}).items():
+        try:
+            quantity = Quantity.parse(amount)
+        except QuantityError:
+            continue  # the API server refuses such a pod; nothing to count
+        total[name] = total[name] + quantity if name in total else quantity

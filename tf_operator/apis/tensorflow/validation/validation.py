@@ -20,7 +20,7 @@ Fixes over v0.5.3 (which validated the raw, un-normalised map):
   policies outside their enums, negative (or out-of-format) ``backoffLimit``,
   ``activeDeadlineSeconds`` and ``ttlSecondsAfterFinished`` (in either placement: on the
   spec or in v1.9's ``runPolicy``, D55), a ``successPolicy`` other than ``""`` or
-  ``AllWorkers``, and schedulingPolicy numbers out of range. So no number a user wrote sizes
+  ``AllWorkers``, and schedulingPolicy numbers out of range or resources that are no quantity. So no number a user wrote sizes
   the work of a sync before it is checked. The two placements of one field disagreeing is
   refused when the run policy is normalised (at decoding).
 """
@@ -52,6 +52,7 @@ from tf_operator.apis.tensorflow.v1.constants import (
 )
 from tf_operator.apis.tensorflow.v1.defaults import canonical_replica_type
 from tf_operator.apis.tensorflow.v1.types import TFJob, TFJobSpec, ordered_replica_types
+from tf_operator.k8s.quantity import is_quantity
 
 # A DNS-1035 label (service names) is at most 63 characters.
 MAX_GENERATED_NAME_LENGTH = 63
@@ -209,6 +210,12 @@ def _check_run_policy_fields(prefix: str, policy: RunPolicy) -> None:
         if value is not None and not low <= value <= MAX_INT32:
             raise ValidationError(
                 f"{_INVALID}: {prefix}schedulingPolicy.{field} must be within [{low}, {MAX_INT32}]"
+            )
+    for name, amount in (scheduling.min_resources or {}).items():
+        if not is_quantity(amount):
+            raise ValidationError(
+                f"{_INVALID}: {prefix}schedulingPolicy.minResources.{name} is not a quantity "
+                f"(got {amount!r})"
             )
 
 

@@ -75,6 +75,12 @@ def test_invalid_job_reported_once(harness, tfu):
             "[0, 2147483647]",
             id="minAvailable (D37)",
         ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"minResources": {"cpu": "two"}}}},
+            "TFJobSpec is not valid: runPolicy.schedulingPolicy.minResources.cpu is not a "
+            "quantity (got 'two')",
+            id="minResources (D37)",
+        ),
     ],
 )
 def test_what_the_crd_refuses_of_v1_9_fields_fails_the_job(harness, tfu, edit, error):

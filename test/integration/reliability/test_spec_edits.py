@@ -1,8 +1,8 @@
 """Edits that the CRD lets through and the operator refuses (issue 13, findings 4 and 5), on the
 simulated cluster with the real operator process.
 
-- A Succeeded job edited into an invalid spec (an empty image, which the CRD's rules do not
-  check) keeps its status, and undoing the edit runs nothing again (v0.5.3 replaced the status
+- A Succeeded job edited into an invalid spec (a tensorflow container's ports that are no list,
+  which the CRD keeps as written) keeps its status, and undoing the edit runs nothing again (v0.5.3 replaced the status
   with Failed, then ran the job a second time).
 - A running job edited the same way goes on from its last valid spec, with a SpecIgnored
   condition and a Warning event; the fix drops the condition and keeps ``startTime`` (v0.5.3
@@ -35,17 +35,17 @@ def _true(env, name: str, ctype: str) -> dict | None:
     return cond if cond and cond["status"] == "True" else None
 
 
-def _break_image(env, name: str) -> None:
+def _break_ports(env, name: str) -> None:
     job = env.get_job(name)
     for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0]["image"] = ""
+        spec["template"]["spec"]["containers"][0]["ports"] = "2222"
     env.registry.update(TFJOBS, NS, name, job)
 
 
-def _restore_image(env, name: str) -> None:
+def _restore_ports(env, name: str) -> None:
     job = env.get_job(name)
     for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0]["image"] = "localcluster/none"
+        spec["template"]["spec"]["containers"][0].pop("ports")
     env.registry.update(TFJOBS, NS, name, job)
 
 
@@ -67,10 +67,10 @@ def test_succeeded_job_edited_invalid_and_back_stays_succeeded(env):
     final = env.get_job("done")["status"]
     created = dict(env.ledger.creations("done"))
 
-    _break_image(env, "done")
+    _break_ports(env, "done")
     env.wait_for(lambda: _warnings(env, "done"), 30, "the Warning event about the ignored edit")
     synced = op.text().count(SYNCED_DONE)
-    _restore_image(env, "done")
+    _restore_ports(env, "done")
     env.wait_for(lambda: op.text().count(SYNCED_DONE) > synced, 30, "a sync after the fix")
 
     status = env.get_job("done")["status"]
@@ -86,17 +86,17 @@ def test_running_job_edited_invalid_runs_on_and_the_fix_keeps_start_time(env):
     env.wait_for(lambda: _true(env, "long", "Running"), 60, "long Running")
     started = env.get_job("long")["status"]["startTime"]
 
-    _break_image(env, "long")
+    _break_ports(env, "long")
     ignored = env.wait_for(lambda: _true(env, "long", "SpecIgnored"), 30, "SpecIgnored")
     assert ignored["reason"] == "InvalidTFJobSpec"
-    assert "Image is undefined" in ignored["message"]
+    assert "must be a list of objects" in ignored["message"]
     assert not _true(env, "long", "Failed")
     assert _true(env, "long", "Running")
     env.wait_for(lambda: _warnings(env, "long"), 30, "the Warning event")
     live = [p for p in env.pods() if p["metadata"]["labels"].get("tf-job-name") == "long"]
     assert len(live) == 3 and not any(p["metadata"].get("deletionTimestamp") for p in live)
 
-    _restore_image(env, "long")
+    _restore_ports(env, "long")
     env.wait_for(lambda: "SpecIgnored" not in _conditions(env, "long"), 30, "SpecIgnored gone")
     assert env.get_job("long")["status"]["startTime"] == started
     assert _true(env, "long", "Running") and not _true(env, "long", "Failed")

@@ -167,6 +167,22 @@ def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
         )
 
 
+_TRAINING = "training.kubeflow.org/"
+
+
+def _training_operator_labels(case: Any, snapshot: dict) -> None:
+    """training-operator v1.9's labels, from the v0.5.3 labels beside them."""
+    for kind in ("pods", "services"):
+        for obj in snapshot[kind]:
+            labels = obj["metadata"]["labels"]
+            labels[_TRAINING + "operator-name"] = "tfjob-controller"
+            labels[_TRAINING + "job-name"] = labels["tf-job-name"]
+            labels[_TRAINING + "replica-type"] = labels["tf-replica-type"]
+            labels[_TRAINING + "replica-index"] = labels["tf-replica-index"]
+            if "tf-job-role" in labels:
+                labels[_TRAINING + "job-role"] = labels["tf-job-role"]
+
+
 ALLOWANCES = {
     a.name: a
     for a in (
@@ -225,6 +241,15 @@ ALLOWANCES = {
             "messages), so users and tools tell a limit failure from a replica failure "
             "(divergence D36 in docs/divergences.md)",
             apply=_limit_failure_reasons,
+        ),
+        Allowance(
+            "training_operator_labels",
+            v053="labelled pods and services with group-name, tf-job-name, tf-replica-type, "
+            "tf-replica-index (and tf-job-role on the master) only",
+            ours="also writes training-operator v1.9's training.kubeflow.org/operator-name, "
+            "job-name, replica-type, replica-index and job-role, which Kueue and the Kubeflow "
+            "SDKs select on; v0.5.3's labels stay, and stay the selector (D63)",
+            apply=_training_operator_labels,
         ),
         Allowance(
             "last_valid_spec_in_status",

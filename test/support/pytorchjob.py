@@ -156,6 +156,7 @@ PYTORCH_KIND = JobKind(
         replica_type="pytorch-replica-type",
         replica_index="pytorch-replica-index",
         job_role="pytorch-job-role",
+        operator_name="pytorchjob-controller",
     ),
     default_container_name=CONTAINER,
     default_port_name=PORT_NAME,
@@ -167,4 +168,5 @@ PYTORCH_KIND = JobKind(
     port=port,
     set_cluster_spec=set_cluster_spec,
     progress=progress,
+    writes_replica_selector=True,  # as training-operator v1.9's PyTorchJob controller does
 )

@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tf_operator.apis.common.v1.run_policy import Defaults, NormalisedRunPolicy
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, ReplicaStatus
+from tf_operator.apis.common.v1.types import (
+    JOB_NAME_LABEL,
+    JOB_ROLE_LABEL,
+    OPERATOR_NAME_LABEL,
+    REPLICA_INDEX_LABEL,
+    REPLICA_TYPE_LABEL,
+    JobStatus,
+    ReplicaSpec,
+    ReplicaStatus,
+)
 from tf_operator.k8s.client import Resource
 from tf_operator.k8s.objects import Obj
 
@@ -63,7 +72,9 @@ class Job(Protocol):
 
 @dataclass(frozen=True)
 class LabelKeys:
-    """The label keys (and the group label's value) put on every pod and service of a job."""
+    """The kind's own label keys (and the group label's value) put on every pod and service of
+    a job; they select the job's objects. The ``training.kubeflow.org/*`` labels of
+    training-operator v1.9 go beside them, ``operator_name`` the value of its operator-name."""
 
     group_name: str
     group_name_value: str
@@ -71,6 +82,7 @@ class LabelKeys:
     replica_type: str
     replica_index: str
     job_role: str
+    operator_name: str  # e.g. "tfjob-controller", v1.9's controller name
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,8 @@ class Progress:
 
     running: bool = False
     succeeded: bool = False
+    # its failed pods do not fail the job (v1.9's enableDynamicWorker for TFJob workers)
+    failures_tolerated: bool = False
 
 
 class Counter(Protocol):
@@ -121,6 +135,9 @@ class JobKind:
     # Running/Succeeded as decided by one replica type from its counts and whether its pod 0
     # completed (every type's failures fail the job; see status.py).
     progress: Callable[[Job, str, int, ReplicaStatus, bool], Progress]
+    # Whether status.replicaStatuses[*].selector names each type's pods, as training-operator
+    # v1.9 writes it for PyTorchJob (for a scale subresource) but not for TFJob.
+    writes_replica_selector: bool = False
 
 
 def owner_reference(kind: JobKind, job: Job) -> Obj:
@@ -143,9 +160,36 @@ def job_labels(kind: JobKind, job_name: str) -> dict[str, str]:
     }
 
 
-def replica_labels(kind: JobKind, job_name: str, rt: str, index: int) -> dict[str, str]:
-    """The job's labels plus replica type (lower case) and index."""
+def replica_selector(kind: JobKind, job_name: str, rt: str, index: int) -> dict[str, str]:
+    """The job's labels plus replica type (lower case) and index: what a replica's service
+    selects its pod by (v0.5.3's labels)."""
     labels = job_labels(kind, job_name)
     labels[kind.labels.replica_type] = rt
     labels[kind.labels.replica_index] = str(index)
+    return labels
+
+
+def replica_type_selector(kind: JobKind, job_name: str, rt: str) -> str:
+    """The pods of one replica type as a label selector in text, as v1.9 writes it
+    (``metav1.FormatLabelSelector`` of its operator-name, job-name and replica-type labels)."""
+    labels = {
+        OPERATOR_NAME_LABEL: kind.labels.operator_name,
+        JOB_NAME_LABEL: job_name.replace("/", "-"),
+        REPLICA_TYPE_LABEL: rt,
+    }
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def replica_labels(
+    kind: JobKind, job_name: str, rt: str, index: int, master_role: bool = False
+) -> dict[str, str]:
+    """Every label of a replica's pod and service: v0.5.3's (:func:`replica_selector`, and the
+    job-role of a master's pod) and training-operator v1.9's ``training.kubeflow.org/*``."""
+    labels = replica_selector(kind, job_name, rt, index)
+    labels[OPERATOR_NAME_LABEL] = kind.labels.operator_name
+    labels[JOB_NAME_LABEL] = job_name.replace("/", "-")
+    labels[REPLICA_TYPE_LABEL] = rt
+    labels[REPLICA_INDEX_LABEL] = str(index)
+    if master_role:
+        labels[kind.labels.job_role] = labels[JOB_ROLE_LABEL] = "master"
     return labels

@@ -24,7 +24,13 @@ from tf_operator.apis.common.v1.types import (
     ReplicaStatus,
 )
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
-from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
+from tf_operator.common.jobcontroller.kind import (
+    Job,
+    JobKind,
+    owner_reference,
+    replica_labels,
+    replica_type_selector,
+)
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
@@ -103,6 +109,9 @@ class PodReconciler:
         job, rt = ctx.job, rtype.lower()
         logger = logger_for_replica({"metadata": job.metadata}, rt)
         reset_counts(job, rtype)
+        if self._kind.writes_replica_selector:
+            counts = (job.status.replica_statuses or {})[rtype]
+            counts.selector = replica_type_selector(self._kind, job.name, rt)
         tally = ReplicaTally()
 
         def observe(index: int, pod: Obj) -> None:
@@ -178,9 +187,7 @@ class PodReconciler:
         self, job: Job, rt: str, index: int, spec: ReplicaSpec, master_role: bool
     ) -> None:
         logger = logger_for_replica({"metadata": job.metadata}, rt)
-        labels = replica_labels(self._kind, job.name, rt, index)
-        if master_role:
-            labels[self._kind.labels.job_role] = "master"
+        labels = replica_labels(self._kind, job.name, rt, index, master_role)
 
         template = json_copy(spec.template)
         tmeta = template.setdefault("metadata", {})

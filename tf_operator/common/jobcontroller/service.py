@@ -1,7 +1,8 @@
 """Reconciling the headless services of one replica type (v0.5.3 ``service.go``).
 
-One service per index, named like its pod, selecting it by the four job labels and exposing
-the kind's port. A missing service is created under a services-creation expectation (lowered
+One service per index, named like its pod, selecting it by v0.5.3's four job labels and
+exposing the kind's port; it carries training-operator v1.9's ``training.kubeflow.org/*``
+labels too, as its pod does (D63). A missing service is created under a services-creation expectation (lowered
 again if the create fails, divergence D3). Extra services for an index and services with an
 out-of-range index are deleted (v0.5.3 only warned, divergence D21). Creation stops at the
 pass's budget (divergence D38); the creates run in slow-start batches (D46).
@@ -11,7 +12,13 @@ from __future__ import annotations
 
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.context import SyncContext
-from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference, replica_labels
+from tf_operator.common.jobcontroller.kind import (
+    Job,
+    JobKind,
+    owner_reference,
+    replica_labels,
+    replica_selector,
+)
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.util import gen_general_name
 from tf_operator.control.service_control import ServiceControlInterface
@@ -40,14 +47,16 @@ class ServiceReconciler:
 
     def create_new_service(self, job: Job, rtype: str, index: int) -> None:
         rt = rtype.lower()
-        labels = replica_labels(self._kind, job.name, rt, index)
         service = {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": gen_general_name(job.name, rt, index), "labels": labels},
+            "metadata": {
+                "name": gen_general_name(job.name, rt, index),
+                "labels": replica_labels(self._kind, job.name, rt, index),
+            },
             "spec": {
                 "clusterIP": "None",
-                "selector": dict(labels),
+                "selector": replica_selector(self._kind, job.name, rt, index),
                 "ports": [
                     {"name": self._kind.default_port_name, "port": self._kind.port(job, rtype)}
                 ],

@@ -5,13 +5,16 @@ references, creation and deletion timestamps, and from its status the phase and 
 container's name, state and restart count; of a service only the same metadata. Everything
 else (the spec, managed fields, annotations, conditions, IPs, images) is dropped as the object
 enters the cache, as client-go's transform functions do, which cuts the memory of a cached pod
-by more than half. A reconciler that starts reading another field must add it here.
+by more than half; so are the ``training.kubeflow.org/*`` labels, which the operator writes for
+others (Kueue, the SDKs) and selects nothing by. A reconciler that starts reading another field
+must add it here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tf_operator.apis.common.v1.types import TRAINING_LABEL_PREFIX
 from tf_operator.k8s.objects import Obj
 
 _METADATA = (
@@ -29,7 +32,13 @@ _CONTAINER_STATUS = ("name", "state", "restartCount")
 
 def _metadata(obj: Obj) -> dict[str, Any]:
     m = obj.get("metadata") or {}
-    return {k: m[k] for k in _METADATA if k in m}
+    kept = {k: m[k] for k in _METADATA if k in m}
+    labels = kept.get("labels")
+    if isinstance(labels, dict) and any(k.startswith(TRAINING_LABEL_PREFIX) for k in labels):
+        kept["labels"] = {
+            k: v for k, v in labels.items() if not k.startswith(TRAINING_LABEL_PREFIX)
+        }
+    return kept
 
 
 def _container_statuses(statuses: Any) -> list[dict[str, Any]]:

@@ -107,8 +107,13 @@ def test_pods_and_services_carry_the_kinds_labels_env_and_owner(harness):
         "pytorch-job-name": "torch",
         "pytorch-replica-type": "worker",
         "pytorch-replica-index": "1",
+        "training.kubeflow.org/operator-name": "pytorchjob-controller",
+        "training.kubeflow.org/job-name": "torch",
+        "training.kubeflow.org/replica-type": "worker",
+        "training.kubeflow.org/replica-index": "1",
     }
-    assert pods["torch-master-0"]["metadata"]["labels"]["pytorch-job-role"] == "master"
+    master = pods["torch-master-0"]["metadata"]["labels"]
+    assert master["pytorch-job-role"] == master["training.kubeflow.org/job-role"] == "master"
     env = {e["name"]: e["value"] for e in worker["spec"]["containers"][0]["env"]}
     assert env == {
         "MASTER_ADDR": "torch-master-0",
@@ -131,6 +136,12 @@ def test_the_master_decides_success_and_the_clean_up_policy_applies(harness):
     assert ("Running", "PyTorchJobRunning") in {
         (c["type"], c["reason"]) for c in harness.status()["conditions"] if c["status"] == "True"
     }
+    # the kind asks for v1.9's status.replicaStatuses[*].selector (TFJob does not)
+    assert harness.status()["replicaStatuses"]["Worker"]["selector"] == (
+        "training.kubeflow.org/job-name=torch,"
+        "training.kubeflow.org/operator-name=pytorchjob-controller,"
+        "training.kubeflow.org/replica-type=worker"
+    )
     master = harness.client.resource(PODS).get("torch-master-0", NS)
     master["status"] = {"phase": "Succeeded"}
     harness.factory.pods().get_indexer().update(harness.client.resource(PODS).update_status(master))

@@ -75,6 +75,19 @@ def test_strip_service_keeps_metadata_only():
     }
 
 
+def test_the_training_operator_labels_are_not_cached():
+    """The operator writes them for Kueue and the SDKs and selects nothing by them (D63)."""
+    labels = {
+        "tf-job-name": "j",
+        "training.kubeflow.org/job-name": "j",
+        "training.kubeflow.org/replica-type": "worker",
+    }
+    pod = {"metadata": {"name": "p", "labels": labels}}
+    assert strip_pod(pod)["metadata"]["labels"] == {"tf-job-name": "j"}
+    assert strip_service(pod)["metadata"]["labels"] == {"tf-job-name": "j"}
+    assert pod["metadata"]["labels"] == labels  # the object itself is left alone
+
+
 def test_delta_fifo_transforms_what_it_queues():
     fifo = DeltaFIFO(transform=strip_pod)
     fifo.add(POD)

@@ -34,6 +34,16 @@ JOB_SUSPENDED = "Suspended"
 # spec was edited into an invalid one.
 JOB_SPEC_IGNORED = "SpecIgnored"
 
+# The labels training-operator v1.9 puts on every pod and service of a job, whatever its kind
+# (Kueue and the Kubeflow SDKs select on them). The operator writes them beside v0.5.3's, which
+# stay its selector.
+TRAINING_LABEL_PREFIX = "training.kubeflow.org/"
+OPERATOR_NAME_LABEL = TRAINING_LABEL_PREFIX + "operator-name"
+JOB_NAME_LABEL = TRAINING_LABEL_PREFIX + "job-name"
+REPLICA_TYPE_LABEL = TRAINING_LABEL_PREFIX + "replica-type"
+REPLICA_INDEX_LABEL = TRAINING_LABEL_PREFIX + "replica-index"
+JOB_ROLE_LABEL = TRAINING_LABEL_PREFIX + "job-role"
+
 CONDITION_TRUE = "True"
 CONDITION_FALSE = "False"
 CONDITION_UNKNOWN = "Unknown"

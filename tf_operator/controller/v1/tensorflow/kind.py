@@ -33,6 +33,7 @@ TF_LABELS = LabelKeys(
     replica_type="tf-replica-type",
     replica_index="tf-replica-index",
     job_role="tf-job-role",
+    operator_name="tfjob-controller",  # training-operator v1.9's TFJob controller
 )
 TF_METRICS = JobMetrics(
     created=metrics.JOBS_CREATED,

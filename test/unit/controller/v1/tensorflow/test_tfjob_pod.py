@@ -214,6 +214,12 @@ def test_copy_labels_and_annotations(harness, tfu):
         "tf-replica-type": "worker",
         "tf-replica-index": "0",
         "tf-job-role": "master",
+        # training-operator v1.9's, which Kueue and the Kubeflow SDKs select on (D63)
+        "training.kubeflow.org/operator-name": "tfjob-controller",
+        "training.kubeflow.org/job-name": "test-tfjob",
+        "training.kubeflow.org/replica-type": "worker",
+        "training.kubeflow.org/replica-index": "0",
+        "training.kubeflow.org/job-role": "master",
     }
     assert pod["metadata"]["annotations"] == {"annotation1": "1"}
     assert pod["spec"]["restartPolicy"] == "Never"
@@ -225,6 +231,10 @@ def test_master_role_goes_to_chief_when_present(harness, tfu):
     harness.sync(job)
     roles = {
         p["metadata"]["name"]: p["metadata"]["labels"].get("tf-job-role")
+        for p in harness.created("pods")
+    }
+    assert roles == {
+        p["metadata"]["name"]: p["metadata"]["labels"].get("training.kubeflow.org/job-role")
         for p in harness.created("pods")
     }
     assert roles == {

@@ -24,7 +24,14 @@ def test_service_body(harness, tfu):
         "tf-replica-index": "0",
     }
     ps = services["test-tfjob-ps-0"]
-    assert ps["metadata"]["labels"] == labels
+    # training-operator v1.9's labels beside v0.5.3's, which stay the selector (D63)
+    assert ps["metadata"]["labels"] == {
+        **labels,
+        "training.kubeflow.org/operator-name": "tfjob-controller",
+        "training.kubeflow.org/job-name": "test-tfjob",
+        "training.kubeflow.org/replica-type": "ps",
+        "training.kubeflow.org/replica-index": "0",
+    }
     assert ps["metadata"]["ownerReferences"] == [tfu.owner_ref(job)]
     assert ps["spec"] == {
         "clusterIP": "None",
@@ -61,3 +68,10 @@ def test_service_deletion_is_expected_until_observed(harness, tfu):
     assert not harness.ctr.expectations.satisfied_expectations(key)
     harness.ctr.services.on_delete(svc)
     assert harness.ctr.expectations.satisfied_expectations(key)
+
+
+def test_tfjob_replica_statuses_carry_no_selector(harness, tfu):
+    """As training-operator v1.9's TFJob controller (its PyTorchJob's writes one)."""
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    assert harness.status(job)["replicaStatuses"] == {"Worker": {}}

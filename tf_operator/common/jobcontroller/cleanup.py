@@ -2,12 +2,15 @@
 
 Pods go by the run policy's ``cleanPodPolicy`` (default ``Running``, or ``None`` with v1.9's
 defaults, D56), but a limit failure (deadline, backoff) deletes every active pod (D16); services
-go with their pods, and all of them with ``All`` (D17).
+go with their pods, and all of them with ``All`` (D17). A suspended job loses every pod and
+service whatever the policy (training-operator v1.9, D61).
 With ``ttlSecondsAfterFinished`` the job is deleted once the TTL passed since completion, else
 re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
 from tf_operator.common.jobcontroller.context import SyncContext
@@ -44,22 +47,32 @@ class CleanupReconciler:
         self._clock = clock
 
     def delete_pods_and_services(self, ctx: SyncContext, kill_active: bool) -> None:
-        job = ctx.job
-        policy = job.run_policy.clean_pod_policy
-        deleted_names: set[str] = set()
-        for pod in ctx.pods:
-            doomed = (
+        """A finished job's, by its clean pod policy."""
+        policy = ctx.job.run_policy.clean_pod_policy
+        self._delete(
+            ctx,
+            lambda pod: (
                 policy == CLEAN_POD_POLICY_ALL
                 or (policy == CLEAN_POD_POLICY_RUNNING and phase_of(pod) == "Running")
                 or (kill_active and _is_active(pod))
-            )
-            if not doomed:
-                continue
-            self._pods.delete(job, pod)
-            deleted_names.add(meta(pod).get("name", ""))
+            ),
+            every_service=policy == CLEAN_POD_POLICY_ALL,
+        )
+
+    def delete_everything(self, ctx: SyncContext) -> None:
+        """A suspended job's: every pod and service whatever the clean pod policy (v1.9)."""
+        self._delete(ctx, lambda pod: True, every_service=True)
+
+    def _delete(self, ctx: SyncContext, doomed: Callable[[Obj], bool], every_service: bool) -> None:
+        """Delete the doomed pods, and their services (every service with ``every_service``)."""
+        job = ctx.job
+        deleted_names: set[str] = set()
+        for pod in ctx.pods:
+            if doomed(pod):
+                self._pods.delete(job, pod)
+                deleted_names.add(meta(pod).get("name", ""))
         for service in ctx.services:
-            name = meta(service).get("name", "")
-            if policy == CLEAN_POD_POLICY_ALL or name in deleted_names:
+            if every_service or meta(service).get("name", "") in deleted_names:
                 self._services.delete(job, service)
 
     def expire(self, ctx: SyncContext) -> bool:

@@ -3,12 +3,15 @@
 One controller serves one :class:`~.kind.JobKind` (TFJob in production); the constructor wires
 small reconcilers, each with exactly its collaborators. ``run`` waits for the caches, runs
 ``threadiness`` workers until the stop event, then lets each finish its key; the queue never
-gives one key to two workers. :meth:`JobController.sync` decodes the cached job once; a deleted
-job drops its expectations and memory (D5); an invalid one runs on its last valid spec, keeps
-its final status, or is reported (:mod:`.edits`, D39). A job this process saw finished waits
+gives one key to two workers. :meth:`JobController.sync` leaves a job managed by another
+controller alone (training-operator v1.9's ``managedBy``, D63), then decodes the cached job
+once, its run policy normalised (D55); a deleted job drops its expectations and memory (D5); an
+invalid one runs on its last valid spec, keeps its final status, or is reported
+(:mod:`.edits`, D39). A job this process saw finished waits
 until the cache shows it so (D39), and a pass waits while the cache still holds the version
 its own last status write replaced (D47). Otherwise, once every expectation is met (D1),
-:meth:`JobController.reconcile` runs one pass with a :class:`~.context.SyncContext`; the
+:meth:`JobController.reconcile` runs one pass with a :class:`~.context.SyncContext`: a
+suspended job loses its pods, services and PodGroup and a resumed one starts afresh (D61); the
 missing pods and services are handed at the end of its walk to the create helpers, which run
 them in slow-start batches while the worker goes on (D46). A failed pass, or a failed create,
 requeues the job with rate limiting; the key's backoff is forgotten only by a pass that leaves
@@ -24,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 
-from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults, other_manager
 from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
@@ -51,6 +54,7 @@ from tf_operator.common.jobcontroller.status import (
     StatusWriter,
     is_finished,
     is_succeeded,
+    is_suspended,
 )
 from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
@@ -254,6 +258,11 @@ class JobController:
                 logger.info("%s has been deleted: %s", self.kind.resource.kind, key)
                 self._forget(key)
                 return True
+            manager = other_manager(raw)
+            if manager is not None:
+                # v1.9's managedBy: no pod, no status write, no event (D63)
+                logger.debug("%s %s is managed by %s; left alone", noun, key, manager)
+                return True
             if self._waits_for_creates(key, raw):
                 waited = True
                 return False  # before decoding: most passes a burst queues end here
@@ -341,9 +350,14 @@ class JobController:
         ctx.pods = self.pods.claim(job)
         ctx.services = self.services.claim(job)
 
-        kind = self.kind
+        kind, finished = self.kind, is_finished(job.status)
+        if not finished and job.run_policy.suspend:
+            self.suspend(ctx)  # no limit runs out meanwhile: it has no pods (D61)
+            return
+        if not finished and is_suspended(job.status):
+            self.status.resume(ctx)  # before the limits: the deadline counts from now
         failure = limit_failure(kind, job, ctx.pods, ctx.now, ctx.logger)
-        if is_finished(job.status) or failure:
+        if finished or failure:
             self.finish(ctx, failure)
             return
 
@@ -386,6 +400,16 @@ class JobController:
 
         self.create_batches.submit(list(ctx.creates.values()), done)
 
+    def suspend(self, ctx: SyncContext) -> None:
+        """A suspended job (v1.9's ``runPolicy.suspend``): no pod, service or PodGroup, no
+        active replica, Suspended True (D61)."""
+        ctx.collect(self.cleanup.delete_everything, ctx)
+        if self.pod_groups is not None:
+            ctx.collect(self.pod_groups.delete, ctx)
+        self.status.suspend(ctx)
+        self._write_status(ctx)
+        ctx.raise_errors()
+
     def finish(self, ctx: SyncContext, failure: LimitFailure | None) -> None:
         """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""
         job = ctx.job
@@ -394,7 +418,8 @@ class JobController:
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=bool(failure))
-        if ctx.collect(self.cleanup.expire, ctx):
+        # the TTL waits while the job is suspended, as v1.9's CleanupJob does (D61)
+        if not job.run_policy.suspend and ctx.collect(self.cleanup.expire, ctx):
             ctx.flush(self.recorder)
             ctx.raise_errors()
             return

@@ -3,9 +3,11 @@
 Conditions follow v0.5.3's ``updateTFJobConditions`` (Running and Restarting replace each
 other, a type appears once, new ones are appended) except that an unchanged True condition is
 left alone (D19) and Succeeded/Failed are final and exclusive, turning Running and Restarting
-False with fresh transition times (D18). :meth:`StatusReconciler.update_replica_type` is
-``updateStatusSingle``: the kind says whether a type makes the job Running or Succeeded; failed
-pods fail the job unless every one is being recreated under ExitCode (D12). The
+False with fresh transition times (D18). training-operator v1.9's suspension adds Suspended
+(True while suspended, False once resumed) and turns Running False (D61). :meth:`StatusReconciler.update_replica_type` is
+``updateStatusSingle``: the kind says whether a type makes the job Running or Succeeded and
+whether its failures are tolerated (v1.9's dynamic workers); other failed pods fail the job
+unless every one is being recreated under ExitCode (D12). The
 :class:`StatusWriter` writes only a changed status (D15), then releases the pass's held events
 (D28). ``D<n>``: docs/divergences.md.
 """
@@ -25,6 +27,7 @@ from tf_operator.apis.common.v1.types import (
     JOB_RUNNING,
     JOB_SPEC_IGNORED,
     JOB_SUCCEEDED,
+    JOB_SUSPENDED,
     JobCondition,
     JobStatus,
 )
@@ -62,6 +65,10 @@ def is_failed(status: JobStatus) -> bool:
 
 def is_finished(status: JobStatus) -> bool:
     return is_succeeded(status) or is_failed(status)
+
+
+def is_suspended(status: JobStatus) -> bool:
+    return has_condition(status, JOB_SUSPENDED)
 
 
 def raw_conditions(raw: Obj) -> list[Obj]:
@@ -125,6 +132,27 @@ def update_job_conditions(
     return True
 
 
+def set_condition_false(
+    status: JobStatus, cond_type: str, reason: str, message: str, now: datetime
+) -> bool:
+    """Make ``cond_type`` False with this reason and message, as training-operator v1.9's
+    ``UpdateJobConditions`` with status False does: nothing on a finished job or when it is
+    False for this reason already; else it moves to the end (Running takes Restarting with it),
+    its transition time kept if it was False. True when anything changed."""
+    existing = get_condition(status, cond_type)
+    if is_finished(status) or (
+        existing is not None and (existing.status, existing.reason) == (CONDITION_FALSE, reason)
+    ):
+        return False
+    condition = JobCondition(cond_type, CONDITION_FALSE, reason, message, now, now)
+    if existing is not None and existing.status == CONDITION_FALSE:
+        condition.last_transition_time = existing.last_transition_time
+    dropped = {cond_type, JOB_RESTARTING} if cond_type == JOB_RUNNING else {cond_type}
+    status.conditions = [c for c in status.conditions or [] if c.type not in dropped]
+    status.conditions.append(condition)
+    return True
+
+
 def set_spec_ignored(status: JobStatus, reason: str, message: str, now: datetime) -> bool:
     """Make SpecIgnored True with this reason and message; True when that changed anything.
 
@@ -164,6 +192,8 @@ class StatusReconciler:
         self.succeeded_reason = f"{name}Succeeded"
         self.failed_reason = f"{name}Failed"
         self.restarting_reason = f"{name}Restarting"
+        self.suspended_reason = f"{name}Suspended"
+        self.resumed_reason = f"{name}Resumed"
 
     def _set(self, ctx: SyncContext, cond_type: str, reason: str, message: str) -> bool:
         return update_job_conditions(ctx.job.status, cond_type, reason, message, ctx.now)
@@ -176,6 +206,27 @@ class StatusReconciler:
         msg = f"{self._kind.resource.kind} {job.name} is created."
         if self._set(ctx, JOB_CREATED, self.created_reason, msg):
             ctx.count(self._kind.metrics.created.inc)
+
+    def suspend(self, ctx: SyncContext) -> None:
+        """The job is suspended: no pod is active, Running turns False and Suspended True,
+        announced once (v1.9 announced it on every pass)."""
+        job, kind = ctx.job, self._kind.resource.kind
+        for counts in (job.status.replica_statuses or {}).values():
+            counts.active = 0
+        msg = f"{kind} {job.name} is suspended."
+        if has_condition(job.status, JOB_RUNNING):
+            set_condition_false(job.status, JOB_RUNNING, self.suspended_reason, msg, ctx.now)
+        if self._set(ctx, JOB_SUSPENDED, self.suspended_reason, msg):
+            ctx.event(EVENT_TYPE_NORMAL, self.suspended_reason, msg)
+
+    def resume(self, ctx: SyncContext) -> None:
+        """A suspended job runs again: Suspended turns False and ``startTime`` starts afresh,
+        so ``activeDeadlineSeconds`` counts from now (v1.9)."""
+        job = ctx.job
+        msg = f"{self._kind.resource.kind} {job.name} is resumed."
+        if set_condition_false(job.status, JOB_SUSPENDED, self.resumed_reason, msg, ctx.now):
+            job.status.start_time = ctx.now
+            ctx.event(EVENT_TYPE_NORMAL, self.resumed_reason, msg)
 
     def succeed(self, ctx: SyncContext) -> None:
         job = ctx.job
@@ -234,10 +285,20 @@ class StatusReconciler:
         if failed <= 0:
             return
         if failed - tally.restarting > 0:
-            self.fail(
-                ctx, f"{name} {job.name} has failed because {failed} {rtype} replica(s) failed."
+            if not progress.failures_tolerated:
+                self.fail(
+                    ctx, f"{name} {job.name} has failed because {failed} {rtype} replica(s) failed."
+                )
+                return
+            ctx.logger.debug(  # D53: every pass while they are there
+                "%s %s continues regardless %d %s replica(s) failed",
+                name,
+                job.name,
+                failed - tally.restarting,
+                rtype,
             )
-            return
+            if tally.restarting == 0:
+                return
         msg = f"{name} {job.name} is restarting because {failed} {rtype} replica(s) failed."
         self._set(ctx, JOB_RESTARTING, self.restarting_reason, msg)
         if tally.new_restarts > 0:

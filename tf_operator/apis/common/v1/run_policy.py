@@ -229,10 +229,16 @@ class NormalisedRunPolicy:
     managed_by: str | None = None
     defaults: Defaults = DEFAULTS_V0_5_3
 
-    @property
-    def managed_elsewhere(self) -> bool:
-        """True when another controller manages the job (v1.9: any value but ours)."""
-        return self.managed_by is not None and self.managed_by != KUBEFLOW_JOBS_CONTROLLER
+
+def other_manager(raw: Mapping[str, Any]) -> str | None:
+    """The controller an undecoded job's ``spec.runPolicy.managedBy`` names when it is not
+    this operator (v1.9 leaves such a job alone before reading anything else of it)."""
+    spec = raw.get("spec")
+    run_policy = spec.get("runPolicy") if isinstance(spec, dict) else None
+    manager = run_policy.get("managedBy") if isinstance(run_policy, dict) else None
+    if manager is None or manager == KUBEFLOW_JOBS_CONTROLLER:
+        return None
+    return str(manager)
 
 
 def normalise_run_policy(

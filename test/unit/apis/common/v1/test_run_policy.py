@@ -16,6 +16,7 @@ from tf_operator.apis.common.v1.run_policy import (
     SchedulingPolicy,
     defaults_for,
     normalise_run_policy,
+    other_manager,
 )
 from tf_operator.apis.tensorflow.v1.types import TFJob
 
@@ -76,7 +77,6 @@ def test_a_v1_9_job_is_normalised_into_one_policy():
         managed_by="kubeflow.org/training-operator",
         defaults=DEFAULTS_V0_5_3,
     )
-    assert not policy.managed_elsewhere
 
 
 def _spec(run_policy=None, **top_level):
@@ -179,10 +179,23 @@ def test_malformed_run_policies_name_the_field(run_policy, error):
         TFJob.from_dict(_spec(run_policy))
 
 
-def test_managed_elsewhere():
-    assert not NormalisedRunPolicy().managed_elsewhere
-    assert not NormalisedRunPolicy(managed_by="kubeflow.org/training-operator").managed_elsewhere
-    assert NormalisedRunPolicy(managed_by="kueue.x-k8s.io/multikueue").managed_elsewhere
+@pytest.mark.parametrize(
+    "raw, manager",
+    [
+        ({}, None),
+        ({"spec": None}, None),
+        ({"spec": {"runPolicy": {}}}, None),
+        ({"spec": {"runPolicy": {"managedBy": "kubeflow.org/training-operator"}}}, None),
+        (
+            {"spec": {"runPolicy": {"managedBy": "kueue.x-k8s.io/multikueue"}}},
+            "kueue.x-k8s.io/multikueue",
+        ),
+        ({"spec": {"runPolicy": {"managedBy": "someone-else"}}}, "someone-else"),
+    ],
+)
+def test_other_manager(raw, manager):
+    """v1.9's ManagedByExternalController, on the undecoded object."""
+    assert other_manager(raw) == manager
 
 
 def test_the_operators_defaults_apply_unless_the_job_asks_for_others():

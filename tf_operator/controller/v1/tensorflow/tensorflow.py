@@ -8,6 +8,14 @@ Compact JSON; cluster keys sorted (Go encodes map keys in byte order); every rep
 Evaluator appears in ``cluster``; host = ``<job>-<rt>-<i>.<ns>.svc`` plus ``.<domain>`` when
 ``CUSTOM_CLUSTER_DOMAIN`` is set (read at each call, i.e. at pod creation). Go's encoder
 escapes ``<``, ``>``, ``&``, U+2028 and U+2029; so do we, so any string encodes as Go would.
+
+With ``enableDynamicWorker`` (training-operator v1.9) every pod gets v1.9's sparse form
+instead, which names only the pod itself and the PS, so workers can come and go::
+
+    {"cluster":{"worker":{"<i>":<host>:<port>},"ps":[...]},"task":{"type":<rt>,"index":<i>}}
+
+With v1.9's defaults (D59, D60) the Evaluator is listed in ``cluster`` too, and a job of one
+replica in all gets no TF_CONFIG.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,
     REPLICA_TYPE_EVAL,
+    REPLICA_TYPE_PS,
+    REPLICA_TYPE_WORKER,
 )
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.common.jobcontroller.util import gen_general_name
@@ -54,11 +64,13 @@ def get_port_from_tfjob(job: TFJob, rtype: str) -> int:
 
 
 def gen_cluster_spec(job: TFJob) -> dict[str, list[str]]:
-    """``{rt: [endpoint, ...]}`` for every replica type except Evaluator, keys sorted."""
+    """``{rt: [endpoint, ...]}`` for every replica type except Evaluator (v1.9's defaults list
+    it too, D59), keys sorted."""
     domain = os.environ.get(ENV_CUSTOM_CLUSTER_DOMAIN, "")
+    with_evaluator = job.run_policy.defaults.v1_9
     cluster: dict[str, list[str]] = {}
     for rtype, spec in (job.spec.tf_replica_specs or {}).items():
-        if rtype == REPLICA_TYPE_EVAL or spec is None:
+        if (rtype == REPLICA_TYPE_EVAL and not with_evaluator) or spec is None:
             continue
         rt = rtype.lower()
         port = get_port_from_tfjob(job, rtype)
@@ -82,12 +94,28 @@ def go_json(value: object) -> str:
 
 def gen_tf_config_json_str(job: TFJob, rt: str, index: str | int) -> str:
     """The TF_CONFIG value for pod ``index`` of replica type ``rt`` (lower case)."""
-    config = {
-        "cluster": gen_cluster_spec(job),
-        "task": {"type": rt, "index": int(index)},
-        "environment": "cloud",
-    }
-    return go_json(config)
+    cluster, task = gen_cluster_spec(job), {"type": rt, "index": int(index)}
+    if job.spec.enable_dynamic_worker:
+        return go_json({"cluster": sparse_cluster_spec(cluster, rt, int(index)), "task": task})
+    return go_json({"cluster": cluster, "task": task, "environment": "cloud"})
+
+
+def sparse_cluster_spec(cluster: dict[str, list[str]], rt: str, index: int) -> dict[str, object]:
+    """v1.9's sparse cluster of pod ``index`` of ``rt``: a worker knows itself and the PS
+    (``null`` without PS, as Go writes a nil list), a PS only itself, others nobody."""
+    worker, ps = REPLICA_TYPE_WORKER.lower(), REPLICA_TYPE_PS.lower()
+    if rt == ps:
+        return {"worker": {}, "ps": [cluster[ps][index]]}
+    if rt == worker:
+        return {"worker": {str(index): cluster[worker][index]}, "ps": cluster.get(ps)}
+    return {"worker": {}, "ps": []}
+
+
+def is_distributed(job: TFJob) -> bool:
+    """More than one replica in all (v1.9's ``isDistributed``; a type without ``replicas``
+    counts 1)."""
+    specs = (job.spec.tf_replica_specs or {}).values()
+    return sum(1 if s.replicas is None else s.replicas for s in specs if s is not None) != 1
 
 
 def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> None:
@@ -95,7 +123,10 @@ def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> No
 
     v0.5.3 appended a second entry when the user had already set TF_CONFIG; here an existing
     entry is replaced in place, so the variable is defined exactly once (divergence D30).
+    With v1.9's defaults a job of one replica gets none (D60).
     """
+    if job.run_policy.defaults.v1_9 and not is_distributed(job):
+        return
     value = gen_tf_config_json_str(job, rt, index)
     for container in (template.get("spec") or {}).get("containers") or []:
         env = container.get("env") or []

@@ -17,8 +17,8 @@ from tf_operator.common.jobcontroller.status import (
 from tf_operator.logger import logger_for_job
 
 
-def _job(tfu, worker, ps, chief=0):
-    job = TFJob.from_dict(tfu.new_tfjob(worker, ps, chief=chief))
+def _job(tfu, worker, ps, chief=0, **spec):
+    job = TFJob.from_dict(tfu.new_tfjob(worker, ps, chief=chief, **spec))
     job.metadata.update(uid="u")
     set_defaults_tfjob(job)
     return job
@@ -189,10 +189,49 @@ STATUS_ROWS = {
 }
 
 
-@pytest.mark.parametrize("row", list(STATUS_ROWS.values()), ids=list(STATUS_ROWS))
-def test_status(harness, tfu, row):
+# training-operator v1.9's rows for its spec fields (its status_test.go), and its dynamic
+# workers: spec fields, then a row as above
+V1_9_STATUS_ROWS = {
+    "(No chief worker, successPolicy: AllWorkers) worker-0 are succeeded, 3 workers are active": (
+        {"successPolicy": "AllWorkers"},
+        ((4, 0, 0), (0, 0, 0), (0, 1, 3), (0, 0, 0), False, True, "Running"),
+    ),
+    "(No chief worker, successPolicy: AllWorkers) 4 workers are succeeded": (
+        {"successPolicy": "AllWorkers"},
+        ((4, 0, 0), (0, 0, 0), (0, 4, 0), (0, 0, 0), False, True, "Succeeded"),
+    ),
+    "(No chief worker, successPolicy: AllWorkers) worker-0 is succeeded, 2 workers are "
+    "running, 1 worker is failed": (
+        {"successPolicy": "AllWorkers"},
+        ((4, 0, 0), (0, 0, 0), (1, 1, 2), (0, 0, 0), False, True, "Failed"),
+    ),
+    '(No chief worker, successPolicy: "") worker-0 are succeeded, 3 workers are active': (
+        {"successPolicy": ""},
+        ((4, 0, 0), (0, 0, 0), (0, 1, 3), (0, 0, 0), False, True, "Succeeded"),
+    ),
+    "(enableDynamicWorker) 2 workers are running, 2 workers are failed": (
+        {"enableDynamicWorker": True},
+        ((4, 2, 0), (0, 0, 2), (2, 0, 2), (0, 0, 0), False, False, "Running"),
+    ),
+    "(enableDynamicWorker) Chief is running, workers are failed": (
+        {"enableDynamicWorker": True},
+        ((4, 2, 1), (0, 0, 2), (4, 0, 0), (0, 0, 1), False, False, "Running"),
+    ),
+    "(enableDynamicWorker) a PS is failed": (
+        {"enableDynamicWorker": True},
+        ((4, 2, 0), (1, 0, 1), (0, 0, 4), (0, 0, 0), False, False, "Failed"),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "fields, row",
+    [*[({}, row) for row in STATUS_ROWS.values()], *V1_9_STATUS_ROWS.values()],
+    ids=[*STATUS_ROWS, *V1_9_STATUS_ROWS],
+)
+def test_status(harness, tfu, fields, row):
     (worker, ps, chief), ps_c, worker_c, chief_c, restart, worker0, expected = row
-    job = _job(tfu, worker, ps, chief)
+    job = _job(tfu, worker, ps, chief, **fields)
     for rtype, counts in (("Worker", worker_c), ("Chief", chief_c), ("PS", ps_c)):
         reset_counts(job, rtype)
         _set_counts(job, rtype, *counts)
@@ -207,6 +246,8 @@ def test_status(harness, tfu, row):
         tally = ReplicaTally(restarting, restarting, worker0)
         harness.ctr.status.update_replica_type(ctx, rtype, spec.replicas, tally)
     assert expected in [c.type for c in job.status.conditions]
+    if fields and expected == "Running":  # v1.9's rows: the job goes on
+        assert not is_failed(job.status) and not is_succeeded(job.status)
     # filterOutConditionTest: no Running=True next to a terminal condition.
     if is_failed(job.status) or is_succeeded(job.status):
         assert not any(c.type == "Running" and c.status == "True" for c in job.status.conditions)

@@ -1,7 +1,8 @@
 """The gang overlays deployed the same way: the operator runs with
 ``--enable-gang-scheduling``, creates a PodGroup for the job through its own RBAC (the
 component's PodGroup rule), the gang's pods are bound together (by the test, standing in for
-kube-batch / Volcano unless the cluster runs one), the job succeeds and the operator deletes
+kube-batch / Volcano unless the cluster runs one, which also admits Volcano's group first), the
+job succeeds and the operator deletes
 the PodGroup; no 403 all along."""
 
 import pytest
@@ -36,6 +37,10 @@ def test_gang_overlay(overlay):
         group = wait_for(podgroup, 60, what="the job's PodGroup")
         assert group["spec"]["minMember"] == 3
         assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
+        if overlay == "gang-volcano":
+            # play Volcano's enqueue: the pods come once it admits the group (D62)
+            admitted = {"status": {"phase": "Inqueue"}}
+            cluster.registry.patch(podgroups, "default", "gang", admitted, "merge")
         incluster.play_gang_scheduler("gang", "default", 3, 60)
         incluster.wait_succeeded("gang")
         text = incluster.scrape()

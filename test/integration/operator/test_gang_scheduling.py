@@ -51,8 +51,7 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
             "the PodGroupPending event",
         )
         assert sim.pods(name) == []
-        pg = sim.registry.get(podgroups, "default", name)
-        sim.registry.update(podgroups, "default", name, {**pg, "status": {"phase": "Inqueue"}})
+        sim.registry.patch(podgroups, "default", name, {"status": {"phase": "Inqueue"}}, "merge")
     pods = sim.wait_for(lambda: len(sim.pods(name)) == 4 and sim.pods(name), 30, "4 pods")
     for pod in pods:
         assert pod["spec"]["schedulerName"] == scheduler

@@ -141,6 +141,28 @@ class SchedulingPolicy:
         return out
 
 
+# The fields both placements may give: (JSON name, attribute).
+SHARED_FIELDS = (
+    ("cleanPodPolicy", "clean_pod_policy"),
+    ("ttlSecondsAfterFinished", "ttl_seconds_after_finished"),
+    ("activeDeadlineSeconds", "active_deadline_seconds"),
+    ("backoffLimit", "backoff_limit"),
+)
+
+
+def decode_shared_fields(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """The shared fields of ``data`` (a spec or a ``runPolicy``), by attribute name."""
+    return {
+        attr: (opt_str if attr == "clean_pod_policy" else opt_int)(data, json_name, path)
+        for json_name, attr in SHARED_FIELDS
+    }
+
+
+def shared_field_pairs(source: Any) -> tuple[tuple[str, Any], ...]:
+    """``(JSON name, value)`` of the shared fields of ``source``, for ``put_present``."""
+    return tuple((json_name, getattr(source, attr)) for json_name, attr in SHARED_FIELDS)
+
+
 @dataclass
 class RunPolicy:
     """``spec.runPolicy`` (training-operator v1.9's ``RunPolicy``), or v0.5.3's four top-level
@@ -170,10 +192,7 @@ class RunPolicy:
         data = expect_dict(data, path) or {}
         scheduling = data.get("schedulingPolicy")
         return cls(
-            clean_pod_policy=opt_str(data, "cleanPodPolicy", path),
-            ttl_seconds_after_finished=opt_int(data, "ttlSecondsAfterFinished", path),
-            active_deadline_seconds=opt_int(data, "activeDeadlineSeconds", path),
-            backoff_limit=opt_int(data, "backoffLimit", path),
+            **decode_shared_fields(data, path),
             scheduling_policy=None
             if scheduling is None
             else SchedulingPolicy.from_dict(scheduling, f"{path}.schedulingPolicy"),
@@ -187,10 +206,7 @@ class RunPolicy:
         put_present(
             out,
             (
-                ("cleanPodPolicy", self.clean_pod_policy),
-                ("ttlSecondsAfterFinished", self.ttl_seconds_after_finished),
-                ("activeDeadlineSeconds", self.active_deadline_seconds),
-                ("backoffLimit", self.backoff_limit),
+                *shared_field_pairs(self),
                 (
                     "schedulingPolicy",
                     None if self.scheduling_policy is None else self.scheduling_policy.to_dict(),
@@ -201,15 +217,6 @@ class RunPolicy:
         )
         out.update(json_copy(self.extra))
         return out
-
-
-# The fields both placements may give: (JSON name, attribute).
-SHARED_FIELDS = (
-    ("cleanPodPolicy", "clean_pod_policy"),
-    ("ttlSecondsAfterFinished", "ttl_seconds_after_finished"),
-    ("activeDeadlineSeconds", "active_deadline_seconds"),
-    ("backoffLimit", "backoff_limit"),
-)
 
 
 class RunPolicyConflictError(DecodeError):

@@ -16,18 +16,20 @@ from tf_operator.apis.common.v1.fields import (
     DecodeError,
     expect_dict,
     opt_bool,
-    opt_int,
     opt_str,
     put_present,
     rest,
 )
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V0_5_3,
+    SHARED_FIELDS,
     Defaults,
     NormalisedRunPolicy,
     RunPolicy,
+    decode_shared_fields,
     defaults_for,
     normalise_run_policy,
+    shared_field_pairs,
 )
 from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
 from tf_operator.apis.tensorflow.v1.constants import (
@@ -84,10 +86,7 @@ class TFJobSpec:
         run_policy = data.get("runPolicy")
         return cls(
             tf_replica_specs=specs,
-            active_deadline_seconds=opt_int(data, "activeDeadlineSeconds", path),
-            backoff_limit=opt_int(data, "backoffLimit", path),
-            clean_pod_policy=opt_str(data, "cleanPodPolicy", path),
-            ttl_seconds_after_finished=opt_int(data, "ttlSecondsAfterFinished", path),
+            **decode_shared_fields(data, path),
             run_policy=None
             if run_policy is None
             else RunPolicy.from_dict(run_policy, f"{path}.runPolicy"),
@@ -98,22 +97,14 @@ class TFJobSpec:
 
     def top_level_run_policy(self) -> RunPolicy:
         """v0.5.3's run-policy fields, in the shape of ``runPolicy``."""
-        return RunPolicy(
-            clean_pod_policy=self.clean_pod_policy,
-            ttl_seconds_after_finished=self.ttl_seconds_after_finished,
-            active_deadline_seconds=self.active_deadline_seconds,
-            backoff_limit=self.backoff_limit,
-        )
+        return RunPolicy(**{attr: getattr(self, attr) for _, attr in SHARED_FIELDS})
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {}
         put_present(
             out,
             (
-                ("activeDeadlineSeconds", self.active_deadline_seconds),
-                ("backoffLimit", self.backoff_limit),
-                ("cleanPodPolicy", self.clean_pod_policy),
-                ("ttlSecondsAfterFinished", self.ttl_seconds_after_finished),
+                *shared_field_pairs(self),
                 ("runPolicy", None if self.run_policy is None else self.run_policy.to_dict()),
                 ("successPolicy", self.success_policy),
             ),

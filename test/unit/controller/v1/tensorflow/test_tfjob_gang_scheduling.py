@@ -20,6 +20,20 @@ def _sync_admitted(harness, job, backend):
         harness.sync(job)
 
 
+def _observe_created(harness):
+    """The informers deliver the pods and services the passes created."""
+    from tf_operator.k8s.client import PODS, SERVICES
+
+    for resource, informer, owned in (
+        (PODS, harness.pod_informer, harness.ctr.pods),
+        (SERVICES, harness.service_informer, harness.ctr.services),
+    ):
+        for obj in harness.client.resource(resource).list(namespace="default")["items"]:
+            if informer.get_indexer().get(obj) is None:
+                informer.get_indexer().add(obj)
+                owned.on_add(obj)
+
+
 @pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
 def test_pod_group_and_pod_decoration(make_harness, tfu, scheduler, backend, api_version):
     harness = make_harness(gang=True, scheduler=scheduler)
@@ -70,14 +84,7 @@ def test_pod_group_min_member_follows_replicas(make_harness, tfu):
     changed = harness.stored_job(job)
     changed["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 3
     harness.cache_job(changed)
-    from tf_operator.k8s.client import PODS, SERVICES
-
-    for obj in harness.client.resource(PODS).list(namespace="default")["items"]:
-        harness.pod_informer.get_indexer().add(obj)
-        harness.ctr.pods.on_add(obj)
-    for obj in harness.client.resource(SERVICES).list(namespace="default")["items"]:
-        harness.service_informer.get_indexer().add(obj)
-        harness.ctr.services.on_add(obj)
+    _observe_created(harness)
     harness.sync(job)
     group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
     assert group["spec"]["minMember"] == 3
@@ -131,19 +138,11 @@ def test_unschedulable_pod_group_is_told_once_per_message(
 ):
     """Issue 9: the job says why its gang cannot be placed: one Warning event per change of
     the PodGroup's Unschedulable message, while the group is not placed (divergence D40)."""
-    from tf_operator.k8s.client import PODS, SERVICES
-
     harness = make_harness(gang=True, scheduler=scheduler)
     job = harness.add_job(tfu.new_tfjob(worker=2))
     _sync_admitted(harness, job, backend)  # creates the group, the pods and the services
     harness.cache_job(harness.stored_job(job))
-    for resource, informer, owned in (
-        (PODS, harness.pod_informer, harness.ctr.pods),
-        (SERVICES, harness.service_informer, harness.ctr.services),
-    ):
-        for obj in harness.client.resource(resource).list(namespace="default")["items"]:
-            informer.get_indexer().add(obj)
-            owned.on_add(obj)
+    _observe_created(harness)
     reason = "Warning PodGroupUnschedulable PodGroup default/test-tfjob is unschedulable: "
 
     def told():
@@ -184,20 +183,6 @@ def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
 
 
 # ---- training-operator v1.9's schedulingPolicy (D62) ----------------------------------------
-
-
-def _observe_created(harness):
-    """The informers deliver the pods and services the passes created."""
-    from tf_operator.k8s.client import PODS, SERVICES
-
-    for resource, informer, owned in (
-        (PODS, harness.pod_informer, harness.ctr.pods),
-        (SERVICES, harness.service_informer, harness.ctr.services),
-    ):
-        for obj in harness.client.resource(resource).list(namespace="default")["items"]:
-            if informer.get_indexer().get(obj) is None:
-                informer.get_indexer().add(obj)
-                owned.on_add(obj)
 
 
 def _with_policy(tfu, scheduling, **kwargs):

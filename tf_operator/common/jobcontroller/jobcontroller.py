@@ -6,10 +6,9 @@ small reconcilers, each with exactly its collaborators. ``run`` waits for the ca
 gives one key to two workers. :meth:`JobController.sync` leaves a job managed by another
 controller alone (training-operator v1.9's ``managedBy``, D63), then decodes the cached job
 once, its run policy normalised (D55); a deleted job drops its expectations and memory (D5); an
-invalid one runs on its last valid spec, keeps its final status, or is reported
-(:mod:`.edits`, D39). A job this process saw finished waits
-until the cache shows it so (D39), and a pass waits while the cache still holds the version
-its own last status write replaced (D47). Otherwise, once every expectation is met (D1),
+invalid one runs on its last valid spec, keeps its final status, or is reported (:mod:`.edits`,
+D39). A job this process saw finished waits until the cache shows it so (D39), and a pass
+waits while the cache still holds the version its own last status write replaced (D47). Otherwise, once every expectation is met (D1),
 :meth:`JobController.reconcile` runs one pass with a :class:`~.context.SyncContext`: a
 suspended job loses its pods, services and PodGroup and a resumed one starts afresh (D61); the
 missing pods and services are handed at the end of its walk to the create helpers, which run

@@ -4,12 +4,12 @@ Conditions follow v0.5.3's ``updateTFJobConditions`` (Running and Restarting rep
 other, a type appears once, new ones are appended) except that an unchanged True condition is
 left alone (D19) and Succeeded/Failed are final and exclusive, turning Running and Restarting
 False with fresh transition times (D18). training-operator v1.9's suspension adds Suspended
-(True while suspended, False once resumed) and turns Running False (D61). :meth:`StatusReconciler.update_replica_type` is
-``updateStatusSingle``: the kind says whether a type makes the job Running or Succeeded and
-whether its failures are tolerated (v1.9's dynamic workers); other failed pods fail the job
-unless every one is being recreated under ExitCode (D12). The
-:class:`StatusWriter` writes only a changed status (D15), then releases the pass's held events
-(D28). ``D<n>``: docs/divergences.md.
+(True while suspended, False once resumed) and turns Running False (D61).
+:meth:`StatusReconciler.update_replica_type` is ``updateStatusSingle``: the kind says whether a
+type makes the job Running or Succeeded and whether its failures are tolerated (v1.9's dynamic
+workers); other failed pods fail the job unless every one is being recreated under ExitCode
+(D12). The :class:`StatusWriter` writes only a changed status (D15), then releases the pass's
+held events (D28). ``D<n>``: docs/divergences.md.
 """
 
 from __future__ import annotations

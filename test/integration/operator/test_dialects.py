@@ -160,6 +160,12 @@ def test_a_v1_9_job_runs_with_every_field_stored_and_honoured(proc, op, custom, 
             "kubeflow.org", "v1", "default", "tfjobs", copy.deepcopy(job)
         )
     assert proc.get(name)["spec"] == job["spec"]  # nothing pruned, nothing rewritten
-    proc.wait_condition(name, "Succeeded", 120)
-    # runPolicy.ttlSecondsAfterFinished: 1 deletes the job (the top-level field is not given)
-    proc.wait_for(lambda: not proc.exists(name), 30, f"{name} deleted after its TTL")
+    # runPolicy.ttlSecondsAfterFinished: 1 deletes the finished job (the top-level field is not
+    # given); its events tell how it finished
+    proc.wait_for(lambda: not proc.exists(name), 120, f"{name} finished and deleted")
+    reasons = proc.wait_for(
+        lambda: {e["reason"] for e in proc.events(name)} & {"TFJobSucceeded", "TFJobFailed"},
+        30,
+        f"the event of {name}'s end",
+    )
+    assert reasons == {"TFJobSucceeded"}

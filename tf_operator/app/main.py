@@ -128,6 +128,8 @@ def _option(f: Field[Any]) -> click.Option:
         kw["is_flag"] = True
     elif spec.kind == "choice":
         kw["type"] = click.Choice(spec.choices)
+    elif spec.kind == "choices":
+        kw.update(type=click.Choice(spec.choices, case_sensitive=False), multiple=True)
     elif spec.kind == "duration":
         assert isinstance(f.default, float)
         default = format_go_duration(f.default)

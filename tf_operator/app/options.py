@@ -40,6 +40,12 @@ DEFAULT_GANG_SCHEDULER = "kube-batch"
 DEFAULTS_RELEASES = tuple(DEFAULTS)
 DEFAULT_DEFAULTS = V0_5_3
 
+# The job kinds the binary knows (tf_operator.controller.v1.registry; a test keeps the two
+# equal) and the ones it runs unless --enable-scheme says otherwise: TFJob only, so v0.5.3's
+# command line runs v0.5.3's operator (training-operator v1.9 enabled every kind: D80).
+KNOWN_SCHEMES = ("tfjob",)
+DEFAULT_SCHEMES = ("tfjob",)
+
 # Pod status updates of one job within this period are synced together (divergence D51), as
 # Kubernetes' job controller does with its fixed one-second batch.
 DEFAULT_POD_UPDATES_BATCH_PERIOD = 1.0
@@ -55,8 +61,9 @@ class Flag:
     """How one :class:`ServerOption` field appears on the command line.
 
     ``names`` are click's declarations (``"--a/--no-a"`` for a boolean pair); ``kind`` is
-    ``text``, ``int``, ``bool``, ``duration`` (a Go duration string, stored as seconds) or
-    ``choice`` (from ``choices``); ``low``/``high`` bound an ``int``.
+    ``text``, ``int``, ``bool``, ``duration`` (a Go duration string, stored as seconds),
+    ``choice`` (from ``choices``) or ``choices`` (repeatable, any case, stored as a tuple of
+    the choices named, each once); ``low``/``high`` bound an ``int``.
     """
 
     names: tuple[str, ...]
@@ -106,7 +113,19 @@ class ServerOption:
         "--namespace",
         help="Namespace to watch for TFJobs, pods and services; empty watches all namespaces.",
     )
-    threadiness: int = flag(1, "--threadiness", kind="int", low=1, help="Worker threads.")
+    # Addition (training-operator v1.9's flag): which job kinds to run, one controller each.
+    enable_scheme: tuple[str, ...] = flag(
+        DEFAULT_SCHEMES,
+        "--enable-scheme",
+        kind="choices",
+        choices=KNOWN_SCHEMES,
+        show_default=True,
+        help="Run the controller of this job kind; repeat for several (--enable-scheme tfjob "
+        "--enable-scheme pytorchjob), any case. Default: tfjob only.",
+    )
+    threadiness: int = flag(
+        1, "--threadiness", kind="int", low=1, help="Worker threads (of each kind's controller)."
+    )
     print_version: bool = flag(False, "--version", kind="bool", help="Show version and quit.")
     json_log_format: bool = flag(
         True,
@@ -225,6 +244,9 @@ class ServerOption:
             problems.append("--resyc-period must not be negative")
         if self.pod_updates_batch_period < 0:
             problems.append("--pod-updates-batch-period must not be negative")
+        unknown = [s for s in self.enable_scheme if s.lower() not in KNOWN_SCHEMES]
+        if unknown or not self.enable_scheme:
+            problems.append(f"--enable-scheme must name some of {', '.join(KNOWN_SCHEMES)}")
         if self.gang_scheduler_name not in GANG_SCHEDULERS:
             problems.append(f"--gang-scheduler-name must be one of {', '.join(GANG_SCHEDULERS)}")
         if self.lock_type not in LOCK_TYPES:
@@ -311,5 +333,10 @@ def _trim(number: float) -> str:
 
 
 def options_from_params(params: dict[str, Any]) -> ServerOption:
-    """A `ServerOption` from click's parsed parameters (named after the fields)."""
-    return ServerOption(**{f.name: params[f.name] for f in fields(ServerOption)})
+    """A `ServerOption` from click's parsed parameters (named after the fields); a repeated
+    flag's values each once, in order."""
+    values = {f.name: params[f.name] for f in fields(ServerOption)}
+    for f in fields(ServerOption):
+        if flag_of(f).kind == "choices":
+            values[f.name] = tuple(dict.fromkeys(v.lower() for v in values[f.name]))
+    return ServerOption(**values)

@@ -1,9 +1,11 @@
 """Startup and shutdown of the operator process, following v0.5.3's ``app/server.go``.
 
 `run` is the whole life of the process after flag parsing: configure logging, start the
-monitoring endpoint, build the API client, refuse to start when the TFJob CRD is missing, wire
-informers, event recorder and `TFController`, start the informers (followers keep warm caches,
-as upstream), then either run the controller under leader election or directly. A first
+monitoring endpoint, build the API client, refuse to start when the CRD of an enabled job kind
+is missing, wire the informers (pods and services shared by every kind), the event recorders
+and one controller per kind enabled with ``--enable-scheme`` (run together as one
+:class:`~tf_operator.app.group.ControllerGroup`), start the informers (followers keep warm
+caches, as upstream), then either run the controllers under leader election or directly. A first
 SIGTERM/SIGINT sets the stop event: the controller drains its workers, then the lock is
 released (a successor takes over at its next retry) and `run` returns 0; a second signal
 exits at once with 1; SIGUSR1 writes every thread's stack to stderr. Losing leadership while
@@ -40,6 +42,9 @@ from tf_operator.k8s.workqueue.prometheus_metrics import enable_prometheus_metri
 from tf_operator.logger import configure_logging, flush_logs
 
 if TYPE_CHECKING:  # imported where used, as the rest: start-up loads only what it runs
+    from tf_operator.common.jobcontroller.jobcontroller import JobControllerConfiguration
+    from tf_operator.controller.v1.registry import Scheme
+    from tf_operator.k8s.client import Resource
     from tf_operator.k8s.leaderelection import LeaderElector
 
 log = logging.getLogger(__name__)
@@ -78,13 +83,6 @@ class RunState:
     controller_failed: bool = False
     controller_done: threading.Event = field(default_factory=threading.Event)
     fence: LeaseFence = field(default_factory=LeaseFence)
-
-
-def tfjob_resource() -> Any:
-    """The ``kubeflow.org/v1`` ``tfjobs`` resource (as the controller defines it)."""
-    from tf_operator.controller.v1.tensorflow.informer import TFJOBS
-
-    return TFJOBS
 
 
 def lock_namespace_from_env() -> str:
@@ -132,17 +130,24 @@ def start_monitoring(opt: ServerOption) -> MonitoringServer | None:
     return monitor
 
 
-def crd_exists(kube_client: Any, namespace: str) -> bool:
-    """List TFJobs once; only a 404 means the CRD is missing (other errors are logged)."""
+def enabled_schemes(opt: ServerOption) -> list[Scheme]:
+    """The job kinds ``--enable-scheme`` names, from the registry."""
+    from tf_operator.controller.v1.registry import enabled_schemes
+
+    return enabled_schemes(opt.enable_scheme)
+
+
+def crd_exists(kube_client: Any, namespace: str, resource: Resource) -> bool:
+    """List the jobs once; only a 404 means the CRD is missing (other errors are logged)."""
     from tf_operator.k8s.client import ApiError, is_not_found
 
     try:
-        kube_client.resource(tfjob_resource()).list(namespace=namespace or None, limit=1)
+        kube_client.resource(resource).list(namespace=namespace or None, limit=1)
     except ApiError as err:
-        log.error("listing TFJobs failed: %s", err)
+        log.error("listing %s failed: %s", resource.plural, err)
         return not is_not_found(err)
     except Exception as err:  # unreachable server etc.: the informers will keep retrying
-        log.error("listing TFJobs failed: %s", err)
+        log.error("listing %s failed: %s", resource.plural, err)
     return True
 
 
@@ -161,28 +166,57 @@ def build_kube_client(opt: ServerOption) -> Any:
 class Wiring:
     """The objects `build_controller` creates for one run."""
 
-    controller: Any
+    controller: Any  # every enabled kind's controller, run as one (ControllerGroup)
     factories: list[Any]
-    tfjob_informer: Any
+    job_informers: list[Any]  # one per kind: the process is ready once all have synced
     broadcaster: Any
-    recorder: Any
+    recorder: Any  # the process's own (leader election); each controller has its kind's
+
+
+def controller_configuration(opt: ServerOption) -> JobControllerConfiguration:
+    """The settings every kind's controller takes from the flags (typed)."""
+    from tf_operator.apis.common.v1.run_policy import DEFAULTS
+    from tf_operator.common.jobcontroller.jobcontroller import JobControllerConfiguration
+
+    return JobControllerConfiguration(
+        enable_gang_scheduling=opt.enable_gang_scheduling,
+        gang_scheduler_name=opt.gang_scheduler_name,
+        pod_updates_batch_period=opt.pod_updates_batch_period,
+        defaults=DEFAULTS[opt.defaults],
+    )
 
 
 def build_controller(opt: ServerOption, kube_client: Any) -> Wiring:
-    """Create informer factories, event broadcaster/recorder and the controller."""
-    from tf_operator.controller.v1.tensorflow import TFController, new_tfjob_informer
-    from tf_operator.controller.v1.tensorflow.informer import TFJOB_RESYNC_PERIOD
+    """Create the informer factories, the event broadcaster and recorders, and one controller
+    per enabled kind over the shared pod and service informers."""
+    from tf_operator.app.group import ControllerGroup
     from tf_operator.k8s.informers import SharedInformerFactory
     from tf_operator.k8s.record import EventBroadcaster
 
     namespace = opt.namespace or None
     kube_factory = SharedInformerFactory(kube_client, opt.resync_period, namespace=namespace)
-    tfjob_factory = SharedInformerFactory(kube_client, TFJOB_RESYNC_PERIOD, namespace=namespace)
-    tfjob_informer = new_tfjob_informer(tfjob_factory)
+    factories = {opt.resync_period: kube_factory}
     broadcaster = EventBroadcaster(kube_client)
-    recorder = broadcaster.new_recorder(COMPONENT)
-    controller = TFController(kube_client, kube_factory, tfjob_informer, recorder, opt)
-    return Wiring(controller, [kube_factory, tfjob_factory], tfjob_informer, broadcaster, recorder)
+    config = controller_configuration(opt)
+    members, job_informers = [], []
+    for scheme in enabled_schemes(opt):
+        period = opt.resync_period if scheme.resync_period is None else scheme.resync_period
+        if period not in factories:
+            factories[period] = SharedInformerFactory(kube_client, period, namespace=namespace)
+        job_informer = factories[period].for_resource(scheme.resource)
+        recorder = broadcaster.new_recorder(scheme.component)
+        controller = scheme.new_controller(
+            kube_client, kube_factory, job_informer, recorder, scheme.configuration(config)
+        )
+        members.append((scheme.name, controller))
+        job_informers.append(job_informer)
+    return Wiring(
+        ControllerGroup(members),
+        list(factories.values()),
+        job_informers,
+        broadcaster,
+        broadcaster.new_recorder(COMPONENT),
+    )
 
 
 def new_leader_elector(
@@ -244,18 +278,21 @@ def _run(opt: ServerOption, state: RunState, kube_client: Any, handle_signals: b
         except Exception as err:
             log.critical("Error building kubeconfig: %s", err)
             return EXIT_FAILURE
-    if not crd_exists(kube_client, opt.namespace):
-        log.critical(
-            "CRD doesn't exist. Exiting (install tfjobs.kubeflow.org, e.g. "
-            "kubectl apply -f manifests/base/crd.yaml)"
-        )
-        return EXIT_FAILURE
+    for scheme in enabled_schemes(opt):
+        if not crd_exists(kube_client, opt.namespace, scheme.resource):
+            log.critical(
+                "CRD doesn't exist. Exiting (install %s, e.g. kubectl apply -f %s)",
+                scheme.crd_name,
+                scheme.crd_manifest,
+            )
+            return EXIT_FAILURE
 
     wiring = build_controller(opt, _fenced(kube_client, state) if opt.leader_elect else kube_client)
     for factory in wiring.factories:
         factory.start(state.stop)
     if state.monitor is not None:
-        state.monitor.set_ready_check(wiring.tfjob_informer.has_synced)
+        informers = wiring.job_informers
+        state.monitor.set_ready_check(lambda: all(i.has_synced() for i in informers))
     try:
         if opt.leader_elect:
             return _run_elected(opt, kube_client, wiring, state)

@@ -38,6 +38,13 @@ def test_defaults(captured_options):
     assert opt.resync_period == 43200.0
     assert opt.leader_elect is True
     assert opt.lock_type == "endpoints" and opt.lock_name == "tf-operator"
+    assert opt.enable_scheme == ("tfjob",)  # v0.5.3's operator: TFJobs only (D80)
+
+
+def test_enable_scheme_is_repeatable_in_any_case_and_counts_each_kind_once(captured_options):
+    result = _invoke(["--enable-scheme=TFJob", "-enable-scheme", "tfjob"])
+    assert result.exit_code == 0, result.output
+    assert captured_options[0].enable_scheme == ("tfjob",)
 
 
 def test_go_style_flags(captured_options):
@@ -97,7 +104,13 @@ def test_leader_election_tuning(captured_options):
 
 @pytest.mark.parametrize(
     "args",
-    [["--resyc-period=30"], ["--threadiness=0"], ["--gang-scheduler-name=yunikorn"], ["--bogus"]],
+    [
+        ["--resyc-period=30"],
+        ["--threadiness=0"],
+        ["--gang-scheduler-name=yunikorn"],
+        ["--bogus"],
+        ["--enable-scheme=mpijob"],
+    ],
 )
 def test_bad_flags_are_usage_errors(captured_options, args):
     result = _invoke(args)

@@ -8,6 +8,7 @@ import pytest
 from support.fake_kube import FakeKubeClient
 from tf_operator.app import server
 from tf_operator.app.options import ServerOption
+from tf_operator.controller.v1.tensorflow import TFJOBS
 from tf_operator.k8s.client import ENDPOINTS, LEASES, PODS, new_not_found
 from tf_operator.k8s.client.scope import WriteFenced
 from tf_operator.k8s.leaderelection import LEADER_ANNOTATION
@@ -52,7 +53,7 @@ def wiring(monkeypatch):
     w = server.Wiring(
         controller=FakeController(),
         factories=[FakeFactory(), FakeFactory()],
-        tfjob_informer=FakeInformer(),
+        job_informers=[FakeInformer()],
         broadcaster=FakeBroadcaster(),
         recorder=None,
     )
@@ -105,9 +106,9 @@ def test_other_list_errors_do_not_stop_startup(wiring):
 
     client = FakeKubeClient()
     client.prepend_reactor("list", "tfjobs", lambda a: (True, new_internal_error("boom")))
-    assert server.crd_exists(client, "") is True
+    assert server.crd_exists(client, "", TFJOBS) is True
     client.prepend_reactor("list", "tfjobs", lambda a: (True, ConnectionError("refused")))
-    assert server.crd_exists(client, "") is True
+    assert server.crd_exists(client, "", TFJOBS) is True
 
 
 def test_unbuildable_client_exits_1(wiring, monkeypatch, caplog):

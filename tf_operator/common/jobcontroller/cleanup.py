@@ -11,9 +11,11 @@ re-examined exactly then (D13, D14). ``D<n>``: docs/divergences.md.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Generic
 
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING
 from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.kind import J
 from tf_operator.common.jobcontroller.limits import seconds_left
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.pod import phase_of
@@ -27,14 +29,14 @@ def _is_active(pod: Obj) -> bool:
     return phase_of(pod) not in ("Succeeded", "Failed") and not meta(pod).get("deletionTimestamp")
 
 
-class CleanupReconciler:
+class CleanupReconciler(Generic[J]):
     """Deletes a finished job's pods and services, and the job after its TTL."""
 
     def __init__(
         self,
         kind_name: str,
-        pods: OwnedObjects,
-        services: OwnedObjects,
+        pods: OwnedObjects[J],
+        services: OwnedObjects[J],
         jobs: ResourceInterface,
         queue: DelayingQueue,
         clock: Clock,
@@ -46,7 +48,7 @@ class CleanupReconciler:
         self._queue = queue
         self._clock = clock
 
-    def delete_pods_and_services(self, ctx: SyncContext, kill_active: bool) -> None:
+    def delete_pods_and_services(self, ctx: SyncContext[J], kill_active: bool) -> None:
         """A finished job's, by its clean pod policy."""
         policy = ctx.job.run_policy.clean_pod_policy
         self._delete(
@@ -59,11 +61,13 @@ class CleanupReconciler:
             every_service=policy == CLEAN_POD_POLICY_ALL,
         )
 
-    def delete_everything(self, ctx: SyncContext) -> None:
+    def delete_everything(self, ctx: SyncContext[J]) -> None:
         """A suspended job's: every pod and service whatever the clean pod policy (v1.9)."""
         self._delete(ctx, lambda pod: True, every_service=True)
 
-    def _delete(self, ctx: SyncContext, doomed: Callable[[Obj], bool], every_service: bool) -> None:
+    def _delete(
+        self, ctx: SyncContext[J], doomed: Callable[[Obj], bool], every_service: bool
+    ) -> None:
         """Delete the doomed pods, and their services (every service with ``every_service``)."""
         job = ctx.job
         deleted_names: set[str] = set()
@@ -75,7 +79,7 @@ class CleanupReconciler:
             if every_service or meta(service).get("name", "") in deleted_names:
                 self._services.delete(job, service)
 
-    def expire(self, ctx: SyncContext) -> bool:
+    def expire(self, ctx: SyncContext[J]) -> bool:
         """Apply ``ttlSecondsAfterFinished``; True when the job was deleted."""
         job = ctx.job
         ttl = job.run_policy.ttl_seconds_after_finished

@@ -16,9 +16,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ParamSpec, TypeVar
+from typing import Generic, ParamSpec, TypeVar
 
-from tf_operator.common.jobcontroller.kind import Job
+from tf_operator.common.jobcontroller.kind import J
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import event_object
 from tf_operator.k8s.controller.expectations import ExpectedCreate
@@ -43,11 +43,11 @@ class ReconcileErrors(Exception):
 
 
 @dataclass
-class SyncContext:
-    """One reconcile pass of one job (see the module docstring)."""
+class SyncContext(Generic[J]):
+    """One reconcile pass of one job of the kind's own class ``J`` (see the module docstring)."""
 
     key: str
-    job: Job
+    job: J
     now: datetime
     logger: logging.LoggerAdapter[logging.Logger]
     old_status: Obj = field(default_factory=dict)

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Generic
 
 from tf_operator.apis.common.v1.run_policy import Defaults
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.job import InvalidJobReporter
-from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
+from tf_operator.common.jobcontroller.kind import InvalidJobError, J, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.status import (
     clear_spec_ignored,
@@ -51,15 +52,15 @@ def spec_json(raw: Obj) -> str:
     return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
 
 
-class SpecEdits:
+class SpecEdits(Generic[J]):
     """Invalid edits of a job's spec; see the module docstring."""
 
     def __init__(
         self,
-        kind: JobKind,
+        kind: JobKind[J],
         recorder: EventRecorder,
         memory: JobMemory,
-        invalid: InvalidJobReporter,
+        invalid: InvalidJobReporter[J],
         defaults: Defaults,  # the operator's; a job's annotation may pick others
     ) -> None:
         self._kind = kind
@@ -69,7 +70,7 @@ class SpecEdits:
         self._invalid = invalid
         self.reason = invalid.reason
 
-    def decode(self, raw: Obj, now: datetime) -> tuple[Job, InvalidJobError | None] | None:
+    def decode(self, raw: Obj, now: datetime) -> tuple[J, InvalidJobError | None] | None:
         """The job to reconcile, with the error of an invalid edit it ignores; None when the
         job cannot run: it keeps its final status, or it is reported as invalid."""
         try:
@@ -82,7 +83,7 @@ class SpecEdits:
                 self._invalid.report(raw, err, now)
             return None
 
-    def restore(self, raw: Obj) -> Job | None:
+    def restore(self, raw: Obj) -> J | None:
         """The job as it was on its last valid spec, or None without a usable one."""
         status = raw.get("status")
         text = status.get("lastValidSpec") if isinstance(status, dict) else None
@@ -115,7 +116,7 @@ class SpecEdits:
             self._recorder.event(raw, EVENT_TYPE_WARNING, self.reason, message)
         return True
 
-    def note(self, ctx: SyncContext, ignored: InvalidJobError | None) -> None:
+    def note(self, ctx: SyncContext[J], ignored: InvalidJobError | None) -> None:
         """Set SpecIgnored while an invalid edit is ignored, drop it once the spec is valid;
         a finished job's conditions stay as they are."""
         status = ctx.job.status
@@ -134,7 +135,7 @@ class SpecEdits:
             ctx.event(EVENT_TYPE_WARNING, self.reason, message)
 
     @staticmethod
-    def record(ctx: SyncContext) -> None:
+    def record(ctx: SyncContext[J]) -> None:
         """Keep the spec this pass ran on while the job runs; drop it once it finished."""
         status = ctx.job.status
         if is_finished(status):

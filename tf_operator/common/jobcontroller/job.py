@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic
 
 from tf_operator.apis.common.v1.types import CONDITION_TRUE, JOB_FAILED, JobCondition
 from tf_operator.common.jobcontroller.context import SyncContext
-from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
+from tf_operator.common.jobcontroller.kind import InvalidJobError, J, JobKind
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.status import raw_conditions, raw_finished_conditions
 from tf_operator.control.object_control import EventRecorder
@@ -38,10 +38,10 @@ log = logging.getLogger(__name__)
 INVALID_STATUS_ATTEMPTS = 3
 
 
-class JobEventHandlers:
+class JobEventHandlers(Generic[J]):
     """Add/update/delete handlers of the job informer: log and enqueue, nothing more."""
 
-    def __init__(self, kind: JobKind, queue: Queue) -> None:
+    def __init__(self, kind: JobKind[J], queue: Queue) -> None:
         self._kind = kind
         self._queue = queue
 
@@ -72,11 +72,11 @@ class JobEventHandlers:
         self.enqueue(cur)
 
 
-class InvalidJobReporter:
+class InvalidJobReporter(Generic[J]):
     """Reports an invalid job on the job itself; see the module docstring."""
 
     def __init__(
-        self, kind: JobKind, jobs: ResourceInterface, recorder: EventRecorder, memory: JobMemory
+        self, kind: JobKind[J], jobs: ResourceInterface, recorder: EventRecorder, memory: JobMemory
     ) -> None:
         self._kind = kind
         self._jobs = jobs
@@ -96,7 +96,7 @@ class InvalidJobReporter:
             for c in raw_conditions(raw)
         )
 
-    def note_fixed(self, ctx: SyncContext) -> None:
+    def note_fixed(self, ctx: SyncContext[J]) -> None:
         """A job Failed as invalid now has a valid spec: it stays Failed (Succeeded and Failed
         are final); say once per process how to run the fixed spec."""
         status = ctx.job.status

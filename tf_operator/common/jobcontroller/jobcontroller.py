@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import Generic
 
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults, other_manager
 from tf_operator.apis.common.v1.types import truncate_time
@@ -33,7 +34,7 @@ from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContex
 from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
 from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
-from tf_operator.common.jobcontroller.kind import InvalidJobError, Job, JobKind
+from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
 from tf_operator.common.jobcontroller.limits import (
     LimitFailure,
     limit_failure,
@@ -90,12 +91,12 @@ class JobControllerConfiguration:
     defaults: Defaults = DEFAULTS_V0_5_3
 
 
-class JobController:
-    """The controller of one job kind; see the module docstring."""
+class JobController(Generic[J]):
+    """The controller of one job kind, generic over its job class; see the module docstring."""
 
     def __init__(
         self,
-        kind: JobKind,
+        kind: JobKind[J],
         kube_client: KubeInterface,
         informer_factory: SharedInformerFactory,
         job_informer: SharedIndexInformer,
@@ -139,7 +140,7 @@ class JobController:
             update_batch_period=config.pod_updates_batch_period,
         )
         self.services = owned(SERVICE_TYPE, informer=service_informer, control=service_control)
-        self.pod_groups: PodGroupReconciler | None = None
+        self.pod_groups: PodGroupReconciler[J] | None = None
         if config.enable_gang_scheduling:
             backend = backend_for(config.gang_scheduler_name)
             groups = PodGroupControl(kube_client, recorder, backend)
@@ -338,7 +339,7 @@ class JobController:
 
     # ---- reconcile -------------------------------------------------------------------------
 
-    def reconcile(self, ctx: SyncContext, ignored: InvalidJobError | None = None) -> None:
+    def reconcile(self, ctx: SyncContext[J], ignored: InvalidJobError | None = None) -> None:
         """One pass over one job (v0.5.3 ``reconcileTFJobs``); ``ignored`` is the error of an
         invalid edit the pass ignores, running on the last valid spec (D39)."""
         job = ctx.job
@@ -377,7 +378,7 @@ class JobController:
         self._arm_deadline(ctx)
         ctx.raise_errors()
 
-    def _submit_creates(self, ctx: SyncContext) -> None:
+    def _submit_creates(self, ctx: SyncContext[J]) -> None:
         """Hand the pass's creates to the create helpers (D46); the worker goes on at once.
         A pass that finished the job creates nothing (D50).
         A failure or a skipped create ends like a failed pass: the job is requeued with the
@@ -399,7 +400,7 @@ class JobController:
 
         self.create_batches.submit(list(ctx.creates.values()), done)
 
-    def suspend(self, ctx: SyncContext) -> None:
+    def suspend(self, ctx: SyncContext[J]) -> None:
         """A suspended job (v1.9's ``runPolicy.suspend``): no pod, service or PodGroup, no
         active replica, Suspended True (D61)."""
         ctx.collect(self.cleanup.delete_everything, ctx)
@@ -409,7 +410,7 @@ class JobController:
         self._write_status(ctx)
         ctx.raise_errors()
 
-    def finish(self, ctx: SyncContext, failure: LimitFailure | None) -> None:
+    def finish(self, ctx: SyncContext[J], failure: LimitFailure | None) -> None:
         """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""
         job = ctx.job
         if failure:
@@ -431,7 +432,7 @@ class JobController:
         self._write_status(ctx)
         ctx.raise_errors()
 
-    def _write_status(self, ctx: SyncContext) -> None:
+    def _write_status(self, ctx: SyncContext[J]) -> None:
         """Write the status if it changed; once written, remember a finished job (see
         ``sync``)."""
         self.edits.record(ctx)
@@ -439,7 +440,7 @@ class JobController:
         if is_finished(ctx.job.status):
             self.memory.mark_finished(ctx.key, ctx.job.uid)
 
-    def _arm_deadline(self, ctx: SyncContext) -> None:
+    def _arm_deadline(self, ctx: SyncContext[J]) -> None:
         """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the
         update handler, which had to decode both objects; D7)."""
         job = ctx.job

@@ -4,15 +4,17 @@ As kubeflow/common later split its job controller from TFJob through a ``Control
 one :class:`JobKind` holds a kind's specifics: resource, labels, default container and port,
 decoding and defaults, the master role, the pods' cluster environment (``TF_CONFIG``), and the
 rule turning a replica type's counts into Running or Succeeded. Everything else is shared; a
-second kind is one new :class:`JobKind` (the tests add a minimal PyTorchJob). :class:`Job` is
-the decoded object the reconcilers see.
+second kind is one new :class:`JobKind` (PyTorchJob beside TFJob). :class:`Job` is what the
+reconcilers read of any decoded job; a :class:`JobKind` is generic over its own job class
+``J``, so its functions take that class (a TFJob's take a ``TFJob``) and the reconcilers that
+call them are generic over ``J`` too: no kind downcasts what the controller hands it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from tf_operator.apis.common.v1.run_policy import Defaults, NormalisedRunPolicy
 from tf_operator.apis.common.v1.types import (
@@ -70,6 +72,9 @@ class Job(Protocol):
         ...
 
 
+J = TypeVar("J", bound=Job)
+
+
 @dataclass(frozen=True)
 class LabelKeys:
     """The kind's own label keys (and the group label's value) put on every pod and service of
@@ -111,7 +116,7 @@ class JobMetrics:
 
 
 @dataclass(frozen=True)
-class JobKind:
+class JobKind(Generic[J]):
     """Everything kind-specific the generic controller needs (see the module docstring)."""
 
     controller_name: str  # e.g. "tf-operator"
@@ -122,25 +127,25 @@ class JobKind:
     metrics: JobMetrics
     # Decode and validate a cached object with the operator's defaults (the job's annotation
     # may pick others); raise InvalidJobError.
-    decode: Callable[[Obj, Defaults], Job]
+    decode: Callable[[Obj, Defaults], J]
     # The spec field holding the replica specs by type ("tfReplicaSpecs").
     replica_specs_field: str
-    set_defaults: Callable[[Job], None]
+    set_defaults: Callable[[J], None]
     # Whether pod ``index`` of a replica type gets the ``job-role: master`` label.
-    is_master_role: Callable[[Job, str, int], bool]
+    is_master_role: Callable[[J, str, int], bool]
     # The container port of a replica type's default port (its service's port).
-    port: Callable[[Job, str], int]
+    port: Callable[[J, str], int]
     # Give pod ``index`` of replica type ``rt`` (lower case) its cluster environment.
-    set_cluster_spec: Callable[[Obj, Job, str, int], None]
+    set_cluster_spec: Callable[[Obj, J, str, int], None]
     # Running/Succeeded as decided by one replica type from its counts and whether its pod 0
     # completed (every type's failures fail the job; see status.py).
-    progress: Callable[[Job, str, int, ReplicaStatus, bool], Progress]
+    progress: Callable[[J, str, int, ReplicaStatus, bool], Progress]
     # Whether status.replicaStatuses[*].selector names each type's pods, as training-operator
     # v1.9 writes it for PyTorchJob (for a scale subresource) but not for TFJob.
     writes_replica_selector: bool = False
 
 
-def owner_reference(kind: JobKind, job: Job) -> Obj:
+def owner_reference(kind: JobKind[J], job: J) -> Obj:
     """The controller reference every object created for ``job`` carries."""
     return {
         "apiVersion": kind.resource.api_version,
@@ -152,7 +157,7 @@ def owner_reference(kind: JobKind, job: Job) -> Obj:
     }
 
 
-def job_labels(kind: JobKind, job_name: str) -> dict[str, str]:
+def job_labels(kind: JobKind[J], job_name: str) -> dict[str, str]:
     """The two labels every pod and service of a job carries (its selector)."""
     return {
         kind.labels.group_name: kind.labels.group_name_value,
@@ -160,7 +165,7 @@ def job_labels(kind: JobKind, job_name: str) -> dict[str, str]:
     }
 
 
-def replica_selector(kind: JobKind, job_name: str, rt: str, index: int) -> dict[str, str]:
+def replica_selector(kind: JobKind[J], job_name: str, rt: str, index: int) -> dict[str, str]:
     """The job's labels plus replica type (lower case) and index: what a replica's service
     selects its pod by (v0.5.3's labels)."""
     labels = job_labels(kind, job_name)
@@ -169,7 +174,7 @@ def replica_selector(kind: JobKind, job_name: str, rt: str, index: int) -> dict[
     return labels
 
 
-def replica_type_selector(kind: JobKind, job_name: str, rt: str) -> str:
+def replica_type_selector(kind: JobKind[J], job_name: str, rt: str) -> str:
     """The pods of one replica type as a label selector in text, as v1.9 writes it
     (``metav1.FormatLabelSelector`` of its operator-name, job-name and replica-type labels)."""
     labels = {
@@ -181,7 +186,7 @@ def replica_type_selector(kind: JobKind, job_name: str, rt: str) -> str:
 
 
 def replica_labels(
-    kind: JobKind, job_name: str, rt: str, index: int, master_role: bool = False
+    kind: JobKind[J], job_name: str, rt: str, index: int, master_role: bool = False
 ) -> dict[str, str]:
     """Every label of a replica's pod and service: v0.5.3's (:func:`replica_selector`, and the
     job-role of a master's pod) and training-operator v1.9's ``training.kubeflow.org/*``."""

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from tf_operator.apis.common.v1.types import RESTART_POLICY_ALWAYS, RESTART_POLICY_ON_FAILURE
 from tf_operator.common.jobcontroller.context import Logger
-from tf_operator.common.jobcontroller.kind import Job, JobKind
+from tf_operator.common.jobcontroller.kind import J, Job, JobKind
 from tf_operator.k8s.objects import Obj, labels_of
 
 _RESTART_IN_PLACE = (RESTART_POLICY_ON_FAILURE, RESTART_POLICY_ALWAYS)
@@ -86,7 +86,7 @@ def past_active_deadline(
 
 
 def limit_failure(
-    kind: JobKind, job: Job, pods: list[Obj], now: datetime, logger: Logger
+    kind: JobKind[J], job: J, pods: list[Obj], now: datetime, logger: Logger
 ) -> LimitFailure | None:
     """The failure when the backoff limit or the active deadline is exceeded."""
     kind_name, limit = kind.resource.kind, job.run_policy.backoff_limit

@@ -22,11 +22,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Generic
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
-from tf_operator.common.jobcontroller.kind import Job, JobKind, job_labels
+from tf_operator.common.jobcontroller.kind import J, JobKind, job_labels
 from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_general_name
 from tf_operator.control.controller_ref_manager import ControllerRefManager, PodControllerRefManager
 from tf_operator.control.object_control import ObjectControl
@@ -75,13 +75,13 @@ SERVICE_TYPE = OwnedType(
 )
 
 
-class OwnedObjects:
+class OwnedObjects(Generic[J]):
     """One kind of object owned by jobs; see the module docstring."""
 
     def __init__(
         self,
         owned: OwnedType,
-        kind: JobKind,
+        kind: JobKind[J],
         informer: SharedIndexInformer,
         control: ObjectControl,
         owners: ControllerRefResolver,
@@ -192,7 +192,7 @@ class OwnedObjects:
 
     # ---- claiming and deleting -------------------------------------------------------------
 
-    def claim(self, job: Job) -> list[Obj]:
+    def claim(self, job: J) -> list[Obj]:
         """The job's objects, adopting and releasing as needed; see :mod:`.index`."""
         labels = job_labels(self._kind, job.name)
         objects = objects_for_job(
@@ -224,7 +224,7 @@ class OwnedObjects:
         )
         return manager.claim(objects)
 
-    def delete(self, job: Job, obj: Obj) -> bool:
+    def delete(self, job: J, obj: Obj) -> bool:
         """Delete the cached ``obj`` under a deletion expectation; True when a delete was
         issued. The cache stands in for v0.5.3's live read (D52)."""
         m = meta(obj)
@@ -234,7 +234,7 @@ class OwnedObjects:
             lambda: self._control.delete(m.get("namespace", ""), m.get("name", ""), job, obj),
         )
 
-    def queue_create(self, ctx: SyncContext, rt: str, create: Callable[[], object]) -> None:
+    def queue_create(self, ctx: SyncContext[J], rt: str, create: Callable[[], object]) -> None:
         """Queue ``create`` for the end of the pass, raising its creation expectation now."""
         key = self.expectation_key(ctx.key, rt)
         self._expectations.expect_creations(key)
@@ -245,7 +245,7 @@ class OwnedObjects:
 
     def reconcile_indices(
         self,
-        ctx: SyncContext,
+        ctx: SyncContext[J],
         objects: list[Obj],
         rt: str,
         replicas: int,
@@ -277,7 +277,7 @@ class OwnedObjects:
                 self.queue_create(ctx, rt, partial(create, index))
 
     def _delete_extras(
-        self, ctx: SyncContext, rt: str, index: int, objects: list[Obj]
+        self, ctx: SyncContext[J], rt: str, index: int, objects: list[Obj]
     ) -> list[Obj]:
         """Keep the object not terminating, named as we name it, oldest; delete the others."""
         expected_name = gen_general_name(ctx.job.name, rt, index)

@@ -16,6 +16,7 @@ defaults: v0.5.3's unless it asked for v1.9's (D57, D58). ``D<n>``: docs/diverge
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic
 
 from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_EXIT_CODE,
@@ -25,6 +26,7 @@ from tf_operator.apis.common.v1.types import (
 )
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.kind import (
+    J,
     Job,
     JobKind,
     owner_reference,
@@ -86,17 +88,17 @@ class ReplicaTally:
     index0_completed: bool = False
 
 
-class PodReconciler:
+class PodReconciler(Generic[J]):
     """Pods of one replica type per call; see the module docstring."""
 
     def __init__(
         self,
-        kind: JobKind,
-        pods: OwnedObjects,
+        kind: JobKind[J],
+        pods: OwnedObjects[J],
         control: PodControlInterface,
         recorder: EventRecorder,
         exit_reports: JobMemory,  # which exit codes were announced already
-        gang: PodGroupReconciler | None = None,  # decorates pods for the gang scheduler
+        gang: PodGroupReconciler[J] | None = None,  # decorates pods for the gang scheduler
     ) -> None:
         self._kind = kind
         self._pods = pods
@@ -105,7 +107,7 @@ class PodReconciler:
         self._exit_reports = exit_reports
         self._gang = gang
 
-    def reconcile(self, ctx: SyncContext, rtype: str, spec: ReplicaSpec) -> ReplicaTally:
+    def reconcile(self, ctx: SyncContext[J], rtype: str, spec: ReplicaSpec) -> ReplicaTally:
         job, rt = ctx.job, rtype.lower()
         logger = logger_for_replica({"metadata": job.metadata}, rt)
         reset_counts(job, rtype)
@@ -125,7 +127,7 @@ class PodReconciler:
         self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
         return tally
 
-    def restart_recorded(self, ctx: SyncContext) -> None:
+    def restart_recorded(self, ctx: SyncContext[J]) -> None:
         """Delete the failed pods whose failure the written status now records."""
         for pod in ctx.restarts:
             ctx.collect(self._pods.delete, ctx.job, pod)
@@ -133,7 +135,7 @@ class PodReconciler:
 
     def _observe(
         self,
-        ctx: SyncContext,
+        ctx: SyncContext[J],
         pod: Obj,
         rtype: str,
         index: int,
@@ -171,7 +173,9 @@ class PodReconciler:
             job.status.exit_code_restarts = ExitCodeRestarts()
         return job.status.exit_code_restarts.record(pod_uid(pod))
 
-    def _report_exit_code(self, ctx: SyncContext, pod: Obj, exit_code: int, logger: Logger) -> None:
+    def _report_exit_code(
+        self, ctx: SyncContext[J], pod: Obj, exit_code: int, logger: Logger
+    ) -> None:
         """Log and record ``ExitedWithCode`` once per pod and exit code.
 
         v0.5.3 recorded it on every reconcile while the pod existed (divergence D31).
@@ -184,7 +188,7 @@ class PodReconciler:
         self._recorder.event(ctx.job.object_ref(), EVENT_TYPE_NORMAL, EXITED_WITH_CODE_REASON, msg)
 
     def create_new_pod(
-        self, job: Job, rt: str, index: int, spec: ReplicaSpec, master_role: bool
+        self, job: J, rt: str, index: int, spec: ReplicaSpec, master_role: bool
     ) -> None:
         logger = logger_for_replica({"metadata": job.metadata}, rt)
         labels = replica_labels(self._kind, job.name, rt, index, master_role)

@@ -22,11 +22,11 @@ a PodGroup's status (Volcano's CRD has no status subresource).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, Protocol
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.gang_policy import gang_policy
-from tf_operator.common.jobcontroller.kind import Job, JobKind, owner_reference
+from tf_operator.common.jobcontroller.kind import J, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
     GROUP_NAME_ANNOTATION,
@@ -83,12 +83,12 @@ class PodGroupEvents:
             self._queue.add(key)
 
 
-class PodGroupReconciler:
+class PodGroupReconciler(Generic[J]):
     """The job's PodGroup, and the decoration of its pods; see the module docstring."""
 
     def __init__(
         self,
-        kind: JobKind,
+        kind: JobKind[J],
         groups: PodGroupControl,
         recorder: EventRecorder,
         told: GangMemory,  # what was last told on each job about its group
@@ -101,7 +101,7 @@ class PodGroupReconciler:
         self._told = told
         self._priority_of = priority_of
 
-    def sync(self, ctx: SyncContext) -> bool:
+    def sync(self, ctx: SyncContext[J]) -> bool:
         """Create or update the job's PodGroup, tell whether the scheduler cannot place it;
         True when the backend lets the job's pods be created. A failure is logged, not
         returned."""
@@ -118,7 +118,7 @@ class PodGroupReconciler:
         self._surface_wait(ctx, group, admitted)
         return admitted
 
-    def _surface_unschedulable(self, ctx: SyncContext, group: Obj) -> None:
+    def _surface_unschedulable(self, ctx: SyncContext[J], group: Obj) -> None:
         """One Warning event on the job per change of the group's Unschedulable message."""
         job, message = ctx.job, unschedulable_message(group)
         if not self._told.unschedulable_changed(ctx.key, job.uid, message) or not message:
@@ -130,7 +130,7 @@ class PodGroupReconciler:
             job.object_ref(), EVENT_TYPE_WARNING, POD_GROUP_UNSCHEDULABLE_REASON, text
         )
 
-    def _surface_wait(self, ctx: SyncContext, group: Obj | None, admitted: bool) -> None:
+    def _surface_wait(self, ctx: SyncContext[J], group: Obj | None, admitted: bool) -> None:
         """One Normal event on the job each time its pods start waiting for the group."""
         job = ctx.job
         message = ""
@@ -150,10 +150,10 @@ class PodGroupReconciler:
         ctx.logger.info(message)
         self._recorder.event(job.object_ref(), EVENT_TYPE_NORMAL, POD_GROUP_PENDING_REASON, message)
 
-    def delete(self, ctx: SyncContext) -> None:
+    def delete(self, ctx: SyncContext[J]) -> None:
         self._groups.delete_pod_group(ctx.job)
 
-    def decorate(self, job: Job, template: Obj, rt: str, logger: Logger) -> None:
+    def decorate(self, job: J, template: Obj, rt: str, logger: Logger) -> None:
         """Scheduler name plus the group-name and task-spec annotations."""
         pod_spec = template.setdefault("spec", {})
         current = pod_spec.get("schedulerName")

@@ -10,10 +10,12 @@ pass's budget (divergence D38); the creates run in slow-start batches (D46).
 
 from __future__ import annotations
 
+from typing import Generic
+
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.kind import (
-    Job,
+    J,
     JobKind,
     owner_reference,
     replica_labels,
@@ -25,17 +27,17 @@ from tf_operator.control.service_control import ServiceControlInterface
 from tf_operator.logger import logger_for_replica
 
 
-class ServiceReconciler:
+class ServiceReconciler(Generic[J]):
     """Services of one replica type per call; see the module docstring."""
 
     def __init__(
-        self, kind: JobKind, services: OwnedObjects, control: ServiceControlInterface
+        self, kind: JobKind[J], services: OwnedObjects[J], control: ServiceControlInterface
     ) -> None:
         self._kind = kind
         self._services = services
         self._control = control
 
-    def reconcile(self, ctx: SyncContext, rtype: str, spec: ReplicaSpec) -> None:
+    def reconcile(self, ctx: SyncContext[J], rtype: str, spec: ReplicaSpec) -> None:
         job, rt = ctx.job, rtype.lower()
         logger = logger_for_replica({"metadata": job.metadata}, rt)
 
@@ -45,7 +47,7 @@ class ServiceReconciler:
         replicas = spec.replicas or 0
         self._services.reconcile_indices(ctx, ctx.services, rt, replicas, logger, create)
 
-    def create_new_service(self, job: Job, rtype: str, index: int) -> None:
+    def create_new_service(self, job: J, rtype: str, index: int) -> None:
         rt = rtype.lower()
         service = {
             "apiVersion": "v1",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import Generic
 
 from tf_operator.apis.common.v1.types import (
     CONDITION_FALSE,
@@ -32,7 +33,7 @@ from tf_operator.apis.common.v1.types import (
     JobStatus,
 )
 from tf_operator.common.jobcontroller.context import SyncContext
-from tf_operator.common.jobcontroller.kind import JobKind
+from tf_operator.common.jobcontroller.kind import J, JobKind
 from tf_operator.common.jobcontroller.pod import ReplicaTally
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
@@ -181,10 +182,10 @@ def clear_spec_ignored(status: JobStatus) -> None:
 # ---- status rules --------------------------------------------------------------------------
 
 
-class StatusReconciler:
+class StatusReconciler(Generic[J]):
     """Conditions of a job from its replica types' pods (v0.5.3 ``status.go``)."""
 
-    def __init__(self, kind: JobKind) -> None:
+    def __init__(self, kind: JobKind[J]) -> None:
         self._kind = kind
         name = kind.resource.kind
         self.created_reason = f"{name}Created"
@@ -195,10 +196,10 @@ class StatusReconciler:
         self.suspended_reason = f"{name}Suspended"
         self.resumed_reason = f"{name}Resumed"
 
-    def _set(self, ctx: SyncContext, cond_type: str, reason: str, message: str) -> bool:
+    def _set(self, ctx: SyncContext[J], cond_type: str, reason: str, message: str) -> bool:
         return update_job_conditions(ctx.job.status, cond_type, reason, message, ctx.now)
 
-    def mark_created(self, ctx: SyncContext) -> None:
+    def mark_created(self, ctx: SyncContext[J]) -> None:
         """The Created condition, counted once (v0.5.3 set it on the cached object, D9)."""
         job = ctx.job
         if get_condition(job.status, JOB_CREATED) is not None:
@@ -207,7 +208,7 @@ class StatusReconciler:
         if self._set(ctx, JOB_CREATED, self.created_reason, msg):
             ctx.count(self._kind.metrics.created.inc)
 
-    def suspend(self, ctx: SyncContext) -> None:
+    def suspend(self, ctx: SyncContext[J]) -> None:
         """The job is suspended: no pod is active, Running turns False and Suspended True,
         announced once (v1.9 announced it on every pass)."""
         job, kind = ctx.job, self._kind.resource.kind
@@ -219,7 +220,7 @@ class StatusReconciler:
         if self._set(ctx, JOB_SUSPENDED, self.suspended_reason, msg):
             ctx.event(EVENT_TYPE_NORMAL, self.suspended_reason, msg)
 
-    def resume(self, ctx: SyncContext) -> None:
+    def resume(self, ctx: SyncContext[J]) -> None:
         """A suspended job runs again: Suspended turns False and ``startTime`` starts afresh,
         so ``activeDeadlineSeconds`` counts from now (v1.9)."""
         job = ctx.job
@@ -228,7 +229,7 @@ class StatusReconciler:
             job.status.start_time = ctx.now
             ctx.event(EVENT_TYPE_NORMAL, self.resumed_reason, msg)
 
-    def succeed(self, ctx: SyncContext) -> None:
+    def succeed(self, ctx: SyncContext[J]) -> None:
         job = ctx.job
         msg = f"{self._kind.resource.kind} {job.name} successfully completed."
         if job.status.completion_time is None and not is_finished(job.status):
@@ -237,7 +238,7 @@ class StatusReconciler:
             ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg)
             ctx.count(self._kind.metrics.successful.inc)
 
-    def fail(self, ctx: SyncContext, message: str, reason: str | None = None) -> None:
+    def fail(self, ctx: SyncContext[J], message: str, reason: str | None = None) -> None:
         """Set Failed (once) with its event, metric and completion time; ``reason`` defaults
         to ``<Kind>Failed`` (a replica failure)."""
         job = ctx.job
@@ -251,7 +252,7 @@ class StatusReconciler:
             ctx.count(self._kind.metrics.failed.inc)
 
     def update_replica_type(
-        self, ctx: SyncContext, rtype: str, replicas: int, tally: ReplicaTally
+        self, ctx: SyncContext[J], rtype: str, replicas: int, tally: ReplicaTally
     ) -> None:
         """Fold one replica type's counts into the job's conditions (v0.5.3
         ``updateStatusSingle``); ``tally`` says which failed pods are being recreated."""
@@ -329,7 +330,7 @@ class StatusWriter:
         self._recorder = recorder
         self._written = written
 
-    def write_if_changed(self, ctx: SyncContext) -> None:
+    def write_if_changed(self, ctx: SyncContext[J]) -> None:
         job = ctx.job
         status = job.status.to_dict()
         if status != ctx.old_status:

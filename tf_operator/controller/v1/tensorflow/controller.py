@@ -3,15 +3,17 @@
 v0.5.3's ``controller.go`` held the run loop, ``syncTFJob`` and ``reconcileTFJobs`` for TFJob
 alone. Here those live once in :mod:`tf_operator.common.jobcontroller.jobcontroller` (readable
 top to bottom there), and a TFJob contributes only what is specific to it
-(:mod:`.kind`: labels, TF_CONFIG, the success rule), as kubeflow/common later arranged it.
+(:mod:`.kind`: labels, TF_CONFIG, the success rule), as kubeflow/common later arranged it. A
+``TFController`` is a ``JobController[TFJob]``: :func:`new_tf_controller` (v0.5.3's
+``NewTFController``) builds one from typed settings.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TypeAlias
 
-from tf_operator.apis.common.v1.run_policy import DEFAULTS, V0_5_3
+from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.common.jobcontroller.jobcontroller import JobController, JobControllerConfiguration
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
@@ -22,26 +24,19 @@ from tf_operator.k8s.informers import SharedInformerFactory
 
 log = logging.getLogger(__name__)
 
+TFController: TypeAlias = JobController[TFJob]
 
-class TFController(JobController):
-    """The TFJob controller; ``options`` supplies the gang-scheduling settings."""
 
-    def __init__(
-        self,
-        kube_client: KubeInterface,
-        informer_factory: SharedInformerFactory,
-        tfjob_informer: SharedIndexInformer,
-        recorder: EventRecorder,
-        options: Any,
-        clock: Clock = REAL_CLOCK,
-    ) -> None:
-        log.info("Creating TFJob controller")
-        config = JobControllerConfiguration(
-            enable_gang_scheduling=bool(getattr(options, "enable_gang_scheduling", False)),
-            gang_scheduler_name=getattr(options, "gang_scheduler_name", "") or "kube-batch",
-            pod_updates_batch_period=float(getattr(options, "pod_updates_batch_period", 0.0)),
-            defaults=DEFAULTS[getattr(options, "defaults", V0_5_3)],
-        )
-        super().__init__(
-            TFJOB_KIND, kube_client, informer_factory, tfjob_informer, recorder, config, clock
-        )
+def new_tf_controller(
+    kube_client: KubeInterface,
+    informer_factory: SharedInformerFactory,
+    tfjob_informer: SharedIndexInformer,
+    recorder: EventRecorder,
+    config: JobControllerConfiguration,
+    clock: Clock = REAL_CLOCK,
+) -> TFController:
+    """The TFJob controller over the shared pod and service informers of ``informer_factory``."""
+    log.info("Creating TFJob controller")
+    return JobController(
+        TFJOB_KIND, kube_client, informer_factory, tfjob_informer, recorder, config, clock
+    )

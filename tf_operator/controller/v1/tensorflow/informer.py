@@ -1,4 +1,4 @@
-"""The TFJob informer and decoding of the raw objects it caches.
+"""The TFJob resource, its informer's resync period, and decoding of the raw objects it caches.
 
 The informer caches TFJobs as plain dicts (v0.5.3 used a dynamic, unstructured informer), so a
 malformed object can sit in the cache without breaking it. The controller decodes a job once
@@ -38,8 +38,3 @@ def decode_tfjob(raw: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
     except (DecodeError, ValidationError) as err:
         raise InvalidTFJobError(str(err)) from err
     return job
-
-
-def new_tfjob_informer(informer_factory: Any) -> Any:
-    """The shared informer of ``kubeflow.org/v1`` TFJobs from a factory."""
-    return informer_factory.for_resource(TFJOBS)

@@ -19,7 +19,7 @@ from tf_operator.apis.tensorflow.v1.types import (
     is_chief_or_master,
     is_worker,
 )
-from tf_operator.common.jobcontroller.kind import Job, JobKind, JobMetrics, LabelKeys
+from tf_operator.common.jobcontroller.kind import JobKind, JobMetrics, LabelKeys
 from tf_operator.controller.v1.tensorflow import metrics
 from tf_operator.controller.v1.tensorflow.informer import TFJOBS, decode_tfjob
 from tf_operator.controller.v1.tensorflow.status import tf_progress
@@ -44,19 +44,13 @@ TF_METRICS = JobMetrics(
 )
 
 
-def _tfjob(job: Job) -> TFJob:
-    if not isinstance(job, TFJob):
-        raise TypeError(f"expected a TFJob, got {type(job).__name__}")
-    return job
-
-
-def is_master_role(job: Job, rtype: str, index: int) -> bool:
-    if contains_chief_or_master_spec(_tfjob(job)):
+def is_master_role(job: TFJob, rtype: str, index: int) -> bool:
+    if contains_chief_or_master_spec(job):
         return is_chief_or_master(rtype)
     return is_worker(rtype) and index == 0
 
 
-TFJOB_KIND = JobKind(
+TFJOB_KIND: JobKind[TFJob] = JobKind(
     controller_name=CONTROLLER_NAME,
     resource=TFJOBS,
     labels=TF_LABELS,
@@ -65,9 +59,9 @@ TFJOB_KIND = JobKind(
     metrics=TF_METRICS,
     decode=decode_tfjob,
     replica_specs_field="tfReplicaSpecs",
-    set_defaults=lambda job: set_defaults_tfjob(_tfjob(job)),
+    set_defaults=set_defaults_tfjob,
     is_master_role=is_master_role,
-    port=lambda job, rtype: get_port_from_tfjob(_tfjob(job), rtype),
-    set_cluster_spec=lambda template, job, rt, i: set_cluster_spec(template, _tfjob(job), rt, i),
-    progress=lambda job, rtype, n, counts, done0: tf_progress(_tfjob(job), rtype, n, counts, done0),
+    port=get_port_from_tfjob,
+    set_cluster_spec=set_cluster_spec,
+    progress=tf_progress,
 )

@@ -17,7 +17,8 @@ from support.fake_kube import FakeKubeClient
 from support.fake_recorder import FakeRecorder
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.app.options import ServerOption
-from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
+from tf_operator.app.server import controller_configuration
+from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.informers import SharedInformerFactory
@@ -146,8 +147,13 @@ class Harness:
         )
         if pod_updates_batch_period is not None:
             options.pod_updates_batch_period = pod_updates_batch_period
-        self.ctr = TFController(
-            self.client, self.factory, self.tfjob_informer, self.recorder, options, self.clock
+        self.ctr = new_tf_controller(
+            self.client,
+            self.factory,
+            self.tfjob_informer,
+            self.recorder,
+            controller_configuration(options),
+            self.clock,
         )
         self.ctr.create_batches.concurrent = (
             False  # exact action order (tf_operator.k8s.controller.slow_start)

@@ -6,7 +6,8 @@ import time
 from support.fake_kube import FakeKubeClient
 from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
-from tf_operator.controller.v1.tensorflow import TFJOBS, TFController
+from tf_operator.app.server import controller_configuration
+from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
 from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.informers import SharedInformerFactory
 
@@ -28,7 +29,8 @@ def _cached(ctr, key):
 def _controller(client):
     factory = SharedInformerFactory(client, 0)
     tfjob_informer = factory.for_resource(TFJOBS)
-    ctr = TFController(client, factory, tfjob_informer, FakeRecorder(), ServerOption())
+    config = controller_configuration(ServerOption())
+    ctr = new_tf_controller(client, factory, tfjob_informer, FakeRecorder(), config)
     return ctr, factory
 
 

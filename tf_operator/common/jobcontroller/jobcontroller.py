@@ -1,7 +1,7 @@
 """The job controller: construct → run → worker → process_next_work_item → sync → reconcile.
 
-One controller serves one :class:`~.kind.JobKind` (TFJob in production); the constructor wires
-small reconcilers, each with exactly its collaborators. ``run`` waits for the caches, runs
+One controller serves one :class:`~.kind.JobKind` and is generic over its job class, as are
+the small reconcilers the constructor wires, each with exactly its collaborators. ``run`` waits for the caches, runs
 ``threadiness`` workers until the stop event, then lets each finish its key; the queue never
 gives one key to two workers. :meth:`JobController.sync` leaves a job managed by another
 controller alone (training-operator v1.9's ``managedBy``, D63), then decodes the cached job

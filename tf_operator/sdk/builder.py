@@ -49,7 +49,7 @@ def tfjob(
     ttl_seconds_after_finished: int | None = None,
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A TFJob with ``ps`` parameter servers, ``workers`` workers and optionally one chief and
     one evaluator. ``env`` is a name->value mapping or a list of EnvVar dicts; ``resources`` is
     a ResourceRequirements dict (``{"limits": {"nvidia.com/gpu": 1}}``). Raises ``ValueError``

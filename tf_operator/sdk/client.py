@@ -59,7 +59,7 @@ LIST_PAGE_SIZE = 500
 LOG_START_TIMEOUT = 120.0
 
 JobSource = Mapping[str, Any] | str | os.PathLike[str] | Any
-Callback = Callable[[dict], None]
+Callback = Callable[[dict[str, Any]], None]
 
 
 @contextlib.contextmanager
@@ -97,7 +97,7 @@ def replica_order(pod: Mapping[str, Any]) -> tuple[int, str, int, str]:
     return rank, rtype, index, pod["metadata"]["name"]
 
 
-def load_job(source: JobSource) -> dict:
+def load_job(source: JobSource) -> dict[str, Any]:
     """A TFJob dict from a dict, an object with ``to_dict()`` (``apis`` types) or a YAML path."""
     if isinstance(source, Mapping):
         job = dict(source)
@@ -168,7 +168,7 @@ class TFJobClient:
         return namespace or self.namespace
 
     # ---- CRUD -------------------------------------------------------------------------------
-    def create(self, tfjob: JobSource, namespace: str | None = None) -> dict:
+    def create(self, tfjob: JobSource, namespace: str | None = None) -> dict[str, Any]:
         """Submit a TFJob (dict, ``apis`` object or YAML path); returns it as stored."""
         job = load_job(tfjob)
         meta = job.setdefault("metadata", {})
@@ -177,7 +177,7 @@ class TFJobClient:
         with _api():
             return self._jobs_at[job["apiVersion"]].create(job, namespace=namespace)
 
-    def get(self, name: str, namespace: str | None = None) -> dict:
+    def get(self, name: str, namespace: str | None = None) -> dict[str, Any]:
         with _api():
             return self._jobs.get(name, namespace=self._ns(namespace))
 
@@ -186,10 +186,10 @@ class TFJobClient:
         namespace: str | None = None,
         label_selector: str | None = None,
         all_namespaces: bool = False,
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[dict[str, Any]]:
         """TFJobs of one namespace (or all), oldest first, read in pages."""
         ns = None if all_namespaces else self._ns(namespace)
-        items: builtins.list[dict] = []
+        items: builtins.list[dict[str, Any]] = []
         token = None
         with _api():
             while True:
@@ -208,7 +208,7 @@ class TFJobClient:
         patch: Any,
         namespace: str | None = None,
         patch_type: str = "merge",
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Patch a TFJob (``merge``, ``json`` or ``strategic``); returns the result."""
         with _api():
             return self._jobs.patch(
@@ -217,7 +217,7 @@ class TFJobClient:
 
     def delete(
         self, name: str, namespace: str | None = None, propagation: str | None = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Delete a TFJob. ``propagation``: None (the server's default, Background: the job goes
         at once, its pods and services after it), ``Foreground`` (the job stays, with a
         deletionTimestamp, until they are gone) or ``Orphan`` (they stay)."""
@@ -225,7 +225,9 @@ class TFJobClient:
             return self._jobs.delete(name, self._ns(namespace), propagation_policy=propagation)
 
     # ---- state ------------------------------------------------------------------------------
-    def get_conditions(self, name: str, namespace: str | None = None) -> builtins.list[dict]:
+    def get_conditions(
+        self, name: str, namespace: str | None = None
+    ) -> builtins.list[dict[str, Any]]:
         return cond.get_conditions(self.get(name, namespace))
 
     def get_job_state(self, name: str, namespace: str | None = None) -> str:
@@ -251,7 +253,7 @@ class TFJobClient:
         label_selector: str | None = None,
         timeout: float | None = None,
         all_namespaces: bool = False,
-    ) -> Iterator[tuple[str, dict]]:
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
         """The current TFJobs as ``("ADDED", job)``, then every change as it happens.
 
         Yields ``(event_type, job)`` with type ADDED, MODIFIED or DELETED until ``timeout``
@@ -282,7 +284,7 @@ class TFJobClient:
 
     def _list_version(
         self, namespace: str | None, labels: str | None, fields: str | None
-    ) -> tuple[str, builtins.list[dict]]:
+    ) -> tuple[str, builtins.list[dict[str, Any]]]:
         with _api():
             listed = self._jobs.list(namespace, labels, fields)
         items = sorted(listed.get("items") or [], key=_created_then_name)
@@ -295,7 +297,7 @@ class TFJobClient:
         conditions: Iterable[str] = cond.FINAL_CONDITIONS,
         timeout: float = 600,
         callback: Callback | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Block until the job has one of ``conditions`` in force; return it then.
 
         ``callback(job)`` sees the job as first read and after every change. Raises
@@ -303,7 +305,7 @@ class TFJobClient:
         not exist or is deleted meanwhile."""
         wanted = tuple(conditions)
         ns = self._ns(namespace)
-        last: dict | None = self.get(name, ns)  # NotFound at once, not after the timeout
+        last: dict[str, Any] | None = self.get(name, ns)  # NotFound at once, not after the timeout
         for event_type, job in self.watch(ns, name=name, timeout=timeout):
             if event_type == "DELETED":
                 raise NotFound(404, "NotFound", f'tfjobs.{GROUP_NAME} "{name}" was deleted')
@@ -325,7 +327,7 @@ class TFJobClient:
         namespace: str | None = None,
         replica_type: str | None = None,
         index: int | None = None,
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[dict[str, Any]]:
         """The job's pods, by replica type (operator order) then index."""
         with _api():
             listed = self._pods.list(self._ns(namespace), pod_selector(name, replica_type, index))
@@ -340,7 +342,7 @@ class TFJobClient:
     ) -> builtins.list[str]:
         return [p["metadata"]["name"] for p in self.get_pods(name, namespace, replica_type, index)]
 
-    def get_events(self, name: str, namespace: str | None = None) -> builtins.list[dict]:
+    def get_events(self, name: str, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         """Events about the TFJob itself, oldest first."""
         fields = f"involvedObject.kind={KIND},involvedObject.name={name}"
         with _api():
@@ -456,7 +458,7 @@ def _watch(
     seconds: float,
     labels: str | None = None,
     fields: str | None = None,
-) -> Iterator[tuple[str, dict]]:
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """One watch from ``version`` that the server ends after ``seconds``: ADDED, MODIFIED and
     DELETED events (bookmarks dropped); an ERROR event is raised as its API error."""
     with (

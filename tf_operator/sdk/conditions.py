@@ -26,7 +26,7 @@ FINAL_CONDITIONS = (JOB_SUCCEEDED, JOB_FAILED)
 ALL_CONDITIONS = (JOB_CREATED, JOB_RUNNING, JOB_RESTARTING, JOB_SUCCEEDED, JOB_FAILED)
 
 
-def get_conditions(job: Mapping[str, Any]) -> list[dict]:
+def get_conditions(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``status.conditions`` in the order the operator recorded them (empty when unset)."""
     return list((job.get("status") or {}).get("conditions") or [])
 

@@ -17,6 +17,7 @@ time; it carries the job as last seen.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tf_operator.k8s.client.errors import (
     ApiError,
@@ -77,7 +78,7 @@ class Invalid(ApiError):
 class WaitTimeout(TimeoutError):
     """A wait ended before the job reached the conditions asked for."""
 
-    def __init__(self, message: str, job: dict | None = None) -> None:
+    def __init__(self, message: str, job: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.job = job
 

@@ -14,14 +14,14 @@ group/version/plural is served (and in discovery) before the write returns.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from .resources import ResourceType
 
 _VERSION_RE = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
 
-def version_priority(version: str) -> tuple:
+def version_priority(version: str) -> tuple[Any, ...]:
     """Sort key putting versions in Kubernetes preference order (v2 > v1 > v1beta2 > v1alpha1 > x)."""
     m = _VERSION_RE.match(version)
     if not m:
@@ -31,12 +31,12 @@ def version_priority(version: str) -> tuple:
     return (rank, -major, -minor)
 
 
-def served_versions(crd: dict) -> list[dict]:
+def served_versions(crd: dict[str, Any]) -> list[dict[str, Any]]:
     versions = [v for v in (crd.get("spec") or {}).get("versions") or [] if v.get("served", True)]
     return sorted(versions, key=lambda v: version_priority(v.get("name", "")))
 
 
-def resource_type_for(crd: dict) -> ResourceType:
+def resource_type_for(crd: dict[str, Any]) -> ResourceType:
     spec = crd["spec"]
     names = spec["names"]
     versions = served_versions(crd)
@@ -61,7 +61,7 @@ def resource_type_for(crd: dict) -> ResourceType:
     )
 
 
-def storage_version(crd: dict) -> str | None:
+def storage_version(crd: dict[str, Any]) -> str | None:
     """The name of the version marked ``storage: true`` (validation allows exactly one)."""
     for v in (crd.get("spec") or {}).get("versions") or []:
         if v.get("storage"):
@@ -69,22 +69,22 @@ def storage_version(crd: dict) -> str | None:
     return None
 
 
-def version_spec(crd: dict, version: str) -> dict:
+def version_spec(crd: dict[str, Any], version: str) -> dict[str, Any]:
     for v in (crd.get("spec") or {}).get("versions") or []:
         if v.get("name") == version:
-            return v
+            return cast(dict[str, Any], v)
     return {}
 
 
-def schema_for(crd: dict, version: str) -> dict | None:
+def schema_for(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
     return (version_spec(crd, version).get("schema") or {}).get("openAPIV3Schema")
 
 
-def printer_columns(crd: dict, version: str) -> list[dict]:
+def printer_columns(crd: dict[str, Any], version: str) -> list[dict[str, Any]]:
     return list(version_spec(crd, version).get("additionalPrinterColumns") or [])
 
 
-def crd_status(crd: dict, old_status: dict | None, now: str) -> dict[str, Any]:
+def crd_status(crd: dict[str, Any], old_status: dict[str, Any] | None, now: str) -> dict[str, Any]:
     spec = crd["spec"]
     names = dict(spec["names"])
     names.setdefault("singular", names["kind"].lower())
@@ -95,7 +95,7 @@ def crd_status(crd: dict, old_status: dict | None, now: str) -> dict[str, Any]:
             stored.append(v["name"])
     old_conditions = {c.get("type"): c for c in (old_status or {}).get("conditions") or []}
 
-    def condition(ctype: str, reason: str, message: str) -> dict:
+    def condition(ctype: str, reason: str, message: str) -> dict[str, Any]:
         prev = old_conditions.get(ctype)
         since = prev["lastTransitionTime"] if prev and prev.get("status") == "True" else now
         return {
@@ -118,6 +118,6 @@ def crd_status(crd: dict, old_status: dict | None, now: str) -> dict[str, Any]:
     }
 
 
-def scale_paths(crd: dict, version: str) -> dict:
+def scale_paths(crd: dict[str, Any], version: str) -> dict[str, Any]:
     """``specReplicasPath``, ``statusReplicasPath`` and ``labelSelectorPath`` of a CRD version."""
     return dict((version_spec(crd, version).get("subresources") or {}).get("scale") or {})

@@ -66,7 +66,7 @@ def _names_and_categories(rt: ResourceType) -> dict[str, list[str]]:
     return out
 
 
-def _legacy_resource(rt: ResourceType) -> list[dict]:
+def _legacy_resource(rt: ResourceType) -> list[dict[str, Any]]:
     entry: dict[str, Any] = {
         "name": rt.plural,
         "singularName": rt.singular,
@@ -92,7 +92,7 @@ def _legacy_resource(rt: ResourceType) -> list[dict]:
     return out
 
 
-def resource_list(types: list[ResourceType], group: str, version: str) -> dict | None:
+def resource_list(types: list[ResourceType], group: str, version: str) -> dict[str, Any] | None:
     rts = [rt for rt in types if rt.group == group and version in rt.versions]
     if not rts:
         return None
@@ -106,24 +106,24 @@ def resource_list(types: list[ResourceType], group: str, version: str) -> dict |
     }
 
 
-def _api_group(group: str, versions: list[str]) -> dict:
+def _api_group(group: str, versions: list[str]) -> dict[str, Any]:
     vs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
     return {"name": group, "versions": vs, "preferredVersion": vs[0]}
 
 
-def api_group(types: list[ResourceType], group: str) -> dict | None:
+def api_group(types: list[ResourceType], group: str) -> dict[str, Any] | None:
     versions = group_versions(types).get(group)
     if not versions or not group:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_api_group(group, versions)}
 
 
-def api_group_list(types: list[ResourceType]) -> dict:
+def api_group_list(types: list[ResourceType]) -> dict[str, Any]:
     groups = [_api_group(g, vs) for g, vs in group_versions(types).items() if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
-def api_versions(server_address: str) -> dict:
+def api_versions(server_address: str) -> dict[str, Any]:
     return {
         "kind": "APIVersions",
         "versions": ["v1"],
@@ -133,7 +133,7 @@ def api_versions(server_address: str) -> dict:
     }
 
 
-def _aggregated_resource(rt: ResourceType, version: str) -> dict:
+def _aggregated_resource(rt: ResourceType, version: str) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "resource": rt.plural,
         "responseKind": {"group": rt.group, "version": version, "kind": rt.kind},
@@ -157,7 +157,7 @@ def _aggregated_resource(rt: ResourceType, version: str) -> dict:
     return entry
 
 
-def aggregated(types: list[ResourceType], core: bool, api_version: str) -> dict:
+def aggregated(types: list[ResourceType], core: bool, api_version: str) -> dict[str, Any]:
     """The APIGroupDiscoveryList for ``/api`` (core) or ``/apis`` (everything else)."""
     items = []
     for group, versions in group_versions(types).items():
@@ -199,7 +199,7 @@ def _gv_path(group: str, version: str) -> str:
     return f"api/{version}" if not group else f"apis/{group}/{version}"
 
 
-def _param(name: str, where: str = "query") -> dict:
+def _param(name: str, where: str = "query") -> dict[str, Any]:
     return {
         "name": name,
         "in": where,
@@ -208,7 +208,7 @@ def _param(name: str, where: str = "query") -> dict:
     }
 
 
-def openapi_document(types: list[ResourceType], group: str, version: str) -> dict | None:
+def openapi_document(types: list[ResourceType], group: str, version: str) -> dict[str, Any] | None:
     rts = [rt for rt in types if rt.group == group and version in rt.versions]
     if not rts:
         return None
@@ -220,7 +220,9 @@ def openapi_document(types: list[ResourceType], group: str, version: str) -> dic
             [_param("namespace", "path")] if rt.namespaced else []
         )
 
-        def op(action: str, extra: list[dict], gvk: dict = gvk) -> dict:
+        def op(
+            action: str, extra: list[dict[str, Any]], gvk: dict[str, Any] = gvk
+        ) -> dict[str, Any]:
             return {
                 "x-kubernetes-action": action,
                 "x-kubernetes-group-version-kind": gvk,
@@ -261,7 +263,7 @@ def openapi_document(types: list[ResourceType], group: str, version: str) -> dic
     }
 
 
-def openapi_index(types: list[ResourceType]) -> dict:
+def openapi_index(types: list[ResourceType]) -> dict[str, Any]:
     paths = {}
     for group, versions in group_versions(types).items():
         for v in versions:

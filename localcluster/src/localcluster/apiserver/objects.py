@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 
-def clone(value: Any) -> Any:
+def clone(value: T) -> T:
     """Deep copy of JSON data (dicts, lists, scalars); much faster than ``copy.deepcopy``."""
     if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
+        return cast(T, {k: clone(v) for k, v in value.items()})
     if isinstance(value, list):
-        return [clone(v) for v in value]
+        return cast(T, [clone(v) for v in value])
     return value
 
 

@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from . import (
     apply,
@@ -39,8 +39,9 @@ from . import (
 from .errors import StatusError
 from .gc import GarbageCollector
 from .objects import clone, detach, format_time, meta, strip_nulls
+from .paging import Key
 from .resources import GVR, ResourceType
-from .store import Key, ListPage, Store
+from .store import ListPage, Store
 from .watch import Event, Watch
 
 _SEEDED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -56,7 +57,7 @@ def _random_suffix(n: int = 5) -> str:
     return "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=n))
 
 
-def _without_rv(obj: dict) -> dict:
+def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:
     out = dict(obj)
     out["metadata"] = {
         k: v for k, v in meta(obj).items() if k not in ("resourceVersion", "managedFields")
@@ -64,16 +65,16 @@ def _without_rv(obj: dict) -> dict:
     return out
 
 
-def _spec_part(obj: dict, with_status: bool) -> dict:
+def _spec_part(obj: dict[str, Any], with_status: bool) -> dict[str, Any]:
     skip = {"metadata", "apiVersion", "kind"} | ({"status"} if with_status else set())
     return {k: v for k, v in obj.items() if k not in skip}
 
 
-def _invalid(rt: ResourceType, name: str, causes: list[dict]) -> StatusError:
+def _invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> StatusError:
     return errors.invalid(rt.kind, rt.group, rt.plural, name, causes)
 
 
-def _grace_seconds(pod: dict, grace: int | None) -> int:
+def _grace_seconds(pod: dict[str, Any], grace: int | None) -> int:
     """The deletion grace period: as requested, else the pod's own, else its spec's, else 30 s."""
     if grace is not None:
         return grace
@@ -83,7 +84,9 @@ def _grace_seconds(pod: dict, grace: int | None) -> int:
     return 30 if grace is None else int(grace)
 
 
-def _check_preconditions(rt: ResourceType, name: str, current: dict, pre: dict) -> None:
+def _check_preconditions(
+    rt: ResourceType, name: str, current: dict[str, Any], pre: dict[str, Any]
+) -> None:
     """409 when DeleteOptions preconditions (uid, resourceVersion) do not match ``current``."""
     uid, rv = pre.get("uid"), pre.get("resourceVersion")
     if uid and uid != current.get("uid"):
@@ -131,7 +134,7 @@ class Registry:
         self._local = threading.local()  # per-request fieldValidation mode and warnings
         self._cluster_ips = defaults.ClusterIPAllocator()
         # mutating admission plugins, called as plugin(rt, namespace, obj) before a create
-        self.admission: list[Callable[[ResourceType, str | None, dict], None]] = []
+        self.admission: list[Callable[[ResourceType, str | None, dict[str, Any]], None]] = []
         for ns in _SEEDED_NAMESPACES:
             self.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
         self.gc.start()
@@ -171,10 +174,10 @@ class Registry:
     def watch_capacity(self, capacity: int) -> None:
         self.store.watch_capacity = capacity
 
-    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+    def get(self, gvr: GVR, namespace: str | None, name: str) -> dict[str, Any]:
         return clone(self.get_shared(gvr, namespace, name))
 
-    def get_shared(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+    def get_shared(self, gvr: GVR, namespace: str | None, name: str) -> dict[str, Any]:
         """The stored object itself (shared: never mutate it); 404 when absent."""
         return self.store.get(gvr, namespace, name)
 
@@ -184,7 +187,7 @@ class Registry:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-    ) -> tuple[list[dict], str]:
+    ) -> tuple[list[dict[str, Any]], str]:
         """(copies of the matching objects, the list's resourceVersion)."""
         items, rv, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
         return [clone(i) for i in items], rv
@@ -239,12 +242,14 @@ class Registry:
         return self.store.watch_count()
 
     # ------------------------------------------------------------------ create
-    def create(self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False) -> dict:
+    def create(
+        self, gvr: GVR, namespace: str | None, obj: dict[str, Any], dry_run: bool = False
+    ) -> dict[str, Any]:
         return clone(self.create_shared(gvr, namespace, obj, dry_run))
 
     def create_shared(
-        self, gvr: GVR, namespace: str | None, obj: dict, dry_run: bool = False
-    ) -> dict:
+        self, gvr: GVR, namespace: str | None, obj: dict[str, Any], dry_run: bool = False
+    ) -> dict[str, Any]:
         rt = self.store.resolve(gvr)
         obj = self._check_body(rt, gvr[1], obj)
         m = obj["metadata"]
@@ -262,7 +267,7 @@ class Registry:
         for plugin in self.admission:
             plugin(rt, namespace, obj)
         with self.store.lock:
-            if rt.namespaced:
+            if rt.namespaced and namespace is not None:  # never None once namespaced
                 self._check_namespace(rt, namespace, m["name"])
             key = self.store.key_for(rt, namespace, m["name"])
             if self.store.stored(rt.storage_key, key) is not None:
@@ -291,7 +296,7 @@ class Registry:
             stored = self.store.commit(rt, key, obj, "ADDED", None)
             return self.store.present(rt, gvr[1], stored)
 
-    def _check_body(self, rt: ResourceType, version: str, obj: Any) -> dict:
+    def _check_body(self, rt: ResourceType, version: str, obj: Any) -> dict[str, Any]:
         if not isinstance(obj, dict):
             raise errors.bad_request(
                 f"the body of the request must be a JSON object describing a {rt.kind}"
@@ -316,9 +321,11 @@ class Registry:
             if obj.get("metadata") is not None:
                 raise errors.bad_request("metadata must be an object")
             obj["metadata"] = {}
-        return detach(decoding.decode(rt, version, obj))
+        return cast(dict[str, Any], detach(decoding.decode(rt, version, obj)))
 
-    def _body_namespace(self, rt: ResourceType, namespace: str | None, m: dict) -> str | None:
+    def _body_namespace(
+        self, rt: ResourceType, namespace: str | None, m: dict[str, Any]
+    ) -> str | None:
         if not rt.namespaced:
             m.pop("namespace", None)
             return None
@@ -346,7 +353,9 @@ class Registry:
             )
 
     # ------------------------------------------------------------------ defaults and validation
-    def _defaults(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
+    def _defaults(
+        self, rt: ResourceType, version: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
         if rt.storage_key == _CRD:
             errs = validation.validate_crd(obj)
             spec = obj.get("spec") or {}
@@ -399,7 +408,7 @@ class Registry:
         if collected is not None:
             collected.extend(warnings)
 
-    def _prune(self, rt: ResourceType, version: str, obj: dict) -> dict:
+    def _prune(self, rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
         if not rt.is_custom:
             return obj
         pruned, unknown = schema.prune(obj, crds.schema_for(rt.crd, version))  # type: ignore[arg-type]
@@ -413,7 +422,9 @@ class Registry:
                 self._local.warnings.extend(f'unknown field "{u}"' for u in unknown)
         return pruned
 
-    def _validate(self, rt: ResourceType, version: str, obj: dict, old: dict | None) -> None:
+    def _validate(
+        self, rt: ResourceType, version: str, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> None:
         name = obj["metadata"]["name"]
         causes = validation.validate_name(
             name, "subdomain" if rt.name_rule == "crd" else rt.name_rule
@@ -451,10 +462,10 @@ class Registry:
         gvr: GVR,
         namespace: str | None,
         name: str,
-        obj: dict,
+        obj: dict[str, Any],
         subresource: str | None = None,
         dry_run: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         return clone(self.update_shared(gvr, namespace, name, obj, subresource, dry_run))
 
     def update_shared(
@@ -462,10 +473,10 @@ class Registry:
         gvr: GVR,
         namespace: str | None,
         name: str,
-        obj: dict,
+        obj: dict[str, Any],
         subresource: str | None = None,
         dry_run: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         rt = self.store.resolve(gvr)
         body = self._check_body(rt, gvr[1], obj)
         m = body["metadata"]
@@ -490,11 +501,11 @@ class Registry:
         rt: ResourceType,
         version: str,
         key: Key,
-        old: dict,
-        body: dict,
+        old: dict[str, Any],
+        body: dict[str, Any],
         subresource: str | None,
         dry_run: bool,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Turn ``body`` into the next stored state of ``old``, and commit it unless unchanged."""
         if subresource == "status":
             new = self._status_write(rt, version, old, body)
@@ -519,7 +530,9 @@ class Registry:
             self.store.register_type(crds.resource_type_for(new))
         return self.store.present(rt, version, self.store.commit(rt, key, new, "MODIFIED", old))
 
-    def _status_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:
+    def _status_write(
+        self, rt: ResourceType, version: str, old: dict[str, Any], body: dict[str, Any]
+    ) -> dict[str, Any]:
         """A write to the status subresource: only ``status`` is taken from ``body``."""
         if not rt.has_status:
             raise errors.resource_not_found()
@@ -535,7 +548,9 @@ class Registry:
             raise _invalid(rt, meta(new).get("name", ""), errs)
         return new
 
-    def _main_write(self, rt: ResourceType, version: str, old: dict, body: dict) -> dict:
+    def _main_write(
+        self, rt: ResourceType, version: str, old: dict[str, Any], body: dict[str, Any]
+    ) -> dict[str, Any]:
         """A write to the object itself: status kept from ``old`` when it is a subresource."""
         new = body
         if rt.has_status and rt.storage_key != _CRD:
@@ -549,7 +564,7 @@ class Registry:
         self._validate(rt, version, new, old)
         return new
 
-    def _merge_meta(self, rt: ResourceType, old: dict, new: dict) -> None:
+    def _merge_meta(self, rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
         om, nm = meta(old), new["metadata"]
         for k in (
             "uid",
@@ -586,7 +601,7 @@ class Registry:
         dry_run: bool = False,
         field_manager: str | None = None,
         force: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Patch types: "merge", "json", "strategic", "apply" (apply creates a missing object)."""
         obj, _ = self.patch_shared(
             gvr, namespace, name, patch, patch_type, subresource, dry_run, field_manager, force
@@ -604,7 +619,7 @@ class Registry:
         dry_run: bool = False,
         field_manager: str | None = None,
         force: bool = False,
-    ) -> tuple[dict, bool]:
+    ) -> tuple[dict[str, Any], bool]:
         rt = self.store.resolve(gvr)
         _check_patch_request(rt, patch, patch_type, field_manager)
         with self.store.lock:
@@ -628,8 +643,8 @@ class Registry:
             return self._write(rt, gvr[1], key, old, body, subresource, dry_run), False
 
     def _applied_new(
-        self, rt: ResourceType, version: str, name: str, patch: dict, manager: str
-    ) -> dict:
+        self, rt: ResourceType, version: str, name: str, patch: dict[str, Any], manager: str
+    ) -> dict[str, Any]:
         """The object a server-side apply creates when ``name`` does not exist yet."""
         body = dict(patch)
         body.setdefault("metadata", {})
@@ -642,11 +657,11 @@ class Registry:
         self,
         rt: ResourceType,
         version: str,
-        current: dict,
+        current: dict[str, Any],
         patch: Any,
         patch_type: str,
         manager: str,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """``current`` with ``patch`` applied; 400 unless the result is an object."""
         if patch_type == "merge":
             result = patches.merge_patch(current, patch)
@@ -672,9 +687,9 @@ class Registry:
         name: str,
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
-        preconditions: dict | None = None,
+        preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         return clone(
             self.delete_shared(
                 gvr,
@@ -694,9 +709,9 @@ class Registry:
         name: str,
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
-        preconditions: dict | None = None,
+        preconditions: dict[str, Any] | None = None,
         dry_run: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         rt = self.store.resolve(gvr)
         if propagation_policy not in (None, "", "Background", "Foreground", "Orphan"):
             raise errors.invalid(
@@ -740,7 +755,9 @@ class Registry:
                 return self.store.present(rt, version, old)
             return self.store.present(rt, version, self._remove(rt, key, clone(old), old))
 
-    def _deletion_finalizers(self, om: dict, propagation_policy: str | None) -> builtins.list[str]:
+    def _deletion_finalizers(
+        self, om: dict[str, Any], propagation_policy: str | None
+    ) -> builtins.list[str]:
         """The object's finalizers plus the one its propagation policy needs while it has
         dependents ("orphan" for Orphan, "foregroundDeletion" for Foreground)."""
         finalizers = list(om.get("finalizers") or [])
@@ -756,11 +773,11 @@ class Registry:
         self,
         rt: ResourceType,
         key: Key,
-        old: dict,
+        old: dict[str, Any],
         finalizers: builtins.list[str],
         grace_zero: bool,
         dry_run: bool,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Set deletionTimestamp on an object its finalizers keep; unchanged when already set
         with the same finalizers, unless a zero grace period shortens the pending one."""
         om = meta(old)
@@ -777,13 +794,15 @@ class Registry:
             return new
         return self.store.commit(rt, key, new, "MODIFIED", old)
 
-    def _remove(self, rt: ResourceType, key: Key, last: dict, old: dict) -> dict:
+    def _remove(
+        self, rt: ResourceType, key: Key, last: dict[str, Any], old: dict[str, Any]
+    ) -> dict[str, Any]:
         """Really delete: commit a DELETED event carrying ``last`` (lock held)."""
         if rt.storage_key == _CRD:
             self._drop_custom_resources(last)
         return self.store.commit(rt, key, last, "DELETED", old)
 
-    def _drop_custom_resources(self, crd: dict) -> None:
+    def _drop_custom_resources(self, crd: dict[str, Any]) -> None:
         spec = crd.get("spec") or {}
         sk = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
         rt = self.store.type_at(sk)
@@ -794,15 +813,15 @@ class Registry:
         self.store.unregister_type(sk)
         self.store.drop_storage(sk)
 
-    def _graceful(self, pod: dict, grace: int | None) -> bool:
+    def _graceful(self, pod: dict[str, Any], grace: int | None) -> bool:
         node = ((pod.get("spec") or {}).get("nodeName")) or ""
         if not node or self.store.stored(_NODE, ("", node)) is None:
             return False
         return int(_grace_seconds(pod, grace)) > 0
 
     def _delete_gracefully(
-        self, rt: ResourceType, key: Key, old: dict, grace: int | None, dry_run: bool
-    ) -> dict:
+        self, rt: ResourceType, key: Key, old: dict[str, Any], grace: int | None, dry_run: bool
+    ) -> dict[str, Any]:
         om = meta(old)
         grace = _grace_seconds(old, grace)
         if om.get("deletionTimestamp") and int(om.get("deletionGracePeriodSeconds") or 0) <= grace:
@@ -814,7 +833,9 @@ class Registry:
             return new
         return self.store.commit(rt, key, new, "MODIFIED", old)
 
-    def _delete_namespace(self, rt: ResourceType, key: Key, old: dict, dry_run: bool) -> dict:
+    def _delete_namespace(
+        self, rt: ResourceType, key: Key, old: dict[str, Any], dry_run: bool
+    ) -> dict[str, Any]:
         if meta(old).get("deletionTimestamp"):
             return old
         new = clone(old)
@@ -852,7 +873,7 @@ class Registry:
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
         dry_run: bool = False,
-    ) -> builtins.list[dict]:
+    ) -> builtins.list[dict[str, Any]]:
         items, _, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
         out = []
         for item in items:
@@ -875,7 +896,7 @@ class Registry:
         return out
 
     # ------------------------------------------------------------------ scale
-    def get_scale(self, gvr: GVR, namespace: str | None, name: str) -> dict:
+    def get_scale(self, gvr: GVR, namespace: str | None, name: str) -> dict[str, Any]:
         rt = self.store.resolve(gvr)
         if "scale" not in rt.subresources:
             raise errors.resource_not_found()
@@ -883,7 +904,7 @@ class Registry:
 
     def update_scale(
         self, gvr: GVR, namespace: str | None, name: str, body: Any, dry_run: bool = False
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Write a Scale: its spec.replicas goes to the object; its RV (if set) is a precondition."""
         rt = self.store.resolve(gvr)
         if "scale" not in rt.subresources:
@@ -907,7 +928,7 @@ class Registry:
         patch: Any,
         patch_type: str,
         dry_run: bool = False,
-    ) -> dict:
+    ) -> dict[str, Any]:
         with self.store.lock:
             current = self.get_scale(gvr, namespace, name)
             if patch_type == "json":
@@ -921,11 +942,11 @@ class Registry:
             return self.update_scale(gvr, namespace, name, patched, dry_run)
 
     # ------------------------------------------------------------------ pods
-    def bind_pod(self, namespace: str, name: str, node_name: str) -> dict:
+    def bind_pod(self, namespace: str, name: str, node_name: str) -> dict[str, Any]:
         """What POST pods/{name}/binding does: set spec.nodeName and PodScheduled=True."""
         return clone(self.bind_pod_shared(namespace, name, node_name))
 
-    def bind_pod_shared(self, namespace: str, name: str, node_name: str) -> dict:
+    def bind_pod_shared(self, namespace: str, name: str, node_name: str) -> dict[str, Any]:
         rt = self.store.resolve(_PODS)
         with self.store.lock:
             old = self.store.stored(_POD, (namespace, name))
@@ -961,7 +982,9 @@ class Registry:
     ) -> None:
         self.delete_shared(self.store.gvr_of(rt), namespace, name, None, policy)
 
-    def set_owner_references(self, rt: ResourceType, obj: dict, refs: builtins.list[dict]) -> None:
+    def set_owner_references(
+        self, rt: ResourceType, obj: dict[str, Any], refs: builtins.list[dict[str, Any]]
+    ) -> None:
         m = meta(obj)
         with self.store.lock:
             current = self.store.stored(rt.storage_key, (m.get("namespace", ""), m["name"]))

@@ -20,7 +20,7 @@ from typing import Any
 from .errors import field_cause
 
 
-def apply_defaults(value: Any, schema: dict | None) -> Any:
+def apply_defaults(value: Any, schema: dict[str, Any] | None) -> Any:
     if not isinstance(schema, dict):
         return value
     if isinstance(value, dict):
@@ -51,10 +51,10 @@ _TYPES = {
 }
 
 
-def validate(value: Any, schema: dict | None, path: str = "") -> list[dict]:
+def validate(value: Any, schema: dict[str, Any] | None, path: str = "") -> list[dict[str, Any]]:
     if not isinstance(schema, dict) or value is None:
         return []
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     if schema.get("x-kubernetes-int-or-string"):
         if not isinstance(value, (int, str)) or isinstance(value, bool):
             causes.append(
@@ -105,7 +105,7 @@ def validate(value: Any, schema: dict | None, path: str = "") -> list[dict]:
 
 
 # keyword, the JSON type it constrains, whether a value breaks it, the message, the reason
-_BOUNDS: tuple[tuple[str, str, Callable, Callable, str], ...] = (
+_BOUNDS: tuple[tuple[str, str, Callable[..., Any], Callable[..., Any], str], ...] = (
     (
         "minimum",
         "number",
@@ -172,7 +172,7 @@ _BOUNDS: tuple[tuple[str, str, Callable, Callable, str], ...] = (
 )
 
 
-def _bounds(value: Any, schema: dict, path: str) -> list[dict]:
+def _bounds(value: Any, schema: dict[str, Any], path: str) -> list[dict[str, Any]]:
     return [
         field_cause(path, message(value, schema[keyword], path), reason)
         for keyword, kind, broken, message, reason in _BOUNDS
@@ -200,7 +200,7 @@ def _show(v: Any) -> str:
 _ROOT_FIELDS = ("apiVersion", "kind", "metadata")
 
 
-def prune(obj: dict, schema: dict | None) -> tuple[dict, list[str]]:
+def prune(obj: dict[str, Any], schema: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
     """Drop fields the structural schema does not declare, as the real server does.
 
     Returns the pruned object and the dotted paths that were dropped (for ``fieldValidation``).

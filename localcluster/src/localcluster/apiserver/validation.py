@@ -68,25 +68,25 @@ def name_errors(name: str, rule: str) -> list[str]:
     return out
 
 
-def validate_name(name: str, rule: str, field: str = "metadata.name") -> list[dict]:
+def validate_name(name: str, rule: str, field: str = "metadata.name") -> list[dict[str, Any]]:
     return [
         field_cause(field, f'Invalid value: "{name}": {msg}') for msg in name_errors(name, rule)
     ]
 
 
-def validate_pod(pod: dict) -> list[dict]:
+def validate_pod(pod: dict[str, Any]) -> list[dict[str, Any]]:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return [field_cause("spec.containers", "Required value", "FieldValueRequired")]
     return validate_pod_spec(spec, "spec")
 
 
-def validate_pod_spec(spec: dict, path: str) -> list[dict]:
+def validate_pod_spec(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
     """Containers (name, image, resources), nodeSelector and node affinity of a pod spec."""
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
         return [field_cause(f"{path}.containers", "Required value", "FieldValueRequired")]
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     for kind in ("initContainers", "containers"):
         seen: set[str] = set()
         for i, c in enumerate(spec.get(kind) or []):
@@ -113,9 +113,9 @@ def validate_pod_spec(spec: dict, path: str) -> list[dict]:
     return causes
 
 
-def _resource_errors(resources: dict, path: str) -> list[dict]:
+def _resource_errors(resources: dict[str, Any], path: str) -> list[dict[str, Any]]:
     """Negative quantities, and requests above their limits (quantities already parse)."""
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     parsed: dict[str, dict[str, Decimal]] = {}
     for part in ("limits", "requests"):
         parsed[part] = {}
@@ -147,7 +147,7 @@ def _resource_errors(resources: dict, path: str) -> list[dict]:
 _NODE_SELECTOR_OPERATORS = ("DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn")
 
 
-def _node_affinity_errors(affinity: Any, path: str) -> list[dict]:
+def _node_affinity_errors(affinity: Any, path: str) -> list[dict[str, Any]]:
     """The node selector requirements of required and preferred node affinity terms."""
     node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
     if not isinstance(node, dict):
@@ -166,7 +166,7 @@ def _node_affinity_errors(affinity: Any, path: str) -> list[dict]:
         for i, p in enumerate(preferred if isinstance(preferred, list) else [])
         if isinstance(p, dict)
     ]
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     for term_path, term in terms:
         if not isinstance(term, dict):
             causes.append(field_cause(term_path, "Invalid value: must be an object"))
@@ -176,7 +176,7 @@ def _node_affinity_errors(affinity: Any, path: str) -> list[dict]:
     return causes
 
 
-def _requirement_errors(req: Any, path: str) -> list[dict]:
+def _requirement_errors(req: Any, path: str) -> list[dict[str, Any]]:
     if not isinstance(req, dict):
         return [field_cause(path, "Invalid value: must be an object")]
     op, values = req.get("operator"), req.get("values") or []
@@ -189,7 +189,7 @@ def _requirement_errors(req: Any, path: str) -> list[dict]:
                 "FieldValueNotSupported",
             )
         ]
-    causes: list[dict] = []
+    causes: list[dict[str, Any]] = []
     if op in ("In", "NotIn") and not values:
         causes.append(
             field_cause(
@@ -228,8 +228,8 @@ def _requirement_errors(req: Any, path: str) -> list[dict]:
     return causes
 
 
-def validate_crd(crd: dict) -> list[dict]:
-    causes: list[dict] = []
+def validate_crd(crd: dict[str, Any]) -> list[dict[str, Any]]:
+    causes: list[dict[str, Any]] = []
     spec = crd.get("spec") or {}
     names = spec.get("names") or {}
     group = spec.get("group") or ""
@@ -286,7 +286,7 @@ def validate_crd(crd: dict) -> list[dict]:
     return causes
 
 
-def validate_crd_stored_versions(crd: dict) -> list[dict]:
+def validate_crd_stored_versions(crd: dict[str, Any]) -> list[dict[str, Any]]:
     """``status.storedVersions`` against ``spec.versions``, on every write of a CRD: a version
     objects may still be stored at cannot leave ``spec.versions``."""
     stored = list((crd.get("status") or {}).get("storedVersions") or [])
@@ -333,7 +333,7 @@ def _qualified_name_errors(key: str) -> str | None:
     return None
 
 
-def validate_metadata(m: dict) -> list[dict]:
+def validate_metadata(m: dict[str, Any]) -> list[dict[str, Any]]:
     """Label keys and values, annotation keys and total size, ownerReferences, finalizers."""
     return (
         label_errors(m.get("labels") or {}, "metadata.labels")
@@ -343,8 +343,8 @@ def validate_metadata(m: dict) -> list[dict]:
     )
 
 
-def label_errors(labels: dict, path: str) -> list[dict]:
-    causes: list[dict] = []
+def label_errors(labels: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    causes: list[dict[str, Any]] = []
     for key, value in labels.items():
         why = _qualified_name_errors(str(key))
         if why:
@@ -363,8 +363,8 @@ def label_errors(labels: dict, path: str) -> list[dict]:
     return causes
 
 
-def _annotation_errors(annotations: dict) -> list[dict]:
-    causes: list[dict] = []
+def _annotation_errors(annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    causes: list[dict[str, Any]] = []
     size = sum(len(str(k)) + len(v) for k, v in annotations.items() if isinstance(v, str))
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
         causes.append(
@@ -388,8 +388,8 @@ def _annotation_errors(annotations: dict) -> list[dict]:
     return causes
 
 
-def _owner_reference_errors(refs: list) -> list[dict]:
-    causes: list[dict] = []
+def _owner_reference_errors(refs: list[Any]) -> list[dict[str, Any]]:
+    causes: list[dict[str, Any]] = []
     for i, ref in enumerate(refs):
         if not isinstance(ref, dict):
             causes.append(
@@ -414,8 +414,8 @@ def _owner_reference_errors(refs: list) -> list[dict]:
     return causes
 
 
-def _finalizer_errors(finalizers: list) -> list[dict]:
-    causes: list[dict] = []
+def _finalizer_errors(finalizers: list[Any]) -> list[dict[str, Any]]:
+    causes: list[dict[str, Any]] = []
     for i, fin in enumerate(finalizers):
         why = _qualified_name_errors(str(fin)) if isinstance(fin, str) else "must be a string"
         if why:

@@ -16,7 +16,7 @@ import copy
 import functools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from tf_operator.apis.common.v1.fields import DecodeError, expect_dict, opt_int, opt_str, rest
 from tf_operator.k8s.objects import json_copy
@@ -117,8 +117,8 @@ class ReplicaStatus:
     succeeded: int = 0
     failed: int = 0
     selector: str = ""
-    label_selector: dict | None = None
-    extra: dict = field(default_factory=dict)
+    label_selector: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _COUNTS = ("active", "succeeded", "failed")
     _KEYS = (*_COUNTS, "selector", "labelSelector")
@@ -135,7 +135,7 @@ class ReplicaStatus:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in self._COUNTS:
             if getattr(self, key):
@@ -158,7 +158,7 @@ class JobCondition:
     message: str = ""
     last_update_time: datetime | None = None
     last_transition_time: datetime | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = ("type", "status", "reason", "message", "lastUpdateTime", "lastTransitionTime")
 
@@ -178,7 +178,7 @@ class JobCondition:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "status": self.status}
         if self.reason:
             out["reason"] = self.reason
@@ -203,7 +203,7 @@ class ExitCodeRestarts:
 
     count: int = 0
     counted_pods: list[str] = field(default_factory=list)
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = ("count", "countedPods")
 
@@ -219,7 +219,7 @@ class ExitCodeRestarts:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"count": self.count}
         if self.counted_pods:
             out["countedPods"] = list(self.counted_pods)
@@ -252,7 +252,7 @@ class JobStatus:
     # Not in v0.5.3 (divergence D39): the spec the running job was last reconciled on, as
     # compact JSON, so an invalid edit can be ignored, even by another process.
     last_valid_spec: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = (
         "conditions",
@@ -298,7 +298,7 @@ class JobStatus:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "conditions": None
             if self.conditions is None
@@ -330,9 +330,9 @@ class ReplicaSpec:
     """One entry of ``spec.tfReplicaSpecs``: how many pods, from which template, restarted how."""
 
     replicas: int | None = None
-    template: dict = field(default_factory=dict)
+    template: dict[str, Any] = field(default_factory=dict)
     restart_policy: str = ""
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = ("replicas", "template", "restartPolicy")
 
@@ -348,7 +348,7 @@ class ReplicaSpec:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.replicas is not None:
             out["replicas"] = self.replicas
@@ -360,11 +360,11 @@ class ReplicaSpec:
 
     # -- template accessors (the template is a plain PodTemplateSpec dict) --
 
-    def pod_spec(self) -> dict:
+    def pod_spec(self) -> dict[str, Any]:
         """The template's pod spec (created empty if absent)."""
-        return self.template.setdefault("spec", {})
+        return cast(dict[str, Any], self.template.setdefault("spec", {}))
 
-    def containers(self) -> list[dict]:
+    def containers(self) -> list[dict[str, Any]]:
         """The template's containers; an empty list when the template has none."""
         spec = self.template.get("spec")
         containers = spec.get("containers") if isinstance(spec, dict) else None

@@ -15,6 +15,8 @@ normalisation never drops a spec here (divergence D6).
 
 from __future__ import annotations
 
+from typing import Any
+
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
@@ -45,7 +47,7 @@ def set_type_names_to_camel_case(job: TFJob) -> None:
                 break
 
 
-def set_default_port(template: dict) -> None:
+def set_default_port(template: dict[str, Any]) -> None:
     """Append the ``tfjob-port`` port to the ``tensorflow`` container if it lacks one."""
     containers = (template.get("spec") or {}).get("containers") or []
     if not containers:

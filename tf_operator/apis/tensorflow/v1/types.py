@@ -60,7 +60,7 @@ class TFJobSpec:
     run_policy: RunPolicy | None = None
     success_policy: str | None = None
     enable_dynamic_worker: bool | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = (
         "activeDeadlineSeconds",
@@ -99,7 +99,7 @@ class TFJobSpec:
         """v0.5.3's run-policy fields, in the shape of ``runPolicy``."""
         return RunPolicy(**{attr: getattr(self, attr) for _, attr in SHARED_FIELDS})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         put_present(
             out,
@@ -124,12 +124,12 @@ class TFJobSpec:
 class TFJob:
     """A TFJob: metadata (dict), spec and status, plus any unknown top-level keys."""
 
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
     spec: TFJobSpec = field(default_factory=TFJobSpec)
     status: JobStatus = field(default_factory=JobStatus)
     api_version: str = API_VERSION
     kind: str = KIND
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
     # Derived, never written: what the controller obeys (both placements, defaults applied).
     run_policy: NormalisedRunPolicy = field(default_factory=NormalisedRunPolicy)
 
@@ -157,7 +157,7 @@ class TFJob:
             extra=rest(data, cls._KEYS),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "apiVersion": self.api_version,
             "kind": self.kind,
@@ -189,7 +189,7 @@ class TFJob:
     def deletion_timestamp(self) -> str | None:
         return self.metadata.get("deletionTimestamp")
 
-    def object_ref(self) -> dict:
+    def object_ref(self) -> dict[str, Any]:
         """A small object naming this job, for events (what an event's involvedObject needs)."""
         meta = {
             k: self.metadata[k]

@@ -1,10 +1,13 @@
-"""Queue admission that works (issue 22, item 4): the test plays Kueue's kubeflow job
-integration (``support.kueue``) against the real operator on the simulated cluster. A job is
-created suspended and gets nothing; admitted on one pool of nodes it runs; evicted while
-running it loses its pods and services, reports nothing active and does not fail; admitted
-again on another pool (a tainted one, the admission bringing the toleration) its new pods
-carry the new node selector and run there to Succeeded. The same with a TTL and an active
-deadline set (neither fires across the eviction), and with Volcano gang scheduling."""
+"""Queue admission that works (issue 22, item 4): the local cluster's play of Kueue's kubeflow
+job integration (``localcluster.kueue``) against the real operator on the simulated cluster.
+
+A job that names a LocalQueue is created suspended (Kueue's webhook) and gets nothing; Kueue
+makes its Workload; admitted on one pool of nodes it runs; evicted while running it loses its
+pods and services, reports nothing active and does not fail, its templates as they were;
+admitted again on another pool (a tainted one, the flavour bringing the toleration) its new
+pods carry the new node selector and run there to Succeeded. The same with a TTL and an active
+deadline set (neither fires across the eviction), with Volcano gang scheduling, and for a job
+of four replica types, each admitted to its own pool (Kueue's pod set order)."""
 
 from __future__ import annotations
 
@@ -14,13 +17,14 @@ from typing import Any
 
 import pytest
 
+from localcluster import kueue
 from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.kueue import Kueue, PodSetInfo, RegistryJobs, Workload
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.crd import install_crds
-from support.kueue import Admitter, PodSetInfo
 
-from .conftest import EVENTS, NS, PODS, SERVICES, TFJOBS
+from .conftest import NS, PODS, SERVICES, TFJOBS
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +34,7 @@ POOLS = [
     NodePool("a", labels={"pool": "a"}),
     NodePool("b", labels={"pool": "b"}, taints=[TAINT]),
 ]
+# the flavours: pool a, and pool b whose nodes only admitted jobs tolerate
 TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "b", "effect": "NoSchedule"}
 VOLCANO_PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 
@@ -43,42 +48,42 @@ def cluster() -> Iterator[Any]:
         yield c
 
 
-def queued_job(name: str, **run_policy: Any) -> dict[str, Any]:
-    """A job Kueue's webhook would have suspended at creation; its pods run until deleted
+def replica(replicas: int) -> dict[str, Any]:
+    container = {"name": "tensorflow", "image": "localcluster/none"}
+    return {"replicas": replicas, "template": {"spec": {"containers": [container]}}}
+
+
+def queued_job(name: str, replicas: dict[str, int] | None = None, **run_policy: Any) -> dict:
+    """A job sent to a LocalQueue, as Kueue's webhook lets it in; its pods run until deleted
     unless an admission says otherwise."""
-
-    def replica(replicas: int) -> dict[str, Any]:
-        container = {"name": "tensorflow", "image": "localcluster/none"}
-        return {"replicas": replicas, "template": {"spec": {"containers": [container]}}}
-
-    return {
+    specs = {rtype: replica(n) for rtype, n in (replicas or {"PS": 1, "Worker": 2}).items()}
+    job = {
         "apiVersion": "kubeflow.org/v1",
         "kind": "TFJob",
-        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
-        "spec": {
-            "runPolicy": {"suspend": True, **run_policy},
-            "tfReplicaSpecs": {"PS": replica(1), "Worker": replica(2)},
-        },
+        "metadata": {"name": name, "labels": {kueue.QUEUE_LABEL: "user-queue"}},
+        "spec": {"runPolicy": run_policy, "tfReplicaSpecs": specs},
     }
+    return kueue.default_on_create(job)
 
 
-def on_pool(pool: str, finish_in: str | None = None) -> dict[str, PodSetInfo]:
-    """An admission to the nodes of ``pool`` (its flavour), for both replica types."""
-    tolerations = [TOLERATION] if pool == "b" else []
-    annotations = {RUN: finish_in} if finish_in else {}
-    return {
-        rtype: PodSetInfo(
-            labels={"kueue.x-k8s.io/podset": rtype.lower()},
-            annotations=annotations,
-            node_selector={"pool": pool},
-            tolerations=tolerations,
-        )
-        for rtype in ("PS", "Worker")
-    }
+def flavour(pool: str, finish_in: str | None = None) -> PodSetInfo:
+    """What admission to ``pool`` puts on a pod set (``finish_in``: the simulated kubelet ends
+    its pods after that many seconds)."""
+    return PodSetInfo(
+        annotations={RUN: finish_in} if finish_in else {},
+        node_selector={"pool": pool},
+        tolerations=[TOLERATION] if pool == "b" else [],
+    )
+
+
+def on_pool(workload: Workload, pool: str, finish_in: str | None = None) -> list[PodSetInfo]:
+    return [flavour(pool, finish_in) for _ in workload.pod_sets]
 
 
 def pods(cluster: Any, name: str) -> list[dict[str, Any]]:
-    items, _ = cluster.registry.list(PODS, NS, label_selector=f"tf-job-name={name}")
+    """The job's pods, found as Kueue finds them."""
+    selector = Kueue(RegistryJobs(cluster.registry)).pod_selector(name)
+    items, _ = cluster.registry.list(PODS, NS, label_selector=selector)
     return list(items)
 
 
@@ -87,60 +92,111 @@ def services(cluster: Any, name: str) -> list[dict[str, Any]]:
     return list(items)
 
 
+def job(cluster: Any, name: str) -> dict[str, Any]:
+    return dict(cluster.registry.get(TFJOBS, NS, name))
+
+
 def conditions(cluster: Any, name: str) -> dict[str, str]:
-    job = cluster.registry.get(TFJOBS, NS, name)
-    return {c["type"]: c["status"] for c in (job.get("status") or {}).get("conditions") or []}
+    return {
+        c["type"]: c["status"]
+        for c in (job(cluster, name).get("status") or {}).get("conditions") or []
+    }
 
 
-def running_on(cluster: Any, name: str, pool: str) -> list[dict[str, Any]] | None:
-    """The job's three pods once all run on nodes of ``pool``."""
+def running_on(
+    cluster: Any, name: str, pool: str, count: int = 3, phase: str | None = "Running"
+) -> list[dict] | None:
+    """The job's ``count`` pods once all are bound to nodes of ``pool`` (and in ``phase``)."""
     found = pods(cluster, name)
     placed = [
         p
         for p in found
-        if p["status"].get("phase") == "Running"
+        if phase in (None, p["status"].get("phase"))
         and (p["spec"].get("nodeName") or "").startswith(f"{pool}-")
         and not p["metadata"].get("deletionTimestamp")
     ]
-    return placed if len(found) == len(placed) == 3 else None
+    return placed if len(found) == len(placed) == count else None
 
 
-def evict_and_check(cluster: Any, kueue: Admitter, name: str) -> None:
-    """Evict a running job: its pods and services go, nothing is active, it has not failed."""
-    kueue.evict(name)
+def queue_up(cluster: Any, name: str) -> Workload:
+    """Once the operator has the job suspended, Kueue makes its Workload."""
+    wait_for(lambda: conditions(cluster, name).get("Suspended") == "True", 30, what="Suspended")
+    assert pods(cluster, name) == [] and services(cluster, name) == []
+    return Kueue(RegistryJobs(cluster.registry)).workload(NS, name)
+
+
+def evict_and_check(cluster: Any, queue: Kueue, workload: Workload) -> None:
+    """Evict a running job: its pods and services go, nothing is active, it has not failed,
+    and its templates are the Workload's again."""
+    name = workload.job_name
+    queue.evict(workload)
     wait_for(lambda: not pods(cluster, name), 30, what=f"{name}'s pods deleted")
     wait_for(lambda: not services(cluster, name), 30, what=f"{name}'s services deleted")
-    wait_for(lambda: conditions(cluster, name).get("Suspended") == "True", 30, what="Suspended")
-    assert not kueue.is_active(name)
-    assert not kueue.pods_ready(name)
-    assert kueue.finished(name) == (False, False)
-    assert conditions(cluster, name).get("Failed") is None
-    template = kueue.job(name)["spec"]["tfReplicaSpecs"]["Worker"]["template"]
-    assert "nodeSelector" not in template["spec"]  # restored
+    # Kueue releases the quota only once the job is inactive
+    wait_for(lambda: not kueue.is_active(job(cluster, name)), 30, what="nothing active")
+    current = job(cluster, name)
+    assert all(s.get("active", 0) == 0 for s in current["status"]["replicaStatuses"].values())
+    assert not kueue.pods_ready(current)
+    assert kueue.finished(current) == (False, True, "")
+    assert conditions(cluster, name)["Suspended"] == "True"
+    assert "Failed" not in conditions(cluster, name)
+    specs = current["spec"]["tfReplicaSpecs"]
+    for pod_set in workload.pod_sets:
+        assert PodSetInfo.of_template(specs[pod_set.replica_type]["template"]) == pod_set.template
 
 
 def test_admit_evict_admit_elsewhere_and_finish(cluster, operators):
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    kueue, name = Admitter(cluster.registry), "queued"
-    cluster.registry.create(TFJOBS, NS, queued_job(name))
-    wait_for(lambda: conditions(cluster, name).get("Suspended") == "True", 30, what="Suspended")
-    assert pods(cluster, name) == []
+    queue, name = Kueue(RegistryJobs(cluster.registry)), "queued"
+    created = cluster.registry.create(TFJOBS, NS, queued_job(name))
+    assert created["spec"]["runPolicy"]["suspend"] is True
+    workload = queue_up(cluster, name)
+    assert workload.pod_set_names == ["ps", "worker"]
+    assert [p.count for p in workload.pod_sets] == [1, 2]
 
-    kueue.admit(name, on_pool("a"))
+    queue.admit(workload, on_pool(workload, "a"))
     placed = wait_for(lambda: running_on(cluster, name, "a"), 30, what="pods running on pool a")
     assert all(p["spec"]["nodeSelector"] == {"pool": "a"} for p in placed)
-    assert all(p["metadata"]["labels"]["kueue.x-k8s.io/podset"] in ("ps", "worker") for p in placed)
-    wait_for(lambda: kueue.pods_ready(name) and kueue.is_active(name), 30, what="ready")
+    by_type = {p["metadata"]["labels"]["tf-replica-type"]: p for p in placed}
+    assert by_type["ps"]["metadata"]["labels"][kueue.PODSET_LABEL] == "ps"
+    assert by_type["worker"]["metadata"]["labels"][kueue.PODSET_LABEL] == "worker"
+    wait_for(lambda: kueue.pods_ready(job(cluster, name)), 30, what="Running=True")
+    assert kueue.is_active(job(cluster, name))
 
-    evict_and_check(cluster, kueue, name)
+    evict_and_check(cluster, queue, workload)
 
-    kueue.admit(name, on_pool("b", finish_in="0.3"))
-    wait_for(lambda: kueue.finished(name) == (True, True), 30, what="Succeeded")
-    worker = cluster.registry.get(PODS, NS, f"{name}-worker-0")
-    assert worker["spec"]["nodeSelector"] == {"pool": "b"}
-    assert TOLERATION in worker["spec"]["tolerations"]
-    assert worker["spec"]["nodeName"].startswith("b-")
+    queue.admit(workload, on_pool(workload, "b", finish_in="2"))
+    placed = wait_for(lambda: running_on(cluster, name, "b", phase=None), 30, what="on pool b")
+    for pod in placed:
+        assert pod["spec"]["nodeSelector"] == {"pool": "b"}
+        assert TOLERATION in pod["spec"]["tolerations"]
+    wait_for(lambda: kueue.finished(job(cluster, name)).finished, 30, what="finished")
+    assert kueue.finished(job(cluster, name))[:2] == (True, True)
     assert conditions(cluster, name)["Suspended"] == "False"
+
+
+def test_each_pod_set_gets_its_own_admission_in_kueues_order(cluster, operators):
+    """Kueue gives pod set i of its Workload (Chief, Master, PS, Worker, Evaluator order, not
+    the order the job lists them in) admission i: here each type goes to its own pool."""
+    operators(cluster, "--no-leader-elect", "--threadiness=2")
+    queue, name = Kueue(RegistryJobs(cluster.registry)), "ordered"
+    written = {"Evaluator": 1, "Worker": 2, "PS": 1, "Chief": 1}
+    cluster.registry.create(TFJOBS, NS, queued_job(name, written))
+    workload = queue_up(cluster, name)
+    assert workload.pod_set_names == ["chief", "ps", "worker", "evaluator"]
+    pools = {"chief": "a", "ps": "b", "worker": "a", "evaluator": "b"}
+    infos = [flavour(pools[p], "1" if p == "chief" else None) for p in workload.pod_set_names]
+    queue.admit(workload, infos)
+
+    def placed() -> dict[str, str] | None:
+        found = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in pods(cluster, name)}
+        return found if len(found) == 5 and all(found.values()) else None
+
+    nodes = wait_for(placed, 30, what="the five pods placed")
+    for pod, node in nodes.items():
+        assert node.startswith(pools[pod.split("-")[1]] + "-"), nodes
+    wait_for(lambda: kueue.finished(job(cluster, name)).finished, 30, what="the chief's end")
+    assert conditions(cluster, name)["Succeeded"] == "True"
 
 
 def test_with_a_ttl_and_an_active_deadline(cluster, operators):
@@ -148,31 +204,36 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     there); the deadline does not run while the job is evicted and counts afresh from its
     next admission; once it finished, the TTL deletes it."""
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    kueue, name, deadline = Admitter(cluster.registry), "limited", 2
-    job = queued_job(name, ttlSecondsAfterFinished=1, activeDeadlineSeconds=deadline)
-    cluster.registry.create(TFJOBS, NS, job)
-    kueue.admit(name, on_pool("a"))
+    queue, name, deadline = Kueue(RegistryJobs(cluster.registry)), "limited", 2
+    job_ = queued_job(name, ttlSecondsAfterFinished=1, activeDeadlineSeconds=deadline)
+    cluster.registry.create(TFJOBS, NS, job_)
+    workload = queue_up(cluster, name)
+    queue.admit(workload, on_pool(workload, "a"))
     wait_for(lambda: running_on(cluster, name, "a"), 30, what="pods running on pool a")
-    evict_and_check(cluster, kueue, name)
+    evict_and_check(cluster, queue, workload)
     started = time.monotonic()
     # evicted for longer than the deadline: time itself is what this waits for
     wait_for(lambda: time.monotonic() - started > deadline + 1, deadline + 5, what="time")
-    assert conditions(cluster, name).get("Failed") is None
-    kueue.admit(name, on_pool("b", finish_in="0.3"))
-
-    def gone() -> bool:
-        items, _ = cluster.registry.list(TFJOBS, NS)
-        return all(i["metadata"]["name"] != name for i in items)
-
-    wait_for(gone, 30, what="the finished job deleted by its TTL")
-    items, _ = cluster.registry.list(EVENTS, NS)
-    reasons = {e["reason"] for e in items if e["involvedObject"].get("name") == name}
-    assert "TFJobSucceeded" in reasons and "DeadlineExceeded" not in reasons
-    assert {"TFJobSuspended", "TFJobResumed"} <= reasons
+    assert "Failed" not in conditions(cluster, name)
+    # the job's last state comes with its deletion: the TTL only deletes a finished job
+    watch = cluster.registry.watch(TFJOBS, NS, field_selector=f"metadata.name={name}")
+    try:
+        queue.admit(workload, on_pool(workload, "b", finish_in="0.3"))
+        deadline = time.monotonic() + 30
+        while (event := watch.get(max(0.0, deadline - time.monotonic()))) is not None:
+            if event[0] == "DELETED":
+                break
+        assert event is not None and event[0] == "DELETED", "the job was not deleted by its TTL"
+    finally:
+        watch.stop()
+    last = {c["type"]: c for c in event[1]["status"]["conditions"]}
+    assert last["Succeeded"]["status"] == "True" and "Failed" not in last
+    assert last["Suspended"]["reason"] == "TFJobResumed"
 
 
 def test_with_volcano_gang_scheduling(operators):
-    """The PodGroup goes with the eviction and comes back with the admission."""
+    """The PodGroup goes with the eviction and comes back with the admission; the gang's pods
+    carry each admission's node selector."""
     with LocalCluster(
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
@@ -187,23 +248,28 @@ def test_with_volcano_gang_scheduling(operators):
             "--enable-gang-scheduling=true",
             "--gang-scheduler-name=volcano",
         )
-        kueue, name, registry = Admitter(gang_cluster.registry), "gang", gang_cluster.registry
+        registry, name = gang_cluster.registry, "gang"
+        queue = Kueue(RegistryJobs(registry))
 
         def group() -> dict[str, Any] | None:
             items, _ = registry.list(VOLCANO_PODGROUPS, NS)
             return next((g for g in items if g["metadata"]["name"] == name), None)
 
         registry.create(TFJOBS, NS, queued_job(name))
-        wait_for(
-            lambda: conditions(gang_cluster, name).get("Suspended") == "True", 30, what="Suspended"
-        )
+        workload = queue_up(gang_cluster, name)
         assert group() is None
-        kueue.admit(name, on_pool("a"))
+        queue.admit(workload, on_pool(workload, "a"))
         assert wait_for(group, 30, what="the PodGroup")["spec"]["minMember"] == 3
         wait_for(lambda: running_on(gang_cluster, name, "a"), 30, what="the gang on pool a")
-        evict_and_check(gang_cluster, kueue, name)
+        evict_and_check(gang_cluster, queue, workload)
         wait_for(lambda: group() is None, 30, what="the PodGroup deleted on eviction")
-        kueue.admit(name, on_pool("b", finish_in="0.3"))
+        queue.admit(workload, on_pool(workload, "b", finish_in="2"))
         wait_for(group, 30, what="a new PodGroup")
-        wait_for(lambda: kueue.finished(name) == (True, True), 30, what="Succeeded")
+        placed = wait_for(
+            lambda: running_on(gang_cluster, name, "b", phase=None), 30, what="gang on pool b"
+        )
+        assert all(p["spec"]["schedulerName"] == "volcano" for p in placed)
+        assert all(p["spec"]["nodeSelector"] == {"pool": "b"} for p in placed)
+        wait_for(lambda: kueue.finished(job(gang_cluster, name)).finished, 30, what="finished")
+        assert conditions(gang_cluster, name)["Succeeded"] == "True"
         wait_for(lambda: group() is None, 30, what="the PodGroup deleted at the end")

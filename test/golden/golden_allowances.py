@@ -162,9 +162,10 @@ def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
         for c in status.get("conditions") or []
     )
     if not finished:
-        status["lastValidSpec"] = json.dumps(
-            case.tfjob["spec"], sort_keys=True, separators=(",", ":")
-        )
+        # the spec as stored: the CRD defaults runPolicy to {}, then suspend to false (D90)
+        spec = dict(case.tfjob["spec"])
+        spec["runPolicy"] = {"suspend": False, **(spec.get("runPolicy") or {})}
+        status["lastValidSpec"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
 _TRAINING = "training.kubeflow.org/"

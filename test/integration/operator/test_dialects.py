@@ -127,7 +127,8 @@ def test_a_v1beta2_job_applied_with_kubectl_succeeds(proc, op, tmp_path):
         kubectl(proc, tmp_path, "get", "tfjobs.v1beta2.kubeflow.org", "beta-kubectl", "-o", "json")
     )
     assert beta["apiVersion"] == "kubeflow.org/v1beta2"
-    assert beta["spec"] == v1beta2_job("beta-kubectl")["spec"]
+    # as written, with the CRD's runPolicy default (D90)
+    assert beta["spec"] == {**v1beta2_job("beta-kubectl")["spec"], "runPolicy": {"suspend": False}}
     assert proc.get("beta-kubectl")["apiVersion"] == "kubeflow.org/v1"
     # it ran as a v1 job does: its pods belong to the v1 TFJob
     owners = {p["metadata"]["ownerReferences"][0]["apiVersion"] for p in proc.pods("beta-kubectl")}

@@ -73,7 +73,9 @@ def test_every_example_is_admitted(reg, doc):
     doc = copy.deepcopy(doc)
     doc["metadata"]["namespace"] = "default"
     doc["metadata"]["name"] = f"ex-{next(_names)}"
-    assert reg.create(TFJOBS, "default", doc)["spec"] == doc["spec"]
+    # nothing pruned; runPolicy defaulted to {} then suspend to false (D90)
+    run_policy = {"suspend": False, **(doc["spec"].get("runPolicy") or {})}
+    assert reg.create(TFJOBS, "default", doc)["spec"] == {**doc["spec"], "runPolicy": run_policy}
 
 
 # ------------------------------------------------------------------ finding 8: keys in any case
@@ -209,13 +211,17 @@ def test_every_v1_9_field_is_stored_as_written(reg):
         assert create(reg, body)["spec"] == body["spec"]
 
 
-def test_suspend_defaults_to_false_only_inside_a_run_policy(reg):
-    """v1.9's CRD default; a v0.5.3-style job gets no runPolicy at all."""
+def test_run_policy_defaults_to_an_empty_one_and_suspend_to_false(reg):
+    """v1.9's CRD defaults suspend; ours also gives a v0.5.3-style job an empty runPolicy
+    (D90), which the v1.9 SDK's model requires; its top-level fields stay as written."""
     assert create(reg, v19("v19-default", {"backoffLimit": 1}))["spec"]["runPolicy"] == {
         "backoffLimit": 1,
         "suspend": False,
     }
-    assert "runPolicy" not in create(reg, v19("v053-default"))["spec"]
+    old = v19("v053-default")
+    old["spec"]["cleanPodPolicy"] = "All"
+    stored = create(reg, old)["spec"]
+    assert stored["runPolicy"] == {"suspend": False} and stored["cleanPodPolicy"] == "All"
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The shipped TFJob CRD for tests, whole or without the checks a cluster may not enforce.
+"""The shipped TFJob (and PyTorchJob) CRDs for tests, whole or without the checks a cluster may not enforce.
 
 A cluster without CEL (before Kubernetes 1.25), or one still serving an older CRD, does not
 refuse what the CRD's rules, bounds, formats and enums refuse; it still checks the structural
@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/base/crd.yaml"
+PYTORCH_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/pytorchjob/crd.yaml"
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOB_CRD_NAME = "tfjobs.kubeflow.org"
 

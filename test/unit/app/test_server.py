@@ -233,3 +233,33 @@ def test_controller_crash_exits_1_and_releases_lock(wiring, leader_elect):
     if leader_elect:
         lock = client.resource(ENDPOINTS).get("tf-operator", namespace="default")
         assert _holder(lock, "endpoints") == ""
+
+
+def test_each_enabled_kind_gets_a_controller_over_the_shared_informers():
+    from tf_operator.app.group import ControllerGroup
+
+    opt = options(enable_scheme=("tfjob", "pytorchjob"), leader_elect=False)
+    wiring = server.build_controller(opt, FakeKubeClient())
+    assert isinstance(wiring.controller, ControllerGroup)
+    (tf_name, tf_ctr), (pt_name, pt_ctr) = wiring.controller.members
+    assert (tf_name, pt_name) == ("tfjob", "pytorchjob")
+    assert (tf_ctr.kind.resource.plural, pt_ctr.kind.resource.plural) == ("tfjobs", "pytorchjobs")
+    assert tf_ctr.pods._informer is pt_ctr.pods._informer  # one pod informer, one cache
+    assert tf_ctr.services._informer is pt_ctr.services._informer
+    assert tf_ctr.config.defaults.release == "v0.5.3"  # --defaults
+    assert pt_ctr.config.defaults.release == "v1.9"  # a PyTorchJob's are v1.9's (D81)
+    assert len(wiring.job_informers) == 2
+    # the TFJob informer resyncs every 30 s as v0.5.3's; the PyTorchJob one by --resyc-period
+    assert sorted(f.resync_period for f in wiring.factories) == [30.0, opt.resync_period]
+    wiring.broadcaster.shutdown()
+
+
+def test_a_missing_crd_of_an_enabled_kind_is_named(wiring, caplog):
+    client = FakeKubeClient()
+    client.prepend_reactor(
+        "list", "pytorchjobs", lambda a: (True, new_not_found("pytorchjobs", "", "kubeflow.org"))
+    )
+    opt = options(enable_scheme=("tfjob", "pytorchjob"))
+    assert server.run(opt, stop=threading.Event(), kube_client=client, handle_signals=False) == 1
+    assert "install pytorchjobs.kubeflow.org" in caplog.text
+    assert "manifests/components/pytorchjob/crd.yaml" in caplog.text

@@ -11,7 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
-OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano", "namespaced"]
+OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano", "namespaced", "pytorchjob"]
 # The kubectl on these machines (1.32) and the newest schema the validator ships.
 K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
 
@@ -143,6 +143,22 @@ def test_cluster_role_grants_what_the_operator_uses(rendered):
         "name": "tf-job-operator",
         "namespace": "kubeflow",
     }
+
+
+def test_the_pytorchjob_component_adds_the_kind(rendered):
+    from tf_operator.app import main as app_main
+
+    objs = rendered["pytorchjob"]
+    crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
+    assert crds == {"tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org"}
+    grants = _rules(objs) - _rules(rendered["standalone"])
+    assert grants == {
+        ("kubeflow.org", "pytorchjobs", v) for v in ("get", "list", "watch", "delete")
+    } | {("kubeflow.org", "pytorchjobs/status", "update")}
+    (deploy,) = by_kind(objs, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    ctx = app_main.cli.make_context("tf-operator", app_main.normalize_go_args(args))
+    assert app_main.options_from_params(ctx.params).enable_scheme == ("tfjob", "pytorchjob")
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from tf_operator.apis.common.v1.run_policy import Defaults
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V1_9, Defaults
 from tf_operator.common.jobcontroller.jobcontroller import JobControllerConfiguration
 from tf_operator.control.object_control import EventRecorder
+from tf_operator.controller.v1.pytorch.controller import new_pytorch_controller
+from tf_operator.controller.v1.pytorch.informer import PYTORCHJOBS
 from tf_operator.controller.v1.tensorflow.controller import new_tf_controller
 from tf_operator.controller.v1.tensorflow.informer import TFJOB_RESYNC_PERIOD, TFJOBS
 from tf_operator.k8s.cache import SharedIndexInformer
@@ -83,7 +85,18 @@ TFJOB = Scheme(
     new_controller=new_tf_controller,
 )
 
-SCHEMES: dict[str, Scheme] = {s.name: s for s in (TFJOB,)}
+PYTORCHJOB = Scheme(
+    name="pytorchjob",
+    component="pytorchjob-controller",  # v1.9's
+    resource=PYTORCHJOBS,
+    crd_manifest="manifests/components/pytorchjob/crd.yaml",
+    resync_period=None,
+    # v1.9's: v0.5.3 had no PyTorchJob whose defaults a job could keep (D81)
+    defaults=DEFAULTS_V1_9,
+    new_controller=new_pytorch_controller,
+)
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (TFJOB, PYTORCHJOB)}
 DEFAULT_SCHEMES = (TFJOB.name,)
 
 

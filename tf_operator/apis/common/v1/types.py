@@ -101,6 +101,14 @@ def truncate_time(value: datetime) -> datetime:
     return value.astimezone(UTC).replace(microsecond=0)
 
 
+def object_ref(api_version: str, kind: str, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A small object naming a job, for events (what an event's involvedObject needs)."""
+    meta = {
+        k: metadata[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in metadata
+    }
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}
+
+
 # ---- types ---------------------------------------------------------------------------------
 
 
@@ -358,7 +366,7 @@ class ReplicaSpec:
         out.update(json_copy(self.extra))
         return out
 
-    # -- template accessors (the template is a plain PodTemplateSpec dict) --
+    # -- template accessors (the template is a plain PodTemplateSpec dict[str, Any]) --
 
     def pod_spec(self) -> dict[str, Any]:
         """The template's pod spec (created empty if absent)."""

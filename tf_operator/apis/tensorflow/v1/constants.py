@@ -10,6 +10,8 @@ LIST_KIND = "TFJobList"
 PLURAL = "tfjobs"
 SINGULAR = "tfjob"
 CRD_NAME = f"{PLURAL}.{GROUP_NAME}"
+# The framework label of training-operator v1.9's job counters (training_operator_jobs_*_total).
+FRAMEWORK_NAME = "tensorflow"
 # The versions the CRD serves (v0.5.3's CRD served both; v1beta2's types are v1's). The
 # operator watches v1, the storage version: a job created as v1beta2 is the same object.
 GROUP_VERSION_V1BETA2 = "v1beta2"

@@ -15,9 +15,7 @@ normalisation never drops a spec here (divergence D6).
 
 from __future__ import annotations
 
-from typing import Any
-
-from tf_operator.apis.common.v1.types import ReplicaSpec
+from tf_operator.apis.common.v1.defaults import set_default_port, set_default_replicas
 from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT,
@@ -47,37 +45,11 @@ def set_type_names_to_camel_case(job: TFJob) -> None:
                 break
 
 
-def set_default_port(template: dict[str, Any]) -> None:
-    """Append the ``tfjob-port`` port to the ``tensorflow`` container if it lacks one."""
-    containers = (template.get("spec") or {}).get("containers") or []
-    if not containers:
-        return
-    index = 0
-    for i, container in enumerate(containers):
-        if isinstance(container, dict) and container.get("name") == DEFAULT_CONTAINER_NAME:
-            index = i
-            break
-    container = containers[index]
-    if not isinstance(container, dict):
-        return
-    ports = container.get("ports") or []
-    if any(isinstance(p, dict) and p.get("name") == DEFAULT_PORT_NAME for p in ports):
-        return
-    container["ports"] = [*ports, {"name": DEFAULT_PORT_NAME, "containerPort": DEFAULT_PORT}]
-
-
-def set_default_replicas(spec: ReplicaSpec) -> None:
-    if spec.replicas is None:
-        spec.replicas = 1
-    if not spec.restart_policy:
-        spec.restart_policy = DEFAULT_RESTART_POLICY
-
-
 def set_defaults_tfjob(job: TFJob) -> None:
     """Apply v0.5.3's defaults of the replica specs to ``job`` in place."""
     set_type_names_to_camel_case(job)
     for spec in (job.spec.tf_replica_specs or {}).values():
         if spec is None:
             continue
-        set_default_replicas(spec)
-        set_default_port(spec.template)
+        set_default_replicas(spec, DEFAULT_RESTART_POLICY)
+        set_default_port(spec.template, DEFAULT_CONTAINER_NAME, DEFAULT_PORT_NAME, DEFAULT_PORT)

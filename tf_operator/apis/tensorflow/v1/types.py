@@ -31,7 +31,7 @@ from tf_operator.apis.common.v1.run_policy import (
     normalise_run_policy,
     shared_field_pairs,
 )
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, object_ref
 from tf_operator.apis.tensorflow.v1.constants import (
     API_VERSION,
     KIND,
@@ -191,12 +191,7 @@ class TFJob:
 
     def object_ref(self) -> dict[str, Any]:
         """A small object naming this job, for events (what an event's involvedObject needs)."""
-        meta = {
-            k: self.metadata[k]
-            for k in ("name", "namespace", "uid", "resourceVersion")
-            if k in self.metadata
-        }
-        return {"apiVersion": self.api_version, "kind": self.kind, "metadata": meta}
+        return object_ref(self.api_version, self.kind, self.metadata)
 
     # -- replica-type helpers --
 

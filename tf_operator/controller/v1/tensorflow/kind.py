@@ -10,6 +10,7 @@ from __future__ import annotations
 from tf_operator.apis.tensorflow.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     DEFAULT_PORT_NAME,
+    FRAMEWORK_NAME,
     GROUP_NAME,
 )
 from tf_operator.apis.tensorflow.v1.defaults import set_defaults_tfjob
@@ -19,7 +20,8 @@ from tf_operator.apis.tensorflow.v1.types import (
     is_chief_or_master,
     is_worker,
 )
-from tf_operator.common.jobcontroller.kind import JobKind, JobMetrics, LabelKeys
+from tf_operator.common.jobcontroller.kind import JobKind, LabelKeys
+from tf_operator.controller.v1.metrics import framework_metrics
 from tf_operator.controller.v1.tensorflow import metrics
 from tf_operator.controller.v1.tensorflow.informer import TFJOBS, decode_tfjob
 from tf_operator.controller.v1.tensorflow.status import tf_progress
@@ -35,13 +37,8 @@ TF_LABELS = LabelKeys(
     job_role="tf-job-role",
     operator_name="tfjob-controller",  # training-operator v1.9's TFJob controller
 )
-TF_METRICS = JobMetrics(
-    created=metrics.JOBS_CREATED,
-    deleted=metrics.JOBS_DELETED,
-    successful=metrics.JOBS_SUCCESSFUL,
-    failed=metrics.JOBS_FAILED,
-    restarted=metrics.JOBS_RESTARTED,
-)
+# v0.5.3's tf_operator_jobs_* and v1.9's training_operator_jobs_*_total{framework="tensorflow"}
+TF_METRICS = framework_metrics(FRAMEWORK_NAME, metrics.ALL_COUNTERS)
 
 
 def is_master_role(job: TFJob, rtype: str, index: int) -> bool:

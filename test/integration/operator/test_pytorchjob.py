@@ -1,0 +1,194 @@
+"""PyTorchJobs on the local cluster, run by the real operator beside TFJobs (one process, both
+controllers): a job whose replicas find each other only through the environment the operator
+sets runs to Succeeded; training-operator v1.9's smoke-dist example (its program in plain
+Python) runs to Succeeded; a job gang-scheduled by the local cluster's Volcano runs to
+Succeeded, its PodGroup naming a task per replica type."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from localcluster.cluster import LocalCluster, SimulatedTiming
+from support.crd import PYTORCH_CRD_FILE, install_crds
+
+from .conftest import PODS, wait_for
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE_DIR = ROOT / "examples/pytorch/smoke-dist"
+PYTORCHJOBS = ("kubeflow.org", "v1", "pytorchjobs")
+PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
+BOTH = ("--enable-scheme=tfjob", "--enable-scheme=pytorchjob")
+
+# Rank 0 listens on MASTER_PORT at its own address, every other rank connects to
+# MASTER_ADDR:MASTER_PORT and says who it is; rank 0 exits once WORLD_SIZE - 1 ranks did.
+RENDEZVOUS = """
+import os, socket, time
+addr, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
+print("rank", rank, "of", world, "master", addr, port, flush=True)
+if rank == 0:
+    with socket.create_server((socket.gethostbyname(addr), port)) as server:
+        server.settimeout(60)
+        seen = sorted(int(server.accept()[0].recv(16)) for _ in range(world - 1))
+    print("ranks", seen, flush=True)
+else:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection((addr, port), timeout=5) as conn:
+                conn.sendall(str(rank).encode())
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+"""
+
+
+def pytorchjob(name: str, workers: int, command: list[str], **spec: Any) -> dict:
+    def replica(count: int) -> dict:
+        container = {"name": "pytorch", "image": "localcluster/none", "command": command}
+        return {"replicas": count, "template": {"spec": {"containers": [container]}}}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name},
+        "spec": {"pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(workers)}, **spec},
+    }
+
+
+def condition(registry: Any, name: str, ctype: str) -> dict | None:
+    job = registry.get(PYTORCHJOBS, "default", name)
+    for cond in (job.get("status") or {}).get("conditions") or []:
+        if cond["type"] == ctype and cond["status"] == "True":
+            return cond
+    return None
+
+
+@pytest.fixture(scope="module")
+def both(proc):
+    try:
+        install_crds(proc.registry, PYTORCH_CRD_FILE)
+    except Exception as err:  # noqa: BLE001 - the module's cluster may have it already
+        assert "exists" in str(err).lower()
+    return proc
+
+
+@pytest.fixture(scope="module")
+def op(both, module_operator):
+    operator = module_operator(both, *BOTH, "--no-leader-elect")
+    operator.wait_log("Starting PyTorchJob controller", 30)
+    return operator
+
+
+def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, op):
+    registry = both.registry
+    registry.create(
+        PYTORCHJOBS, "default", pytorchjob("rdzv", 2, [sys.executable, "-c", RENDEZVOUS])
+    )
+    wait_for(lambda: condition(registry, "rdzv", "Succeeded"), 90, "PyTorchJob Succeeded")
+    log = both.log("rdzv-master-0", container="pytorch")
+    assert "rank 0 of 3 master rdzv-master-0 23456" in log
+    assert "ranks [1, 2]" in log
+    status = registry.get(PYTORCHJOBS, "default", "rdzv")["status"]
+    assert status["replicaStatuses"]["Master"]["succeeded"] == 1
+    reasons = {e["reason"] for e in both.events("rdzv")}
+    assert {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"} <= reasons
+    # the same process runs TFJobs
+    both.create(both.job("beside", {"Worker": {"command": both.python("print('ok')")}}))
+    both.wait_condition("beside", "Succeeded", 60)
+    # v1.9's framework counters count both kinds; v0.5.3's count TFJobs only
+    text = op.http("/metrics")[1]
+    assert 'training_operator_jobs_successful_total{framework="pytorch"} 1.0' in text
+    assert 'training_operator_jobs_successful_total{framework="tensorflow"} 1.0' in text
+    assert op.metric("tf_operator_jobs_successful") == 1
+
+
+def test_the_v1_9_smoke_dist_example_succeeds(both, op):
+    job = yaml.safe_load((EXAMPLE_DIR / "pytorchjob.yaml").read_text())
+    for spec in job["spec"]["pytorchReplicaSpecs"].values():
+        pod = spec["template"]["spec"]
+        pod.pop("volumes", None)
+        for c in pod["containers"]:
+            c.pop("volumeMounts", None)
+            c["workingDir"] = str(EXAMPLE_DIR)
+            c["command"] = [sys.executable, "-u", *c["command"][1:]]
+    job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"] = [
+        {"name": "pytorchjob-port", "containerPort": 23457}  # beside the other test's master
+    ]
+    name = job["metadata"]["name"]
+    both.registry.create(PYTORCHJOBS, "default", job)
+    wait_for(lambda: condition(both.registry, name, "Succeeded"), 90, "example Succeeded")
+    log = both.log(f"{name}-master-0", container="pytorch")
+    assert sorted(line.split(" : ")[0] for line in log.splitlines() if "Result from" in line) == [
+        f"Result from worker {rank}" for rank in (1, 2, 3)
+    ]
+
+
+VOLCANO = {
+    "actions": "enqueue, allocate, backfill",
+    "tiers": [
+        {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
+        {"plugins": [{"name": n} for n in ("drf", "predicates", "proportion", "nodeorder")]},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def volcano_cluster():
+    with LocalCluster(
+        kubelet="simulated",
+        simulated=SimulatedTiming(start_delay=0.1),
+        batch_schedulers=("volcano",),
+        batch_scheduler_conf={"volcano": VOLCANO},
+        batch_schedule_period=0.2,
+    ) as cluster:
+        install_crds(cluster.registry, ROOT / "manifests/base/crd.yaml", PYTORCH_CRD_FILE)
+        yield cluster
+
+
+def test_a_gang_scheduled_job_runs_on_volcano(volcano_cluster, operators):
+    registry = volcano_cluster.registry
+    operators(
+        volcano_cluster,
+        *BOTH,
+        "--no-leader-elect",
+        "--enable-gang-scheduling=true",
+        "--gang-scheduler-name=volcano",
+    )
+    job = pytorchjob("gang", 3, ["true"])
+    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+        replica["template"]["metadata"] = {
+            "annotations": {"localcluster.tf-operator.io/run-seconds": "0.5"}
+        }
+    registry.create(PYTORCHJOBS, "default", job)
+    group = wait_for(lambda: registry.get(PODGROUPS, "default", "gang"), 30, "PodGroup")
+    assert group["spec"]["minMember"] == 4
+    assert group["metadata"]["ownerReferences"][0]["kind"] == "PyTorchJob"
+
+    def bound() -> list[dict] | None:
+        items, _ = registry.list(PODS, "default", label_selector="pytorch-job-name=gang")
+        return items if len(items) == 4 and all(p["spec"].get("nodeName") for p in items) else None
+
+    for pod in wait_for(bound, 30, "4 pods bound by Volcano"):
+        assert pod["spec"]["schedulerName"] == "volcano"
+        annotations = pod["metadata"]["annotations"]
+        assert annotations["scheduling.k8s.io/group-name"] == "gang"
+        assert (
+            annotations["volcano.sh/task-spec"] == pod["metadata"]["labels"]["pytorch-replica-type"]
+        )
+    wait_for(lambda: condition(registry, "gang", "Succeeded"), 30, "PyTorchJob Succeeded")
+
+    def group_gone() -> bool:
+        items, _ = registry.list(PODGROUPS, "default")
+        return "gang" not in {i["metadata"]["name"] for i in items}
+
+    wait_for(group_gone, 30, "PodGroup deleted with the job's clean-up")

@@ -1,0 +1,335 @@
+"""The job kinds under test, and a sample-controller style harness for any of them.
+
+A :class:`KindCase` builds a kind's jobs, pods and services the way its controller expects them
+(container, port, labels, replica types: a "leader" type that decides, the Chief of a TFJob or
+the Master of a PyTorchJob, and workers); :data:`KINDS` parametrises the generic reconciler tests
+over every kind (``test/unit/common/jobcontroller``). :class:`JobHarness` wires one controller
+of a kind over a FakeKubeClient: objects are created in the fake API and preloaded into the
+informers' indexers, which are never started; a test runs one sync and inspects the exact API
+actions, events and the written status.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from support.fake_clock import FakeClock
+from support.fake_kube import FakeKubeClient
+from support.fake_recorder import FakeRecorder
+from tf_operator.app.options import ServerOption
+from tf_operator.app.server import controller_configuration
+from tf_operator.common.jobcontroller.kind import JobKind
+from tf_operator.controller.v1.pytorch import PYTORCHJOBS, new_pytorch_controller
+from tf_operator.controller.v1.pytorch.kind import PYTORCHJOB_KIND
+from tf_operator.controller.v1.registry import PYTORCHJOB, TFJOB
+from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
+from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
+from tf_operator.k8s.client import PODS, SERVICES, Resource
+from tf_operator.k8s.informers import SharedInformerFactory
+
+TEST_IMAGE = "test-image-for-kubeflow-tf-operator:latest"
+TEST_NAME = "test-tfjob"
+START = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+# The run-policy fields v0.5.3 had on a TFJob's spec, which v1.9 moved into spec.runPolicy.
+RUN_POLICY_FIELDS = (
+    "cleanPodPolicy",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+)
+
+
+@dataclass(frozen=True)
+class KindCase:
+    """One job kind as the tests build its objects."""
+
+    name: str
+    kind: JobKind[Any]
+    resource: Resource
+    new_controller: Callable[..., Any]
+    container: str
+    port_name: str
+    port: int
+    specs_field: str
+    leader: str  # the replica type that decides (one replica)
+    worker: str
+    # whether v0.5.3's top-level run-policy fields exist (TFJob); else spec.runPolicy only
+    top_level_run_policy: bool
+    # a third type that never decides, if the kind has one (a TFJob's PS)
+    other: str | None
+    defaults_flag_applies: bool  # --defaults picks this kind's defaults (TFJob); else v1.9's
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def kind_name(self) -> str:
+        return self.resource.kind
+
+    def replica_template(self) -> dict:
+        return {
+            "spec": {
+                "containers": [
+                    {
+                        "name": self.container,
+                        "image": TEST_IMAGE,
+                        "args": ["Fake", "Fake"],
+                        "ports": [{"name": self.port_name, "containerPort": self.port}],
+                    }
+                ]
+            }
+        }
+
+    def new_job(
+        self,
+        worker: int = 1,
+        leader: int = 0,
+        other: int = 0,
+        name: str = TEST_NAME,
+        namespace: str = "default",
+        run_policy_in: str | None = None,
+        **spec: object,
+    ) -> dict:
+        """A job of ``worker`` workers, ``leader`` (0 or 1) deciding replica, and ``other``
+        replicas of the third type; run-policy fields go where ``run_policy_in`` says (the
+        kind's only placement for a PyTorchJob, the spec for a TFJob by default)."""
+        placement = run_policy_in or ("spec" if self.top_level_run_policy else "runPolicy")
+        if placement == "runPolicy":
+            moved = {k: spec.pop(k) for k in RUN_POLICY_FIELDS if k in spec}
+            if moved:
+                spec["runPolicy"] = {**dict(spec.get("runPolicy") or {}), **moved}
+        specs: dict = {}
+        if worker > 0:
+            specs[self.worker] = {"replicas": worker, "template": self.replica_template()}
+        if other > 0 and self.other is not None:
+            specs[self.other] = {"replicas": other, "template": self.replica_template()}
+        if leader:
+            specs[self.leader] = {"replicas": 1, "template": self.replica_template()}
+        return {
+            "apiVersion": self.resource.api_version,
+            "kind": self.kind_name,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {self.specs_field: specs, **spec},
+        }
+
+    def owner_ref(self, job: dict) -> dict:
+        return {
+            "apiVersion": self.resource.api_version,
+            "kind": self.kind_name,
+            "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+    def job_labels(self, job: dict) -> dict:
+        labels = self.kind.labels
+        return {
+            labels.group_name: labels.group_name_value,
+            labels.job_name: job["metadata"]["name"],
+        }
+
+    def replica_labels(self, job: dict, rt: str, index: int) -> dict:
+        labels = self.kind.labels
+        return {**self.job_labels(job), labels.replica_type: rt, labels.replica_index: str(index)}
+
+    def new_pod(
+        self, job: dict, rt: str, index: int, phase: str = "Pending", name: str | None = None
+    ) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name or f"{job['metadata']['name']}-{rt}-{index}",
+                "namespace": job["metadata"]["namespace"],
+                "labels": self.replica_labels(job, rt, index),
+                "ownerReferences": [self.owner_ref(job)],
+            },
+            "spec": {"containers": [{"name": self.container, "image": TEST_IMAGE}]},
+            "status": {"phase": phase},
+        }
+
+    def new_service(self, job: dict, rt: str, index: int, name: str | None = None) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": name or f"{job['metadata']['name']}-{rt}-{index}",
+                "namespace": job["metadata"]["namespace"],
+                "labels": self.replica_labels(job, rt, index),
+                "ownerReferences": [self.owner_ref(job)],
+            },
+            "spec": {"clusterIP": "None"},
+        }
+
+
+TFJOB_CASE = KindCase(
+    name="tfjob",
+    kind=TFJOB_KIND,
+    resource=TFJOBS,
+    new_controller=new_tf_controller,
+    container="tensorflow",
+    port_name="tfjob-port",
+    port=2222,
+    specs_field="tfReplicaSpecs",
+    leader="Chief",
+    worker="Worker",
+    top_level_run_policy=True,
+    other="PS",
+    defaults_flag_applies=True,
+)
+PYTORCHJOB_CASE = KindCase(
+    name="pytorchjob",
+    kind=PYTORCHJOB_KIND,
+    resource=PYTORCHJOBS,
+    new_controller=new_pytorch_controller,
+    container="pytorch",
+    port_name="pytorchjob-port",
+    port=23456,
+    specs_field="pytorchReplicaSpecs",
+    leader="Master",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+)
+KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
+SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}
+
+
+class JobHarness:
+    """One controller of ``case``'s kind over the fake client; see the module docstring."""
+
+    def __init__(
+        self,
+        case: KindCase,
+        gang: bool = False,
+        scheduler: str = "kube-batch",
+        client: FakeKubeClient | None = None,
+        pod_updates_batch_period: float | None = None,  # None: the flag's default
+        defaults: str = "v0.5.3",  # --defaults
+    ) -> None:
+        self.case = case
+        self.client = client or FakeKubeClient()
+        self.clock = FakeClock(start=START)
+        self.factory = SharedInformerFactory(self.client, 0)
+        self.job_informer = self.factory.for_resource(case.resource)
+        self.recorder = FakeRecorder()
+        options = ServerOption(
+            enable_gang_scheduling=gang, gang_scheduler_name=scheduler, defaults=defaults
+        )
+        if pod_updates_batch_period is not None:
+            options.pod_updates_batch_period = pod_updates_batch_period
+        config = SCHEMES[case.name].configuration(controller_configuration(options))
+        self.ctr = case.new_controller(
+            self.client, self.factory, self.job_informer, self.recorder, config, self.clock
+        )
+        self.ctr.create_batches.concurrent = False  # exact action order
+        self.pod_informer = self.factory.pods()
+        self.service_informer = self.factory.services()
+
+    # ---- preloading ----
+
+    def add_job(self, job: dict, status: dict | None = None) -> dict:
+        resource = self.client.resource(self.case.resource)
+        stored = resource.create(copy.deepcopy(job), namespace="default")
+        if status is not None:
+            stored["status"] = status
+            stored = resource.update_status(stored, namespace="default")
+        self.job_informer.get_indexer().add(stored)
+        self.client.clear_actions()
+        return stored
+
+    def cache_job(self, job: dict) -> None:
+        """Put a (possibly changed) job into the cache only."""
+        self.job_informer.get_indexer().update(job)
+
+    def add_pod(self, pod: dict, cache: bool = True) -> dict:
+        stored = self.client.resource(PODS).create(copy.deepcopy(pod), namespace="default")
+        if pod.get("status"):
+            stored["status"] = pod["status"]
+            stored = self.client.resource(PODS).update_status(stored, namespace="default")
+        if cache:
+            self.pod_informer.get_indexer().add(stored)
+        self.client.clear_actions()
+        return stored
+
+    def add_service(self, service: dict) -> dict:
+        stored = self.client.resource(SERVICES).create(copy.deepcopy(service), namespace="default")
+        self.service_informer.get_indexer().add(stored)
+        self.client.clear_actions()
+        return stored
+
+    def add_pods(
+        self,
+        job: dict,
+        rt: str,
+        pending: int = 0,
+        active: int = 0,
+        succeeded: int = 0,
+        failed: int = 0,
+        restart_counts: list[int] | None = None,
+    ) -> None:
+        """Like testutil.SetPodsStatuses: consecutive indices, pending first."""
+        index = 0
+        for phase, count in (
+            ("Pending", pending),
+            ("Running", active),
+            ("Succeeded", succeeded),
+            ("Failed", failed),
+        ):
+            for i in range(count):
+                pod = self.case.new_pod(job, rt, index, phase)
+                if phase == "Running" and restart_counts is not None:
+                    pod["status"]["containerStatuses"] = [
+                        {"name": self.case.container, "restartCount": restart_counts[i]}
+                    ]
+                self.add_pod(pod)
+                index += 1
+
+    def add_services(self, job: dict, rt: str, count: int) -> None:
+        for i in range(count):
+            self.add_service(self.case.new_service(job, rt, i))
+
+    # ---- running and inspecting ----
+
+    def decoded(self, job: dict) -> Any:
+        """The job as the controller decodes it from the cache (defaults applied)."""
+        kind = self.case.kind
+        decoded = kind.decode(self.job_informer.get_indexer().get(job), self.ctr.config.defaults)
+        kind.set_defaults(decoded)
+        return decoded
+
+    def sync(self, job: dict) -> bool:
+        return bool(self.ctr.sync(f"{job['metadata']['namespace']}/{job['metadata']['name']}"))
+
+    def actions(self, verb: str = "*", plural: str = "*") -> list[tuple[str, str, str | None]]:
+        return [
+            (a.verb, a.resource_plural, a.name)
+            for a in self.client.filter_actions(verb, plural)
+            if a.verb not in ("list", "watch")
+        ]
+
+    def created(self, plural: str) -> list[dict]:
+        return [a.body for a in self.client.filter_actions("create", plural)]
+
+    def deleted(self, plural: str) -> list[str]:
+        return [a.name for a in self.client.filter_actions("delete", plural)]
+
+    def stored_job(self, job: dict) -> dict:
+        resource = self.client.resource(self.case.resource)
+        return resource.get(job["metadata"]["name"], namespace="default")
+
+    def status(self, job: dict) -> dict:
+        return self.stored_job(job).get("status") or {}
+
+    def conditions(self, job: dict) -> list[tuple[str, str, str]]:
+        return [
+            (c["type"], c["status"], c.get("reason", ""))
+            for c in self.status(job).get("conditions") or []
+        ]

@@ -1,0 +1,148 @@
+"""Validation rules every job kind shares: the job's name, replica counts and restart policy,
+the shape of its templates' containers, the run policy's bounds (D37, D55).
+
+A kind's validation (:mod:`tf_operator.apis.tensorflow.validation.validation`,
+:mod:`tf_operator.apis.pytorch.validation.validation`) calls these with its own message
+prefix (``TFJobSpec is not valid``) and default container name, so each kind's messages read
+as they always did. Each rule refuses what the kind's CRD refuses, for clusters that do not
+enforce its schema and CEL rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from tf_operator.apis.common.v1.run_policy import RunPolicy
+from tf_operator.apis.common.v1.types import (
+    CLEAN_POD_POLICY_ALL,
+    CLEAN_POD_POLICY_NONE,
+    CLEAN_POD_POLICY_RUNNING,
+    RESTART_POLICY_ALWAYS,
+    RESTART_POLICY_EXIT_CODE,
+    RESTART_POLICY_NEVER,
+    RESTART_POLICY_ON_FAILURE,
+    ReplicaSpec,
+)
+from tf_operator.k8s.quantity import is_quantity
+
+# A DNS-1035 label (service names) is at most 63 characters.
+MAX_GENERATED_NAME_LENGTH = 63
+# The most replicas of one type, as the CRDs say (`maximum: 1000`): a TFJob's every pod lists
+# every replica in TF_CONFIG, so a job costs O(replicas^2) bytes; 1000 keeps a TF_CONFIG near
+# 50 KB and a job's sync bounded.
+MAX_REPLICAS = 1000
+# The CRD's `format: int32` and `format: int64`.
+MAX_INT32 = 2**31 - 1
+MIN_INT32 = -(2**31)
+MAX_INT64 = 2**63 - 1
+# Service names are DNS-1035 labels: the job name must be one for `<job>-<type>-<index>` to be.
+_DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+RESTART_POLICIES = (
+    RESTART_POLICY_ALWAYS,
+    RESTART_POLICY_ON_FAILURE,
+    RESTART_POLICY_NEVER,
+    RESTART_POLICY_EXIT_CODE,
+)
+CLEAN_POD_POLICIES = (CLEAN_POD_POLICY_ALL, CLEAN_POD_POLICY_RUNNING, CLEAN_POD_POLICY_NONE)
+
+
+class ValidationError(ValueError):
+    """The job's spec breaks a validation rule; the text says which."""
+
+
+def validate_job_name(name: str, kind: str) -> None:
+    """Refuse a name that cannot yield valid Service names ``<name>-<type>-<index>``."""
+    if not _DNS_1035_LABEL.fullmatch(name):
+        raise ValidationError(
+            f"{kind} name {name!r} is not valid: it must be a DNS-1035 label (lower case "
+            "letters, digits and '-', starting with a letter and ending with a letter or "
+            "digit), as the Services named <job>-<type>-<index> after it must be"
+        )
+
+
+def check_generated_names(
+    invalid: str, kind: str, name: str, specs: Iterable[tuple[str, ReplicaSpec | None]]
+) -> None:
+    """Refuse a job whose longest pod or service name would exceed 63 characters (D29)."""
+    for key, value in specs:
+        replicas = 1 if value is None or value.replicas is None else value.replicas
+        longest = f"{name}-{key.lower()}-{max(replicas - 1, 0)}".replace("/", "-")
+        if len(longest) > MAX_GENERATED_NAME_LENGTH:
+            raise ValidationError(
+                f"{invalid}: generated name {longest} is longer than "
+                f"{MAX_GENERATED_NAME_LENGTH} characters; use a shorter {kind} name"
+            )
+
+
+def check_replicas(invalid: str, key: str, value: ReplicaSpec) -> None:
+    """The CRD's bounds on one replica spec whatever its type: replicas and restart policy."""
+    replicas = value.replicas
+    if replicas is not None and replicas < 0:
+        raise ValidationError(f"{invalid}: replicas of {key} must not be negative")
+    if replicas is not None and replicas > MAX_REPLICAS:
+        raise ValidationError(
+            f"{invalid}: replicas of {key} must be at most {MAX_REPLICAS} (got {replicas})"
+        )
+    if value.restart_policy and value.restart_policy not in RESTART_POLICIES:
+        raise ValidationError(
+            f"{invalid}: restartPolicy of {key} must be one of {', '.join(RESTART_POLICIES)}"
+            f" (got {value.restart_policy})"
+        )
+
+
+def check_containers(invalid: str, key: str, value: ReplicaSpec, container_name: str) -> None:
+    """What the CRD declares of a template (containers are objects, their names strings), and
+    the shape of the ports the operator reads (a list of objects) (D37)."""
+    containers = value.template["spec"]["containers"]  # a non-empty list: checked before
+    if not all(isinstance(c, dict) for c in containers):
+        raise ValidationError(f"{invalid}: containers of {key} must be a list of objects")
+    for container in containers:
+        name = container.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ValidationError(f"{invalid}: a container name of {key} is not a string")
+        ports = container.get("ports")
+        if (
+            name == container_name
+            and ports is not None
+            and (not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports))
+        ):
+            raise ValidationError(
+                f"{invalid}: ports of the {container_name} container of {key} must be "
+                "a list of objects"
+            )
+
+
+def check_run_policy_fields(invalid: str, prefix: str, policy: RunPolicy) -> None:
+    """The CRD's bounds on one placement of the run policy (``prefix``: ``""`` or
+    ``runPolicy.``)."""
+    for field, value, maximum in (
+        ("activeDeadlineSeconds", policy.active_deadline_seconds, MAX_INT64),
+        ("backoffLimit", policy.backoff_limit, MAX_INT32),
+        ("ttlSecondsAfterFinished", policy.ttl_seconds_after_finished, MAX_INT32),
+    ):
+        if value is not None and not 0 <= value <= maximum:
+            raise ValidationError(f"{invalid}: {prefix}{field} must be within [0, {maximum}]")
+    clean = policy.clean_pod_policy
+    if clean is not None and clean not in CLEAN_POD_POLICIES:
+        raise ValidationError(
+            f"{invalid}: {prefix}cleanPodPolicy must be one of "
+            f"{', '.join(CLEAN_POD_POLICIES)} (got {clean})"
+        )
+    scheduling = policy.scheduling_policy
+    if scheduling is None:
+        return
+    for field, value, low in (
+        ("minAvailable", scheduling.min_available, 0),
+        ("scheduleTimeoutSeconds", scheduling.schedule_timeout_seconds, MIN_INT32),
+    ):
+        if value is not None and not low <= value <= MAX_INT32:
+            raise ValidationError(
+                f"{invalid}: {prefix}schedulingPolicy.{field} must be within [{low}, {MAX_INT32}]"
+            )
+    for name, amount in (scheduling.min_resources or {}).items():
+        if not is_quantity(amount):
+            raise ValidationError(
+                f"{invalid}: {prefix}schedulingPolicy.minResources.{name} is not a quantity "
+                f"(got {amount!r})"
+            )

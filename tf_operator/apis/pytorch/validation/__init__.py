@@ -1,0 +1,1 @@
+"""PyTorchJob spec validation; see :mod:`.validation`."""

@@ -7,16 +7,16 @@ import pytest
 from tf_operator.k8s.client import PODS, is_conflict, new_internal_error
 
 
-def _exit_code_job(harness, tfu, workers=1, **spec):
-    job = tfu.new_tfjob(workers, **spec)
-    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
+def _exit_code_job(harness, k, workers=1, **spec):
+    job = k.new_job(workers, **spec)
+    job["spec"][k.specs_field]["Worker"]["restartPolicy"] = "ExitCode"
     return harness.add_job(job)
 
 
-def _failed_pod(harness, tfu, job, index=0, code=137):
-    pod = tfu.new_pod(job, "worker", index, "Failed")
+def _failed_pod(harness, k, job, index=0, code=137):
+    pod = k.new_pod(job, "worker", index, "Failed")
     pod["status"]["containerStatuses"] = [
-        {"name": "tensorflow", "state": {"terminated": {"exitCode": code}}}
+        {"name": k.container, "state": {"terminated": {"exitCode": code}}}
     ]
     return harness.add_pod(pod)
 
@@ -28,8 +28,8 @@ def _restarts(harness, job):
 def _new_leader(make_harness, harness):
     """A fresh controller (no memory, no expectations) on the same API, its caches filled."""
     successor = make_harness(client=harness.client)
-    for raw in harness.tfjob_informer.get_indexer().list():
-        successor.tfjob_informer.get_indexer().add(raw)
+    for raw in harness.job_informer.get_indexer().list():
+        successor.job_informer.get_indexer().add(raw)
     for pod in harness.client.resource(PODS).list()["items"]:
         successor.pod_informer.get_indexer().add(pod)
     for svc in harness.service_informer.get_indexer().list():
@@ -37,24 +37,26 @@ def _new_leader(make_harness, harness):
     return successor
 
 
-def test_the_count_is_written_before_the_pod_is_deleted(harness, tfu):
-    job = _exit_code_job(harness, tfu)
-    pod = _failed_pod(harness, tfu, job)
+def test_the_count_is_written_before_the_pod_is_deleted(harness, k):
+    job = _exit_code_job(harness, k)
+    pod = _failed_pod(harness, k, job)
     harness.add_services(job, "worker", 1)
     harness.sync(job)
     assert harness.actions() == [
-        ("update", "tfjobs", "test-tfjob"),
+        ("update", k.resource.plural, "test-tfjob"),
         ("delete", "pods", "test-tfjob-worker-0"),  # no live read first (D52)
     ]
-    written = harness.client.filter_actions("update", "tfjobs")[0].body["status"]
+    written = harness.client.filter_actions("update", k.resource.plural)[0].body["status"]
     assert written["exitCodeRestarts"] == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
 
 
-def test_a_failed_status_write_deletes_nothing_and_counts_nothing(harness, tfu):
-    job = _exit_code_job(harness, tfu)
-    _failed_pod(harness, tfu, job)
+def test_a_failed_status_write_deletes_nothing_and_counts_nothing(harness, k):
+    job = _exit_code_job(harness, k)
+    _failed_pod(harness, k, job)
     harness.add_services(job, "worker", 1)
-    harness.client.prepend_reactor("update", "tfjobs", lambda a: (True, new_internal_error("x")))
+    harness.client.prepend_reactor(
+        "update", k.resource.plural, lambda a: (True, new_internal_error("x"))
+    )
     with pytest.raises(Exception, match="x"):
         harness.sync(job)
     assert harness.deleted("pods") == []
@@ -62,10 +64,10 @@ def test_a_failed_status_write_deletes_nothing_and_counts_nothing(harness, tfu):
 
 
 def test_a_crash_after_the_write_is_resumed_by_the_next_leader_without_a_second_count(
-    harness, make_harness, tfu
+    harness, make_harness, k
 ):
-    job = _exit_code_job(harness, tfu)
-    pod = _failed_pod(harness, tfu, job)
+    job = _exit_code_job(harness, k)
+    pod = _failed_pod(harness, k, job)
     harness.add_services(job, "worker", 1)
     # The pass writes the count, then "crashes": its delete never reaches the server.
     harness.client.prepend_reactor("delete", "pods", lambda a: (True, new_internal_error("gone")))
@@ -82,9 +84,9 @@ def test_a_crash_after_the_write_is_resumed_by_the_next_leader_without_a_second_
     assert _restarts(harness, job) == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
 
 
-def test_a_stale_cache_neither_counts_a_pod_twice_nor_deletes_it_early(harness, tfu):
-    job = _exit_code_job(harness, tfu)
-    pod = _failed_pod(harness, tfu, job)
+def test_a_stale_cache_neither_counts_a_pod_twice_nor_deletes_it_early(harness, k):
+    job = _exit_code_job(harness, k)
+    pod = _failed_pod(harness, k, job)
     harness.add_services(job, "worker", 1)
     harness.client.prepend_reactor("delete", "pods", lambda a: (True, new_internal_error("x")))
     with pytest.raises(Exception, match="x"):
@@ -102,14 +104,14 @@ def test_a_stale_cache_neither_counts_a_pod_twice_nor_deletes_it_early(harness, 
     assert _restarts(harness, job) == {"count": 1, "countedPods": [pod["metadata"]["uid"]]}
 
 
-def test_a_count_made_meanwhile_by_another_pass_is_kept(harness, tfu):
-    job = _exit_code_job(harness, tfu, workers=2)
-    pods = [_failed_pod(harness, tfu, job, 0), _failed_pod(harness, tfu, job, 1)]
+def test_a_count_made_meanwhile_by_another_pass_is_kept(harness, k):
+    job = _exit_code_job(harness, k, workers=2)
+    pods = [_failed_pod(harness, k, job, 0), _failed_pod(harness, k, job, 1)]
     harness.add_services(job, "worker", 2)
     live = harness.stored_job(job)
     live["status"] = {"exitCodeRestarts": {"count": 5, "countedPods": ["elsewhere"]}}
     harness.client.registry.update(
-        ("kubeflow.org", "v1", "tfjobs"), "default", "test-tfjob", live, "status"
+        ("kubeflow.org", "v1", k.resource.plural), "default", "test-tfjob", live, "status"
     )
     with pytest.raises(Exception) as err:
         harness.sync(job)  # our cache missed that write: 409, nothing deleted
@@ -123,9 +125,9 @@ def test_a_count_made_meanwhile_by_another_pass_is_kept(harness, tfu):
     assert sorted(harness.deleted("pods")) == ["test-tfjob-worker-0", "test-tfjob-worker-1"]
 
 
-def test_counted_pods_that_are_gone_are_forgotten_but_stay_counted(harness, tfu):
-    job = _exit_code_job(harness, tfu, backoffLimit=5)
-    old = _failed_pod(harness, tfu, job)
+def test_counted_pods_that_are_gone_are_forgotten_but_stay_counted(harness, k):
+    job = _exit_code_job(harness, k, backoffLimit=5)
+    old = _failed_pod(harness, k, job)
     harness.add_services(job, "worker", 1)
     harness.sync(job)
     harness.cache_job(harness.stored_job(job))
@@ -140,8 +142,8 @@ def test_counted_pods_that_are_gone_are_forgotten_but_stay_counted(harness, tfu)
     assert _restarts(harness, job) == {"count": 1}
 
 
-def test_backoff_limit_is_checked_against_the_written_count(harness, tfu):
-    job = _exit_code_job(harness, tfu, backoffLimit=2)
+def test_backoff_limit_is_checked_against_the_written_count(harness, k):
+    job = _exit_code_job(harness, k, backoffLimit=2)
     harness.cache_job({**harness.stored_job(job), "status": {"exitCodeRestarts": {"count": 2}}})
     harness.add_pods(job, "worker", active=1)
     harness.add_services(job, "worker", 1)

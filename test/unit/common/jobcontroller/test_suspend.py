@@ -1,5 +1,5 @@
 """training-operator v1.9's runPolicy.suspend and runPolicy.managedBy: the facts of its
-tfjob_controller_test.go ("TFJob with suspend semantics") and job_test.go (clean-up while
+tfjob_controller_test.go (f"{k.kind_name} with suspend semantics") and job_test.go (clean-up while
 suspended), on the port's controller (D61, D63)."""
 
 import pytest
@@ -22,8 +22,8 @@ def _condition(ctype, status, reason, message):
     }
 
 
-def _suspended(tfu, suspend=True, **kwargs):
-    job = tfu.new_tfjob(**kwargs)
+def _suspended(k, suspend=True, **kwargs):
+    job = k.new_job(**kwargs)
     job["spec"].setdefault("runPolicy", {})["suspend"] = suspend
     return job
 
@@ -35,11 +35,11 @@ def _without_times(conditions):
     ]
 
 
-def test_a_job_created_suspended_gets_nothing(make_harness, tfu):
-    """ "Shouldn't create resources if TFJob is suspended": no pod, service or PodGroup, no
+def test_a_job_created_suspended_gets_nothing(make_harness, k):
+    """f"Shouldn't create resources if {k.kind_name} is suspended": no pod, service or PodGroup, no
     startTime, conditions exactly Created then Suspended."""
     harness = make_harness(gang=True)
-    job = harness.add_job(_suspended(tfu, worker=1, chief=1))
+    job = harness.add_job(_suspended(k, worker=1, leader=1))
     harness.sync(job)
     assert harness.created("pods") == [] and harness.created("services") == []
     assert harness.actions("create", "podgroups") == []
@@ -49,24 +49,30 @@ def test_a_job_created_suspended_gets_nothing(make_harness, tfu):
         {
             "type": "Created",
             "status": "True",
-            "reason": "TFJobCreated",
-            "message": "TFJob test-tfjob is created.",
+            "reason": f"{k.kind_name}Created",
+            "message": f"{k.kind_name} test-tfjob is created.",
         },
         {
             "type": "Suspended",
             "status": "True",
-            "reason": "TFJobSuspended",
-            "message": "TFJob test-tfjob is suspended.",
+            "reason": f"{k.kind_name}Suspended",
+            "message": f"{k.kind_name} test-tfjob is suspended.",
         },
     ]
-    assert harness.recorder.events == ["Normal TFJobSuspended TFJob test-tfjob is suspended."]
+    assert harness.recorder.events == [
+        f"Normal {k.kind_name}Suspended {k.kind_name} test-tfjob is suspended."
+    ]
 
 
-def _running(tfu):
+def _running(k):
     return {
         "conditions": [
-            _condition("Created", "True", "TFJobCreated", "TFJob test-tfjob is created."),
-            _condition("Running", "True", "TFJobRunning", "TFJob test-tfjob is running."),
+            _condition(
+                "Created", "True", f"{k.kind_name}Created", f"{k.kind_name} test-tfjob is created."
+            ),
+            _condition(
+                "Running", "True", f"{k.kind_name}Running", f"{k.kind_name} test-tfjob is running."
+            ),
         ],
         "replicaStatuses": {"Chief": {"active": 1}, "Worker": {"active": 1, "succeeded": 1}},
         "startTime": "2026-01-01T11:00:00Z",
@@ -74,13 +80,13 @@ def _running(tfu):
 
 
 @pytest.mark.parametrize("policy", ["None", "Running", "All"])
-def test_suspending_a_running_job_deletes_everything_whatever_the_policy(make_harness, tfu, policy):
-    """ "Should delete resources after TFJob is suspended": pods and services go whatever the
+def test_suspending_a_running_job_deletes_everything_whatever_the_policy(make_harness, k, policy):
+    """f"Should delete resources after {k.kind_name} is suspended": pods and services go whatever the
     cleanPodPolicy, the PodGroup too; active is 0 everywhere; Running turns False with reason
     TFJobSuspended; Suspended is True; startTime is kept."""
     harness = make_harness(gang=True, scheduler="volcano")
-    job = _suspended(tfu, worker=2, chief=1, cleanPodPolicy=policy)
-    job = harness.add_job(job, status=_running(tfu))
+    job = _suspended(k, worker=2, leader=1, cleanPodPolicy=policy)
+    job = harness.add_job(job, status=_running(k))
     harness.client.resource(VOLCANO.pod_groups).create(
         {"metadata": {"name": "test-tfjob", "namespace": "default"}, "spec": {"minMember": 3}},
         namespace="default",
@@ -101,12 +107,15 @@ def test_suspending_a_running_job_deletes_everything_whatever_the_policy(make_ha
     assert status["replicaStatuses"] == {"Chief": {}, "Worker": {"succeeded": 1}}
     assert status["startTime"] == "2026-01-01T11:00:00Z"
     assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
-        ("Created", "True", "TFJobCreated"),
-        ("Running", "False", "TFJobSuspended"),
-        ("Suspended", "True", "TFJobSuspended"),
+        ("Created", "True", f"{k.kind_name}Created"),
+        ("Running", "False", f"{k.kind_name}Suspended"),
+        ("Suspended", "True", f"{k.kind_name}Suspended"),
     ]
-    assert status["conditions"][1]["message"] == "TFJob test-tfjob is suspended."
-    assert "Normal TFJobSuspended TFJob test-tfjob is suspended." in harness.recorder.events
+    assert status["conditions"][1]["message"] == f"{k.kind_name} test-tfjob is suspended."
+    assert (
+        f"Normal {k.kind_name}Suspended {k.kind_name} test-tfjob is suspended."
+        in harness.recorder.events
+    )
 
 
 def _stored_suspended(harness, job):
@@ -118,9 +127,9 @@ def _stored_suspended(harness, job):
     return updated
 
 
-def test_a_suspended_job_is_told_once_and_written_once(make_harness, tfu):
+def test_a_suspended_job_is_told_once_and_written_once(make_harness, k):
     harness = make_harness()
-    job = harness.add_job(_suspended(tfu, worker=1))
+    job = harness.add_job(_suspended(k, worker=1))
     harness.sync(job)
     harness.cache_job(harness.stored_job(job))
     harness.client.clear_actions()
@@ -131,11 +140,11 @@ def test_a_suspended_job_is_told_once_and_written_once(make_harness, tfu):
     assert harness.recorder.events == []  # v1.9 repeated the event on every pass
 
 
-def test_resuming_resets_the_start_time_and_recreates_the_pods(make_harness, tfu):
-    """ "Should resume TFJob after TFJob is unsuspended": Suspended False (TFJobResumed), a new
+def test_resuming_resets_the_start_time_and_recreates_the_pods(make_harness, k):
+    """f"Should resume {k.kind_name} after {k.kind_name} is unsuspended": Suspended False (TFJobResumed), a new
     startTime, the pods and services back; once they run, Running comes last."""
     harness = make_harness()
-    job = harness.add_job(_suspended(tfu, worker=1, chief=1), status=_running(tfu))
+    job = harness.add_job(_suspended(k, worker=1, leader=1), status=_running(k))
     harness.sync(job)  # suspends
     harness.cache_job(harness.stored_job(job))
     harness.clock.step(30)
@@ -145,13 +154,16 @@ def test_resuming_resets_the_start_time_and_recreates_the_pods(make_harness, tfu
     status = harness.status(job)
     assert status["startTime"] == "2026-01-01T12:00:30Z"
     assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
-        ("Created", "True", "TFJobCreated"),
-        ("Running", "False", "TFJobSuspended"),
-        ("Suspended", "False", "TFJobResumed"),
+        ("Created", "True", f"{k.kind_name}Created"),
+        ("Running", "False", f"{k.kind_name}Suspended"),
+        ("Suspended", "False", f"{k.kind_name}Resumed"),
     ]
-    assert "Normal TFJobResumed TFJob test-tfjob is resumed." in harness.recorder.events
+    assert (
+        f"Normal {k.kind_name}Resumed {k.kind_name} test-tfjob is resumed."
+        in harness.recorder.events
+    )
     assert sorted(p["metadata"]["name"] for p in harness.created("pods")) == [
-        "test-tfjob-chief-0",
+        f"test-tfjob-{k.leader.lower()}-0",
         "test-tfjob-worker-0",
     ]
     assert len(harness.created("services")) == 2
@@ -174,11 +186,11 @@ def test_resuming_resets_the_start_time_and_recreates_the_pods(make_harness, tfu
     ]
 
 
-def test_no_deadline_while_suspended_and_it_counts_from_the_resume(make_harness, tfu):
+def test_no_deadline_while_suspended_and_it_counts_from_the_resume(make_harness, k):
     harness = make_harness()
-    job = _suspended(tfu, worker=1, run_policy_in="runPolicy", activeDeadlineSeconds=10)
+    job = _suspended(k, worker=1, run_policy_in="runPolicy", activeDeadlineSeconds=10)
     job["spec"]["runPolicy"]["suspend"] = True
-    job = harness.add_job(job, status=_running(tfu))  # started an hour ago
+    job = harness.add_job(job, status=_running(k))  # started an hour ago
     harness.sync(job)
     types = {c[0]: c[1] for c in harness.conditions(job)}
     assert types.get("Failed") is None and types["Suspended"] == "True"
@@ -189,9 +201,9 @@ def test_no_deadline_while_suspended_and_it_counts_from_the_resume(make_harness,
     assert ("Failed", "True", "DeadlineExceeded") not in harness.conditions(job)
 
 
-def _finished(tfu, completion=True):
+def _finished(k, completion=True):
     status = {
-        "conditions": [_condition("Succeeded", "True", "TFJobSucceeded", "done")],
+        "conditions": [_condition("Succeeded", "True", f"{k.kind_name}Succeeded", "done")],
     }
     if completion:
         status["completionTime"] = T0
@@ -199,45 +211,45 @@ def _finished(tfu, completion=True):
 
 
 @pytest.mark.parametrize("completion", [True, False], ids=["completed", "no completionTime"])
-def test_the_ttl_waits_while_suspended(make_harness, tfu, completion):
+def test_the_ttl_waits_while_suspended(make_harness, k, completion):
     """job_test.go's clean-up cases: "No error with TTL is set and completionTime is nil, if
     suspended" and the TTL does not fire for a suspended job (upstream's #2239 broke Kueue's
     preemption of a job with a TTL)."""
     harness = make_harness()
-    job = _suspended(tfu, worker=1, ttlSecondsAfterFinished=0)
-    job = harness.add_job(job, status=_finished(tfu, completion))
+    job = _suspended(k, worker=1, ttlSecondsAfterFinished=0)
+    job = harness.add_job(job, status=_finished(k, completion))
     harness.clock.step(10)
     assert harness.sync(job) is True  # no error
-    assert harness.deleted("tfjobs") == []
+    assert harness.deleted(k.resource.plural) == []
     harness.cache_job(harness.stored_job(job))
     job = _stored_suspended(harness, job)
     harness.sync(job)
-    assert harness.deleted("tfjobs") == ["test-tfjob"]
+    assert harness.deleted(k.resource.plural) == ["test-tfjob"]
 
 
-def test_suspending_a_running_job_with_a_ttl_works(make_harness, tfu):
+def test_suspending_a_running_job_with_a_ttl_works(make_harness, k):
     harness = make_harness()
-    job = _suspended(tfu, worker=1, ttlSecondsAfterFinished=60)
-    job = harness.add_job(job, status=_running(tfu))
+    job = _suspended(k, worker=1, ttlSecondsAfterFinished=60)
+    job = harness.add_job(job, status=_running(k))
     harness.add_pods(job, "worker", active=1)
     assert harness.sync(job) is True
     assert harness.deleted("pods") == ["test-tfjob-worker-0"]
-    assert ("Suspended", "True", "TFJobSuspended") in harness.conditions(job)
+    assert ("Suspended", "True", f"{k.kind_name}Suspended") in harness.conditions(job)
 
 
-def test_a_finished_job_stays_finished_when_suspended(make_harness, tfu):
+def test_a_finished_job_stays_finished_when_suspended(make_harness, k):
     harness = make_harness()
-    job = harness.add_job(_suspended(tfu, worker=1), status=_finished(tfu))
+    job = harness.add_job(_suspended(k, worker=1), status=_finished(k))
     harness.sync(job)
     assert [c[0] for c in harness.conditions(job)] == ["Succeeded"]
 
 
 @pytest.mark.parametrize("suspend", [True, False])
-def test_a_job_managed_elsewhere_is_left_alone(make_harness, tfu, suspend):
+def test_a_job_managed_elsewhere_is_left_alone(make_harness, k, suspend):
     """ "Should not reconcile a job while managed by external controller": no pod or service,
     no status write (no Created, no startTime), no event, suspended or not."""
     harness = make_harness(gang=True)
-    job = _suspended(tfu, suspend, worker=1, chief=1)
+    job = _suspended(k, suspend, worker=1, leader=1)
     job["spec"]["runPolicy"]["managedBy"] = "kueue.x-k8s.io/multikueue"
     job = harness.add_job(job)
     assert harness.sync(job) is True
@@ -246,9 +258,9 @@ def test_a_job_managed_elsewhere_is_left_alone(make_harness, tfu, suspend):
     assert harness.status(job) == {}
 
 
-def test_a_job_managed_by_the_training_operator_is_ours(make_harness, tfu):
+def test_a_job_managed_by_the_training_operator_is_ours(make_harness, k):
     harness = make_harness()
-    job = _suspended(tfu, False, worker=1)
+    job = _suspended(k, False, worker=1)
     job["spec"]["runPolicy"]["managedBy"] = "kubeflow.org/training-operator"
     job = harness.add_job(job)
     harness.sync(job)

@@ -6,9 +6,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_ANNOTATION, V1_9
 from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
 from tf_operator.sdk.replicas import replica_info
+from tf_operator.sdk.runpolicy import (
+    is_managed_elsewhere,
+    is_suspended,
+    managed_by,
+    queue_name,
+    run_policy,
+    suspend_requested,
+)
 from tf_operator.sdk.summary import age, replica_counts
 
 RECENT_EVENTS = 10
@@ -32,7 +41,10 @@ def describe(
         ),
         ("State", job_state(job)),
         ("Replicas", replica_counts(job)),
-        ("Clean pod policy", spec.get("cleanPodPolicy") or "Running (default)"),
+        ("Suspend", suspension(job)),
+        ("Managed by", manager(job)),
+        *([("Queue", queue)] if (queue := queue_name(job)) else []),
+        ("Clean pod policy", clean_pod_policy(job, spec)),
         ("Start time", status.get("startTime") or "-"),
         ("Completion time", status.get("completionTime") or "-"),
     ]
@@ -89,6 +101,32 @@ def describe(
     headers = ["TYPE", "REASON", "AGE", "COUNT", "MESSAGE"]
     out.append(_indent(table(headers, recent)) if recent else "  <none>")
     return "\n".join(out)
+
+
+def suspension(job: Mapping[str, Any]) -> str:
+    """``spec.runPolicy.suspend`` and whether the operator has acted on it yet."""
+    requested = suspend_requested(job)
+    if requested == is_suspended(job) or is_managed_elsewhere(job):
+        return "true (suspended: no pods)" if requested else "false"
+    return "true (being suspended)" if requested else "false (being resumed)"
+
+
+def manager(job: Mapping[str, Any]) -> str:
+    if is_managed_elsewhere(job):
+        return f"{managed_by(job)} (not this operator: it creates nothing for the job)"
+    return managed_by(job)
+
+
+def clean_pod_policy(job: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+    """The policy as written (in ``runPolicy`` or on the spec), else the default the job's
+    ``tf-operator.kubeflow.org/defaults`` annotation picks (D56)."""
+    written = run_policy(job).get("cleanPodPolicy") or spec.get("cleanPodPolicy")
+    if written:
+        return str(written)
+    annotations = (job.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(DEFAULTS_ANNOTATION) == V1_9:
+        return "None (v1.9 default)"
+    return "Running (default; None when the operator runs with --defaults=v1.9)"
 
 
 def _indent(text: str) -> str:

@@ -1,4 +1,4 @@
-"""``tfjob``: submit, list, describe, follow and delete TFJobs from a shell.
+"""``tfjob``: submit, list, describe, follow, suspend, resume and delete TFJobs from a shell.
 
 Installed as two console scripts: ``tfjob`` and ``kubectl-tfjob`` (so ``kubectl tfjob ...``
 works once the script is on PATH: kubectl runs any ``kubectl-<name>`` executable it finds
@@ -23,7 +23,13 @@ from tf_operator.cli.describe import describe
 from tf_operator.cli.output import OUTPUT_FORMATS, job_rows, render_jobs, render_objects, table
 from tf_operator.cli.progress import ProgressView
 from tf_operator.sdk import ApiError, Invalid, NotFound, TFJobClient, WaitTimeout, load_job
-from tf_operator.sdk.conditions import is_succeeded, job_state
+from tf_operator.sdk.conditions import is_finished, is_succeeded, job_state
+from tf_operator.sdk.runpolicy import (
+    is_managed_elsewhere,
+    managed_by,
+    queue_name,
+    suspend_requested,
+)
 from tf_operator.version import __version__
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_TIMEOUT = 0, 1, 2
@@ -244,6 +250,68 @@ def logs(
 def wait_job(settings: Settings, name: str, timeout: float) -> None:
     """Wait for a TFJob to finish: exit 0 if it Succeeded, 1 if it Failed, 2 on timeout."""
     sys.exit(wait_with_progress(settings.client, name, timeout))
+
+
+def _set_suspend(settings: Settings, names: tuple[str, ...], suspend: bool) -> None:
+    """Suspend or resume each job; exit 1 if any could not be (missing, or finished)."""
+    verb = "suspended" if suspend else "resumed"
+    failed = False
+    for name in names:
+        try:
+            job = settings.client.get(name)
+        except NotFound as err:
+            click.echo(f"Error from server (NotFound): {err.message}", err=True)
+            failed = True
+            continue
+        if is_finished(job):
+            click.echo(
+                f"error: tfjob.kubeflow.org/{name} has {job_state(job)}: "
+                f"a finished job cannot be {verb}",
+                err=True,
+            )
+            failed = True
+            continue
+        if suspend_requested(job) == suspend:
+            click.echo(f"tfjob.kubeflow.org/{name} already {verb}")
+            continue
+        if is_managed_elsewhere(job):
+            click.echo(
+                f"note: {name} is managed by {managed_by(job)}: that controller acts on it, "
+                "not this operator",
+                err=True,
+            )
+        elif (queue := queue_name(job)) is not None:
+            click.echo(
+                f"note: {name} is queued in Kueue (LocalQueue {queue}), which admits and "
+                "evicts it by this same field and may undo this",
+                err=True,
+            )
+        if suspend:
+            settings.client.suspend(name)
+        else:
+            settings.client.resume(name)
+        click.echo(f"tfjob.kubeflow.org/{name} {verb}")
+    if failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("names", nargs=-1, required=True)
+@pass_settings
+@api_errors
+def suspend(settings: Settings, names: tuple[str, ...]) -> None:
+    """Suspend TFJobs: their pods and services are deleted until they are resumed
+    (spec.runPolicy.suspend)."""
+    _set_suspend(settings, names, True)
+
+
+@cli.command()
+@click.argument("names", nargs=-1, required=True)
+@pass_settings
+@api_errors
+def resume(settings: Settings, names: tuple[str, ...]) -> None:
+    """Resume suspended TFJobs: their pods are created again, with a fresh start time."""
+    _set_suspend(settings, names, False)
 
 
 @cli.command()

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from tf_operator.sdk.conditions import job_state, replica_statuses
+from tf_operator.sdk.runpolicy import is_managed_elsewhere, managed_by
 from tf_operator.sdk.summary import age, duration, replica_counts
 
 OUTPUT_FORMATS = ("wide", "yaml", "json", "name")
@@ -27,6 +28,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def state(job: Mapping[str, Any]) -> str:
+    """The job's state; for a job another controller manages (its ``managedBy``), that
+    controller beside it: this operator creates nothing for such a job."""
+    if is_managed_elsewhere(job):
+        return f"{job_state(job)} (managed by {managed_by(job)})"
+    return job_state(job)
+
+
 def job_rows(
     jobs: Sequence[Mapping[str, Any]], wide: bool, all_namespaces: bool, now: datetime | None = None
 ) -> tuple[list[str], list[list[str]]]:
@@ -38,7 +47,7 @@ def job_rows(
     rows = []
     for job in jobs:
         meta = job.get("metadata") or {}
-        row = [meta.get("name", ""), job_state(job), age(meta.get("creationTimestamp"), now)]
+        row = [meta.get("name", ""), state(job), age(meta.get("creationTimestamp"), now)]
         if wide:
             counts = replica_statuses(job).values()
             row += [

@@ -5,6 +5,7 @@
 >>> client.create(tfjob("mnist", image="kubeflow/tf-dist-mnist-test:1.0", workers=2))
 >>> client.wait_for_job("mnist", timeout=600)   # driven by a watch
 >>> for pod, line in client.get_logs("mnist", replica_type="worker", follow=True): ...
+>>> client.suspend("mnist"); client.resume("mnist")  # runPolicy.suspend: pods go, then return
 """
 
 from tf_operator.sdk.builder import tfjob
@@ -32,6 +33,13 @@ from tf_operator.sdk.errors import (
 )
 from tf_operator.sdk.logs import LogLine, LogStream
 from tf_operator.sdk.replicas import ReplicaInfo, replica_info
+from tf_operator.sdk.runpolicy import (
+    is_managed_elsewhere,
+    is_suspended,
+    managed_by,
+    queue_name,
+    suspend_requested,
+)
 
 __all__ = [
     "TFJOBS",
@@ -51,13 +59,18 @@ __all__ = [
     "has_condition",
     "is_failed",
     "is_finished",
+    "is_managed_elsewhere",
     "is_restarting",
     "is_running",
     "is_succeeded",
+    "is_suspended",
     "job_state",
     "load_job",
+    "managed_by",
     "pod_selector",
+    "queue_name",
     "replica_info",
     "replica_statuses",
+    "suspend_requested",
     "tfjob",
 ]

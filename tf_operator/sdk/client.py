@@ -39,6 +39,7 @@ from tf_operator.k8s.client.errors import (
     is_resource_expired,
 )
 from tf_operator.sdk import conditions as cond
+from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
 from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
 from tf_operator.sdk.logs import LogLine, LogStream, merge
@@ -214,6 +215,15 @@ class TFJobClient:
             return self._jobs.patch(
                 name, patch, namespace=self._ns(namespace), patch_type=patch_type
             )
+
+    def suspend(self, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Set ``spec.runPolicy.suspend``: the operator deletes the job's pods and services and
+        marks it ``Suspended``; :meth:`resume` runs it again (a fresh ``startTime``)."""
+        return self.patch(name, runpolicy.suspend_patch(True), namespace)
+
+    def resume(self, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Clear ``spec.runPolicy.suspend``: the operator creates the job's pods again."""
+        return self.patch(name, runpolicy.suspend_patch(False), namespace)
 
     def delete(
         self, name: str, namespace: str | None = None, propagation: str | None = None

@@ -1,8 +1,9 @@
 """What state a TFJob is in, read from its ``status`` (pure functions on the JSON dict).
 
 A TFJob's ``status.conditions`` grows as the operator records ``Created``, ``Running``,
-``Restarting``, ``Succeeded`` or ``Failed``; the condition in force has ``status: "True"``.
-``Succeeded`` and ``Failed`` are final. :func:`job_state` names the condition in force: a final
+``Restarting``, ``Suspended`` (training-operator v1.9's ``runPolicy.suspend``), ``Succeeded`` or
+``Failed``; the condition in force has ``status: "True"``. ``Succeeded`` and ``Failed`` are
+final. :func:`job_state` names the condition in force: a final
 one if present, else the most recent true one, else ``Pending`` (nothing recorded yet), so it
 agrees with the ``State`` column of ``kubectl get tfjobs`` once the operator has written status.
 """
@@ -19,11 +20,19 @@ from tf_operator.apis.common.v1.types import (
     JOB_RESTARTING,
     JOB_RUNNING,
     JOB_SUCCEEDED,
+    JOB_SUSPENDED,
 )
 
 STATE_PENDING = "Pending"
 FINAL_CONDITIONS = (JOB_SUCCEEDED, JOB_FAILED)
-ALL_CONDITIONS = (JOB_CREATED, JOB_RUNNING, JOB_RESTARTING, JOB_SUCCEEDED, JOB_FAILED)
+ALL_CONDITIONS = (
+    JOB_CREATED,
+    JOB_RUNNING,
+    JOB_RESTARTING,
+    JOB_SUSPENDED,
+    JOB_SUCCEEDED,
+    JOB_FAILED,
+)
 
 
 def get_conditions(job: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -119,3 +119,61 @@ def test_kubectl_finds_the_plugin(cluster, operator, tmp_path):
     assert any(line.split()[:2] == [name, "Succeeded"] for line in listed.stdout.splitlines())
     usage = subprocess.run(["kubectl", "tfjob", "--help"], **run)
     assert usage.stdout.startswith("Usage: kubectl tfjob ")
+
+
+def row_of(cluster, name: str) -> list[str]:
+    listed = tfjob(cluster, "list").output.splitlines()
+    return next(line.split(maxsplit=2) for line in listed if line.startswith(name + " "))
+
+
+def test_suspend_and_resume(cluster, operator, client, tmp_path):
+    """``tfjob suspend`` deletes the job's pods (its process ends) and lists it Suspended;
+    ``tfjob resume`` runs it again; a finished job cannot be suspended."""
+    name = unique("cli-suspend")
+    marker = tmp_path / "go"
+    code = f"import os,time\nwhile not os.path.exists({str(marker)!r}): time.sleep(0.05)"
+    tfjob(cluster, "submit", "-", input=yaml.safe_dump(python_job(name, code, workers=1)))
+    client.wait_for_job(name, conditions=["Running"], timeout=60)
+
+    result = tfjob(cluster, "suspend", name)
+    assert result.exit_code == 0 and result.output == f"tfjob.kubeflow.org/{name} suspended\n"
+    client.wait_for_job(name, conditions=["Suspended"], timeout=60)
+    assert row_of(cluster, name)[1] == "Suspended"
+    described = tfjob(cluster, "describe", name).output
+    assert "Suspend:          true (suspended: no pods)" in described
+    assert (
+        tfjob(cluster, "suspend", name).output == f"tfjob.kubeflow.org/{name} already suspended\n"
+    )
+    wait = tfjob(cluster, "wait", name, "--timeout", "1")  # a suspended job does not finish
+    assert wait.exit_code == 2 and "Suspended" in wait.output
+
+    result = tfjob(cluster, "resume", name)
+    assert result.exit_code == 0 and result.output == f"tfjob.kubeflow.org/{name} resumed\n"
+    client.wait_for_job(name, conditions=["Running"], timeout=60)
+    marker.touch()
+    assert tfjob(cluster, "wait", name, "--timeout", "60").exit_code == 0
+    finished = tfjob(cluster, "suspend", name)
+    assert finished.exit_code == 1
+    assert "has Succeeded: a finished job cannot be suspended" in finished.output
+    missing = tfjob(cluster, "resume", unique("cli-missing"))
+    assert missing.exit_code == 1 and "Error from server (NotFound)" in missing.output
+
+
+def test_a_job_managed_elsewhere_is_shown_as_such(cluster, operator, client):
+    name = unique("cli-elsewhere")
+    job = python_job(name, "pass")
+    job["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue"}
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
+    tfjob(cluster, "submit", "-", input=yaml.safe_dump(job))
+    # the operator writes nothing on it, so this is all anyone will see
+    assert row_of(cluster, name)[1] == "Pending"
+    assert row_of(cluster, name)[2].startswith("(managed by kueue.x-k8s.io/multikueue)")
+    described = tfjob(cluster, "describe", name).output
+    assert "Managed by:       kueue.x-k8s.io/multikueue (not this operator" in described
+    assert "Queue:            team-a" in described
+    result = tfjob(cluster, "suspend", name)
+    assert result.exit_code == 0
+    assert f"note: {name} is managed by kueue.x-k8s.io/multikueue" in result.stderr
+    assert client.get(name)["spec"]["runPolicy"]["suspend"] is True
+    assert client.get_pod_names(name) == [] and "status" not in client.get(name)
+    tfjob(cluster, "delete", name)

@@ -7,6 +7,7 @@ import threading
 import pytest
 import yaml
 
+from localcluster.testing import wait_for
 from test.integration.tools.conftest import python_job, unique
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.sdk import (
@@ -15,7 +16,9 @@ from tf_operator.sdk import (
     Invalid,
     NotFound,
     WaitTimeout,
+    is_suspended,
     job_state,
+    suspend_requested,
 )
 
 pytestmark = pytest.mark.integration
@@ -138,3 +141,22 @@ def test_create_from_yaml_path_and_typed_object_then_list_and_delete(client, ope
         client.delete(name)
     with pytest.raises(NotFound):
         client.get(from_path)
+
+
+def test_suspend_and_resume(client, operator, tmp_path):
+    """The operator answers ``suspend`` with the Suspended condition and no pods, ``resume``
+    with new pods and a fresh start time."""
+    name = unique("sdk-suspend")
+    marker = tmp_path / "go"
+    code = f"import os,time\nwhile not os.path.exists({str(marker)!r}): time.sleep(0.05)"
+    client.create(python_job(name, code, workers=1))
+    started = client.wait_for_job(name, conditions=["Running"], timeout=60)["status"]["startTime"]
+    assert suspend_requested(client.suspend(name))
+    suspended = client.wait_for_job(name, conditions=["Suspended"], timeout=60)
+    assert is_suspended(suspended) and job_state(suspended) == "Suspended"
+    wait_for(lambda: client.get_pod_names(name) == [], 30, what="the pods deleted")
+    assert not suspend_requested(client.resume(name))
+    running = client.wait_for_job(name, conditions=["Running"], timeout=60)
+    assert not is_suspended(running) and running["status"]["startTime"] >= started
+    marker.touch()
+    assert job_state(client.wait_for_job(name, timeout=60)) == "Succeeded"

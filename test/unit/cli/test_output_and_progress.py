@@ -85,6 +85,48 @@ def test_describe_lists_replicas_conditions_and_events():
     assert describe(job(), [], [], now=NOW).count("<none>") == 2
 
 
+def test_suspended_and_managed_elsewhere_jobs_are_shown_so():
+    suspended = job("s", state="Suspended", active=0)
+    suspended["spec"]["runPolicy"] = {"suspend": True}
+    suspended["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
+    elsewhere = job("m", state="Created", active=0)
+    elsewhere["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue"}
+    rows = [
+        line.split(maxsplit=2) for line in render_jobs([suspended, elsewhere], None).split("\n")
+    ]
+    assert rows[1][:2] == ["s", "Suspended"]
+    assert rows[2][1] == "Created" and rows[2][2].startswith(
+        "(managed by kueue.x-k8s.io/multikueue)"
+    )
+
+    text = describe(suspended, [], [], now=NOW)
+    assert "Suspend:          true (suspended: no pods)" in text
+    assert "Managed by:       kubeflow.org/training-operator" in text
+    assert "Queue:            team-a" in text
+    resuming = dict(suspended, spec={**suspended["spec"], "runPolicy": {"suspend": False}})
+    assert "Suspend:          false (being resumed)" in describe(resuming, [], [], now=NOW)
+    text = describe(elsewhere, [], [], now=NOW)
+    assert "Suspend:          false" in text and "Queue:" not in text
+    assert (
+        "Managed by:       kueue.x-k8s.io/multikueue (not this operator: it creates nothing" in text
+    )
+
+
+def test_describe_reads_the_clean_pod_policy_where_it_is_written():
+    def policy(spec: dict, annotations: dict | None = None) -> str:
+        described = job()
+        described["spec"].update(spec)
+        described["metadata"]["annotations"] = annotations or {}
+        line = next(x for x in describe(described, [], [], now=NOW).split("\n") if "Clean" in x)
+        return line.split(":", 1)[1].strip()
+
+    assert policy({"runPolicy": {"cleanPodPolicy": "All"}}) == "All"
+    assert policy({"cleanPodPolicy": "None"}) == "None"
+    assert policy({}).startswith("Running (default")
+    v19 = {"tf-operator.kubeflow.org/defaults": "v1.9"}
+    assert policy({}, v19) == "None (v1.9 default)"
+
+
 class Clock:
     def __init__(self):
         self.now = 100.0

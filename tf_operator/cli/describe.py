@@ -10,15 +10,8 @@ from tf_operator.apis.common.v1.run_policy import DEFAULTS_ANNOTATION, V1_9
 from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
 from tf_operator.sdk.replicas import replica_info
-from tf_operator.sdk.runpolicy import (
-    is_managed_elsewhere,
-    is_suspended,
-    managed_by,
-    queue_name,
-    run_policy,
-    suspend_requested,
-)
-from tf_operator.sdk.summary import age, replica_counts
+from tf_operator.sdk.runpolicy import queue_name, run_policy
+from tf_operator.sdk.summary import age, manager, replica_counts, suspension
 
 RECENT_EVENTS = 10
 
@@ -101,20 +94,6 @@ def describe(
     headers = ["TYPE", "REASON", "AGE", "COUNT", "MESSAGE"]
     out.append(_indent(table(headers, recent)) if recent else "  <none>")
     return "\n".join(out)
-
-
-def suspension(job: Mapping[str, Any]) -> str:
-    """``spec.runPolicy.suspend`` and whether the operator has acted on it yet."""
-    requested = suspend_requested(job)
-    if requested == is_suspended(job) or is_managed_elsewhere(job):
-        return "true (suspended: no pods)" if requested else "false"
-    return "true (being suspended)" if requested else "false (being resumed)"
-
-
-def manager(job: Mapping[str, Any]) -> str:
-    if is_managed_elsewhere(job):
-        return f"{managed_by(job)} (not this operator: it creates nothing for the job)"
-    return managed_by(job)
 
 
 def clean_pod_policy(job: Mapping[str, Any], spec: Mapping[str, Any]) -> str:

@@ -10,9 +10,9 @@ multiplexes its replicas' logs into its own stream rather than opening one per p
   connect and after every change to the job or its pods, ``log`` lines from each started
   replica (a follower thread per container run), ``deleted`` when the job goes.
 
-Writes (create from YAML, delete) exist only with ``allow_write``; they also demand the
-``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and the Host header must name
-the address served (DNS-rebinding guard). Errors from the API server are returned verbatim
+Writes (create from YAML, suspend, resume, delete) exist only with ``allow_write``; they also
+demand the ``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and the Host
+header must name the address served (DNS-rebinding guard). Errors from the API server are returned verbatim
 (message and field causes) for the page to show.
 """
 
@@ -328,6 +328,24 @@ class Dashboard:
         url = f"{self.prefix}/namespaces/{ns}/tfjobs/{name}"
         return JSONResponse({"name": name, "url": url}, 201)
 
+    async def suspend_job(self, request: Request) -> Response:
+        return await self._set_suspend(request, True)
+
+    async def resume_job(self, request: Request) -> Response:
+        return await self._set_suspend(request, False)
+
+    async def _set_suspend(self, request: Request, suspend: bool) -> Response:
+        refused = self._refuse_write(request)
+        if refused:
+            return refused
+        ns, name = request.path_params["namespace"], request.path_params["name"]
+        change = self.client.suspend if suspend else self.client.resume
+        try:
+            await run_in_threadpool(change, name, ns)
+        except ApiError as err:
+            return _api_error(err)
+        return JSONResponse({"name": name, "suspend": suspend})
+
     async def delete_job(self, request: Request) -> Response:
         refused = self._refuse_write(request)
         if refused:
@@ -395,6 +413,8 @@ def create_app(
         Route(f"{ns}/tfjobs", dash.create_job, methods=["POST"]),
         Route(ns + "/tfjobs/{name}", dash.job_page),
         Route(ns + "/tfjobs/{name}", dash.delete_job, methods=["DELETE"]),
+        Route(ns + "/tfjobs/{name}/suspend", dash.suspend_job, methods=["POST"]),
+        Route(ns + "/tfjobs/{name}/resume", dash.resume_job, methods=["POST"]),
         Route(ns + "/tfjobs/{name}/stream", dash.job_stream),
         Mount("/static", static, name="static"),
     ]

@@ -6,9 +6,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tf_operator.sdk.conditions import get_conditions, job_state, replica_statuses
+from tf_operator.sdk.conditions import get_conditions, is_finished, job_state, replica_statuses
 from tf_operator.sdk.replicas import replica_info
-from tf_operator.sdk.summary import age, duration, replica_counts
+from tf_operator.sdk.runpolicy import (
+    is_managed_elsewhere,
+    managed_by,
+    queue_name,
+    suspend_requested,
+)
+from tf_operator.sdk.summary import age, duration, manager, replica_counts, suspension
 
 
 def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
@@ -25,6 +31,9 @@ def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, An
         "age": age(meta.get("creationTimestamp"), now),
         "duration": duration(job, now) or "-",
         "deleting": bool(meta.get("deletionTimestamp")),
+        # the controller running the job when it is not this operator
+        "managed_by": managed_by(job) if is_managed_elsewhere(job) else None,
+        "queue": queue_name(job),
     }
 
 
@@ -35,8 +44,13 @@ def job_detail(
     now: datetime | None = None,
 ) -> dict[str, Any]:
     status = job.get("status") or {}
+    ours = not is_managed_elsewhere(job) and not is_finished(job)
     return {
         "row": job_row(job, now),
+        "suspension": suspension(job),
+        "manager": manager(job),
+        # what the Suspend/Resume button offers: None when this operator would not act on it
+        "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",
         "replicas": [replica_info(p) for p in pods],

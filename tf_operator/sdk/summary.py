@@ -1,4 +1,5 @@
-"""How a TFJob is summarised for people: its age, how long it ran, its replica counts.
+"""How a TFJob is summarised for people: its age, how long it ran, its replica counts, whether
+it is suspended and who manages it.
 
 kubectl's wording (``duration.HumanDuration``), shared by the ``tfjob`` command and the
 dashboard, which both sit on the SDK and not on each other.
@@ -9,6 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+from tf_operator.sdk.runpolicy import (
+    is_managed_elsewhere,
+    is_suspended,
+    managed_by,
+    suspend_requested,
+)
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -60,3 +68,20 @@ def duration(job: Mapping[str, Any], now: datetime | None = None) -> str:
         return ""
     end = parse_time(status.get("completionTime")) or now or datetime.now(UTC)
     return human_duration((end - start).total_seconds())
+
+
+def suspension(job: Mapping[str, Any]) -> str:
+    """``spec.runPolicy.suspend``, and whether the operator has acted on it yet."""
+    requested = suspend_requested(job)
+    if is_managed_elsewhere(job):
+        return str(requested).lower()
+    if requested == is_suspended(job):
+        return "true (suspended: no pods)" if requested else "false"
+    return "true (being suspended)" if requested else "false (being resumed)"
+
+
+def manager(job: Mapping[str, Any]) -> str:
+    """The controller that runs the job, and what that means when it is not this operator."""
+    if is_managed_elsewhere(job):
+        return f"{managed_by(job)} (not this operator: it creates nothing for the job)"
+    return managed_by(job)

@@ -181,6 +181,57 @@ def test_job_page_shows_replicas_conditions_and_logs(dashboard, client, page, tm
     screenshot(page, "job-page")
 
 
+def test_suspend_and_resume_from_the_job_page(dashboard, client, page, tmp_path):
+    """Suspend deletes the replicas and the page says Suspended, pushed; Resume runs them again;
+    the list shows the state too."""
+    name = unique("pause")
+    marker = tmp_path / "go"
+    client.create(gated_job(name, marker))
+    client.wait_for_job(name, NAMESPACE, conditions=["Running"], timeout=60)
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+    expect(page.locator("#suspension")).to_contain_text("false")
+    page.click("#toggle-suspend")
+    expect(page.locator("#state .state")).to_have_text("Suspended")
+    expect(page.locator("#suspension")).to_contain_text("true (suspended: no pods)")
+    expect(page.locator("#replicas")).to_contain_text("No pods yet.")
+    expect(page.locator("#conditions li.current strong")).to_contain_text(["Suspended"])
+    screenshot(page, "job-suspended")
+    assert client.get(name, NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
+
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    expect(page.locator(f'#jobs tr[data-name="{name}"] .state')).to_have_text("Suspended")
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+    expect(page.locator("#toggle-suspend")).to_have_text("Resume")
+    page.click("#toggle-suspend")
+    expect(page.locator("#state .state")).to_have_text("Running")
+    expect(page.locator(f'#replicas tr[data-pod="{name}-worker-0"] .phase')).to_have_text("Running")
+    marker.touch()
+    expect(page.locator("#state .state")).to_have_text("Succeeded")
+    expect(page.locator("#toggle-suspend")).to_have_count(0)  # a finished job stays finished
+
+
+def test_a_job_managed_elsewhere_is_marked_and_offers_no_suspend(dashboard, client, page):
+    name = unique("elsewhere")
+    job = python_job(name, "pass")
+    job["metadata"] = {
+        "name": name,
+        "namespace": NAMESPACE,
+        "labels": {"kueue.x-k8s.io/queue-name": "team-a"},
+    }
+    job["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue"}
+    client.create(job)
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    row = page.locator(f'#jobs tr[data-name="{name}"]')
+    expect(row.locator(".managed")).to_have_text("managed by kueue.x-k8s.io/multikueue")
+    expect(row.locator(".state")).to_have_text("Pending")  # nothing is written on it here
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
+    expect(page.locator("#manager")).to_contain_text("not this operator")
+    expect(page.locator("#queue")).to_have_text("team-a")
+    expect(page.locator("#conditions")).to_contain_text("This operator records nothing")
+    expect(page.locator("#toggle-suspend")).to_have_count(0)
+    screenshot(page, "job-managed-elsewhere")
+
+
 def test_create_from_yaml_shows_the_api_error_inline(dashboard, client, page):
     page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
     name = unique("pasted")

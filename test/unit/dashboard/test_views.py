@@ -40,6 +40,8 @@ def test_job_row_sums_replica_counts():
         "age": "60s",
         "duration": "50s",
         "deleting": False,
+        "managed_by": None,
+        "queue": None,
     }
 
 
@@ -52,6 +54,26 @@ def test_job_detail_orders_conditions_and_formats_events():
         {"type": "Warning", "reason": "Boom", "message": "m", "count": 3, "age": "10s"}
     ]
     assert detail["replicas"][0].pod == "j-worker-0" and detail["replicas"][0].phase == "Running"
+
+
+def test_suspended_queued_and_managed_elsewhere_jobs():
+    suspended = {
+        **JOB,
+        "metadata": {**JOB["metadata"], "labels": {"kueue.x-k8s.io/queue-name": "team-a"}},
+        "spec": {**JOB["spec"], "runPolicy": {"suspend": True}},
+        "status": {"conditions": [{"type": "Suspended", "status": "True"}]},
+    }
+    detail = job_detail(suspended, [], [], NOW)
+    assert detail["row"]["state"] == "Suspended" and detail["row"]["queue"] == "team-a"
+    assert detail["suspension"] == "true (suspended: no pods)"
+    assert detail["toggle"] == "resume"
+    assert job_detail(JOB, [], [], NOW)["toggle"] == "suspend"
+    elsewhere = {**JOB, "spec": {**JOB["spec"], "runPolicy": {"managedBy": "example.com/other"}}}
+    detail = job_detail(elsewhere, [], [], NOW)
+    assert detail["row"]["managed_by"] == "example.com/other" and detail["toggle"] is None
+    assert detail["manager"].startswith("example.com/other (not this operator")
+    done = {**JOB, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+    assert job_detail(done, [], [], NOW)["toggle"] is None  # a finished job stays as it is
 
 
 def test_log_key_changes_with_each_container_run():

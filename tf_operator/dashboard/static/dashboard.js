@@ -1,4 +1,4 @@
-// tf-operator dashboard: live updates over server-sent events, create and delete.
+// tf-operator dashboard: live updates over server-sent events, create, suspend/resume, delete.
 // Plain JavaScript, no build step: the server renders HTML; this file swaps it in.
 "use strict";
 
@@ -145,10 +145,31 @@ function setupDelete() {
   });
 }
 
+// The Suspend/Resume button lives in the detail fragment, which the stream replaces on every
+// change: one listener on the document serves whichever button is there.
+function setupSuspend() {
+  const section = document.querySelector('section[data-kind="job"]');
+  if (!section) return;
+  document.addEventListener("click", async (e) => {
+    const button = e.target.closest("#toggle-suspend");
+    if (!button) return;
+    button.disabled = true;
+    const response = await fetch(`${section.dataset.job}/${button.dataset.action}`,
+      { method: "POST", headers: WRITE_HEADERS });
+    if (!response.ok) {
+      const banner = document.getElementById("banner");
+      banner.innerHTML = await errorHtml(response);
+      banner.hidden = false;
+      button.disabled = false;
+    }
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll("[data-stream]").forEach(connect);
   document.querySelectorAll("select[data-nav]").forEach((s) =>
     s.addEventListener("change", () => window.location.assign(s.value)));
   setupCreate();
   setupDelete();
+  setupSuspend();
 });

@@ -333,6 +333,15 @@ def test_writes_need_the_dashboard_header(dashboard, client):
     assert refused.value.code == 403
     with pytest.raises(NotFound):
         client.get("csrf", NAMESPACE)
+    name = unique("csrf-suspend")
+    client.create({**python_job(name, "pass"), "metadata": {"name": name, "namespace": NAMESPACE}})
+    suspend = urllib.request.Request(
+        f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}/suspend", data=b"", method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(suspend, timeout=10)
+    assert refused.value.code == 403
+    assert client.get(name, NAMESPACE)["spec"]["runPolicy"].get("suspend") is False
 
 
 @pytest.fixture(scope="module", autouse=True)

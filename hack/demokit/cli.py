@@ -1,7 +1,8 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
 ``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
-anything else :mod:`demokit.tfjob` (each parses its own arguments).
+``--queue`` runs :mod:`demokit.queue`, anything else :mod:`demokit.tfjob` (each parses its own
+arguments).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ def main(argv: list[str] | None = None) -> int:
         from demokit import gang
 
         return gang.main(argv)
+    if "--queue" in argv:
+        from demokit import queue
+
+        return queue.main(argv)
     if "--in-cluster" in argv:
         from demokit import incluster
 

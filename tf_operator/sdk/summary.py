@@ -62,9 +62,11 @@ def replica_counts(job: Mapping[str, Any]) -> str:
 
 
 def duration(job: Mapping[str, Any], now: datetime | None = None) -> str:
+    """How long the job has run since it (last) started; nothing while it is suspended, as
+    resuming starts the clock afresh."""
     status = job.get("status") or {}
     start = parse_time(status.get("startTime"))
-    if start is None:
+    if start is None or is_suspended(job):
         return ""
     end = parse_time(status.get("completionTime")) or now or datetime.now(UTC)
     return human_duration((end - start).total_seconds())

@@ -34,6 +34,9 @@ RUN_STEPS = {
     "apply_k": "kubectl apply -k manifests/overlays/standalone",
     "example": "kubectl apply -f examples/v1/dist-mnist/tf_job_mnist.yaml",
     "get": "kubectl get tfjobs",
+    "apply_v1beta2": "kubectl apply -f examples/v1beta2/dist-mnist/tf_job_mnist.yaml",
+    "apply_v1_9": "kubectl apply -f examples/v1/kueue/tf_job_mnist.yaml",
+    "get_v1beta2": "kubectl get tfjobs.v1beta2.kubeflow.org",
 }
 
 # command (as written in the README) -> how it is verified
@@ -59,6 +62,9 @@ COVERAGE = {
         "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"
     ),
     "make demo ARGS=--in-cluster": "test/integration/incluster/test_demo_incluster.py::test_in_cluster_demo",
+    "make demo ARGS=--queue": (
+        "test/integration/operator/test_demo_queue.py::test_queue_demo_admits_evicts_and_completes"
+    ),
     **{command: RUN for command in RUN_STEPS.values()},
 }
 
@@ -86,6 +92,17 @@ def test_every_readme_command_is_covered():
         assert (ROOT / path).exists(), where
         if name:
             assert f"def {name}(" in (ROOT / path).read_text(), where
+
+
+def test_the_readme_shows_the_example_files_as_they_are():
+    """A ``yaml`` block whose first line names a file under examples/ shows that file whole."""
+    shown = 0
+    for block in re.findall(r"```yaml\n(.*?)```", README.read_text(), flags=re.S):
+        first, _, rest = block.partition("\n")
+        if first.startswith("# examples/"):
+            assert rest == (ROOT / first[2:]).read_text(), first
+            shown += 1
+    assert shown >= 2
 
 
 def _argv(command: str, kubeconfig: Path) -> list[str]:
@@ -138,6 +155,11 @@ def test_local_cluster_commands_run_as_written(tmp_path):
         _run(_argv(RUN_STEPS["example"], kubeconfig), cluster_env)
         listing = _run(_argv(RUN_STEPS["get"], kubeconfig), cluster_env)
         assert "dist-mnist" in listing and "STATE" in listing, listing
+        _run(_argv(RUN_STEPS["apply_v1beta2"], kubeconfig), cluster_env)
+        _run(_argv(RUN_STEPS["apply_v1_9"], kubeconfig), cluster_env)
+        listing = _run(_argv(RUN_STEPS["get_v1beta2"], kubeconfig), cluster_env)
+        names = [line.split()[0] for line in listing.splitlines()[1:]]
+        assert {"dist-mnist-v1beta2", "dist-mnist-queued"} <= set(names), listing
         assert operator.poll() is None, (tmp_path / "op.log").read_text()[-2000:]
     finally:
         for proc in reversed(background):

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted(
     p
-    for p in (ROOT / "examples/v1").rglob("*.yaml")
+    for p in (ROOT / "examples").rglob("*.yaml")
     if any(d and d.get("kind") == "TFJob" for d in yaml.safe_load_all(p.read_text()))
 )
 

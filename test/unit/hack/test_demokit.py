@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from demokit import cli, gang, harness, incluster, tfjob
+from demokit import cli, gang, harness, incluster, queue, tfjob
 
 
 @pytest.mark.parametrize(
@@ -22,11 +22,13 @@ from demokit import cli, gang, harness, incluster, tfjob
         (["--gang", "volcano"], "gang", ["--gang", "volcano"]),
         (["--gang=kube-batch", "--keep"], "gang", ["--gang=kube-batch", "--keep"]),
         (["--in-cluster", "--overlay", "namespaced"], "incluster", ["--overlay", "namespaced"]),
+        (["--queue", "--keep"], "queue", ["--queue", "--keep"]),
     ],
 )
 def test_the_arguments_pick_the_demo(monkeypatch, argv, demo, passed):
     calls: list[tuple[str, list[str]]] = []
-    for name, module in (("tfjob", tfjob), ("gang", gang), ("incluster", incluster)):
+    modules = (("tfjob", tfjob), ("gang", gang), ("incluster", incluster), ("queue", queue))
+    for name, module in modules:
         monkeypatch.setattr(module, "main", lambda a, name=name: calls.append((name, a)) or 7)
     assert cli.main(argv) == 7
     assert calls == [(demo, passed)]
@@ -110,3 +112,31 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return status != "Z"
+
+
+def test_the_queue_demos_kueue_retries_a_conflict_through_the_sdk():
+    """A 409 from the SDK is Kueue's Conflict: the play reads the job again and redoes the
+    change, as Kueue's requeued reconcile does."""
+    from localcluster.kueue import Kueue, PodSetInfo
+    from tf_operator.sdk import Conflict
+
+    class Client:
+        def __init__(self) -> None:
+            self.job = queue.tfjob()
+            self.job["metadata"]["resourceVersion"] = "1"
+            self.patches: list[dict] = []
+
+        def get(self, name: str, namespace: str) -> dict:
+            return yaml.safe_load(yaml.safe_dump(self.job))
+
+        def patch(self, name: str, patch: dict, namespace: str, patch_type: str) -> dict:
+            self.patches.append(patch)
+            if len(self.patches) == 1:
+                raise Conflict(409, "Conflict", "the object has been modified")
+            return self.job
+
+    client = Client()
+    kueue = Kueue(queue.SdkJobs(client))
+    workload = kueue.workload("default", "mnist")
+    kueue.admit(workload, [PodSetInfo(node_selector={"pool": "spot"})] * 2)
+    assert len(client.patches) == 2 and client.patches[1]["spec"]["runPolicy"]["suspend"] is False

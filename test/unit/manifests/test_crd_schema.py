@@ -15,7 +15,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 CRD = ROOT / "manifests/base/crd.yaml"
-EXAMPLES = sorted((ROOT / "examples/v1").rglob("*.yaml"))
+EXAMPLES = sorted(p for d in ("v1", "v1beta2") for p in (ROOT / "examples" / d).rglob("*.yaml"))
 _TYPES = {
     "object": dict,
     "array": list,

@@ -16,3 +16,16 @@ def test_human_duration_like_kubectl():
         "25h",
         "3d2h",
     ]
+
+
+def test_a_suspended_job_has_no_running_duration():
+    from datetime import UTC, datetime
+
+    from tf_operator.sdk.summary import duration
+
+    now = datetime(2026, 1, 1, 12, 0, 30, tzinfo=UTC)
+    running = {"status": {"startTime": "2026-01-01T12:00:00Z", "conditions": []}}
+    assert duration(running, now) == "30s"
+    suspended = {"status": {**running["status"], "conditions": [
+        {"type": "Suspended", "status": "True"}]}}  # fmt: skip
+    assert duration(suspended, now) == ""

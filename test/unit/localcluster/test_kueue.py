@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from localcluster import kueue
+from localcluster.apiserver.patches import merge_patch as apply_merge_patch  # as the server does
 from localcluster.kueue import (
     PYTORCHJOB,
     Conflict,
@@ -20,19 +21,6 @@ from localcluster.kueue import (
     merge_patch,
     same_toleration,
 )
-
-
-def apply_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386, as the API server applies it."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = apply_merge_patch(result.get(key), value)
-    return result
 
 
 class MemoryJobs:

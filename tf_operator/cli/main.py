@@ -272,7 +272,10 @@ def _set_suspend(settings: Settings, names: tuple[str, ...], suspend: bool) -> N
             failed = True
             continue
         if suspend_requested(job) == suspend:
-            click.echo(f"tfjob.kubeflow.org/{name} already {verb}")
+            click.echo(
+                f"tfjob.kubeflow.org/{name} "
+                + ("already suspended" if suspend else "not suspended")
+            )
             continue
         if is_managed_elsewhere(job):
             click.echo(

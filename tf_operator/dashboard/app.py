@@ -12,8 +12,8 @@ multiplexes its replicas' logs into its own stream rather than opening one per p
 
 Writes (create from YAML, suspend, resume, delete) exist only with ``allow_write``; they also
 demand the ``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and the Host
-header must name the address served (DNS-rebinding guard). Errors from the API server are returned verbatim
-(message and field causes) for the page to show.
+header must name the address served (DNS-rebinding guard). Errors from the API server are
+returned verbatim (message and field causes) for the page to show.
 """
 
 from __future__ import annotations

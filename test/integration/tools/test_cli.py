@@ -171,6 +171,7 @@ def test_a_job_managed_elsewhere_is_shown_as_such(cluster, operator, client):
     described = tfjob(cluster, "describe", name).output
     assert "Managed by:       kueue.x-k8s.io/multikueue (not this operator" in described
     assert "Queue:            team-a" in described
+    assert tfjob(cluster, "resume", name).output == f"tfjob.kubeflow.org/{name} not suspended\n"
     result = tfjob(cluster, "suspend", name)
     assert result.exit_code == 0
     assert f"note: {name} is managed by kueue.x-k8s.io/multikueue" in result.stderr

@@ -1,8 +1,8 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
 ``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
-``--queue`` runs :mod:`demokit.queue`, anything else :mod:`demokit.tfjob` (each parses its own
-arguments).
+``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`, anything
+else :mod:`demokit.tfjob` (each parses its own arguments).
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
         from demokit import queue
 
         return queue.main(argv)
+    if "--pytorch" in argv:
+        from demokit import pytorchjob
+
+        return pytorchjob.main(argv)
     if "--in-cluster" in argv:
         from demokit import incluster
 

@@ -168,10 +168,16 @@ def wait_until(fn: Callable[[], Any], timeout: float, what: str) -> Any:
     raise DemoError(f"timed out waiting for {what} ({last})")
 
 
-def localise(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    """Run the example's containers as local processes of this interpreter."""
+def localise(
+    job: dict[str, Any],
+    workdir: Path,
+    example_dir: Path = EXAMPLE_DIR,
+    specs_field: str = "tfReplicaSpecs",
+) -> dict[str, Any]:
+    """Run the example's containers (its replica specs under ``spec.<specs_field>``) as local
+    processes of this interpreter, in ``example_dir``."""
     job = copy.deepcopy(job)
-    for spec in job["spec"]["tfReplicaSpecs"].values():
+    for spec in job["spec"][specs_field].values():
         pod = spec["template"]["spec"]
         volumes = {v["name"] for v in pod.get("volumes", []) if "configMap" in v or "hostPath" in v}
         pod["volumes"] = [v for v in pod.get("volumes", []) if v["name"] not in volumes]
@@ -179,7 +185,7 @@ def localise(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
             del pod["volumes"]
         for container in pod["containers"]:
             if container.get("workingDir") == CONTAINER_CODE_DIR:
-                container["workingDir"] = str(EXAMPLE_DIR)
+                container["workingDir"] = str(example_dir)
             if container.get("command", [""])[0] in ("python", "python3"):
                 container["command"] = [sys.executable, "-u", *container["command"][1:]]
             container["args"] = [

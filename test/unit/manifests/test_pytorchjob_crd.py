@@ -5,8 +5,10 @@ with v1.9's field paths, and keep everything a v1.9 user writes."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
+import yaml
 
 from localcluster.apiserver import Registry, StatusError
 from support.crd import PYTORCH_CRD_FILE, install_crds
@@ -208,3 +210,15 @@ def test_the_scale_subresource_scales_the_workers(reg):
         "statusReplicasPath": ".status.replicaStatuses.Worker.active",
         "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
     }
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted((Path(__file__).resolve().parents[3] / "examples/pytorch").rglob("*.yaml")),
+    ids=str,
+)
+def test_every_pytorch_example_is_admitted_as_written(reg, path):
+    doc = yaml.safe_load(path.read_text())
+    doc["metadata"]["name"] = f"ex-{next(_names)}"
+    stored = reg.create(PYTORCHJOBS, "default", copy.deepcopy(doc))
+    assert stored["spec"]["pytorchReplicaSpecs"] == doc["spec"]["pytorchReplicaSpecs"]

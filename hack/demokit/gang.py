@@ -1,5 +1,5 @@
-"""``make demo ARGS="--gang volcano"`` (or ``--gang kube-batch``): gang scheduling of a TFJob
-whose CPU-only master and GPU workers need different nodes.
+"""``make demo ARGS="--gang volcano"`` (or ``--gang kube-batch``, ``--gang coscheduling``): gang
+scheduling of a TFJob whose CPU-only master and GPU workers need different nodes.
 
 The local cluster gets a CPU pool and a GPU pool and plays the chosen batch scheduler (the
 simulated kubelet runs each container for a moment, then it exits 0). ``tf-operator`` runs with
@@ -10,6 +10,12 @@ the demo uncordons the GPU node and shows the PodGroup turn ``Running``, where e
 and the job succeed. The Volcano run uses Volcano 1.5-1.10's predicate error cache (mode
 ``task-spec``): it works because the operator puts ``volcano.sh/task-spec: <replica type>`` on
 every pod.
+
+``--gang coscheduling`` plays scheduler-plugins' coscheduling instead (``tf-operator
+--gang-scheduler-name=scheduler-plugins``): the master is assumed on the CPU node and held at
+Permit, the workers find no node, so the scheduler gives the master's room back and the gang
+backs off; the PodGroup controller keeps the group ``Scheduling``, and the operator tells the job
+why from its pods' reasons. Once the GPU node is uncordoned the three pods are bound together.
 
 ``--gang volcano --without-task-spec`` shows why that annotation matters: it submits the same
 PodGroup and master/worker pods directly, without the annotation (as tf-operator v0.5.3 wrote
@@ -50,8 +56,16 @@ POOLS = (
 PODGROUP_API = {
     "volcano": ("scheduling.volcano.sh", "v1beta1"),
     "kube-batch": ("scheduling.incubator.k8s.io", "v1alpha1"),
+    "coscheduling": ("scheduling.x-k8s.io", "v1alpha1"),
+}
+# the operator's --gang-scheduler-name for each story
+OPERATOR_GANG = {
+    "volcano": "volcano",
+    "kube-batch": "kube-batch",
+    "coscheduling": "scheduler-plugins",
 }
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
 WHY = """\
 Why: tf-operator v0.5.3 put no volcano.sh/task-spec on its pods, so Volcano 1.5-1.10 cached
@@ -143,6 +157,14 @@ class Api:
     def create_tfjob(self, body: dict[str, Any]) -> None:
         self.custom.create_namespaced_custom_object("kubeflow.org", "v1", NS, "tfjobs", body)
 
+    def job_told(self, reason: str) -> list[str]:
+        """Messages of the TFJob's events of this reason, oldest first."""
+        events = self.core.list_namespaced_event(
+            NS, field_selector=f"involvedObject.name={JOB},involvedObject.kind=TFJob"
+        ).items
+        ordered = sorted(events, key=lambda e: int(e.metadata.resource_version or 0))
+        return [e.message or "" for e in ordered if e.reason == reason]
+
     def cordon(self, node: str, cordoned: bool) -> None:
         self.core.patch_node(node, {"spec": {"unschedulable": cordoned or None}})
 
@@ -225,7 +247,7 @@ class Watcher:
         self.placed: dict[str, str] = {}
         self.group_seen = False
         self.state = ""
-        self.waiting_reason = ""  # the PodGroup's Unschedulable message while it waits
+        self.waiting_reason = ""  # why the gang waits, as the scheduler or the job tells it
 
     def say(self, text: str) -> None:
         print(f"  {time.monotonic() - self.started:5.1f}s  {text}", flush=True)
@@ -247,12 +269,21 @@ class Watcher:
             for cond in status.get("conditions") or []:
                 if cond["type"] == "Unschedulable" and cond["status"] == "True":
                     self.waiting_reason = cond.get("message") or ""
+        if phase == "Scheduling" and with_job:
+            # scheduler-plugins writes no condition: the operator tells the pods' reason (D76)
+            told = self.api.job_told("PodGroupUnschedulable")
+            self.waiting_reason = told[-1].partition(" is unschedulable: ")[2] if told else ""
         for pod in self.api.pods():
             node = pod.spec.node_name
             if node and pod.metadata.name not in self.placed:
                 self.placed[pod.metadata.name] = node
-                spec = (pod.metadata.annotations or {}).get(TASK_SPEC_ANNOTATION, "-")
-                self.say(f"pod {pod.metadata.name} -> {node} (task-spec {spec})")
+                labels = pod.metadata.labels or {}
+                if POD_GROUP_LABEL in labels:
+                    joined = f"pod-group {labels[POD_GROUP_LABEL]}"
+                else:
+                    spec = (pod.metadata.annotations or {}).get(TASK_SPEC_ANNOTATION, "-")
+                    joined = f"task-spec {spec}"
+                self.say(f"pod {pod.metadata.name} -> {node} ({joined})")
         if with_job:
             conditions = (self.api.tfjob().get("status") or {}).get("conditions") or []
             current = [c["type"] for c in conditions if c.get("status") == "True"]
@@ -265,8 +296,8 @@ class Watcher:
 # ------------------------------------------------------------------ the two stories
 
 
-def run_job(api: Api, scheduler: str, timeout: float, workdir: Path, kubeconfig: str) -> int:
-    flags = ["--enable-gang-scheduling=true", f"--gang-scheduler-name={scheduler}"]
+def run_job(api: Api, story: str, timeout: float, workdir: Path, kubeconfig: str) -> int:
+    flags = ["--enable-gang-scheduling=true", f"--gang-scheduler-name={OPERATOR_GANG[story]}"]
     argv = [str(BIN / "tf-operator"), f"--kubeconfig={kubeconfig}", "--monitoring-port=0"]
     argv += ["--monitoring-address=127.0.0.1", "--json-log-format=false", "--no-leader-elect"]
     with child(argv + flags, workdir / "operator.log") as operator:
@@ -294,6 +325,11 @@ def run_job(api: Api, scheduler: str, timeout: float, workdir: Path, kubeconfig:
                 for pod in pods:
                     reason, message = pod_condition(pod)
                     watcher.say(f"  {pod.metadata.name}: {reason}: {message}")
+                if story == "coscheduling":
+                    watcher.say(
+                        "  (the master fitted cpu-0 and was held there at Permit; the workers "
+                        "fit nowhere, so it was let go: all or nothing, retried after a back-off)"
+                    )
                 watcher.say("uncordoning gpu-0")
                 api.cordon("gpu-0", False)
                 cordoned = False
@@ -372,18 +408,20 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
     cache = {"name": "allocate", "arguments": {"predicateErrorCache": "task-spec"}}
     conf.write_text(VOLCANO_CONF + yaml.safe_dump({"configurations": [cache]}))
     argv = [str(BIN / "tf-operator-localcluster"), "--kubelet=simulated", "--port=0"]
-    argv += [f"--kubeconfig={workdir / 'kubeconfig'}", f"--batch-scheduler={args.gang}"]
+    argv += [f"--kubeconfig={workdir / 'kubeconfig'}"]
     argv += [f"--node-pool={pool}" for pool in POOLS]
+    if args.gang == "coscheduling":
+        argv.append("--scheduler-plugins")
+        story = "scheduler-plugins' coscheduling (scheduler scheduler-plugins-scheduler)"
+    else:
+        argv.append(f"--batch-scheduler={args.gang}")
+        story = "batch scheduler kube-batch"
     if args.gang == "volcano":
         argv.append(f"--batch-scheduler-conf=volcano={conf}")
+        story = "batch scheduler Volcano 1.5-1.10 (predicate error cache per task-spec)"
     with child(argv, workdir / "cluster.log", pipe=True) as cluster:
         url, kubeconfig = wait_ready(cluster)
-        story = (
-            "Volcano 1.5-1.10 (predicate error cache per task-spec)"
-            if args.gang == "volcano"
-            else "kube-batch"
-        )
-        print(f"local cluster ready at {url}: simulated kubelet, batch scheduler {story}")
+        print(f"local cluster ready at {url}: simulated kubelet, {story}")
         api = Api(kubeconfig, args.gang)
         print("nodes:")
         print_nodes(api)

@@ -34,7 +34,10 @@ DEFAULT_LOCK_TYPE = "endpoints"
 LOCK_TYPES = ("endpoints", "leases", "endpointsleases")
 # The elector jitters retries by up to this factor, so renewals must fit in the deadline.
 LEADER_ELECTION_JITTER = 1.2
-GANG_SCHEDULERS = ("kube-batch", "volcano")
+GANG_SCHEDULERS = ("kube-batch", "volcano", "scheduler-plugins")
+_DNS_1123_SUBDOMAIN = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
 DEFAULT_GANG_SCHEDULER = "kube-batch"
 # The releases whose defaults a job can get.
 DEFAULTS_RELEASES = tuple(DEFAULTS)
@@ -139,14 +142,16 @@ class ServerOption:
         kind="bool",
         help="Create a PodGroup per job and schedule its pods with the gang scheduler.",
     )
-    # Addition: kube-batch (v0.5.3's) or volcano.
+    # Addition: kube-batch (v0.5.3's), volcano, or scheduler-plugins (training-operator
+    # v1.9's default backend); any other name is a scheduler-plugins profile of that name, as
+    # in v1.9 (D75).
     gang_scheduler_name: str = flag(
         DEFAULT_GANG_SCHEDULER,
         "--gang-scheduler-name",
-        kind="choice",
-        choices=GANG_SCHEDULERS,
         show_default=True,
-        help="Gang scheduler backend used when gang scheduling is enabled.",
+        help="Gang scheduler used when gang scheduling is enabled: kube-batch, volcano or "
+        "scheduler-plugins (pods get schedulerName scheduler-plugins-scheduler); any other "
+        "name is taken as a scheduler-plugins profile of that name.",
     )
     monitoring_port: int = flag(
         DEFAULT_MONITORING_PORT,
@@ -247,8 +252,11 @@ class ServerOption:
         unknown = [s for s in self.enable_scheme if s.lower() not in KNOWN_SCHEMES]
         if unknown or not self.enable_scheme:
             problems.append(f"--enable-scheme must name some of {', '.join(KNOWN_SCHEMES)}")
-        if self.gang_scheduler_name not in GANG_SCHEDULERS:
-            problems.append(f"--gang-scheduler-name must be one of {', '.join(GANG_SCHEDULERS)}")
+        if not _DNS_1123_SUBDOMAIN.fullmatch(self.gang_scheduler_name):
+            problems.append(
+                f"--gang-scheduler-name must be {', '.join(GANG_SCHEDULERS)} or another "
+                "scheduler name (a DNS-1123 subdomain, as a pod's schedulerName must be)"
+            )
         if self.lock_type not in LOCK_TYPES:
             problems.append(f"--leader-elect-resource-lock must be one of {', '.join(LOCK_TYPES)}")
         if self.leader_elect:

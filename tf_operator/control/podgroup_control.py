@@ -4,15 +4,26 @@
 backend (minMember, queue, priority class, minResources, schedule timeout: training-operator
 v1.9's ``schedulingPolicy``). A :class:`GangSchedulerBackend` says which API its groups live in,
 which spec fields it writes from the policy (``spec_for``), whether it needs ``minResources``
-computed, and whether pods must wait for the scheduler to admit the group (``admits``). A
-third backend is one more ``GangSchedulerBackend``. Pods join a group through the
-``scheduling.k8s.io/group-name`` annotation; ``volcano.sh/task-spec`` names their task.
+computed, and whether pods must wait for the scheduler to admit the group (``admits``). The
+backend also says how a pod joins its group (``marks``: kube-batch and Volcano read the
+``scheduling.k8s.io/group-name`` annotation, ``volcano.sh/task-spec`` names the task;
+scheduler-plugins reads the ``scheduling.x-k8s.io/pod-group`` label) and how a group that cannot
+be placed is told (``unschedulable``: kube-batch and Volcano write an ``Unschedulable``
+condition on the group; scheduler-plugins writes none, its pods' ``PodScheduled`` conditions
+carry kube-scheduler's reason).
 
 v0.5.3 only knew kube-batch (``scheduling.incubator.k8s.io/v1alpha1``) and wrote only
 ``minMember``; its PodGroups keep exactly that unless the job's ``schedulingPolicy`` asks for a
 queue or a priority class. Volcano (``scheduling.volcano.sh/v1beta1``) gets v1.9's spec: queue
 ``default`` unless named, the priority class, and ``minResources``, computed when unset. A
 group's existing queue is never changed (v1.9; the job's queue is immutable).
+
+scheduler-plugins (``scheduling.x-k8s.io/v1alpha1``, training-operator v1.9's default gang
+backend) gets v1.9's spec: ``minMember``, ``minResources`` (computed when unset) and
+``scheduleTimeoutSeconds``. ``--gang-scheduler-name=scheduler-plugins`` gives its pods the
+scheduler name its chart serves, ``scheduler-plugins-scheduler``, where v1.9 wrote
+``scheduler-plugins`` itself (D75); any other name but ``kube-batch`` and ``volcano`` is a
+scheduler-plugins profile of that name, as in v1.9.
 
 Fixes over v0.5.3 (divergence D24): only a 404 leads to a create (v0.5.3 created on any GET
 error), and an existing group whose fields differ from the policy is patched (v0.5.3 never
@@ -23,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tf_operator.control.object_control import EventRecorder
@@ -42,12 +53,20 @@ log = logging.getLogger(__name__)
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+SCHEDULER_PLUGINS = "scheduler-plugins"
+# The scheduler name scheduler-plugins' chart gives its coscheduling profile (D75).
+SCHEDULER_PLUGINS_SCHEDULER_NAME = "scheduler-plugins-scheduler"
 SUCCESSFUL_DELETE_POD_GROUP_REASON = "SuccessfulDeletePodGroup"
 FAILED_DELETE_POD_GROUP_REASON = "FailedDeletePodGroup"
 DEFAULT_QUEUE = "default"
 # Phases in which a PodGroup's Unschedulable condition is current: kube-batch and Volcano
 # never remove a stale one.
 _UNPLACED_PHASES = ("Pending", "Inqueue", "Unknown")
+# scheduler-plugins' phases of a group whose gang was placed
+_PLACED_PHASES = ("Running", "Finished", "Failed")
+# kube-scheduler's texts for a pod rejected because a sibling was
+_ECHOES = ("rejection in Unreserve.", "optimistic rejection in PostFilter.")
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,8 @@ class GangPolicy:
     # resource name -> quantity; None when unset and the backend computes none
     min_resources: dict[str, Any] | None = None
     schedule_timeout_seconds: int | None = None
+    # Volcano's minTaskMember: task name (volcano.sh/task-spec) -> minimum; None when not asked
+    min_task_member: dict[str, int] | None = None
 
 
 def _existing_queue(current: Obj | None) -> str:
@@ -78,13 +99,48 @@ def kube_batch_spec(policy: GangPolicy, current: Obj | None) -> Obj:
 
 
 def volcano_spec(policy: GangPolicy, current: Obj | None) -> Obj:
-    """Volcano v1beta1, as training-operator v1.9 fills it."""
+    """Volcano v1beta1, as training-operator v1.9 fills it, and ``minTaskMember`` when the
+    job asks for per-task minimums (D77)."""
     return {
         "minMember": policy.min_member,
         "queue": _existing_queue(current) or policy.queue or DEFAULT_QUEUE,
         "priorityClassName": policy.priority_class_name or None,
         "minResources": policy.min_resources,
+        "minTaskMember": policy.min_task_member or None,
     }
+
+
+def scheduler_plugins_spec(policy: GangPolicy, current: Obj | None) -> Obj:
+    """scheduler-plugins v1alpha1, as training-operator v1.9 fills it (an empty minResources
+    is left out, as its omitempty field is)."""
+    return {
+        "minMember": policy.min_member,
+        "minResources": policy.min_resources or None,
+        "scheduleTimeoutSeconds": policy.schedule_timeout_seconds,
+    }
+
+
+@dataclass(frozen=True)
+class PodMarks:
+    """What joins a pod to its group: labels and annotations added to its template."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+def annotation_marks(job_name: str, task: str) -> PodMarks:
+    """kube-batch and Volcano: the group-name annotation and the task's name (D24)."""
+    return PodMarks(annotations={GROUP_NAME_ANNOTATION: job_name, TASK_SPEC_ANNOTATION: task})
+
+
+def label_marks(job_name: str, task: str) -> PodMarks:
+    """scheduler-plugins: the pod-group label (training-operator v1.9 sets nothing else)."""
+    return PodMarks(labels={POD_GROUP_LABEL: job_name})
+
+
+def group_condition_message(group: Obj | None, pods: list[Obj]) -> str:
+    """kube-batch and Volcano tell it on the group (D40)."""
+    return unschedulable_message(group)
 
 
 def volcano_admits(group: Obj | None) -> bool:
@@ -106,6 +162,11 @@ class GangSchedulerBackend:
     # whether pods may be created for a job whose group is this one (None: none could be
     # read or created)
     admits: Callable[[Obj | None], bool] = field(default=lambda group: True)
+    # the labels and annotations that join a pod (job name, task name) to its group
+    marks: Callable[[str, str], PodMarks] = field(default=annotation_marks)
+    # why the group cannot be placed ("" when it is not known to be unplaceable), from the
+    # group and the job's pods
+    unschedulable: Callable[[Obj | None, list[Obj]], str] = field(default=group_condition_message)
 
     @property
     def api_version(self) -> str:
@@ -124,13 +185,57 @@ VOLCANO = GangSchedulerBackend(
 )
 
 
+def waiting_pods_message(group: Obj | None, pods: list[Obj]) -> str:
+    """Why a scheduler-plugins gang waits (D76): its group is not placed (``Running`` or
+    finished) and a pod says why it is not scheduled. The root cause is told, not its echoes: a
+    pod rejected only because a sibling was (``rejection in Unreserve``, ``optimistic rejection
+    in PostFilter``) speaks only when no pod gives another reason; among equals, the first by
+    name."""
+    if group is None or pod_group_phase(group) in _PLACED_PHASES:
+        return ""
+    reasons: list[tuple[bool, str, str]] = []
+    for pod in pods:
+        message = pod_scheduled_message(pod)
+        if message:
+            reasons.append((message.endswith(_ECHOES), str(meta(pod).get("name") or ""), message))
+    return min(reasons)[2] if reasons else ""
+
+
+def pod_scheduled_message(pod: Obj) -> str:
+    """The message of a pod's ``PodScheduled=False`` condition ("" when it has none)."""
+    status = pod.get("status")
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for condition in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+        ):
+            return str(condition.get("message") or "")
+    return ""
+
+
+SCHEDULER_PLUGINS_BACKEND = GangSchedulerBackend(
+    SCHEDULER_PLUGINS_SCHEDULER_NAME,
+    Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup"),
+    spec_for=scheduler_plugins_spec,
+    computes_min_resources=True,
+    marks=label_marks,
+    unschedulable=waiting_pods_message,
+)
+
+
 def backend_for(scheduler_name: str) -> GangSchedulerBackend:
-    """``volcano`` selects the Volcano API; anything else is kube-batch's API under that name."""
+    """``kube-batch`` (or nothing) and ``volcano`` select theirs; ``scheduler-plugins`` selects
+    scheduler-plugins under its chart's scheduler name (D75); any other name is a
+    scheduler-plugins profile of that name, as in training-operator v1.9."""
     if scheduler_name == VOLCANO.scheduler_name:
         return VOLCANO
     if scheduler_name in ("", KUBE_BATCH.scheduler_name):
         return KUBE_BATCH
-    return GangSchedulerBackend(scheduler_name, KUBE_BATCH.pod_groups)
+    if scheduler_name == SCHEDULER_PLUGINS:
+        return SCHEDULER_PLUGINS_BACKEND
+    return replace(SCHEDULER_PLUGINS_BACKEND, scheduler_name=scheduler_name)
 
 
 def _same(current: Any, wanted: Any) -> bool:

@@ -57,6 +57,10 @@ COVERAGE = {
         "test/integration/gang/test_demo_gang.py::"
         "test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu"
     ),
+    'make demo ARGS="--gang coscheduling"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu"
+    ),
     'make demo ARGS="--gang volcano --without-task-spec"': (
         "test/integration/gang/test_demo_gang.py::"
         "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"

@@ -17,6 +17,12 @@ pytestmark = [pytest.mark.integration, needs_mount_namespaces]
 PODGROUPS = {
     "gang-kube-batch": ("scheduling.incubator.k8s.io", "v1alpha1", "podgroups"),
     "gang-volcano": ("scheduling.volcano.sh", "v1beta1", "podgroups"),
+    "gang-scheduler-plugins": ("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
+}
+SCHEDULER = {
+    "gang-kube-batch": "kube-batch",
+    "gang-volcano": "volcano",
+    "gang-scheduler-plugins": "scheduler-plugins-scheduler",  # the chart's profile (D75)
 }
 
 
@@ -48,10 +54,11 @@ def test_gang_overlay(overlay):
         pods, _ = cluster.registry.list(
             ("", "v1", "pods"), "default", label_selector="tf-job-name=gang"
         )
-        scheduler = overlay.removeprefix("gang-")
-        assert {p["spec"]["schedulerName"] for p in pods} == {scheduler}
-        assert all(
-            p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "gang" for p in pods
-        )
+        assert {p["spec"]["schedulerName"] for p in pods} == {SCHEDULER[overlay]}
+        if overlay == "gang-scheduler-plugins":
+            joined = [p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] for p in pods]
+        else:
+            joined = [p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in pods]
+        assert joined == ["gang"] * len(pods)
         wait_for(lambda: podgroup() is None, 60, what="the PodGroup deleted after the job")
         assert incluster.operator_responses(403) == 0

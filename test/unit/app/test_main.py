@@ -107,7 +107,7 @@ def test_leader_election_tuning(captured_options):
     [
         ["--resyc-period=30"],
         ["--threadiness=0"],
-        ["--gang-scheduler-name=yunikorn"],
+        ["--gang-scheduler-name=Yuni Korn"],
         ["--bogus"],
         ["--enable-scheme=mpijob"],
     ],

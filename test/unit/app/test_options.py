@@ -63,12 +63,22 @@ def test_defaults_match_v053_but_leader_election_timing():
 
 
 def test_validate_reports_bad_settings():
-    opt = ServerOption(threadiness=0, gang_scheduler_name="yunikorn", renew_deadline=20)
+    opt = ServerOption(threadiness=0, gang_scheduler_name="-yunikorn", renew_deadline=20)
     problems = " ".join(opt.validate())
     assert "threadiness" in problems
     assert "gang-scheduler-name" in problems
     assert "lease duration > renew deadline" in problems
     assert ServerOption(leader_elect=False, renew_deadline=20).validate() == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["kube-batch", "volcano", "scheduler-plugins", "scheduler-plugins-scheduler", "yunikorn"],
+)
+def test_any_scheduler_name_is_a_gang_scheduler(name):
+    """kube-batch, volcano, scheduler-plugins, and any other name as a scheduler-plugins
+    profile, as training-operator v1.9 takes it (D75)."""
+    assert ServerOption(gang_scheduler_name=name).validate() == []
 
 
 def test_the_lease_must_outlast_a_term():

@@ -403,3 +403,17 @@ def test_success_policy_values(reg, value, ok):
 def test_bad_min_resources_are_refused(reg):
     body = v19(f"mr-{next(_names)}", {"schedulingPolicy": {"minResources": {"cpu": "two"}}})
     assert "spec.runPolicy.schedulingPolicy.minResources.cpu" in messages(rejected(reg, body))
+
+
+def test_min_task_member_is_keyed_by_the_jobs_replica_types(reg):
+    """The operator's minTaskMember (D77): replica types in any case, counts from 0."""
+    ok = v19(f"mt-{next(_names)}", {"schedulingPolicy": {"minTaskMember": {"worker": 1}}})
+    assert create(reg, ok)["spec"]["runPolicy"]["schedulingPolicy"]["minTaskMember"] == {
+        "worker": 1
+    }
+    unknown = v19(f"mt-{next(_names)}", {"schedulingPolicy": {"minTaskMember": {"PS": 1}}})
+    assert "names a replica type the job does not have" in messages(rejected(reg, unknown))
+    negative = v19(f"mt-{next(_names)}", {"schedulingPolicy": {"minTaskMember": {"Worker": -1}}})
+    assert "spec.runPolicy.schedulingPolicy.minTaskMember.Worker" in messages(
+        rejected(reg, negative)
+    )

@@ -11,7 +11,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
-OVERLAYS = ["standalone", "gang-kube-batch", "gang-volcano", "namespaced", "pytorchjob"]
+OVERLAYS = [
+    "standalone",
+    "gang-kube-batch",
+    "gang-volcano",
+    "gang-scheduler-plugins",
+    "namespaced",
+    "pytorchjob",
+]
 # The kubectl on these machines (1.32) and the newest schema the validator ships.
 K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
 
@@ -90,6 +97,17 @@ def test_deployment_runs_operator_with_probes_and_env(rendered):
     assert container["image"] == "kubeflow/tf-operator-py:v0.5.3.post1"
 
 
+def test_scheduler_plugins_args_parse_with_the_real_cli(rendered):
+    from tf_operator.app import main as app_main
+
+    (deploy,) = by_kind(rendered["gang-scheduler-plugins"], "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    ctx = app_main.cli.make_context("tf-operator", app_main.normalize_go_args(args))
+    opt = app_main.options_from_params(ctx.params)
+    assert opt.enable_gang_scheduling and opt.gang_scheduler_name == "scheduler-plugins"
+    assert opt.validate() == []
+
+
 def test_deployment_args_parse_with_the_real_cli(rendered):
     from tf_operator.app import main as app_main
 
@@ -166,6 +184,7 @@ def test_the_pytorchjob_component_adds_the_kind(rendered):
     [
         ("gang-kube-batch", "scheduling.incubator.k8s.io", "kube-batch"),
         ("gang-volcano", "scheduling.volcano.sh", "volcano"),
+        ("gang-scheduler-plugins", "scheduling.x-k8s.io", "scheduler-plugins"),
     ],
 )
 def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
@@ -176,8 +195,9 @@ def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     grants = _rules(objs)
     verbs = ("get", "list", "watch", "create", "patch", "delete")
     assert {(group, "podgroups", v) for v in verbs} <= grants
-    # Volcano's minResources weigh replicas by their PriorityClass (read by name)
-    assert (("scheduling.k8s.io", "priorityclasses", "get") in grants) is (scheduler == "volcano")
+    # Volcano's and scheduler-plugins' minResources weigh replicas by their PriorityClass
+    priority = ("scheduling.k8s.io", "priorityclasses", "get")
+    assert (priority in grants) is (scheduler != "kube-batch")
     (deploy,) = by_kind(objs, "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--enable-gang-scheduling=true" in args

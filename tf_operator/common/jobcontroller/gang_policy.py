@@ -73,7 +73,16 @@ def gang_policy(
         priority_class_name=scheduling.priority_class or "",
         min_resources=resources,
         schedule_timeout_seconds=scheduling.schedule_timeout_seconds,
+        min_task_member=task_minimums(scheduling.min_task_member),
     )
+
+
+def task_minimums(asked: dict[str, int] | None) -> dict[str, int] | None:
+    """minTaskMember by task name: a pod's ``volcano.sh/task-spec`` is its replica type in
+    lower case (D77)."""
+    if not asked:
+        return None
+    return {name.lower(): count for name, count in asked.items()}
 
 
 def min_resources(

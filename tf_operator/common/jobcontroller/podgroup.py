@@ -4,16 +4,20 @@ With ``--enable-gang-scheduling`` every unfinished job has a PodGroup saying wha
 (:mod:`.gang_policy`: minMember, queue, priority class, minResources), created or updated on
 every pass (failures only logged, as in v0.5.3), and deleted with the job's terminal clean-up
 or when the job is suspended. Each new pod gets the gang scheduler's name unless its template
-names another one, and the ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec``
-annotations; v0.5.3 set neither annotation, never updated the group, and dropped the scheduler
-for the whole job as soon as one template named another (divergence D24).
+names another one, and what joins it to its group: for kube-batch and Volcano the
+``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec`` annotations (v0.5.3 set neither
+annotation, never updated the group, and dropped the scheduler for the whole job as soon as one
+template named another: divergence D24), for scheduler-plugins the
+``scheduling.x-k8s.io/pod-group`` label, as training-operator v1.9 does.
 
 A backend may hold the job's pods back until it admits the group (Volcano: until the group
 leaves Pending, training-operator v1.9's Inqueue gating); the pass then creates no pod or
 service, and the job says why with one Normal ``PodGroupPending`` event per wait (D62). A
 PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Unschedulable``,
 status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
-change of that condition's message (divergence D40). The group is read from the GET the sync
+change of that condition's message (divergence D40). scheduler-plugins writes no condition on
+its groups: while a group is not placed, its pods' ``PodScheduled`` reason is told the same way
+(D76). The group is read from the GET the sync
 makes anyway; :class:`PodGroupEvents` (an informer on the groups, with gang scheduling only)
 brings the job back when a group's phase or Unschedulable message changes. Nothing here writes
 a PodGroup's status (Volcano's CRD has no status subresource).
@@ -29,8 +33,6 @@ from tf_operator.common.jobcontroller.gang_policy import gang_policy
 from tf_operator.common.jobcontroller.kind import J, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
-    GROUP_NAME_ANNOTATION,
-    TASK_SPEC_ANNOTATION,
     PodGroupControl,
     pod_group_phase,
     unschedulable_message,
@@ -119,8 +121,9 @@ class PodGroupReconciler(Generic[J]):
         return admitted
 
     def _surface_unschedulable(self, ctx: SyncContext[J], group: Obj) -> None:
-        """One Warning event on the job per change of the group's Unschedulable message."""
-        job, message = ctx.job, unschedulable_message(group)
+        """One Warning event on the job per change of why its group cannot be placed (the
+        group's Unschedulable condition, or for scheduler-plugins its pods' reason: D76)."""
+        job, message = ctx.job, self._groups.backend.unschedulable(group, ctx.pods)
         if not self._told.unschedulable_changed(ctx.key, job.uid, message) or not message:
             return
         m = meta(group)
@@ -154,7 +157,8 @@ class PodGroupReconciler(Generic[J]):
         self._groups.delete_pod_group(ctx.job)
 
     def decorate(self, job: J, template: Obj, rt: str, logger: Logger) -> None:
-        """Scheduler name plus the group-name and task-spec annotations."""
+        """Scheduler name plus what joins the pod to its group: the group-name and task-spec
+        annotations, or scheduler-plugins' pod-group label."""
         pod_spec = template.setdefault("spec", {})
         current = pod_spec.get("schedulerName")
         if current and current != self._scheduler_name:
@@ -168,6 +172,9 @@ class PodGroupReconciler(Generic[J]):
             )
         else:
             pod_spec["schedulerName"] = self._scheduler_name
-        annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
-        annotations[GROUP_NAME_ANNOTATION] = job.name
-        annotations[TASK_SPEC_ANNOTATION] = rt
+        marks = self._groups.backend.marks(job.name, rt)
+        metadata = template.setdefault("metadata", {})
+        if marks.labels:
+            metadata.setdefault("labels", {}).update(marks.labels)
+        if marks.annotations:
+            metadata.setdefault("annotations", {}).update(marks.annotations)

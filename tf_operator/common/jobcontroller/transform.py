@@ -1,10 +1,10 @@
 """What the job controller keeps of the pods and services it caches (informer transforms).
 
 The controller reads a pod's identity (name, namespace, uid, resourceVersion), labels, owner
-references, creation and deletion timestamps, and from its status the phase and each
-container's name, state and restart count; of a service only the same metadata. Everything
-else (the spec, managed fields, annotations, conditions, IPs, images) is dropped as the object
-enters the cache, as client-go's transform functions do, which cuts the memory of a cached pod
+references, creation and deletion timestamps, and from its status the phase, each container's
+name, state and restart count, and a ``PodScheduled=False`` condition (why a gang scheduler has
+not placed it, D76); of a service only the same metadata. Everything else (the spec, managed
+fields, annotations, other conditions, IPs, images) is dropped as the object enters the cache, as client-go's transform functions do, which cuts the memory of a cached pod
 by more than half; so are the ``training.kubeflow.org/*`` labels, which the operator writes for
 others (Kueue, the SDKs) and selects nothing by. A reconciler that starts reading another field
 must add it here.
@@ -49,6 +49,17 @@ def _container_statuses(statuses: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _unscheduled(conditions: Any) -> dict[str, Any] | None:
+    for condition in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+        ):
+            return {k: condition[k] for k in ("type", "status", "message") if k in condition}
+    return None
+
+
 def strip_pod(obj: Any) -> Any:
     """A cached pod with only what the controller reads (idempotent)."""
     if not isinstance(obj, dict):
@@ -60,6 +71,9 @@ def strip_pod(obj: Any) -> Any:
     for key in ("containerStatuses", "initContainerStatuses"):
         if status.get(key):
             kept[key] = _container_statuses(status[key])
+    unscheduled = _unscheduled(status.get("conditions"))
+    if unscheduled is not None:
+        kept["conditions"] = [unscheduled]
     return {
         "apiVersion": obj.get("apiVersion", "v1"),
         "kind": obj.get("kind", "Pod"),

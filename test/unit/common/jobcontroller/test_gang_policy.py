@@ -54,6 +54,14 @@ def test_min_member_is_min_available_else_every_replica():
     )
 
 
+def test_min_task_member_is_keyed_by_task_name():
+    """D77: replica types in any case become the pods' volcano.sh/task-spec names."""
+    specs = {"PS": replica(1, container()), "Worker": replica(3, container())}
+    asked = tfjob(specs, {"minTaskMember": {"PS": 1, "worker": 2}})
+    assert gang_policy(asked, VOLCANO, priority_of).min_task_member == {"ps": 1, "worker": 2}
+    assert gang_policy(tfjob(specs), VOLCANO, priority_of).min_task_member is None
+
+
 def test_min_resources_only_for_a_backend_that_wants_them_and_as_written_when_given():
     specs = {"Worker": replica(2, container({"cpu": "1"}))}
     assert gang_policy(tfjob(specs), KUBE_BATCH, priority_of).min_resources is None

@@ -66,6 +66,32 @@ def test_strip_pod_keeps_what_is_read_and_is_idempotent():
     }
 
 
+def test_strip_pod_keeps_why_a_gang_scheduler_has_not_placed_it():
+    why = "0/1 nodes are available: 1 rejection in Unreserve."
+    pending = {
+        "metadata": {"name": "p"},
+        "status": {
+            "phase": "Pending",
+            "conditions": [
+                {"type": "Ready", "status": "False"},
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": why,
+                },
+            ],
+        },
+    }
+    stripped = strip_pod(pending)
+    assert stripped["status"]["conditions"] == [
+        {"type": "PodScheduled", "status": "False", "message": why}
+    ]
+    assert strip_pod(stripped) == stripped
+    pending["status"]["conditions"][1]["status"] = "True"
+    assert "conditions" not in strip_pod(pending)["status"]
+
+
 def test_strip_service_keeps_metadata_only():
     svc = {"metadata": {"name": "s", "labels": {"a": "b"}, "managedFields": []}, "spec": {"x": 1}}
     assert strip_service(svc) == {

@@ -103,9 +103,19 @@ class SchedulingPolicy:
     min_resources: dict[str, Any] | None = None
     priority_class: str | None = None
     schedule_timeout_seconds: int | None = None
+    # Addition (D77): replica type -> pods of that type the gang needs at least (Volcano's
+    # PodGroup minTaskMember); v1.9 has no such field
+    min_task_member: dict[str, int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("minAvailable", "queue", "minResources", "priorityClass", "scheduleTimeoutSeconds")
+    _KEYS = (
+        "minAvailable",
+        "queue",
+        "minResources",
+        "priorityClass",
+        "scheduleTimeoutSeconds",
+        "minTaskMember",
+    )
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> SchedulingPolicy:
@@ -116,12 +126,19 @@ class SchedulingPolicy:
                 raise DecodeError(
                     f"{path}.minResources.{name}: expected a quantity, got {quantity!r}"
                 )
+        tasks = expect_dict(data.get("minTaskMember"), f"{path}.minTaskMember")
+        for name, count in (tasks or {}).items():
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise DecodeError(
+                    f"{path}.minTaskMember.{name}: expected an integer, got {count!r}"
+                )
         return cls(
             min_available=opt_int(data, "minAvailable", path),
             queue=opt_str(data, "queue", path),
             min_resources=None if resources is None else json_copy(resources),
             priority_class=opt_str(data, "priorityClass", path),
             schedule_timeout_seconds=opt_int(data, "scheduleTimeoutSeconds", path),
+            min_task_member=None if tasks is None else dict(tasks),
             extra=rest(data, cls._KEYS),
         )
 
@@ -135,6 +152,7 @@ class SchedulingPolicy:
                 ("minResources", json_copy(self.min_resources)),
                 ("priorityClass", self.priority_class),
                 ("scheduleTimeoutSeconds", self.schedule_timeout_seconds),
+                ("minTaskMember", json_copy(self.min_task_member)),
             ),
         )
         out.update(json_copy(self.extra))

@@ -146,3 +146,18 @@ def check_run_policy_fields(invalid: str, prefix: str, policy: RunPolicy) -> Non
                 f"{invalid}: {prefix}schedulingPolicy.minResources.{name} is not a quantity "
                 f"(got {amount!r})"
             )
+
+
+def check_min_task_member(
+    invalid: str, prefix: str, policy: RunPolicy, replica_keys: set[str]
+) -> None:
+    """``schedulingPolicy.minTaskMember`` (the operator's addition, D77) names the job's
+    replica types (in any case, as their keys may be written) with counts the CRD allows."""
+    scheduling = policy.scheduling_policy
+    types = {key.lower() for key in replica_keys}
+    for name, count in ((scheduling.min_task_member if scheduling else None) or {}).items():
+        path = f"{prefix}schedulingPolicy.minTaskMember.{name}"
+        if name.lower() not in types:
+            raise ValidationError(f"{invalid}: {path} names no replica type of the job")
+        if not 0 <= count <= MAX_INT32:
+            raise ValidationError(f"{invalid}: {path} must be within [0, {MAX_INT32}]")

@@ -22,6 +22,7 @@ from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_containers,
     check_generated_names,
+    check_min_task_member,
     check_replicas,
     check_run_policy_fields,
     validate_job_name,
@@ -61,6 +62,7 @@ def validate_v1_pytorchjob_spec(spec: PyTorchJobSpec) -> None:
     _check_elastic_policy(spec)
     if spec.run_policy is not None:
         check_run_policy_fields(_INVALID, "runPolicy.", spec.run_policy)
+        check_min_task_member(_INVALID, "runPolicy.", spec.run_policy, set(specs))
 
 
 def _check_replica_spec(rtype: str, value: ReplicaSpec | None) -> None:

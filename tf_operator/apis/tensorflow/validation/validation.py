@@ -36,6 +36,7 @@ from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_containers,
     check_generated_names,
+    check_min_task_member,
     check_replicas,
     check_run_policy_fields,
     validate_job_name,
@@ -132,6 +133,7 @@ def _check_run_policy(spec: TFJobSpec) -> None:
         placements.append(("runPolicy.", spec.run_policy))
     for prefix, policy in placements:
         check_run_policy_fields(_INVALID, prefix, policy)
+        check_min_task_member(_INVALID, prefix, policy, set(spec.tf_replica_specs or {}))
     if spec.success_policy is not None and spec.success_policy not in SUCCESS_POLICIES:
         raise ValidationError(
             f'{_INVALID}: successPolicy must be "" or {SUCCESS_POLICY_ALL_WORKERS}'

@@ -53,6 +53,15 @@ V1_9_JOB = {
 }
 
 
+def test_min_task_member_round_trips():
+    """The operator's addition (D77), beside v1.9's fields."""
+    job = copy.deepcopy(V1_9_JOB)
+    job["spec"]["runPolicy"]["schedulingPolicy"]["minTaskMember"] = {"Worker": 2}
+    decoded = TFJob.from_dict(job)
+    assert decoded.spec.run_policy.scheduling_policy.min_task_member == {"Worker": 2}
+    assert decoded.to_dict() == job
+
+
 def test_a_v1_9_job_round_trips_as_written():
     job = TFJob.from_dict(V1_9_JOB)
     assert job.to_dict() == V1_9_JOB
@@ -170,6 +179,10 @@ def test_different_values_in_both_placements_are_refused(nested, flat, message):
         (
             {"schedulingPolicy": {"minResources": {"cpu": [1]}}},
             "spec.runPolicy.schedulingPolicy.minResources.cpu: expected a quantity",
+        ),
+        (
+            {"schedulingPolicy": {"minTaskMember": {"Worker": "2"}}},
+            "spec.runPolicy.schedulingPolicy.minTaskMember.Worker: expected an integer",
         ),
         ([], "spec.runPolicy: expected an object"),
     ],

@@ -104,6 +104,32 @@ def test_run_policy_outside_the_crd_bounds(field, value):
         validate_v1_tfjob_spec(spec)
 
 
+@pytest.mark.parametrize(
+    "minimums, problem",
+    [
+        ({"worker": 1, "PS": 0}, None),  # replica types in any case
+        ({"Chief": 1}, "minTaskMember.Chief names no replica type of the job"),
+        ({"Worker": -1}, r"minTaskMember.Worker must be within \[0, 2147483647\]"),
+    ],
+)
+def test_min_task_member_names_the_jobs_replica_types(minimums, problem):
+    """The operator's minTaskMember (D77), for a job the CRD's rules did not check."""
+    spec = TFJob.from_dict(
+        {
+            "metadata": {"name": "j"},
+            "spec": {
+                "runPolicy": {"schedulingPolicy": {"minTaskMember": minimums}},
+                "tfReplicaSpecs": {"Worker": _rs([GOOD]), "PS": _rs([GOOD])},
+            },
+        }
+    ).spec
+    if problem is None:
+        validate_v1_tfjob_spec(spec)
+    else:
+        with pytest.raises(ValidationError, match=problem):
+            validate_v1_tfjob_spec(spec)
+
+
 def test_bounds_are_inclusive():
     validate_v1_tfjob_spec(
         TFJob.from_dict(

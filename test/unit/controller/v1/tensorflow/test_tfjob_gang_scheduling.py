@@ -1,13 +1,20 @@
-"""Gang scheduling with kube-batch and Volcano: PodGroup, scheduler name, annotations."""
+"""Gang scheduling with kube-batch, Volcano and scheduler-plugins: PodGroup, scheduler name,
+annotations or label, what the job is told."""
 
 import pytest
 
-from tf_operator.control.podgroup_control import KUBE_BATCH, VOLCANO
+from tf_operator.control.podgroup_control import KUBE_BATCH, SCHEDULER_PLUGINS_BACKEND, VOLCANO
 
 BACKENDS = [
     pytest.param("kube-batch", KUBE_BATCH, "scheduling.incubator.k8s.io/v1alpha1", id="kube-batch"),
     pytest.param("volcano", VOLCANO, "scheduling.volcano.sh/v1beta1", id="volcano"),
 ]
+SCHEDULER_PLUGINS = pytest.param(
+    "scheduler-plugins",
+    SCHEDULER_PLUGINS_BACKEND,
+    "scheduling.x-k8s.io/v1alpha1",
+    id="scheduler-plugins",
+)
 
 
 def _sync_admitted(harness, job, backend):
@@ -90,7 +97,7 @@ def test_pod_group_min_member_follows_replicas(make_harness, tfu):
     assert group["spec"]["minMember"] == 3
 
 
-@pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
+@pytest.mark.parametrize("scheduler, backend, api_version", [*BACKENDS, SCHEDULER_PLUGINS])
 def test_pod_group_deleted_when_job_finishes(make_harness, tfu, scheduler, backend, api_version):
     harness = make_harness(gang=True, scheduler=scheduler)
     job = harness.add_job(tfu.new_tfjob(worker=1))
@@ -217,6 +224,12 @@ def _requesting(job, rtype, cpu):
             },
             id="volcano",
         ),
+        pytest.param(
+            "scheduler-plugins",
+            SCHEDULER_PLUGINS_BACKEND,
+            {"minMember": 2, "minResources": {"cpu": "1500m"}},
+            id="scheduler-plugins",
+        ),
     ],
 )
 def test_scheduling_policy_makes_the_pod_group(make_harness, tfu, scheduler, backend, expected):
@@ -238,7 +251,7 @@ def test_volcano_defaults_are_v1_9s(make_harness, tfu):
     assert group["spec"] == {"minMember": 2, "queue": "default", "minResources": {"cpu": "4"}}
 
 
-@pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
+@pytest.mark.parametrize("scheduler, backend, api_version", [*BACKENDS, SCHEDULER_PLUGINS])
 def test_the_pod_group_follows_the_policy(make_harness, tfu, scheduler, backend, api_version):
     """v1.9's e2e gang case: a job asking minAvailable 10 of one replica never places; once
     its policy asks 1, the PodGroup says so (v0.5.3 never updated a PodGroup)."""
@@ -317,3 +330,103 @@ def test_a_group_phase_change_brings_its_job_back(make_harness, tfu):
     group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
     events.on_update(group, {**group, "status": {"phase": "Inqueue"}})
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
+# ---- scheduler-plugins (D75, D76) --------------------------------------------------------
+
+
+def test_scheduler_plugins_group_and_pods_as_v1_9_writes_them(make_harness, tfu):
+    harness = make_harness(gang=True, scheduler="scheduler-plugins")
+    job = _with_policy(tfu, {"scheduleTimeoutSeconds": 30}, worker=2, ps=1)
+    job = harness.add_job(_requesting(job, "Worker", "1"))
+    harness.sync(job)  # no admission phase: the pods come at once
+    group = harness.client.resource(SCHEDULER_PLUGINS_BACKEND.pod_groups).get(
+        "test-tfjob", "default"
+    )
+    assert group["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
+    assert group["spec"] == {
+        "minMember": 3,
+        "minResources": {"cpu": "2"},  # every pod: the PS asks for nothing
+        "scheduleTimeoutSeconds": 30,
+    }
+    pods = harness.created("pods")
+    assert len(pods) == 3
+    for pod in pods:
+        # the name scheduler-plugins' chart serves (v1.9 wrote "scheduler-plugins": D75)
+        assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
+        assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "test-tfjob"
+        assert "annotations" not in pod["metadata"]
+
+
+def test_another_name_is_a_scheduler_plugins_profile(make_harness, tfu):
+    """training-operator v1.9: a name other than volcano is scheduler-plugins' under it."""
+    harness = make_harness(gang=True, scheduler="my-coscheduler")
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    assert harness.client.resource(SCHEDULER_PLUGINS_BACKEND.pod_groups).get(
+        "test-tfjob", "default"
+    )["spec"] == {"minMember": 1}  # no requests: an empty minResources is left out
+    (pod,) = harness.created("pods")
+    assert pod["spec"]["schedulerName"] == "my-coscheduler"
+
+
+def _unscheduled(harness, name, message):
+    """The scheduler says why a pod of the job is not placed (as the informer delivers it)."""
+    indexer = harness.pod_informer.get_indexer()
+    for pod in indexer.list():
+        if pod["metadata"]["name"] == name:
+            condition = {"type": "PodScheduled", "status": "False", "message": message}
+            updated = {**pod, "status": {**pod.get("status", {}), "conditions": [condition]}}
+            indexer.update(updated)
+            return
+    raise AssertionError(f"no pod {name}")
+
+
+def test_scheduler_plugins_gang_that_cannot_be_placed_is_told_from_its_pods(make_harness, tfu):
+    """D76: scheduler-plugins writes no Unschedulable condition; while its group is not
+    placed, the reason its pods give is told on the job, once per change."""
+    harness = make_harness(gang=True, scheduler="scheduler-plugins")
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.sync(job)
+    harness.cache_job(harness.stored_job(job))
+    _observe_created(harness)
+    reason = "Warning PodGroupUnschedulable PodGroup default/test-tfjob is unschedulable: "
+
+    def told():
+        return [e.removeprefix(reason) for e in harness.recorder.events if e.startswith(reason)]
+
+    fit = (
+        "0/1 nodes are available: 1 Insufficient cpu. PodGroup default/test-tfjob gets "
+        "rejected due to Pod test-tfjob-worker-1 is unschedulable even after PostFilter."
+    )
+    echo = "0/1 nodes are available: 1 optimistic rejection in PostFilter."
+    _set_group_status(harness, SCHEDULER_PLUGINS_BACKEND, {"phase": "Scheduling"})
+    _unscheduled(harness, "test-tfjob-worker-0", echo)
+    _unscheduled(harness, "test-tfjob-worker-1", fit)
+    for phase, expected in [("Scheduling", [fit]), ("Scheduling", []), ("Running", [])]:
+        _set_group_status(harness, SCHEDULER_PLUGINS_BACKEND, {"phase": phase})
+        harness.recorder.clear()
+        harness.sync(job)
+        assert told() == expected, phase
+
+
+def test_volcano_gets_the_per_task_minimums_the_job_asks_for(make_harness, tfu):
+    """D77: runPolicy.schedulingPolicy.minTaskMember, keyed by replica type, becomes Volcano's
+    minTaskMember keyed by task name (the pods' volcano.sh/task-spec)."""
+    harness = make_harness(gang=True, scheduler="volcano")
+    job = harness.add_job(
+        _with_policy(tfu, {"minTaskMember": {"PS": 1, "Worker": 2}}, worker=3, ps=1)
+    )
+    harness.sync(job)
+    group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
+    assert group["spec"]["minTaskMember"] == {"ps": 1, "worker": 2}
+    # a client that drops the field (v1.9's types have none): the group loses the minimums
+    dropped = harness.stored_job(job)
+    del dropped["spec"]["runPolicy"]
+    dropped = harness.client.resource(harness.ctr.kind.resource).update(dropped, "default")
+    harness.cache_job(dropped)
+    harness.sync(job)
+    assert (
+        "minTaskMember"
+        not in harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")["spec"]
+    )

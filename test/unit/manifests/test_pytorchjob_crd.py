@@ -222,3 +222,15 @@ def test_every_pytorch_example_is_admitted_as_written(reg, path):
     doc["metadata"]["name"] = f"ex-{next(_names)}"
     stored = reg.create(PYTORCHJOBS, "default", copy.deepcopy(doc))
     assert stored["spec"]["pytorchReplicaSpecs"] == doc["spec"]["pytorchReplicaSpecs"]
+
+
+def test_min_task_member_is_keyed_by_the_jobs_replica_types(reg):
+    """The operator's minTaskMember (D77), as on a TFJob."""
+    body = job(runPolicy={"schedulingPolicy": {"minTaskMember": {"master": 1, "Worker": 2}}})
+    stored = reg.create(PYTORCHJOBS, "default", copy.deepcopy(body))
+    assert stored["spec"]["runPolicy"]["schedulingPolicy"]["minTaskMember"] == {
+        "master": 1,
+        "Worker": 2,
+    }
+    unknown = job(runPolicy={"schedulingPolicy": {"minTaskMember": {"PS": 1}}})
+    assert "names a replica type the job does not have" in rejected(reg, unknown)

@@ -97,3 +97,10 @@ def test_what_v1_9_and_the_crd_refuse(bad, message):
     with pytest.raises(ValidationError) as info:
         validate_v1_pytorchjob(bad)
     assert message in str(info.value)
+
+
+def test_min_task_member_names_the_jobs_replica_types():
+    """The operator's minTaskMember (D77), checked as for a TFJob."""
+    validate_v1_pytorchjob(job(runPolicy={"schedulingPolicy": {"minTaskMember": {"worker": 1}}}))
+    with pytest.raises(ValidationError, match="minTaskMember.PS names no replica type"):
+        validate_v1_pytorchjob(job(runPolicy={"schedulingPolicy": {"minTaskMember": {"PS": 1}}}))

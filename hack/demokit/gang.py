@@ -296,6 +296,26 @@ class Watcher:
 # ------------------------------------------------------------------ the two stories
 
 
+def judged(story: str, pods: list[Any], waiting_reason: str) -> bool:
+    """Whether the scheduler has judged the whole gang: every pod has its reason. For
+    coscheduling, from one round over the whole gang (not from refusals made while its pods
+    were still being created): the master held then let go, the workers short of a GPU, and
+    the job told so."""
+    if len(pods) != 3 or not all(pod_condition(p)[0] for p in pods):
+        return False
+    if story != "coscheduling":
+        return True
+    short = "Insufficient nvidia.com/gpu"
+    for pod in pods:
+        message = pod_condition(pod)[1]
+        if "master" in pod.metadata.name:
+            if not message.endswith("optimistic rejection in PostFilter."):
+                return False
+        elif short not in message:
+            return False
+    return short in waiting_reason
+
+
 def run_job(api: Api, story: str, timeout: float, workdir: Path, kubeconfig: str) -> int:
     flags = ["--enable-gang-scheduling=true", f"--gang-scheduler-name={OPERATOR_GANG[story]}"]
     argv = [str(BIN / "tf-operator"), f"--kubeconfig={kubeconfig}", "--monitoring-port=0"]
@@ -317,9 +337,7 @@ def run_job(api: Api, story: str, timeout: float, workdir: Path, kubeconfig: str
                 raise DemoFailed(f"the job did not finish within {timeout:.0f}s")
             watcher.look(with_job=True)
             pods = api.pods()
-            # once the scheduler has judged the whole gang (every pod has its reason)
-            judged = len(pods) == 3 and all(pod_condition(p)[0] for p in pods)
-            if cordoned and watcher.waiting_reason and judged:
+            if cordoned and watcher.waiting_reason and judged(story, pods, watcher.waiting_reason):
                 watcher.look(with_job=False)  # the gang's message of that same cycle
                 watcher.say(f"the gang waits: {watcher.waiting_reason}")
                 for pod in pods:

@@ -43,5 +43,9 @@ def test_dashboard_panels_use_served_metrics(served):
         assert not names - served - kit.SYNTHETIC, f"{query}: {names - served}"
         used |= names
     # the panels cover the operator's own metrics and the work queue, not only the process
-    assert {"tf_operator_jobs_failed", "tf_operator_is_leader", "workqueue_depth"} <= used
+    assert {
+        "training_operator_jobs_failed_total",
+        "tf_operator_is_leader",
+        "workqueue_depth",
+    } <= used
     assert "workqueue_queue_duration_seconds_bucket" in used

@@ -60,14 +60,10 @@ def install_crds(kube: Any) -> None:
             if not is_already_exists(err):
                 raise DemoError(f"installing {path.name} failed: {err}") from err
         print(f"installed CRD {crd['metadata']['name']} from {path.relative_to(ROOT)}")
-    jobs = kube.resource(pytorchjobs())
+    from tf_operator.sdk import PYTORCHJOBS
+
+    jobs = kube.resource(PYTORCHJOBS)
     wait_until(lambda: jobs.list() is not None, 30, "the PyTorchJob CRD to serve")
-
-
-def pytorchjobs() -> Any:
-    from tf_operator.k8s.client import Resource
-
-    return Resource("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob")
 
 
 def start_operator(workdir: Path, kubeconfig: str) -> Background:
@@ -99,7 +95,7 @@ def follow_master(client: Any, pod: str, lines: list[str], stop: threading.Event
     """Collect the Master's log lines as they come (retrying until its container starts)."""
     while not stop.is_set():
         try:
-            stream = client.stream_pod_log(pod, NAMESPACE, container="pytorch", follow=True)
+            stream = client.stream_pod_log(pod, follow=True)
         except Exception:  # noqa: BLE001 - not started yet
             stop.wait(POLL_SECONDS)
             continue
@@ -113,10 +109,7 @@ def follow_master(client: Any, pod: str, lines: list[str], stop: threading.Event
 
 def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float) -> dict[str, Any]:
     """Show the replicas and the Master's loss until the job ends; return its final object."""
-    from tf_operator.k8s.client import PODS
-
     name = job["metadata"]["name"]
-    jobs, pods = client.kube.resource(pytorchjobs()), client.kube.resource(PODS)
     lines: list[str] = []
     stop = threading.Event()
     reader = threading.Thread(
@@ -126,11 +119,10 @@ def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float
     shown, deadline = "", time.monotonic() + timeout
     try:
         while True:
-            current = jobs.get(name, namespace=NAMESPACE)
-            listed = pods.list(namespace=NAMESPACE, label_selector=f"pytorch-job-name={name}")
+            current = client.get(name)
             phases = " ".join(
                 f"{p['metadata']['name'].removeprefix(name + '-')}={(p.get('status') or {}).get('phase', '?')}"
-                for p in sorted(listed["items"], key=lambda p: p["metadata"]["name"])
+                for p in client.get_pods(name)
             )
             losses = [line for line in lines if line.startswith(("step ", "rendezvous"))]
             line = (
@@ -169,11 +161,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> int:
     preflight()
-    from tf_operator.sdk import TFJobClient
+    from tf_operator.sdk import PyTorchJobClient
 
     cluster, kubeconfig = start_cluster(workdir)
     started.append(cluster)
-    client = TFJobClient(kubeconfig)  # its pod-log streams serve any kind's pods
+    client = PyTorchJobClient(kubeconfig, NAMESPACE)
     install_crds(client.kube)
     operator = start_operator(workdir, kubeconfig)
     started.append(operator)
@@ -183,7 +175,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
         job = localise(
             yaml.safe_load(EXAMPLE.read_text()), workdir, EXAMPLE_DIR, "pytorchReplicaSpecs"
         )
-    client.kube.resource(pytorchjobs()).create(job, namespace=NAMESPACE)
+    client.create(job)
     print(f"submitted PyTorchJob {job['metadata']['name']} in namespace {NAMESPACE}")
     final = watch(client, job, operator, args.timeout)
     status = final.get("status") or {}

@@ -1,4 +1,5 @@
-"""Python SDK for TFJobs: ``TFJobClient``, the ``tfjob(...)`` builder and typed errors.
+"""Python SDK for TFJobs and PyTorchJobs: ``TFJobClient``, ``PyTorchJobClient`` (one
+``JobClient`` class), the ``tfjob(...)`` builder and typed errors.
 
 >>> from tf_operator.sdk import TFJobClient, tfjob
 >>> client = TFJobClient()                      # kubeconfig or in-cluster config
@@ -9,7 +10,15 @@
 """
 
 from tf_operator.sdk.builder import tfjob
-from tf_operator.sdk.client import TFJOBS, TFJobClient, load_job, pod_selector
+from tf_operator.sdk.client import (
+    PYTORCHJOBS,
+    TFJOBS,
+    JobClient,
+    PyTorchJobClient,
+    TFJobClient,
+    load_job,
+    pod_selector,
+)
 from tf_operator.sdk.conditions import (
     get_conditions,
     has_condition,
@@ -31,6 +40,7 @@ from tf_operator.sdk.errors import (
     NotFound,
     WaitTimeout,
 )
+from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
 from tf_operator.sdk.logs import LogLine, LogStream
 from tf_operator.sdk.replicas import ReplicaInfo, replica_info
 from tf_operator.sdk.runpolicy import (
@@ -42,7 +52,13 @@ from tf_operator.sdk.runpolicy import (
 )
 
 __all__ = [
+    "PYTORCHJOB",
+    "PYTORCHJOBS",
+    "TFJOB",
     "TFJOBS",
+    "JobClient",
+    "JobKindInfo",
+    "PyTorchJobClient",
     "AlreadyExists",
     "ApiError",
     "Conflict",

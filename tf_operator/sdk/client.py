@@ -1,4 +1,5 @@
-"""``TFJobClient``: TFJobs from Python, in the mould of the Kubeflow SDK's TFJobClient.
+"""``TFJobClient`` and ``PyTorchJobClient``: jobs from Python, in the mould of the Kubeflow SDK's
+clients; one :class:`JobClient` class serves both kinds (:mod:`tf_operator.sdk.kinds`).
 
 Built on the project's own client (:mod:`tf_operator.k8s.client`): one connection pool, objects
 as plain JSON dicts, errors narrowed to :mod:`tf_operator.sdk.errors`. Waiting is driven by a
@@ -22,17 +23,7 @@ from typing import Any
 
 import yaml
 
-from tf_operator.apis.tensorflow.v1.constants import (
-    API_VERSION,
-    DEFAULT_CONTAINER_NAME,
-    GROUP_NAME,
-    GROUP_VERSION,
-    KIND,
-    PLURAL,
-    REPLICA_TYPE_ORDER,
-    SERVED_VERSIONS,
-)
-from tf_operator.k8s.client import EVENTS, PODS, KubeClient, Resource, ResourceClient, Timeout
+from tf_operator.k8s.client import EVENTS, PODS, KubeClient, ResourceClient, Timeout
 from tf_operator.k8s.client.errors import (
     ApiError,
     from_status,
@@ -42,15 +33,17 @@ from tf_operator.sdk import conditions as cond
 from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
 from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
+from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
 from tf_operator.sdk.logs import LogLine, LogStream, merge
 
-TFJOBS = Resource(GROUP_NAME, GROUP_VERSION, PLURAL, KIND)
+TFJOBS = TFJOB.resource
+PYTORCHJOBS = PYTORCHJOB.resource
 
-# The labels v0.5.3 puts on every pod and service of a job.
-LABEL_GROUP_NAME = "group-name"
-LABEL_JOB_NAME = "tf-job-name"
-LABEL_REPLICA_TYPE = "tf-replica-type"  # the replica type in lower case
-LABEL_REPLICA_INDEX = "tf-replica-index"
+# The labels v0.5.3 puts on every pod and service of a TFJob.
+LABEL_GROUP_NAME = TFJOB.group_name_label
+LABEL_JOB_NAME = TFJOB.job_name_label
+LABEL_REPLICA_TYPE = TFJOB.replica_type_label  # the replica type in lower case
+LABEL_REPLICA_INDEX = TFJOB.replica_index_label
 
 # A watch asks the server to end it after this long and is then resumed (kubectl uses ~30 min;
 # shorter keeps a wait responsive to a server that silently dropped it).
@@ -75,31 +68,37 @@ def _api() -> Iterator[None]:
         raise narrowed from err
 
 
-def pod_selector(name: str, replica_type: str | None = None, index: int | None = None) -> str:
-    """The label selector of a TFJob's pods (optionally of one replica type and index)."""
-    parts = [f"{LABEL_GROUP_NAME}={GROUP_NAME}", f"{LABEL_JOB_NAME}={name}"]
+def pod_selector(
+    name: str,
+    replica_type: str | None = None,
+    index: int | None = None,
+    kind: JobKindInfo = TFJOB,
+) -> str:
+    """The label selector of a job's pods (optionally of one replica type and index)."""
+    parts = [f"{kind.group_name_label}={kind.group}", f"{kind.job_name_label}={name}"]
     if replica_type:
-        parts.append(f"{LABEL_REPLICA_TYPE}={replica_type.lower()}")
+        parts.append(f"{kind.replica_type_label}={replica_type.lower()}")
     if index is not None:
-        parts.append(f"{LABEL_REPLICA_INDEX}={index}")
+        parts.append(f"{kind.replica_index_label}={index}")
     return ",".join(parts)
 
 
-def replica_order(pod: Mapping[str, Any]) -> tuple[int, str, int, str]:
+def replica_order(pod: Mapping[str, Any], kind: JobKindInfo = TFJOB) -> tuple[int, str, int, str]:
     """Sort key: replica types in the operator's order, then index, then name."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
-    rtype = labels.get(LABEL_REPLICA_TYPE, "")
-    order = [t.lower() for t in REPLICA_TYPE_ORDER]
+    rtype = labels.get(kind.replica_type_label, "")
+    order = [t.lower() for t in kind.replica_types]
     rank = order.index(rtype) if rtype in order else len(order)
     try:
-        index = int(labels.get(LABEL_REPLICA_INDEX, ""))
+        index = int(labels.get(kind.replica_index_label, ""))
     except ValueError:
         index = -1
     return rank, rtype, index, pod["metadata"]["name"]
 
 
-def load_job(source: JobSource) -> dict[str, Any]:
-    """A TFJob dict from a dict, an object with ``to_dict()`` (``apis`` types) or a YAML path."""
+def load_job(source: JobSource, kind: JobKindInfo = TFJOB) -> dict[str, Any]:
+    """A job dict of ``kind`` from a dict, an object with ``to_dict()`` (``apis`` types) or a
+    YAML path."""
     if isinstance(source, Mapping):
         job = dict(source)
     elif hasattr(source, "to_dict"):
@@ -113,22 +112,24 @@ def load_job(source: JobSource) -> dict[str, Any]:
         raise TypeError(f"cannot make a TFJob from {type(source).__name__}")
     if not isinstance(job, dict):
         raise ValueError("a TFJob must be a mapping")
-    job.setdefault("apiVersion", API_VERSION)
-    job.setdefault("kind", KIND)
-    if job["kind"] != KIND:
-        raise ValueError(f"expected kind {KIND}, got {job['kind']!r}")
-    served = [f"{GROUP_NAME}/{v}" for v in SERVED_VERSIONS]
+    job.setdefault("apiVersion", kind.api_version)
+    job.setdefault("kind", kind.kind)
+    if job["kind"] != kind.kind:
+        raise ValueError(f"expected kind {kind.kind}, got {job['kind']!r}")
+    served = [f"{kind.group}/{v}" for v in kind.versions]
     if job["apiVersion"] not in served:
         raise ValueError(f"expected apiVersion {' or '.join(served)}, got {job['apiVersion']!r}")
     return job
 
 
-class TFJobClient:
-    """Create, inspect, wait for and delete TFJobs; read their pods' logs.
+class JobClient:
+    """Create, inspect, wait for and delete jobs of one ``kind`` (TFJobs unless told otherwise:
+    :data:`~tf_operator.sdk.kinds.PYTORCHJOB` for PyTorchJobs); read their pods' logs.
 
     ``namespace`` is the default for every call (else the kubeconfig context's namespace, the
     pod's namespace in a cluster, or ``default``). Pass ``kube`` to reuse a
-    :class:`~tf_operator.k8s.client.KubeClient`.
+    :class:`~tf_operator.k8s.client.KubeClient`. ``TFJobClient`` is this class (its default
+    kind), ``PyTorchJobClient`` this class for PyTorchJobs.
     """
 
     def __init__(
@@ -139,7 +140,9 @@ class TFJobClient:
         context: str | None = None,
         master: str | None = None,
         kube: KubeClient | None = None,
+        kind: JobKindInfo = TFJOB,
     ) -> None:
+        self.kind = kind
         if kube is None:
             conn = connect(kubeconfig, context=context, master=master)
             kube, default_namespace = conn.kube, conn.namespace
@@ -147,11 +150,10 @@ class TFJobClient:
             default_namespace = DEFAULT_NAMESPACE
         self.kube = kube
         self.namespace = namespace or default_namespace
-        self._jobs = kube.resource(TFJOBS)
+        self._jobs = kube.resource(kind.resource)
         # a job is created at the version it is written for (the same object at every version)
         self._jobs_at = {
-            f"{GROUP_NAME}/{v}": kube.resource(Resource(GROUP_NAME, v, PLURAL, KIND))
-            for v in SERVED_VERSIONS
+            f"{kind.group}/{v}": kube.resource(kind.at_version(v)) for v in kind.versions
         }
         self._pods = kube.resource(PODS)
         self._events = kube.resource(EVENTS)
@@ -159,7 +161,7 @@ class TFJobClient:
     def close(self) -> None:
         self.kube.close()
 
-    def __enter__(self) -> TFJobClient:
+    def __enter__(self) -> JobClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -171,7 +173,7 @@ class TFJobClient:
     # ---- CRUD -------------------------------------------------------------------------------
     def create(self, tfjob: JobSource, namespace: str | None = None) -> dict[str, Any]:
         """Submit a TFJob (dict, ``apis`` object or YAML path); returns it as stored."""
-        job = load_job(tfjob)
+        job = load_job(tfjob, self.kind)
         meta = job.setdefault("metadata", {})
         namespace = namespace or meta.get("namespace") or self.namespace
         meta["namespace"] = namespace
@@ -318,7 +320,9 @@ class TFJobClient:
         last: dict[str, Any] | None = self.get(name, ns)  # NotFound at once, not after the timeout
         for event_type, job in self.watch(ns, name=name, timeout=timeout):
             if event_type == "DELETED":
-                raise NotFound(404, "NotFound", f'tfjobs.{GROUP_NAME} "{name}" was deleted')
+                raise NotFound(
+                    404, "NotFound", f'{self.kind.plural}.{self.kind.group} "{name}" was deleted'
+                )
             last = job
             if callback is not None:
                 callback(job)
@@ -340,8 +344,10 @@ class TFJobClient:
     ) -> builtins.list[dict[str, Any]]:
         """The job's pods, by replica type (operator order) then index."""
         with _api():
-            listed = self._pods.list(self._ns(namespace), pod_selector(name, replica_type, index))
-        return sorted(listed.get("items") or [], key=replica_order)
+            listed = self._pods.list(
+                self._ns(namespace), pod_selector(name, replica_type, index, self.kind)
+            )
+        return sorted(listed.get("items") or [], key=lambda pod: replica_order(pod, self.kind))
 
     def get_pod_names(
         self,
@@ -354,7 +360,7 @@ class TFJobClient:
 
     def get_events(self, name: str, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         """Events about the TFJob itself, oldest first."""
-        fields = f"involvedObject.kind={KIND},involvedObject.name={name}"
+        fields = f"involvedObject.kind={self.kind.kind},involvedObject.name={name}"
         with _api():
             listed = self._events.list(self._ns(namespace), field_selector=fields)
         return sorted(listed.get("items") or [], key=_event_time)
@@ -363,12 +369,12 @@ class TFJobClient:
         self,
         pod: str,
         namespace: str | None = None,
-        container: str = DEFAULT_CONTAINER_NAME,
+        container: str | None = None,
         follow: bool = False,
         tail_lines: int | None = None,
     ) -> LogStream:
         """One container's log as a :class:`LogStream` of lines (close it when done)."""
-        query: dict[str, Any] = {"container": container}
+        query: dict[str, Any] = {"container": container or self.kind.container}
         if follow:
             query["follow"] = "true"
         if tail_lines is not None:
@@ -386,7 +392,7 @@ class TFJobClient:
         replica_type: str | None = None,
         index: int | None = None,
         follow: bool = False,
-        container: str = DEFAULT_CONTAINER_NAME,
+        container: str | None = None,
         tail_lines: int | None = None,
         start_timeout: float = LOG_START_TIMEOUT,
     ) -> Iterator[LogLine]:
@@ -438,7 +444,7 @@ class TFJobClient:
         expected = set(names)
         if not expected:
             raise ValueError(f"TFJob {namespace}/{name} has no replica matching the selection")
-        selector = pod_selector(name, replica_type, index)
+        selector = pod_selector(name, replica_type, index, self.kind)
         deadline = time.monotonic() + timeout
         started: set[str] = set()
         with _api():
@@ -505,3 +511,23 @@ def _event_time(event: Mapping[str, Any]) -> str:
         or (event.get("metadata") or {}).get("creationTimestamp")
         or ""
     )
+
+
+TFJobClient = JobClient
+
+
+class PyTorchJobClient(JobClient):
+    """A :class:`JobClient` of PyTorchJobs (``kubeflow.org/v1``)."""
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
+        *,
+        context: str | None = None,
+        master: str | None = None,
+        kube: KubeClient | None = None,
+    ) -> None:
+        super().__init__(
+            kubeconfig, namespace, context=context, master=master, kube=kube, kind=PYTORCHJOB
+        )

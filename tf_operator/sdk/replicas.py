@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tf_operator.apis.tensorflow.v1.constants import DEFAULT_CONTAINER_NAME
-from tf_operator.sdk.client import LABEL_REPLICA_INDEX, LABEL_REPLICA_TYPE
+from tf_operator.sdk.kinds import TFJOB, JobKindInfo
 
 
 @dataclass(frozen=True)
@@ -18,11 +17,15 @@ class ReplicaInfo:
     node: str
     phase: str  # the pod phase, or Terminating once deletion has begun
     restarts: int
-    exit_code: int | None  # of the tensorflow container's current or last run
+    exit_code: int | None  # of the kind's container's current or last run
     reason: str  # why it is waiting or terminated (CrashLoopBackOff, Error, ...)
 
 
-def replica_info(pod: Mapping[str, Any], container: str = DEFAULT_CONTAINER_NAME) -> ReplicaInfo:
+def replica_info(
+    pod: Mapping[str, Any], container: str | None = None, kind: JobKindInfo = TFJOB
+) -> ReplicaInfo:
+    """The row of one pod of a job of ``kind`` (its default container unless told)."""
+    container = container or kind.container
     meta = pod.get("metadata") or {}
     labels = meta.get("labels") or {}
     status = pod.get("status") or {}
@@ -34,8 +37,8 @@ def replica_info(pod: Mapping[str, Any], container: str = DEFAULT_CONTAINER_NAME
     reason = next((s.get("reason") for s in state.values() if s and s.get("reason")), "")
     exit_code = terminated.get("exitCode")
     return ReplicaInfo(
-        replica_type=labels.get(LABEL_REPLICA_TYPE, ""),
-        index=labels.get(LABEL_REPLICA_INDEX, ""),
+        replica_type=labels.get(kind.replica_type_label, ""),
+        index=labels.get(kind.replica_index_label, ""),
         pod=meta.get("name", ""),
         node=(pod.get("spec") or {}).get("nodeName") or "",
         phase=phase,

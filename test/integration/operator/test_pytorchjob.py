@@ -192,3 +192,27 @@ def test_a_gang_scheduled_job_runs_on_volcano(volcano_cluster, operators):
         return "gang" not in {i["metadata"]["name"] for i in items}
 
     wait_for(group_gone, 30, "PodGroup deleted with the job's clean-up")
+
+
+def test_the_sdk_drives_pytorchjobs(both, op):
+    """PyTorchJobClient: the SDK's one client class for the PyTorchJob kind."""
+    from tf_operator.sdk import Invalid, PyTorchJobClient, job_state
+
+    client = PyTorchJobClient(both.kubeconfig, "default")
+    say = "import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])"
+    job = pytorchjob("sdk", 2, [sys.executable, "-c", say])
+    job["spec"]["runPolicy"] = {"cleanPodPolicy": "None"}
+    assert client.create(job)["kind"] == "PyTorchJob"
+    states: list[str] = []
+    final = client.wait_for_job("sdk", timeout=90, callback=lambda j: states.append(job_state(j)))
+    assert job_state(final) == "Succeeded" and states[-1] == "Succeeded"
+    assert client.get_pod_names("sdk", replica_type="worker") == ["sdk-worker-0", "sdk-worker-1"]
+    logs = sorted(line for _, line in client.get_logs("sdk", replica_type="worker"))
+    assert logs == ["rank 1 of 3", "rank 2 of 3"]
+    assert "PyTorchJobSucceeded" in {e["reason"] for e in client.get_events("sdk")}
+    bad = pytorchjob("sdk-bad", 1, ["true"])
+    bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2
+    with pytest.raises(Invalid, match=r"Master\].replicas: Forbidden: must be 1"):
+        client.create(bad)
+    with pytest.raises(ValueError, match="expected kind PyTorchJob"):
+        client.create({**job, "kind": "TFJob"})

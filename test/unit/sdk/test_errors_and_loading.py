@@ -76,3 +76,24 @@ def test_pod_selector_and_order():
         "w10",
         "c",
     ]
+
+
+def test_the_pytorchjob_kind_selects_and_orders_its_own_pods():
+    from tf_operator.sdk import PYTORCHJOB
+
+    assert pod_selector("j", "Worker", 1, PYTORCHJOB) == (
+        "group-name=kubeflow.org,pytorch-job-name=j,pytorch-replica-type=worker,"
+        "pytorch-replica-index=1"
+    )
+
+    def pod(rt, index):
+        labels = {"pytorch-replica-type": rt, "pytorch-replica-index": str(index)}
+        return {"metadata": {"name": f"j-{rt}-{index}", "labels": labels}}
+
+    pods = [pod("worker", 1), pod("master", 0), pod("worker", 0)]
+    ordered = sorted(pods, key=lambda p: replica_order(p, PYTORCHJOB))
+    assert [p["metadata"]["name"] for p in ordered] == ["j-master-0", "j-worker-0", "j-worker-1"]
+    job = load_job({"metadata": {"name": "j"}, "spec": {}}, PYTORCHJOB)
+    assert (job["apiVersion"], job["kind"]) == ("kubeflow.org/v1", "PyTorchJob")
+    with pytest.raises(ValueError, match="expected kind PyTorchJob"):
+        load_job({"kind": "TFJob", "metadata": {}}, PYTORCHJOB)

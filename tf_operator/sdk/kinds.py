@@ -1,0 +1,71 @@
+"""The job kinds the SDK speaks: what a client needs to know of each (its resource and the
+versions served, the labels its pods carry, its default container, its replica types).
+
+One client class serves both kinds (:class:`~tf_operator.sdk.client.JobClient`); a
+:class:`JobKindInfo` is what differs. The labels are the ones the operator selects a kind's
+pods by (v0.5.3's for a TFJob, the same pattern for a PyTorchJob), which is also what kubectl
+users select on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tf_operator.apis.pytorch.v1 import constants as pytorch
+from tf_operator.apis.tensorflow.v1 import constants as tensorflow
+from tf_operator.k8s.client import Resource
+
+
+@dataclass(frozen=True)
+class JobKindInfo:
+    """One job kind as the SDK sees it."""
+
+    kind: str  # "TFJob"
+    plural: str  # "tfjobs"
+    group: str
+    versions: tuple[str, ...]  # served, the storage version first
+    container: str  # the default container (its log is the replica's log)
+    replica_types: tuple[str, ...]  # in the operator's order
+    specs_field: str  # "tfReplicaSpecs"
+    job_name_label: str
+    replica_type_label: str  # the replica type in lower case
+    replica_index_label: str
+    group_name_label: str = "group-name"
+
+    @property
+    def resource(self) -> Resource:
+        return Resource(self.group, self.versions[0], self.plural, self.kind)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.versions[0]}"
+
+    def at_version(self, version: str) -> Resource:
+        return Resource(self.group, version, self.plural, self.kind)
+
+
+TFJOB = JobKindInfo(
+    kind=tensorflow.KIND,
+    plural=tensorflow.PLURAL,
+    group=tensorflow.GROUP_NAME,
+    versions=tensorflow.SERVED_VERSIONS,
+    container=tensorflow.DEFAULT_CONTAINER_NAME,
+    replica_types=tensorflow.REPLICA_TYPE_ORDER,
+    specs_field="tfReplicaSpecs",
+    job_name_label="tf-job-name",
+    replica_type_label="tf-replica-type",
+    replica_index_label="tf-replica-index",
+)
+PYTORCHJOB = JobKindInfo(
+    kind=pytorch.KIND,
+    plural=pytorch.PLURAL,
+    group=pytorch.GROUP_NAME,
+    versions=(pytorch.GROUP_VERSION,),
+    container=pytorch.DEFAULT_CONTAINER_NAME,
+    replica_types=pytorch.REPLICA_TYPE_ORDER,
+    specs_field="pytorchReplicaSpecs",
+    job_name_label="pytorch-job-name",
+    replica_type_label="pytorch-replica-type",
+    replica_index_label="pytorch-replica-index",
+)
+KINDS = {k.kind: k for k in (TFJOB, PYTORCHJOB)}

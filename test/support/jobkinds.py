@@ -63,6 +63,7 @@ class KindCase:
     # a third type that never decides, if the kind has one (a TFJob's PS)
     other: str | None
     defaults_flag_applies: bool  # --defaults picks this kind's defaults (TFJob); else v1.9's
+    framework: str  # the framework label of v1.9's job counters
 
     def __str__(self) -> str:
         return self.name
@@ -182,6 +183,7 @@ TFJOB_CASE = KindCase(
     top_level_run_policy=True,
     other="PS",
     defaults_flag_applies=True,
+    framework="tensorflow",
 )
 PYTORCHJOB_CASE = KindCase(
     name="pytorchjob",
@@ -197,6 +199,7 @@ PYTORCHJOB_CASE = KindCase(
     top_level_run_policy=False,
     other=None,
     defaults_flag_applies=False,
+    framework="pytorch",
 )
 KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
 SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}

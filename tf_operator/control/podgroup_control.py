@@ -203,13 +203,18 @@ def waiting_pods_message(group: Obj | None, pods: list[Obj]) -> str:
 
 def pod_scheduled_message(pod: Obj) -> str:
     """The message of a pod's ``PodScheduled=False`` condition ("" when it has none)."""
-    status = pod.get("status")
+    return condition_message(pod.get("status"), "PodScheduled", "False")
+
+
+def condition_message(status: Any, ctype: str, value: str) -> str:
+    """The message of the condition of type ``ctype`` and status ``value`` in ``status`` (an
+    object's status), "" when there is none."""
     conditions = status.get("conditions") if isinstance(status, dict) else None
     for condition in conditions if isinstance(conditions, list) else ():
         if (
             isinstance(condition, dict)
-            and condition.get("type") == "PodScheduled"
-            and condition.get("status") == "False"
+            and condition.get("type") == ctype
+            and condition.get("status") == value
         ):
             return str(condition.get("message") or "")
     return ""
@@ -331,11 +336,4 @@ def unschedulable_message(group: Any) -> str:
     status = group.get("status") if isinstance(group, dict) else None
     if not isinstance(status, dict) or status.get("phase") not in _UNPLACED_PHASES:
         return ""
-    for condition in status.get("conditions") or []:
-        if (
-            isinstance(condition, dict)
-            and condition.get("type") == "Unschedulable"
-            and condition.get("status") == "True"
-        ):
-            return str(condition.get("message") or "")
-    return ""
+    return condition_message(status, "Unschedulable", "True")

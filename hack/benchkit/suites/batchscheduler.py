@@ -256,14 +256,7 @@ def bench_coscheduling(nodes: int, groups: int, members: int, timeout: float) ->
         count = groups * members
         started = time.monotonic()
         scheduler.resume()
-        bound = 0
-        while time.monotonic() - started < timeout:
-            unbound, _ = c.registry.list(PODS, NS, field_selector="spec.nodeName=")
-            bound = count - len(unbound)
-            if bound == count:
-                break
-            time.sleep(0.1)  # polling interval of the measurement
-        elapsed = time.monotonic() - started
+        bound, elapsed = wait_bound(c.registry, count, started, timeout)
     return {
         "podgroups": groups,
         "pods": count,
@@ -342,21 +335,26 @@ def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dic
     }
 
 
+def wait_bound(registry: Registry, count: int, started: float, timeout: float) -> tuple[int, float]:
+    """Pods bound once all ``count`` are (or ``timeout`` passed), and seconds since ``started``."""
+    bound = 0
+    while time.monotonic() - started < timeout:
+        # only the unbound pods are copied: the poll must not slow the scheduler down
+        unbound, _ = registry.list(PODS, NS, field_selector="spec.nodeName=")
+        bound = count - len(unbound)
+        if bound == count:
+            break
+        time.sleep(0.1)  # polling interval of the measurement
+    return bound, time.monotonic() - started
+
+
 def bench_default_scheduler(nodes: int, count: int, timeout: float) -> dict[str, Any]:
     with cluster(scheduler=True) as c:
         add_nodes(c.registry, nodes)
         started = time.monotonic()
         for i in range(count):
             c.registry.create(PODS, NS, pod(f"p-{i}", "default-scheduler", "100m"))
-        bound = 0
-        while time.monotonic() - started < timeout:
-            # only the unbound pods are copied: the poll must not slow the scheduler down
-            unbound, _ = c.registry.list(PODS, NS, field_selector="spec.nodeName=")
-            bound = count - len(unbound)
-            if bound == count:
-                break
-            time.sleep(0.1)  # polling interval of the measurement
-        elapsed = time.monotonic() - started
+        bound, elapsed = wait_bound(c.registry, count, started, timeout)
     return {
         "pods": count,
         "nodes": nodes,

@@ -4,9 +4,12 @@ seen through the official client."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,29 +18,37 @@ from localcluster.testing import wait_for
 pytestmark = pytest.mark.integration
 
 
-def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
-    conf = tmp_path / "volcano.yaml"
-    conf.write_text('actions: "enqueue, allocate, backfill"\ntiers: []\n')
+@contextlib.contextmanager
+def cluster_cli(tmp_path: Path, *flags: str) -> Iterator:
+    """``python -m localcluster`` with a simulated kubelet and these flags, once ready: the
+    official client's ApiClient on its kubeconfig. It must stop cleanly on SIGTERM."""
     kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated",
-            "--kubeconfig", str(kubeconfig), "--log-level", "warning",
-            "--node-pool", "name=cpu,count=2,cpu=4,memory=8Gi,labels=resType=CPU",
-            "--node-pool", "name=gpu,gpus=2,labels=resType=GPU;zone=a,taints=nvidia.com/gpu=present:NoSchedule",
-            "--batch-scheduler", "volcano", "--batch-scheduler", "kube-batch",
-            "--batch-scheduler-conf", f"volcano={conf}", "--batch-schedule-period", "0.5s",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    argv = [sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated"]
+    argv += ["--kubeconfig", str(kubeconfig), "--log-level", "warning", *flags]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert line.startswith("ready "), proc.stderr.read() if proc.poll() is not None else line
-        from kubernetes import client, config
+        from kubernetes import config
 
-        api = config.new_client_from_config(config_file=str(kubeconfig))
+        yield config.new_client_from_config(config_file=str(kubeconfig))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+
+
+def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
+    conf = tmp_path / "volcano.yaml"
+    conf.write_text('actions: "enqueue, allocate, backfill"\ntiers: []\n')
+    with cluster_cli(
+        tmp_path,
+        "--node-pool", "name=cpu,count=2,cpu=4,memory=8Gi,labels=resType=CPU",
+        "--node-pool", "name=gpu,gpus=2,labels=resType=GPU;zone=a,taints=nvidia.com/gpu=present:NoSchedule",
+        "--batch-scheduler", "volcano", "--batch-scheduler", "kube-batch",
+        "--batch-scheduler-conf", f"volcano={conf}", "--batch-schedule-period", "0.5s",
+    ) as api:  # fmt: skip
+        from kubernetes import client
+
         nodes = {n.metadata.name: n for n in client.CoreV1Api(api).list_node().items}
         assert sorted(nodes) == ["cpu-0", "cpu-1", "gpu-0"]
         assert nodes["cpu-1"].status.capacity["cpu"] == "4"
@@ -52,29 +63,13 @@ def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
         ):
             queues = custom.list_cluster_custom_object(group, version, "queues")["items"]
             assert [q["metadata"]["name"] for q in queues] == ["default"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
 
 
 def test_scheduler_plugins_from_the_command_line(tmp_path):
-    kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen(
-        [
-            sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated",
-            "--kubeconfig", str(kubeconfig), "--log-level", "warning",
-            "--scheduler-plugins", "--coscheduling-arg", "permitWaitingTimeSeconds=5",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    try:
-        line = proc.stdout.readline()
-        assert line.startswith("ready "), proc.stderr.read() if proc.poll() is not None else line
-        from kubernetes import client, config
+    flags = ("--scheduler-plugins", "--coscheduling-arg", "permitWaitingTimeSeconds=5")
+    with cluster_cli(tmp_path, *flags) as api:
+        from kubernetes import client
 
-        api = config.new_client_from_config(config_file=str(kubeconfig))
         custom = client.CustomObjectsApi(api)
         group = {
             "apiVersion": "scheduling.x-k8s.io/v1alpha1",
@@ -109,9 +104,6 @@ def test_scheduler_plugins_from_the_command_line(tmp_path):
             )
 
         wait_for(placed, 30, what="the pod bound and its group past Pending")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from localcluster.client.events import record_event
 from localcluster.client.informer import RegistryInformer, object_key
 from localcluster.coscheduling.manager import PodGroupManager
 from localcluster.coscheduling.plugin import NAME as PLUGIN_NAME
@@ -42,7 +41,7 @@ from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArg
 from localcluster.coscheduling.podgroup import PODGROUPS, Obj, PodGroupSpec, group_key
 from localcluster.coscheduling.queue import SchedulingQueue
 from localcluster.scheduler.ledger import NodeLedger
-from localcluster.scheduler.podconditions import ConditionReporter
+from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node
 
 if TYPE_CHECKING:
@@ -402,19 +401,9 @@ class CoschedulingScheduler:
         self._fail(key, pod, message)
 
     def _bind(self, key: str, pod: Obj, node_name: str) -> None:
-        namespace, _, name = key.partition("/")
-        try:
-            self._registry.bind_pod(namespace, name, node_name)
-        except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile
+        err = bind(self._registry, key, pod, node_name, self.name)
+        if err is not None:  # deleted or bound meanwhile
             logger.info("%s: binding %s to %s failed: %s", self.name, key, node_name, err)
             self._fail_assumed(key, pod, f"0/1 nodes are available: 1 {err}.")
             return
         logger.debug("%s: bound %s to %s", self.name, key, node_name)
-        record_event(
-            self._registry,
-            pod,
-            "Normal",
-            "Scheduled",
-            f"Successfully assigned {key} to {node_name}",
-            self.name,
-        )

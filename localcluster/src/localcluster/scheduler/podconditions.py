@@ -1,4 +1,5 @@
-"""Pod conditions a scheduler writes (``PodScheduled``, Volcano's ``Ready=False/Evict``).
+"""Pod conditions a scheduler writes (``PodScheduled``, Volcano's ``Ready=False/Evict``), and
+the binding with its ``Scheduled`` event.
 
 Written as a strategic-merge patch of ``status.conditions`` (merge key ``type``), so a
 scheduler never overwrites what the kubelet wrote from a stale copy. ``ConditionReporter``
@@ -17,6 +18,21 @@ from localcluster.client.events import now_rfc3339, record_event
 from localcluster.client.informer import PODS, object_key
 
 logger = logging.getLogger(__name__)
+
+
+def bind(
+    registry: Registry, key: str, pod: dict[str, Any], node_name: str, component: str
+) -> Exception | None:
+    """Bind the pod (``namespace/name``) to the node and record kube-scheduler's ``Scheduled``
+    event; the error when the binding was refused (deleted or bound meanwhile)."""
+    namespace, _, name = key.partition("/")
+    try:
+        registry.bind_pod(namespace, name, node_name)
+    except Exception as err:  # noqa: BLE001 - the caller undoes its assumption
+        return err
+    message = f"Successfully assigned {key} to {node_name}"
+    record_event(registry, pod, "Normal", "Scheduled", message, component)
+    return None
 
 
 def has_condition(pod: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> bool:

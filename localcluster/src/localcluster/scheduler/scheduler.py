@@ -23,10 +23,9 @@ from collections import deque
 from typing import Any
 
 from localcluster.apiserver.registry import Registry
-from localcluster.client.events import record_event
 from localcluster.client.informer import object_key
 from localcluster.scheduler.ledger import NodeLedger
-from localcluster.scheduler.podconditions import ConditionReporter
+from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node
 
 logger = logging.getLogger(__name__)
@@ -175,22 +174,12 @@ class Scheduler:
         self._mark_unschedulable(pod, reason, message)
 
     def _bind(self, key: str, pod: dict[str, Any], node_name: str) -> None:
-        meta = pod["metadata"]
-        try:
-            self._registry.bind_pod(meta["namespace"], meta["name"], node_name)
-        except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile: the watch tells
+        err = bind(self._registry, key, pod, node_name, SCHEDULER_NAME)
+        if err is not None:  # deleted or bound meanwhile: the watch tells
             logger.info("binding %s to %s failed: %s", key, node_name, err)
             self.ledger.forget(key)
             return
         logger.debug("bound %s to %s", key, node_name)
-        record_event(
-            self._registry,
-            pod,
-            "Normal",
-            "Scheduled",
-            f"Successfully assigned {key} to {node_name}",
-            SCHEDULER_NAME,
-        )
 
     def _mark_unschedulable(self, pod: dict[str, Any], reason: str, message: str) -> None:
         self._reporter.report(pod, reason, message, "FailedScheduling")

@@ -3,12 +3,10 @@ conditions, proportion's hand-out rules, tier verdicts, node pools and the ledge
 
 from __future__ import annotations
 
-import threading
 from fractions import Fraction
 
 import pytest
 
-from localcluster.apiserver import Registry
 from localcluster.batchscheduler import status
 from localcluster.batchscheduler.api import JobInfo, TaskInfo, TaskStatus
 from localcluster.batchscheduler.conf import ConfError, load_conf, parse_conf
@@ -16,9 +14,9 @@ from localcluster.batchscheduler.errcache import PredicateErrorCache
 from localcluster.batchscheduler.flavours import KUBE_BATCH, VOLCANO
 from localcluster.batchscheduler.plugins.proportion import QueueAttr, hand_out
 from localcluster.batchscheduler.session import Session
-from localcluster.kubelet.node import NodeConfig, register_node
+from localcluster.kubelet.node import NodeConfig
 from localcluster.nodepool import parse_node_pool, parse_taint
-from localcluster.scheduler.ledger import NodeLedger
+from support.ledger import started_ledger
 
 GI = 2**30
 MI = 2**20
@@ -291,17 +289,8 @@ def test_node_pool_parsing():
 @pytest.fixture
 def one_node_ledger():
     """A started ledger over a registry holding one 2-cpu node ``n-0``."""
-    registry, stop = Registry(), threading.Event()
-    ledger = NodeLedger(registry)
-    try:
-        ledger.start(stop)
-        register_node(registry, NodeConfig("n-0", cpu="2"))
-        assert ledger.sync()
-        yield registry, ledger
-    finally:
-        stop.set()
-        ledger.join(2)
-        registry.stop()
+    with started_ledger(NodeConfig("n-0", cpu="2")) as started:
+        yield started
 
 
 def test_try_assume_all_is_all_or_nothing(one_node_ledger):

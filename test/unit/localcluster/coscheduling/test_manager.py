@@ -4,12 +4,10 @@ cluster, and the node ledger's free room that the minResources check reads."""
 
 from __future__ import annotations
 
-import threading
 from fractions import Fraction
 
 import pytest
 
-from localcluster.apiserver import Registry
 from localcluster.coscheduling.manager import (
     PodGroupManager,
     Verdict,
@@ -18,9 +16,9 @@ from localcluster.coscheduling.manager import (
     resource_gap_message,
 )
 from localcluster.coscheduling.podgroup import PodGroupSpec
-from localcluster.kubelet.node import NodeConfig, register_node
-from localcluster.scheduler.ledger import NodeLedger
+from localcluster.kubelet.node import NodeConfig
 from support.coscheduling import FakeView, pod, podgroup
+from support.ledger import started_ledger
 
 PODS = ("", "v1", "pods")
 
@@ -187,20 +185,9 @@ def test_wait_seconds_prefer_the_group_then_the_plugin_then_sixty():
 @pytest.fixture
 def two_nodes_of_three_cpus():
     """A started ledger over nodes ``node-a`` and ``node-b`` of 3 CPUs each."""
-    registry = Registry()
-    registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "ns"}})
-    for name in ("node-a", "node-b"):
-        register_node(registry, NodeConfig(name, cpu="3", memory="8Gi"))
-    ledger = NodeLedger(registry)
-    stop = threading.Event()
-    try:
-        ledger.start(stop)
-        assert ledger.sync()
-        yield registry, ledger
-    finally:
-        stop.set()
-        ledger.join(2)
-        registry.stop()
+    nodes = [NodeConfig(name, cpu="3", memory="8Gi") for name in ("node-a", "node-b")]
+    with started_ledger(*nodes, namespaces=("ns",)) as started:
+        yield started
 
 
 def bound(name: str, node: str, cpu: str, group: str | None = None) -> dict:

@@ -20,8 +20,9 @@ pod goes back to the queue with a back-off. Failures are told as kube-scheduler 
 event from this scheduler; a bound pod gets a ``Scheduled`` event.
 
 One worker thread runs the cycles, the waits and the bindings; the ledger's informer thread
-only records pods, the PodGroup informer's only signals changes. Both meet under one lock,
-which is never held while the ledger's lock is taken the other way round.
+only records pods, the PodGroup informer's only signals changes. They meet under one lock; the
+worker may take it while it holds the ledger's lock (to mark a pod assumed as it assumes it),
+never the ledger's while holding it.
 """
 
 from __future__ import annotations
@@ -264,9 +265,10 @@ class CoschedulingScheduler:
             self._cond.notify()
 
     def _on_podgroup(self, event_type: str, podgroup: Obj, _old: Obj | None) -> None:
-        if event_type == "DELETED":
-            return
         with self._cond:
+            if event_type == "DELETED":
+                self._specs.pop(object_key(podgroup), None)
+                return
             if event_type == "ADDED":  # its pods now sort by its creation time
                 self._queue.resort(self._members.get(object_key(podgroup), ()))
             self._queue.move_all()

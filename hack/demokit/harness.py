@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -110,6 +111,20 @@ def run_steps(steps: Callable[[list[Background]], int], workdir: Path, keep: boo
             print(f"\nlogs kept in {workdir}", file=sys.stderr)
         elif not keep:
             shutil.rmtree(workdir, ignore_errors=True)
+    return code
+
+
+def run_timed(steps: Callable[[Path, list[Background]], int], prefix: str, keep: bool) -> int:
+    """A demo's ``main``: its ``steps`` in a fresh work directory (:func:`run_steps`), then the
+    verdict and how long the whole demo took."""
+    begin = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    code = run_steps(lambda started: steps(workdir, started), workdir, keep)
+    elapsed = time.monotonic() - begin
+    if code == 0:
+        print(f"\njob Succeeded; demo took {elapsed:.1f}s")
+    else:
+        print(f"\ndemo exits with {code} after {elapsed:.1f}s", file=sys.stderr)
     return code
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,7 +34,7 @@ from demokit.harness import (
     DemoError,
     localise,
     preflight,
-    run_steps,
+    run_timed,
     start_cluster,
     wait_until,
 )
@@ -192,15 +191,9 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    begin = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix="pytorchjob-demo-"))
-    code = run_steps(lambda started: run(args, workdir, started), workdir, args.keep)
-    elapsed = time.monotonic() - begin
-    if code == 0:
-        print(f"\njob Succeeded; demo took {elapsed:.1f}s")
-    else:
-        print(f"\ndemo exits with {code} after {elapsed:.1f}s", file=sys.stderr)
-    return code
+    return run_timed(
+        lambda workdir, started: run(args, workdir, started), "pytorchjob-demo-", args.keep
+    )
 
 
 if __name__ == "__main__":

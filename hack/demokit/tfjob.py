@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ from demokit.harness import (
     DemoError,
     localise,
     preflight,
-    run_steps,
+    run_timed,
     start_cluster,
     wait_until,
 )
@@ -358,15 +357,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    begin = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix="tfjob-demo-"))
-    code = run_steps(lambda started: run(args, workdir, started), workdir, args.keep)
-    elapsed = time.monotonic() - begin
-    if code == 0:
-        print(f"\njob Succeeded; demo took {elapsed:.1f}s")
-    else:
-        print(f"\ndemo exits with {code} after {elapsed:.1f}s", file=sys.stderr)
-    return code
+    return run_timed(lambda workdir, started: run(args, workdir, started), "tfjob-demo-", args.keep)
 
 
 if __name__ == "__main__":

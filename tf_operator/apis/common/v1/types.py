@@ -372,6 +372,16 @@ class ReplicaSpec:
         """The template's pod spec (created empty if absent)."""
         return cast(dict[str, Any], self.template.setdefault("spec", {}))
 
+    def container_port(self, container_name: str, port_name: str) -> int | None:
+        """``containerPort`` of the ``port_name`` port of the ``container_name`` container."""
+        for container in self.containers():
+            if container.get("name") != container_name:
+                continue
+            for port in container.get("ports") or []:
+                if port.get("name") == port_name:
+                    return int(port.get("containerPort") or 0)
+        return None
+
     def containers(self) -> list[dict[str, Any]]:
         """The template's containers; an empty list when the template has none."""
         spec = self.template.get("spec")

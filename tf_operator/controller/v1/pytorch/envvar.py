@@ -44,13 +44,10 @@ def get_port(job: PyTorchJob, rtype: str) -> int:
     """``containerPort`` of the ``pytorchjob-port`` port of the ``pytorch`` container of
     ``rtype`` (always there once defaulted)."""
     spec = (job.spec.pytorch_replica_specs or {}).get(rtype)
-    for container in spec.containers() if spec is not None else []:
-        if container.get("name") != DEFAULT_CONTAINER_NAME:
-            continue
-        for port in container.get("ports") or []:
-            if port.get("name") == DEFAULT_PORT_NAME:
-                return int(port.get("containerPort") or 0)
-    raise PortNotFoundError(rtype)
+    port = None if spec is None else spec.container_port(DEFAULT_CONTAINER_NAME, DEFAULT_PORT_NAME)
+    if port is None:
+        raise PortNotFoundError(rtype)
+    return port
 
 
 def total_replicas(job: PyTorchJob) -> int:

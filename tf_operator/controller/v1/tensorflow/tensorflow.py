@@ -54,13 +54,10 @@ class PortNotFoundError(LookupError):
 def get_port_from_tfjob(job: TFJob, rtype: str) -> int:
     """``containerPort`` of the ``tfjob-port`` port of the ``tensorflow`` container of ``rtype``."""
     spec = (job.spec.tf_replica_specs or {}).get(rtype)
-    for container in spec.containers() if spec is not None else []:
-        if container.get("name") != DEFAULT_CONTAINER_NAME:
-            continue
-        for port in container.get("ports") or []:
-            if port.get("name") == DEFAULT_PORT_NAME:
-                return int(port.get("containerPort") or 0)
-    raise PortNotFoundError()
+    port = None if spec is None else spec.container_port(DEFAULT_CONTAINER_NAME, DEFAULT_PORT_NAME)
+    if port is None:
+        raise PortNotFoundError()
+    return port
 
 
 def gen_cluster_spec(job: TFJob) -> dict[str, list[str]]:

@@ -64,6 +64,7 @@ class PodLedger:
         self.live: dict[PodKey, set[str]] = defaultdict(set)
         self.created: Counter[PodKey] = Counter()
         self.violations: list[str] = []
+        self._key_of_uid: dict[str, PodKey] = {}
 
     @staticmethod
     def key_of(pod: dict) -> PodKey | None:
@@ -84,6 +85,10 @@ class PodLedger:
             return
         uid = (pod.get("metadata") or {}).get("uid", "")
         with self._lock:
+            previous = self._key_of_uid.get(uid)
+            if previous is not None and previous != key:
+                self.live[previous].discard(uid)  # relabelled: it left its old key
+            self._key_of_uid[uid] = key
             live = self.live[key]
             if etype == "ADDED":
                 self.created[key] += 1

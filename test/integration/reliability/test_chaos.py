@@ -3,12 +3,16 @@ election, one of which is SIGKILLed while it leads (a replacement standby starts
 Deployment would start one).
 
 Faults, over the HTTP API only (the cluster's own kubelet and scheduler are in process): a 5%
-error rate answered with 500 (no Retry-After), then with 429 and ``Retry-After: 1``, then 500
-again; three drops of every watch; one compaction followed by a drop, so every watch resumes
+error rate answered with 500 (no Retry-After), then with 429 and ``Retry-After: 1``, then with
+429 and ``Retry-After: 600`` (issue 27: capped waits, renewals bounded by their deadline), then
+500 again; three drops of every watch; one compaction followed by a drop, so every watch resumes
 from a forgotten resourceVersion and gets 410 Gone; one 2 s outage of the whole API.
 
 Jobs: 20 succeed (workers exit 0), 5 fail (a worker exits 1, restartPolicy Never), 5 fail on
-their backoff limit of 2 after recreations (workers exit 137 under restartPolicy ExitCode).
+their backoff limit of 2 after recreations (workers exit 137 under restartPolicy ExitCode), and
+one is deleted while it runs and created again under its name while the operators' job watch
+is held back over the compaction: they relist and see an update whose UID changed (issue 27,
+item 7); the new job must run to Succeeded.
 
 Checked:
 - every job reaches the terminal state it should; none is lost;
@@ -206,6 +210,17 @@ def _jobs(env) -> dict[str, tuple[dict, str]]:
     return jobs
 
 
+RECREATED = "chaos-recreated"
+
+
+def _recreated_bodies(env) -> tuple[dict, dict]:
+    """The job replaced mid-run: first a long-running one, then its short successor."""
+    return (
+        env.job_body(RECREATED, workers=2, run_seconds=300),
+        env.job_body(RECREATED, workers=2, run_seconds=1.5),
+    )
+
+
 def _leader(ops):
     leaders = [op for op in ops if op.alive() and op.is_leader()]
     return leaders[0] if len(leaders) == 1 else None
@@ -217,6 +232,8 @@ def test_chaos(env):
     holders = LockHolders(env.registry)
     checker = WatchChecker(env.registry)
     jobs = _jobs(env)
+    first_recreated, second_recreated = _recreated_bodies(env)
+    jobs[RECREATED] = (second_recreated, "Succeeded")
     names = list(jobs)
     dropped = injected = 0
     try:
@@ -224,6 +241,7 @@ def test_chaos(env):
         leader = env.wait_for(lambda: _leader(ops), 30, "one leader")
 
         env.faults(error_rate=RATE, error_code=500)
+        env.registry.create(TFJOBS, NS, first_recreated)
         for name in names[:15]:
             env.registry.create(TFJOBS, NS, jobs[name][0])
         env.wait_for(lambda: sum(map(bool, _states(env, names))) >= 3, 60, "first jobs done")
@@ -233,12 +251,32 @@ def test_chaos(env):
         killed_at = time.monotonic()
         leader.kill()
         ops.append(env.operator(*ELECTION, elected=True))  # the replacement standby
-        for name in names[15:]:
+        for name in names[15:30]:
             env.registry.create(TFJOBS, NS, jobs[name][0])
         new_leader = env.wait_for(lambda: _leader(ops), 30, "failover")
         assert new_leader is not leader
+        # Long Retry-After: each wait is capped and no renewal outlasts its deadline.
+        env.faults(error_rate=RATE, error_code=429, retry_after=600)
+        env.wait_for(
+            lambda: sum(map(bool, _states(env, names))) >= 10,
+            90,
+            "ten jobs done under 429 Retry-After: 600",
+        )
 
-        env.faults(error_rate=RATE, error_code=500, compact=True)
+        # The replaced job: the operators' job watches are held back (their requests wait
+        # 3 s) while it is deleted and created again and history is compacted, so they come
+        # back with 410, relist, and see the new job where the old one was.
+        env.faults(
+            error_rate=RATE,
+            error_code=500,
+            latency_ms=3000,
+            match={"methods": ["GET"], "path_prefix": "/apis/kubeflow.org/"},
+        )
+        dropped += env.faults(drop_watches=True)["dropped_watches"]
+        env.registry.delete(TFJOBS, NS, RECREATED)
+        env.registry.create(TFJOBS, NS, second_recreated)
+        env.faults(compact=True)
+        env.faults(error_rate=RATE, error_code=500, latency_ms=0, match={})
         dropped += env.faults(drop_watches=True)["dropped_watches"]  # resumes get 410
         env.faults(error_rate=1.0)
         time.sleep(OUTAGE_SECONDS)  # the outage's length is the fault itself
@@ -259,7 +297,7 @@ def test_chaos(env):
             "a sync of every job",
         )
     finally:
-        env.faults(error_rate=0.0)
+        env.faults(error_rate=0.0, latency_ms=0, match={})
         checker.stop()
         final.close()
         holders.close()
@@ -278,8 +316,9 @@ def test_chaos(env):
     kill_to_leader = next(t for t, holder in holders.changes if t > killed_at) - killed_at
     print(
         f"chaos: {len(names)} jobs in {time.monotonic() - started:.1f}s, {injected} errors "
-        f"injected (5% 500 / 429+Retry-After, {OUTAGE_SECONDS:.0f}s outage), {dropped} watches "
-        f"dropped in 3 drops, 1 compaction (410s), {checker.events} pod events watched "
+        f"injected (5% 500 / 429+Retry-After 1 and 600, {OUTAGE_SECONDS:.0f}s outage), "
+        f"1 job replaced under its name during a relist, {dropped} watches "
+        f"dropped in 4 drops, 1 compaction (410s), {checker.events} pod events watched "
         f"({checker.resumes} resumes, {checker.gaps} relist), duplicates seen: {len(checker.violations)} by the "
         f"watch, {len(env.ledger.violations)} by the ledger; failover after SIGKILL "
         f"{kill_to_leader:.1f}s (lease 6s)"
@@ -299,7 +338,20 @@ def _wait_all_terminal(env, names: list[str], final: FinalStates, timeout: float
 def _pending(env, names: list[str], final: FinalStates) -> dict[str, object]:
     """The jobs not terminal yet: status and commit history (for the failure message)."""
     return {
-        name: (env.get_job(name).get("status") or {}, final.history[name])
+        name: (
+            env.get_job(name).get("status") or {},
+            final.history[name],
+            [
+                (
+                    p["metadata"]["name"],
+                    (p.get("status") or {}).get("phase"),
+                    [r.get("uid") for r in p["metadata"].get("ownerReferences") or []],
+                    p["metadata"].get("deletionTimestamp"),
+                )
+                for p in env.pods()
+                if p["metadata"]["labels"].get("tf-job-name") == name
+            ],
+        )
         for name, state in zip(names, _states(env, names), strict=True)
         if state is None
     }

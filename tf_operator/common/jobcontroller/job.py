@@ -12,6 +12,7 @@ here: one that ran goes on from its last valid spec or keeps its final status (D
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Generic
 
@@ -39,21 +40,40 @@ INVALID_STATUS_ATTEMPTS = 3
 
 
 class JobEventHandlers(Generic[J]):
-    """Add/update/delete handlers of the job informer: log and enqueue, nothing more."""
+    """Add/update/delete handlers of the job informer: log and enqueue, nothing more, except
+    that a job gone drops what was kept for it (``forget``: its expectations above all) at
+    once, as the ReplicaSet controller's delete handler does, and an update whose UID
+    changed is that job's deletion and a new job's addition (D68): a job deleted and
+    re-created under the same name while the informer relisted, or faster than a worker
+    synced the key, must not wait for its predecessor's creates."""
 
-    def __init__(self, kind: JobKind[J], queue: Queue) -> None:
+    def __init__(
+        self, kind: JobKind[J], queue: Queue, forget: Callable[[str], None] = lambda _key: None
+    ) -> None:
         self._kind = kind
         self._queue = queue
+        self._forget = forget
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.enqueue)
+        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
 
-    def enqueue(self, obj: Any) -> None:
+    def _key(self, obj: Any) -> str | None:
         try:
-            key = deletion_handling_meta_namespace_key_func(obj)
+            return deletion_handling_meta_namespace_key_func(obj)
         except KeyFuncError:
             log.error("couldn't get key for %s object %r", self._kind.resource.kind, obj)
+            return None
+
+    def enqueue(self, obj: Any) -> None:
+        key = self._key(obj)
+        if key is not None:
+            self._queue.add(key)
+
+    def on_delete(self, obj: Any) -> None:
+        key = self._key(obj)
+        if key is None:
             return
+        self._forget(key)
         self._queue.add(key)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
@@ -62,6 +82,17 @@ class JobEventHandlers(Generic[J]):
         self.enqueue(obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
+        if meta(cur).get("uid") != meta(old).get("uid"):
+            kind = self._kind.resource.kind
+            logger_for_unstructured(cur, kind).info(
+                "%s %s was deleted and created again (uid %s, was %s)",
+                kind,
+                meta(cur).get("name"),
+                meta(cur).get("uid"),
+                meta(old).get("uid"),
+            )
+            self.on_delete(old)  # then the add: the key is queued for the new job
+            return
         resync = meta(cur).get("resourceVersion") == meta(old).get("resourceVersion")
         if resync and raw_finished_conditions(cur):
             # A periodic resync of a finished job: v0.5.3 synced it again every 30 s, which

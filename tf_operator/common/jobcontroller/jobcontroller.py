@@ -167,7 +167,7 @@ class JobController(Generic[J]):
         self.create_batches: SlowStartBatches[ExpectedCreate] = SlowStartBatches()
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
         self.edits = SpecEdits(kind, recorder, self.memory, self.invalid, config.defaults)
-        self.job_events = JobEventHandlers(kind, self.work_queue)
+        self.job_events = JobEventHandlers(kind, self.work_queue, self._forget)
         self.sync_handler = self.sync
         self._stopping = threading.Event()
 
@@ -349,6 +349,7 @@ class JobController(Generic[J]):
         self.status.mark_created(ctx)
         ctx.pods = self.pods.claim(job)
         ctx.services = self.services.claim(job)
+        self.pods.replace_stale(ctx)  # an earlier job's pods are no run of this one (D67)
 
         kind, finished = self.kind, is_finished(job.status)
         if not finished and job.run_policy.suspend:

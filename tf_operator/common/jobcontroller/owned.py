@@ -14,6 +14,14 @@ D4): a create's is raised when it is queued, so no pass runs while it is in flig
 create helpers (D46), and names are deterministic, so two creates for one index can never
 both succeed. Handlers run on informer threads, the rest on workers; nothing here is mutated
 after construction. ``D<n>``: docs/divergences.md.
+
+What is not a replica of this job is replaced, never counted (D67): a pod created before the
+job (an earlier job of the same name, deleted with ``--cascade=orphan``, left it; batch/v1 Job
+guards the same case with ``controller-uid`` in its selector) is left out of the claim and
+deleted with a Warning event; an object of a replica type without a valid index label is
+deleted, as the Kubernetes Job controller deletes pods without a valid completion index. The
+replacement is created once the deletion is seen: no create is queued for a name an object
+this job controls still holds, since that create could only meet AlreadyExists.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any, Generic
 
@@ -31,6 +40,7 @@ from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_gener
 from tf_operator.control.controller_ref_manager import ControllerRefManager, PodControllerRefManager
 from tf_operator.control.object_control import ObjectControl
 from tf_operator.control.service_ref_manager import ServiceControllerRefManager
+from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs, SharedIndexInformer
 from tf_operator.k8s.client import ResourceInterface
 from tf_operator.k8s.controller.controller_utils import (
@@ -60,10 +70,19 @@ class OwnedType:
     # Log pods of our group whose job is unknown (v0.5.3 did so for pods only).
     log_unknown_owner: bool
     need_to_create: str  # v0.5.3's log line for a missing object, capitalised as it wrote it
+    # Objects created before their job are replaced, not claimed (D67): a pod is a run, while
+    # an earlier job's service, which selects the same labels, serves the new job as well.
+    replace_stale: bool = False
 
 
 POD_TYPE = OwnedType(
-    "pod", "pods", PodControllerRefManager, False, True, "Need to create new pod: %s-%d"
+    "pod",
+    "pods",
+    PodControllerRefManager,
+    False,
+    True,
+    "Need to create new pod: %s-%d",
+    replace_stale=True,
 )
 SERVICE_TYPE = OwnedType(
     "service",
@@ -73,6 +92,8 @@ SERVICE_TYPE = OwnedType(
     False,
     "need to create new service: %s-%d",
 )
+STALE_REASON = "StalePod"
+INVALID_INDEX_REASON = "InvalidReplicaIndex"
 
 
 class OwnedObjects(Generic[J]):
@@ -141,9 +162,15 @@ class OwnedObjects(Generic[J]):
     def on_update(self, old: Obj, cur: Obj) -> None:
         """Enqueue the old owner when the controller ref changed, then the current one: at
         once, or at the end of the batch period, collapsing the updates of its objects within
-        it into one sync (D51)."""
+        it into one sync (D51). An update whose UID changed is the old object's deletion and
+        a new one's creation (our names are deterministic: a relist shows the new object
+        where the cache held the old one), and both are observed as such (D68)."""
         if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion"):
             return  # a periodic resync: nothing changed
+        if meta(cur).get("uid") != meta(old).get("uid"):
+            self.on_delete(old)
+            self.on_add(cur)
+            return
         cur_ref, old_ref = get_controller_of(cur), get_controller_of(old)
         if cur_ref != old_ref and old_ref is not None:
             old_key = self._owners.owner_key(old)
@@ -195,13 +222,7 @@ class OwnedObjects(Generic[J]):
     def claim(self, job: J) -> list[Obj]:
         """The job's objects, adopting and releasing as needed; see :mod:`.index`."""
         labels = job_labels(self._kind, job.name)
-        objects = objects_for_job(
-            self._informer.get_indexer(),
-            self._kind.labels.job_name,
-            job.namespace,
-            labels[self._kind.labels.job_name],
-            job.uid,
-        )
+        objects = self._objects(job)
         namespace, name, uid = job.namespace, job.name, job.uid
 
         def fresh() -> Obj:
@@ -222,7 +243,65 @@ class OwnedObjects(Generic[J]):
             resource.kind,
             recheck_deletion_timestamp(fresh),
         )
-        return manager.claim(objects)
+        claimed = manager.claim(objects)
+        if self.owned.replace_stale:
+            # adopted orphans among them are deleted by the next pass (replace_stale), once
+            # the cache shows them controlled by the job and their deletion can be expected
+            claimed = [obj for obj in claimed if not created_before(obj, job)]
+        return claimed
+
+    def _objects(self, job: Job) -> list[Obj]:
+        return objects_for_job(
+            self._informer.get_indexer(),
+            self._kind.labels.job_name,
+            job.namespace,
+            job_labels(self._kind, job.name)[self._kind.labels.job_name],
+            job.uid,
+        )
+
+    def replace_stale(self, ctx: SyncContext) -> None:
+        """Delete the objects this job controls that were created before it: an earlier job
+        of the same name ran them (D67). Their replacements follow once the deletions are
+        seen (see ``reconcile_indices``)."""
+        if not self.owned.replace_stale:
+            return
+        job, kind = ctx.job, self._kind.resource.kind
+        for obj in self._objects(job):
+            if not _controlled_by(obj, job.uid) or not created_before(obj, job):
+                continue
+            if meta(obj).get("deletionTimestamp"):
+                continue  # going already
+            name = meta(obj).get("name")
+            message = (
+                f"{self.owned.noun.capitalize()} {name} was created before this {kind} (by an "
+                f"earlier {kind} of the same name): it is not this job's run, deleting it to "
+                "create it anew"
+            )
+            ctx.logger.warning(message)
+            ctx.event(EVENT_TYPE_WARNING, STALE_REASON, message)
+            ctx.collect(self.delete, job, obj)
+
+    def _held_by_going(self, job: Job, name: str) -> bool:
+        """True when the cache holds an object of that name that this job controls (or that
+        its claim adopts) and that is going: terminating, or deleted as stale or without a
+        valid index, by this pass or the next. Its deletion brings the job back; a create for
+        the name now could only meet AlreadyExists."""
+        obj = self._informer.get_indexer().get_by_key(f"{job.namespace}/{name}")
+        if obj is None:
+            return False
+        ref = get_controller_of(obj)
+        if ref is None:
+            selector = selector_from_set(job_labels(self._kind, job.name))
+            if not selector.matches(labels_of(obj)):
+                return False  # not ours to replace: the create says so (FailedCreate)
+        elif ref.get("uid") != job.uid:
+            return False  # another owner's: likewise
+        index = labels_of(obj).get(self._kind.labels.replica_index)
+        return bool(
+            meta(obj).get("deletionTimestamp")
+            or (self.owned.replace_stale and created_before(obj, job))
+            or not valid_index(index)
+        )
 
     def delete(self, job: J, obj: Obj) -> bool:
         """Delete the cached ``obj`` under a deletion expectation; True when a delete was
@@ -260,10 +339,12 @@ class OwnedObjects(Generic[J]):
         label = self._kind.labels.replica_type
         of_type = [o for o in objects if labels_of(o).get(label) == rt]
         index_label = self._kind.labels.replica_index
-        slices, out_of_range = group_by_index(of_type, replicas, index_label, noun, logger)
+        slices, out_of_range, invalid = group_by_index(of_type, replicas, index_label, noun, logger)
         for obj in out_of_range:
             logger.info("Deleting %s %s: its index is out of range", noun, meta(obj).get("name"))
             ctx.collect(self.delete, job, obj)
+        for obj in invalid:
+            self._delete_invalid(ctx, obj, rt)
         for index in range(replicas):
             same_index = slices.get(index, [])
             if len(same_index) > 1:
@@ -272,9 +353,26 @@ class OwnedObjects(Generic[J]):
             if same_index:
                 if observe is not None:
                     observe(index, same_index[0])
+            elif self._held_by_going(job, gen_general_name(job.name, rt, index)):
+                continue  # its holder is going: the create follows its deletion (D67)
             elif ctx.take_creation():
                 logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))
+
+    def _delete_invalid(self, ctx: SyncContext, obj: Obj, rt: str) -> None:
+        """An object of replica type ``rt`` without a valid index label is no replica: delete
+        it (the Kubernetes Job controller's rule for a pod without a valid completion index;
+        D67); a pod named as one of ours is then created again."""
+        label = self._kind.labels.replica_index
+        value = labels_of(obj).get(label)
+        shown = "no" if value is None else f"an invalid ({value!r})"
+        message = (
+            f"Deleting {self.owned.noun} {meta(obj).get('name')} of replica type {rt}: it has "
+            f"{shown} {label} label"
+        )
+        ctx.logger.warning(message)
+        ctx.event(EVENT_TYPE_WARNING, INVALID_INDEX_REASON, message)
+        ctx.collect(self.delete, ctx.job, obj)
 
     def _delete_extras(
         self, ctx: SyncContext[J], rt: str, index: int, objects: list[Obj]
@@ -299,28 +397,58 @@ def _keep_first_key(obj: Obj, expected_name: str) -> tuple[bool, bool, str, str]
 
 def group_by_index(
     objects: list[Obj], replicas: int, index_label: str, noun: str, logger: Logger
-) -> tuple[dict[int, list[Obj]], list[Obj]]:
-    """In-range index → the objects labelled with it, and the objects whose index is out of
-    range (e.g. after a scale-down); objects without a numeric index label are skipped.
+) -> tuple[dict[int, list[Obj]], list[Obj], list[Obj]]:
+    """In-range index → the objects labelled with it, the objects whose index is out of range
+    (e.g. after a scale-down), and those without a valid index label (missing, not a decimal
+    integer as we write it: v0.5.3 skipped them, D67).
 
     Sized by what exists, never by ``replicas`` (v0.5.3 allocated a list per declared replica,
     so an absurd count exhausted the operator's memory before anything else happened).
     """
     slices: dict[int, list[Obj]] = {}
     out_of_range: list[Obj] = []
+    invalid: list[Obj] = []
     for obj in objects:
         value = labels_of(obj).get(index_label)
         if value is None:
             logger.warning("The %s do not have the index label.", noun)
+            invalid.append(obj)
             continue
-        try:
-            index = int(value)
-        except ValueError:
+        if not valid_index(value):
             logger.warning("Error when parsing the index label %r of a %s", value, noun)
+            invalid.append(obj)
             continue
+        index = int(value)
         if 0 <= index < replicas:
             slices.setdefault(index, []).append(obj)
         else:
             logger.warning("The label index is not expected: %d", index)
             out_of_range.append(obj)
-    return slices, out_of_range
+    return slices, out_of_range, invalid
+
+
+def valid_index(value: Any) -> bool:
+    """An index label as we write them: a decimal integer, no sign, no spaces."""
+    return isinstance(value, str) and value.isascii() and value.isdigit()
+
+
+def _controlled_by(obj: Obj, uid: str) -> bool:
+    ref = get_controller_of(obj)
+    return ref is not None and ref.get("uid") == uid
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def created_before(obj: Obj, job: Job) -> bool:
+    """True when ``obj`` was created before ``job`` (whole seconds, as the API stamps them:
+    an object of the same second counts as the job's)."""
+    created = _timestamp(meta(obj).get("creationTimestamp"))
+    job_created = _timestamp(job.metadata.get("creationTimestamp"))
+    return created is not None and job_created is not None and created < job_created

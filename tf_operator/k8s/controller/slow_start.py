@@ -2,7 +2,9 @@
 
 The ReplicaSet and Job controllers create in batches of 1, 2, 4, ... run concurrently, and the
 first batch with a failure ends the run: the rest are skipped, so a systematic error such as a
-quota costs one request, not ten. Independent kinds of object are lanes, each with its own
+quota costs one request, not ten. An AlreadyExists is no such error: with deterministic names
+it concerns that one object, and ending the lane on it would leave the creates after it
+undone pass after pass (divergence D67); it is reported with the others but ends nothing. Independent kinds of object are lanes, each with its own
 slow start, and the lanes' batches of one round run together. v0.5.3 created one object after
 another; the job controller's use of this is divergence D46 (docs/divergences.md).
 
@@ -30,6 +32,8 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
+
+from tf_operator.k8s.client import is_already_exists
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +169,9 @@ class _Run(Generic[C]):
             results = results[len(batch) :]
             self._starts[i] += len(batch)
             self._sizes[i] *= 2
-            if failed or self._starts[i] >= len(self.lanes[i]):
-                self._errors += failed
+            self._errors += failed
+            ends = any(not is_already_exists(err) for err in failed)
+            if ends or self._starts[i] >= len(self.lanes[i]):
                 self._live.remove(i)
         self._next_round()
         if self.round:

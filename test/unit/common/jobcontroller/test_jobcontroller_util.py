@@ -29,18 +29,21 @@ def _obj(index):
     return {"metadata": {"name": str(index), "labels": labels}}
 
 
-def test_slicing_skips_bad_indices():
+def test_slicing_sets_apart_out_of_range_and_invalid_indices():
     objs = [_obj("0"), _obj("1"), _obj("1"), _obj("x"), _obj(None), _obj("5"), _obj("-1")]
-    slices, out_of_range = group_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
+    objs.append(_obj(" 2"))
+    slices, out_of_range, invalid = group_by_index(objs, 3, "idx", "pod", logging.getLogger("t"))
     assert {i: len(s) for i, s in slices.items()} == {0: 1, 1: 2}
-    assert [o["metadata"]["name"] for o in out_of_range] == ["5", "-1"]
+    assert [o["metadata"]["name"] for o in out_of_range] == ["5"]
+    # not as we write an index (v0.5.3 skipped these, or parsed "-1" and " 2"): D67
+    assert [o["metadata"]["name"] for o in invalid] == ["x", "None", "-1", " 2"]
 
 
 def test_slicing_is_sized_by_the_objects_not_the_replica_count():
     # v0.5.3 allocated one list per declared replica (issue 13, finding 1).
     tracemalloc.start()
     try:
-        slices, _ = group_by_index([_obj("3")], 10**6, "idx", "pod", logging.getLogger("t"))
+        slices, _, _ = group_by_index([_obj("3")], 10**6, "idx", "pod", logging.getLogger("t"))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -171,3 +171,28 @@ def test_the_oldest_run_finishes_its_slow_start_before_later_runs_start():
         batches.shutdown()
     # a's rounds 2 and 3 go before b's first (a plain FIFO would run b's first after a's first)
     assert started == [("a", 0), ("a", 1), ("a", 2), ("b", 0)]
+
+
+def test_an_already_exists_is_reported_but_ends_no_lane():
+    """With deterministic names an AlreadyExists concerns one object: the creates after it
+    go on (a failed create must not keep the others from being made, pass after pass)."""
+    from tf_operator.k8s.client import new_already_exists
+
+    started = []
+
+    def call(i):
+        def run():
+            started.append(i)
+            if i == 1:
+                raise new_already_exists("pods", "job-worker-1")
+
+        run.index = i
+        return run
+
+    batches = SlowStartBatches(concurrent=False)
+    outcome = Outcome()
+    batches.submit([[call(i) for i in range(5)]], outcome)
+    outcome.wait()
+    assert sorted(started) == [0, 1, 2, 3, 4]
+    assert outcome.skipped == [] and len(outcome.errors) == 1
+    assert "already exists" in outcome.errors[0]

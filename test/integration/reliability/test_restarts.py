@@ -83,9 +83,12 @@ def test_pods_deleted_by_a_user_are_recreated_exactly_once(env) -> None:
 
 
 def test_orphan_pods_are_adopted_not_duplicated(env) -> None:
-    """Pods left without an owner (e.g. a job re-created over its old pods with orphan
-    propagation) are adopted by the job whose selector they match; none is recreated."""
+    """Pods without an owner that match a job's selector and were made after the job (made by
+    hand for it while no operator ran, or released from it) are adopted by it; none is
+    recreated. (Orphans older than the job are an earlier run's: replaced, D67,
+    test_ownership.py.)"""
     name = "ad-0"
+    uid = env.create_job(name, workers=2, run_seconds=2.0)["metadata"]["uid"]
     for rtype, index in (("ps", 0), ("worker", 0), ("worker", 1)):
         labels = {
             "group-name": "kubeflow.org",
@@ -109,8 +112,6 @@ def test_orphan_pods_are_adopted_not_duplicated(env) -> None:
         }
         env.registry.create(("", "v1", "pods"), NS, pod)
     op = env.operator("--threadiness=2")
-    op.wait_log("Started workers")
-    uid = env.create_job(name, workers=2, run_seconds=2.0)["metadata"]["uid"]
     env.wait_succeeded([name], timeout=60)
     assert op.alive()
     assert env.ledger.violations == []

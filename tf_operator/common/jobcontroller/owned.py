@@ -35,7 +35,7 @@ from typing import Any, Generic
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
-from tf_operator.common.jobcontroller.kind import J, JobKind, job_labels
+from tf_operator.common.jobcontroller.kind import J, Job, JobKind, job_labels
 from tf_operator.common.jobcontroller.util import gen_expectation_key, gen_general_name
 from tf_operator.control.controller_ref_manager import ControllerRefManager, PodControllerRefManager
 from tf_operator.control.object_control import ObjectControl
@@ -250,7 +250,7 @@ class OwnedObjects(Generic[J]):
             claimed = [obj for obj in claimed if not created_before(obj, job)]
         return claimed
 
-    def _objects(self, job: Job) -> list[Obj]:
+    def _objects(self, job: J) -> list[Obj]:
         return objects_for_job(
             self._informer.get_indexer(),
             self._kind.labels.job_name,
@@ -259,7 +259,7 @@ class OwnedObjects(Generic[J]):
             job.uid,
         )
 
-    def replace_stale(self, ctx: SyncContext) -> None:
+    def replace_stale(self, ctx: SyncContext[J]) -> None:
         """Delete the objects this job controls that were created before it: an earlier job
         of the same name ran them (D67). Their replacements follow once the deletions are
         seen (see ``reconcile_indices``)."""
@@ -281,7 +281,7 @@ class OwnedObjects(Generic[J]):
             ctx.event(EVENT_TYPE_WARNING, STALE_REASON, message)
             ctx.collect(self.delete, job, obj)
 
-    def _held_by_going(self, job: Job, name: str) -> bool:
+    def _held_by_going(self, job: J, name: str) -> bool:
         """True when the cache holds an object of that name that this job controls (or that
         its claim adopts) and that is going: terminating, or deleted as stale or without a
         valid index, by this pass or the next. Its deletion brings the job back; a create for
@@ -359,7 +359,7 @@ class OwnedObjects(Generic[J]):
                 logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))
 
-    def _delete_invalid(self, ctx: SyncContext, obj: Obj, rt: str) -> None:
+    def _delete_invalid(self, ctx: SyncContext[J], obj: Obj, rt: str) -> None:
         """An object of replica type ``rt`` without a valid index label is no replica: delete
         it (the Kubernetes Job controller's rule for a pod without a valid completion index;
         D67); a pod named as one of ours is then created again."""

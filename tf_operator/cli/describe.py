@@ -1,4 +1,5 @@
-"""``tfjob describe``: one TFJob, its replicas, conditions and recent events, as text."""
+"""``tfjob describe`` (and ``pytorchjob describe``): one job, its replicas, conditions and recent
+events, as text."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_ANNOTATION, V1_9
 from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
+from tf_operator.sdk.kinds import TFJOB, JobKindInfo
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import queue_name, run_policy
 from tf_operator.sdk.summary import age, manager, replica_counts, suspension
@@ -21,6 +23,7 @@ def describe(
     pods: Sequence[Mapping[str, Any]],
     events: Sequence[Mapping[str, Any]],
     now: datetime | None = None,
+    kind: JobKindInfo = TFJOB,
 ) -> str:
     meta = job.get("metadata") or {}
     status = job.get("status") or {}
@@ -56,7 +59,7 @@ def describe(
             "-" if r.exit_code is None else r.exit_code,
             r.reason or "-",
         ]
-        for r in map(replica_info, pods)
+        for r in (replica_info(pod, kind=kind) for pod in pods)
     ]
     headers = ["TYPE", "INDEX", "POD", "NODE", "PHASE", "RESTARTS", "EXIT CODE", "REASON"]
     out.append(_indent(table(headers, rows)) if rows else "  <none>")

@@ -1,8 +1,11 @@
-"""``tfjob``: submit, list, describe, follow, suspend, resume and delete TFJobs from a shell.
+"""``tfjob``: submit, list, describe, follow, suspend, resume and delete TFJobs from a shell;
+``pytorchjob``: the same commands for PyTorchJobs.
 
-Installed as two console scripts: ``tfjob`` and ``kubectl-tfjob`` (so ``kubectl tfjob ...``
+Installed as console scripts: ``tfjob`` and ``kubectl-tfjob`` (so ``kubectl tfjob ...``
 works once the script is on PATH: kubectl runs any ``kubectl-<name>`` executable it finds
-there as the subcommand ``<name>``). Everything goes through :class:`TFJobClient`; the
+there as the subcommand ``<name>``), ``pytorchjob`` and ``kubectl-pytorchjob``: one program
+told its kind by the script that starts it. Everything goes through the SDK's
+:class:`~tf_operator.sdk.client.JobClient` of that kind; the
 cluster is found as kubectl finds it (``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``,
 in-cluster). API errors are printed as kubectl prints them and exit 1; ``wait`` (and
 ``submit --wait``) exits 0 when the job Succeeded, 1 when it Failed, 2 on timeout.
@@ -22,8 +25,9 @@ from tf_operator.cli import examples
 from tf_operator.cli.describe import describe
 from tf_operator.cli.output import OUTPUT_FORMATS, job_rows, render_jobs, render_objects, table
 from tf_operator.cli.progress import ProgressView
-from tf_operator.sdk import ApiError, Invalid, NotFound, TFJobClient, WaitTimeout, load_job
+from tf_operator.sdk import ApiError, Invalid, JobClient, NotFound, WaitTimeout, load_job
 from tf_operator.sdk.conditions import is_finished, is_succeeded, job_state
+from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
     managed_by,
@@ -41,17 +45,24 @@ R = TypeVar("R")
 class Settings:
     """The global options; the client is made on first use (``--help`` needs no cluster)."""
 
-    def __init__(self, kubeconfig: str | None, context: str | None, namespace: str | None):
+    def __init__(
+        self,
+        kubeconfig: str | None,
+        context: str | None,
+        namespace: str | None,
+        kind: JobKindInfo = TFJOB,
+    ):
         self.kubeconfig = kubeconfig
         self.context = context
         self.namespace_flag = namespace
-        self._client: TFJobClient | None = None
+        self.kind = kind
+        self._client: JobClient | None = None
 
     @property
-    def client(self) -> TFJobClient:
+    def client(self) -> JobClient:
         if self._client is None:
-            self._client = TFJobClient(
-                self.kubeconfig, namespace=self.namespace_flag, context=self.context
+            self._client = JobClient(
+                self.kubeconfig, namespace=self.namespace_flag, context=self.context, kind=self.kind
             )
         return self._client
 
@@ -90,8 +101,10 @@ def api_errors(fn: Callable[P, R]) -> Callable[P, R]:
 def cli(
     ctx: click.Context, kubeconfig: str | None, context: str | None, namespace: str | None
 ) -> None:
-    """Work with TFJobs (kubeflow.org/v1) on the current cluster."""
-    settings = Settings(kubeconfig, context, namespace)
+    """Work with training jobs (kubeflow.org/v1) on the current cluster: TFJobs with
+    ``tfjob``, PyTorchJobs with ``pytorchjob``."""
+    kind = ctx.obj if isinstance(ctx.obj, JobKindInfo) else TFJOB  # the script's kind
+    settings = Settings(kubeconfig, context, namespace, kind)
     ctx.obj = settings
     ctx.call_on_close(lambda: settings._client.close() if settings._client else None)
 
@@ -99,7 +112,7 @@ def cli(
 pass_settings = click.make_pass_decorator(Settings)
 
 
-def wait_with_progress(client: TFJobClient, name: str, timeout: float) -> int:
+def wait_with_progress(client: JobClient, name: str, timeout: float) -> int:
     """Wait showing live progress; the exit code for the outcome."""
     with ProgressView(sys.stdout) as view:
         try:
@@ -108,7 +121,7 @@ def wait_with_progress(client: TFJobClient, name: str, timeout: float) -> int:
             view.close()
             click.echo(f"error: timed out: {err}", err=True)
             return EXIT_TIMEOUT
-    click.echo(f"tfjob.kubeflow.org/{name} {job_state(job).lower()}")
+    click.echo(f"{client.kind.noun}/{name} {job_state(job).lower()}")
     return EXIT_SUCCEEDED if is_succeeded(job) else EXIT_FAILED
 
 
@@ -140,9 +153,9 @@ def submit(
     if example is not None:
         job = examples.example(example)
     elif file == "-":
-        job = load_job(_yaml_stdin())
+        job = load_job(_yaml_stdin(), settings.kind)
     else:
-        job = load_job(Path(file or ""))
+        job = load_job(Path(file or ""), settings.kind)
     if name:
         job.setdefault("metadata", {})["name"] = name
     created = settings.client.create(job, namespace=settings.namespace_flag)
@@ -150,7 +163,7 @@ def submit(
     if output in ("yaml", "json"):
         click.echo(render_objects(created, output))
     else:
-        click.echo(f"tfjob.kubeflow.org/{job_name}" + ("" if output == "name" else " created"))
+        click.echo(f"{settings.kind.noun}/{job_name}" + ("" if output == "name" else " created"))
     if wait:
         sys.exit(wait_with_progress(settings.client, job_name, timeout))
 
@@ -180,7 +193,7 @@ def list_jobs(
             where = "" if all_namespaces else f" in {client.namespace} namespace"
             click.echo(f"No resources found{where}.", err=True)
             return
-        click.echo(render_jobs(jobs, output, all_namespaces))
+        click.echo(render_jobs(jobs, output, all_namespaces, settings.kind.noun))
         return
     if output in ("yaml", "json", "name"):
         raise click.UsageError("--watch prints tables only (default or -o wide)")
@@ -203,7 +216,7 @@ def describe_job(settings: Settings, name: str) -> None:
     """Show a TFJob: replicas (pod, node, phase, restarts, exit code), conditions, events."""
     client = settings.client
     job = client.get(name)
-    click.echo(describe(job, client.get_pods(name), client.get_events(name)))
+    click.echo(describe(job, client.get_pods(name), client.get_events(name), kind=client.kind))
 
 
 @cli.command()
@@ -265,7 +278,7 @@ def _set_suspend(settings: Settings, names: tuple[str, ...], suspend: bool) -> N
             continue
         if is_finished(job):
             click.echo(
-                f"error: tfjob.kubeflow.org/{name} has {job_state(job)}: "
+                f"error: {settings.kind.noun}/{name} has {job_state(job)}: "
                 f"a finished job cannot be {verb}",
                 err=True,
             )
@@ -273,7 +286,7 @@ def _set_suspend(settings: Settings, names: tuple[str, ...], suspend: bool) -> N
             continue
         if suspend_requested(job) == suspend:
             click.echo(
-                f"tfjob.kubeflow.org/{name} "
+                f"{settings.kind.noun}/{name} "
                 + ("already suspended" if suspend else "not suspended")
             )
             continue
@@ -293,7 +306,7 @@ def _set_suspend(settings: Settings, names: tuple[str, ...], suspend: bool) -> N
             settings.client.suspend(name)
         else:
             settings.client.resume(name)
-        click.echo(f"tfjob.kubeflow.org/{name} {verb}")
+        click.echo(f"{settings.kind.noun}/{name} {verb}")
     if failed:
         sys.exit(1)
 
@@ -334,7 +347,7 @@ def delete(settings: Settings, names: tuple[str, ...], cascade: str) -> None:
     for name in names:
         try:
             settings.client.delete(name, propagation=cascade.capitalize())
-            click.echo(f'tfjob.kubeflow.org "{name}" deleted')
+            click.echo(f'{settings.kind.noun} "{name}" deleted')
         except NotFound as err:
             click.echo(f"Error from server (NotFound): {err.message}", err=True)
             failed = True
@@ -343,9 +356,19 @@ def delete(settings: Settings, names: tuple[str, ...], cascade: str) -> None:
 
 
 def main() -> None:
-    cli(prog_name="tfjob")
+    cli(prog_name="tfjob", obj=TFJOB)
 
 
 def kubectl_main() -> None:
     """The ``kubectl-tfjob`` plugin: the same commands, named as kubectl shows them."""
-    cli(prog_name="kubectl tfjob")
+    cli(prog_name="kubectl tfjob", obj=TFJOB)
+
+
+def pytorch_main() -> None:
+    """``pytorchjob``: the same commands for PyTorchJobs."""
+    cli(prog_name="pytorchjob", obj=PYTORCHJOB)
+
+
+def kubectl_pytorch_main() -> None:
+    """The ``kubectl-pytorchjob`` plugin."""
+    cli(prog_name="kubectl pytorchjob", obj=PYTORCHJOB)

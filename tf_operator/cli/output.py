@@ -62,13 +62,16 @@ def job_rows(
 
 
 def render_jobs(
-    jobs: Sequence[Mapping[str, Any]], output: str | None, all_namespaces: bool = False
+    jobs: Sequence[Mapping[str, Any]],
+    output: str | None,
+    all_namespaces: bool = False,
+    noun: str = "tfjob.kubeflow.org",
 ) -> str:
     """``tfjob list`` output: a table (``wide`` adds columns), or the objects as YAML/JSON."""
     if output in ("yaml", "json"):
         return render_objects({"apiVersion": "v1", "kind": "List", "items": list(jobs)}, output)
     if output == "name":
-        return "\n".join(f"tfjob.kubeflow.org/{j['metadata']['name']}" for j in jobs)
+        return "\n".join(f"{noun}/{j['metadata']['name']}" for j in jobs)
     if not jobs:
         return ""
     headers, rows = job_rows(jobs, output == "wide", all_namespaces)

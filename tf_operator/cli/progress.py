@@ -80,7 +80,8 @@ class ProgressView:
         job = self._job or {}
         meta = job.get("metadata") or {}
         elapsed = human_duration(self.clock() - self.started)
-        head = f"TFJob {meta.get('namespace')}/{meta.get('name')}: {job_state(job)} ({elapsed})"
+        kind = job.get("kind") or "TFJob"
+        head = f"{kind} {meta.get('namespace')}/{meta.get('name')}: {job_state(job)} ({elapsed})"
         width = max([len(t) for t, _ in replica_lines(job)] + [0])
         return [head] + [f"  {t.ljust(width)}  {c}" for t, c in replica_lines(job)]
 

@@ -40,6 +40,11 @@ class JobKindInfo:
     def api_version(self) -> str:
         return f"{self.group}/{self.versions[0]}"
 
+    @property
+    def noun(self) -> str:
+        """How kubectl names the resource in its messages (``tfjob.kubeflow.org``)."""
+        return f"{self.kind.lower()}.{self.group}"
+
     def at_version(self, version: str) -> Resource:
         return Resource(self.group, version, self.plural, self.kind)
 
@@ -69,3 +74,8 @@ PYTORCHJOB = JobKindInfo(
     replica_index_label="pytorch-replica-index",
 )
 KINDS = {k.kind: k for k in (TFJOB, PYTORCHJOB)}
+
+
+def kind_of(job_kind: str | None) -> JobKindInfo:
+    """The kind a job dict names (TFJob when it names none the SDK knows)."""
+    return KINDS.get(job_kind or "", TFJOB)

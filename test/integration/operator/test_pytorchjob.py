@@ -216,3 +216,33 @@ def test_the_sdk_drives_pytorchjobs(both, op):
         client.create(bad)
     with pytest.raises(ValueError, match="expected kind PyTorchJob"):
         client.create({**job, "kind": "TFJob"})
+
+
+def test_the_pytorchjob_command(both, op, tmp_path):
+    """``pytorchjob``: the tfjob command's program told the PyTorchJob kind."""
+    from click.testing import CliRunner
+
+    from tf_operator.cli.main import cli
+    from tf_operator.sdk import PYTORCHJOB
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(
+            cli, ["--kubeconfig", both.kubeconfig, "-n", "default", *args], obj=PYTORCHJOB
+        )
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    say = "import os; print('rank', os.environ['RANK'])"
+    job = pytorchjob("cli", 1, [sys.executable, "-c", say])
+    job["spec"]["runPolicy"] = {"cleanPodPolicy": "None"}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    out = run("submit", str(path), "--wait", "--timeout", "90")
+    assert "pytorchjob.kubeflow.org/cli created" in out
+    assert "pytorchjob.kubeflow.org/cli succeeded" in out
+    assert "pytorchjob.kubeflow.org/cli" in run("list", "-o", "name").split()
+    described = run("describe", "cli")
+    assert "State:" in described and "Succeeded" in described
+    assert "master   0       cli-master-0" in described
+    assert "worker   0       cli-worker-0" in described
+    assert run("logs", "cli", "--replica", "worker").strip().endswith("rank 1")

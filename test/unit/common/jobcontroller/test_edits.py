@@ -9,24 +9,28 @@ import json
 import pytest
 
 from support.fake_recorder import FakeRecorder
-from tf_operator.controller.v1.tensorflow import TFJOBS
 from tf_operator.k8s.client import PODS
 
 NS = "default"
-INVALID = "Image is undefined in the container of Worker"
+# what each kind's validation says of a worker container without an image
+INVALID = {
+    "tfjob": "Image is undefined in the container of Worker",
+    "pytorchjob": "spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].image: Required value",
+}
 
 
 def _edit(harness, job, mutate):
     """Edit the stored job's spec as a user would (no CEL), and let the cache see it."""
     stored = harness.stored_job(job)
     mutate(stored["spec"])
-    updated = harness.client.resource(TFJOBS).update(stored, namespace=NS)
+    updated = harness.client.resource(harness.case.resource).update(stored, namespace=NS)
     harness.cache_job(updated)
     return updated
 
 
 def _break(spec):
-    spec["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"] = ""
+    specs = next(v for key, v in spec.items() if key.endswith("ReplicaSpecs"))
+    specs["Worker"]["template"]["spec"]["containers"][0]["image"] = ""
 
 
 def _resync(harness, job):
@@ -61,9 +65,9 @@ def _condition(harness, job, ctype):
     return None
 
 
-def _finished(harness, tfu, phase):
+def _finished(harness, k, phase):
     """A job whose worker finished in ``phase``, synced to its final status."""
-    job = harness.add_job(tfu.new_tfjob(worker=1, ps=1))
+    job = harness.add_job(k.new_job(worker=1, other=1))
     harness.sync(job)
     harness.cache_job(harness.stored_job(job))
     _observe_pods(harness, {"test-tfjob-worker-0": phase})
@@ -76,11 +80,11 @@ def _finished(harness, tfu, phase):
 
 @pytest.mark.parametrize("phase", ["Succeeded", "Failed"])
 def test_finished_job_edited_invalid_and_back_keeps_its_status_and_creates_nothing(
-    harness, tfu, phase
+    harness, k, phase
 ):
     """v0.5.3 replaced a finished job's status with Failed/InvalidTFJobSpec, and the fix ran
     it again from scratch."""
-    job = _finished(harness, tfu, phase)
+    job = _finished(harness, k, phase)
     final = harness.status(job)
     assert "lastValidSpec" not in final  # dropped once finished
     harness.recorder.clear()
@@ -92,10 +96,12 @@ def test_finished_job_edited_invalid_and_back_keeps_its_status_and_creates_nothi
     harness.sync(job)
     assert harness.actions("update") == [] and harness.created("pods") == []
     assert harness.status(job) == final
-    warnings = [e for e in harness.recorder.events if e.startswith("Warning InvalidTFJobSpec")]
+    warnings = [
+        e for e in harness.recorder.events if e.startswith(f"Warning Invalid{k.kind_name}Spec")
+    ]
     assert len(warnings) == 1 and "has finished; the edit of its spec is ignored" in warnings[0]
 
-    _edit(harness, job, lambda spec: spec.update(tfu.new_tfjob(worker=3, ps=1)["spec"]))
+    _edit(harness, job, lambda spec: spec.update(k.new_job(worker=3, other=1)["spec"]))
     harness.clock.step(30)
     harness.sync(job)
     _resync(harness, job)
@@ -105,8 +111,8 @@ def test_finished_job_edited_invalid_and_back_keeps_its_status_and_creates_nothi
     assert harness.status(job)["completionTime"] == final["completionTime"]
 
 
-def _running(harness, tfu):
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+def _running(harness, k):
+    job = harness.add_job(k.new_job(worker=2))
     harness.sync(job)
     _observe_pods(harness, {})
     _resync(harness, job)
@@ -114,11 +120,11 @@ def _running(harness, tfu):
     return job
 
 
-def test_running_job_edited_invalid_runs_on_its_last_valid_spec(harness, tfu):
+def test_running_job_edited_invalid_runs_on_its_last_valid_spec(harness, k):
     """v0.5.3 failed it (its pods running on), and the fix reset startTime."""
-    job = _running(harness, tfu)
+    job = _running(harness, k)
     started = harness.status(job)["startTime"]
-    image = harness.stored_job(job)["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"][
+    image = harness.stored_job(job)["spec"][k.specs_field]["Worker"]["template"]["spec"][
         "containers"
     ][0]["image"]
     harness.recorder.clear()
@@ -136,17 +142,22 @@ def test_running_job_edited_invalid_runs_on_its_last_valid_spec(harness, tfu):
     status = harness.status(job)
     assert not any(c["type"] == "Failed" for c in status["conditions"])
     ignored = _condition(harness, job, "SpecIgnored")
-    assert (ignored["status"], ignored["reason"]) == ("True", "InvalidTFJobSpec")
-    assert INVALID in ignored["message"] and "runs on its last valid spec" in ignored["message"]
+    assert (ignored["status"], ignored["reason"]) == ("True", f"Invalid{k.kind_name}Spec")
+    assert (
+        INVALID[k.name] in ignored["message"]
+        and "runs on its last valid spec" in ignored["message"]
+    )
     assert status["conditions"][-1]["type"] == "Running"  # kubectl's State column
     assert status["startTime"] == started
     _observe_pods(harness, {})
     _resync(harness, job)
     _resync(harness, job)
-    warnings = [e for e in harness.recorder.events if e.startswith("Warning InvalidTFJobSpec")]
+    warnings = [
+        e for e in harness.recorder.events if e.startswith(f"Warning Invalid{k.kind_name}Spec")
+    ]
     assert len(warnings) == 1
 
-    _edit(harness, job, lambda spec: spec.update(tfu.new_tfjob(worker=3)["spec"]))
+    _edit(harness, job, lambda spec: spec.update(k.new_job(worker=3)["spec"]))
     harness.clock.step(30)
     harness.sync(job)
     assert _condition(harness, job, "SpecIgnored") is None
@@ -154,10 +165,10 @@ def test_running_job_edited_invalid_runs_on_its_last_valid_spec(harness, tfu):
     assert [p["metadata"]["name"] for p in harness.created("pods")] == ["test-tfjob-worker-2"]
 
 
-def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, tfu, make_harness):
+def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, k, make_harness):
     """The last valid spec lives in the job's status: an operator restart or a new leader,
     which never saw the valid spec, goes on from it."""
-    job = _running(harness, tfu)
+    job = _running(harness, k)
     _edit(harness, job, _break)
     fresh = make_harness(client=harness.client)
     fresh.cache_job(harness.stored_job(job))
@@ -173,25 +184,25 @@ def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, tfu, mak
     assert fresh.created("pods") == [] and fresh.deleted("pods") == []
 
 
-def test_job_never_valid_is_failed_and_stays_failed_when_fixed(harness, tfu):
+def test_job_never_valid_is_failed_and_stays_failed_when_fixed(harness, k):
     """Without a recorded spec the job never ran: Failed as invalid, and Failed is final (D8)."""
-    bad = tfu.new_tfjob(worker=1)
+    bad = k.new_job(worker=1)
     _break(bad["spec"])
     job = harness.add_job(bad)
     harness.sync(job)
-    assert _condition(harness, job, "Failed")["reason"] == "InvalidTFJobSpec"
-    _edit(harness, job, lambda spec: spec.update(tfu.new_tfjob(worker=1)["spec"]))
+    assert _condition(harness, job, "Failed")["reason"] == f"Invalid{k.kind_name}Spec"
+    _edit(harness, job, lambda spec: spec.update(k.new_job(worker=1)["spec"]))
     harness.sync(job)
-    assert _condition(harness, job, "Failed")["reason"] == "InvalidTFJobSpec"
+    assert _condition(harness, job, "Failed")["reason"] == f"Invalid{k.kind_name}Spec"
     assert harness.created("pods") == []
 
 
-def test_pass_on_a_cache_that_missed_the_finishing_write_creates_nothing(harness, tfu):
+def test_pass_on_a_cache_that_missed_the_finishing_write_creates_nothing(harness, k):
     """A backoff-limit failure deletes the active pods (D16); a pass on a cache that has seen
     the deletions but not the Failed status counts no restarts any more (they were on the
     deleted pods) and would create the pods again."""
-    spec = tfu.new_tfjob(worker=2, backoffLimit=1)
-    spec["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "OnFailure"
+    spec = k.new_job(worker=2, backoffLimit=1)
+    spec["spec"][k.specs_field]["Worker"]["restartPolicy"] = "OnFailure"
     job = harness.add_job(spec)
     harness.sync(job)
     harness.cache_job(harness.stored_job(job))
@@ -199,7 +210,7 @@ def test_pass_on_a_cache_that_missed_the_finishing_write_creates_nothing(harness
     _observe_pods(harness, {})
     pods = harness.client.resource(PODS)
     restarted = pods.get("test-tfjob-worker-0", namespace=NS)
-    restarted["status"]["containerStatuses"] = [{"name": "tensorflow", "restartCount": 1}]
+    restarted["status"]["containerStatuses"] = [{"name": k.container, "restartCount": 1}]
     harness.pod_informer.get_indexer().update(pods.update_status(restarted, namespace=NS))
     harness.client.clear_actions()
     harness.sync(job)

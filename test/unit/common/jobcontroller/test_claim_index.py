@@ -1,4 +1,4 @@
-"""Claiming through the per-job indices: same adopt/release/ignore rules, only the job's objects.
+"""Every kind's claim through the per-job indices: same adopt/release/ignore rules, only the job's objects.
 
 The claim of a sync must visit only objects controlled by the job or labelled with its name;
 pods and services of other jobs in the namespace (and anything in other namespaces) are never
@@ -36,20 +36,20 @@ def names(objs: list[dict]) -> list[str]:
     return sorted(o["metadata"]["name"] for o in objs)
 
 
-def add_foreign_jobs(harness, tfu, count: int) -> None:
+def add_foreign_jobs(harness, k, count: int) -> None:
     """``count`` other jobs, each with an owned pod and service, plus an orphan pod each."""
     for i in range(count):
-        other = harness.add_job(tfu.new_tfjob(worker=1, name=f"other-{i}"))
-        harness.add_pod(tfu.new_pod(other, "worker", 0, "Running"))
-        harness.add_service(tfu.new_service(other, "worker", 0))
-        orphan = tfu.new_pod(other, "worker", 1, name=f"other-{i}-orphan")
+        other = harness.add_job(k.new_job(worker=1, name=f"other-{i}"))
+        harness.add_pod(k.new_pod(other, "worker", 0, "Running"))
+        harness.add_service(k.new_service(other, "worker", 0))
+        orphan = k.new_pod(other, "worker", 1, name=f"other-{i}-orphan")
         del orphan["metadata"]["ownerReferences"]
         harness.add_pod(orphan)
 
 
-def test_orphan_with_matching_labels_is_adopted(harness, tfu):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
-    orphan = tfu.new_pod(job, "worker", 0)
+def test_orphan_with_matching_labels_is_adopted(harness, k):
+    job = harness.add_job(k.new_job(worker=1))
+    orphan = k.new_pod(job, "worker", 0)
     del orphan["metadata"]["ownerReferences"]
     harness.add_pod(orphan)
     claimed = harness.ctr.pods.claim(harness.decoded(job))
@@ -58,11 +58,11 @@ def test_orphan_with_matching_labels_is_adopted(harness, tfu):
     assert [(r["uid"], r["controller"]) for r in refs] == [(job["metadata"]["uid"], True)]
 
 
-@pytest.mark.parametrize("label", ["tf-job-name", "group-name"])
-def test_owned_pod_whose_labels_changed_is_released(harness, tfu, label):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
-    pod = tfu.new_pod(job, "worker", 0)
-    del pod["metadata"]["labels"][label]
+@pytest.mark.parametrize("label", ["job_name", "group_name"])
+def test_owned_pod_whose_labels_changed_is_released(harness, k, label):
+    job = harness.add_job(k.new_job(worker=1))
+    pod = k.new_pod(job, "worker", 0)
+    del pod["metadata"]["labels"][getattr(k.kind.labels, label)]
     harness.add_pod(pod)
     assert harness.ctr.pods.claim(harness.decoded(job)) == []
     body = patches(harness, "pods")["test-tfjob-worker-0"]
@@ -71,18 +71,18 @@ def test_owned_pod_whose_labels_changed_is_released(harness, tfu, label):
     ]
 
 
-def test_owned_service_whose_job_label_changed_is_released(harness, tfu):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
-    service = tfu.new_service(job, "worker", 0)
-    service["metadata"]["labels"]["tf-job-name"] = "someone-else"
+def test_owned_service_whose_job_label_changed_is_released(harness, k):
+    job = harness.add_job(k.new_job(worker=1))
+    service = k.new_service(job, "worker", 0)
+    service["metadata"]["labels"][k.kind.labels.job_name] = "someone-else"
     harness.add_service(service)
     assert harness.ctr.services.claim(harness.decoded(job)) == []
     assert "test-tfjob-worker-0" in patches(harness, "services")
 
 
-def test_matching_pod_owned_by_another_controller_is_ignored(harness, tfu, visited):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
-    pod = tfu.new_pod(job, "worker", 0)
+def test_matching_pod_owned_by_another_controller_is_ignored(harness, k, visited):
+    job = harness.add_job(k.new_job(worker=1))
+    pod = k.new_pod(job, "worker", 0)
     pod["metadata"]["ownerReferences"][0]["uid"] = "another-controller"
     harness.add_pod(pod)
     assert harness.ctr.pods.claim(harness.decoded(job)) == []
@@ -90,13 +90,13 @@ def test_matching_pod_owned_by_another_controller_is_ignored(harness, tfu, visit
     assert patches(harness, "pods") == {}
 
 
-def test_claim_visits_only_the_jobs_own_objects(harness, tfu, visited):
-    add_foreign_jobs(harness, tfu, 50)
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+def test_claim_visits_only_the_jobs_own_objects(harness, k, visited):
+    add_foreign_jobs(harness, k, 50)
+    job = harness.add_job(k.new_job(worker=2))
     harness.add_pods(job, "worker", active=2)
     harness.add_services(job, "worker", 2)
-    released = tfu.new_pod(job, "worker", 2, name="released")
-    del released["metadata"]["labels"]["tf-job-name"]  # only reachable through its owner
+    released = k.new_pod(job, "worker", 2, name="released")
+    del released["metadata"]["labels"][k.kind.labels.job_name]  # only reachable through its owner
     harness.add_pod(released)
 
     pods = harness.ctr.pods.claim(harness.decoded(job))
@@ -110,10 +110,10 @@ def test_claim_visits_only_the_jobs_own_objects(harness, tfu, visited):
     assert list(patches(harness, "pods")) == ["released"]
 
 
-def test_objects_in_other_namespaces_are_not_visited(harness, tfu, visited):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+def test_objects_in_other_namespaces_are_not_visited(harness, k, visited):
+    job = harness.add_job(k.new_job(worker=1))
     harness.add_pods(job, "worker", active=1)
-    elsewhere = copy.deepcopy(tfu.new_pod(job, "worker", 0))
+    elsewhere = copy.deepcopy(k.new_pod(job, "worker", 0))
     elsewhere["metadata"]["namespace"] = "elsewhere"
     elsewhere["metadata"]["name"] = "same-job-other-namespace"
     harness.pod_informer.get_indexer().add(elsewhere)
@@ -121,9 +121,9 @@ def test_objects_in_other_namespaces_are_not_visited(harness, tfu, visited):
     assert visited == ["test-tfjob-worker-0"]
 
 
-def test_full_sync_with_many_foreign_pods_claims_only_its_own(harness, tfu, visited):
-    add_foreign_jobs(harness, tfu, 20)
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+def test_full_sync_with_many_foreign_pods_claims_only_its_own(harness, k, visited):
+    add_foreign_jobs(harness, k, 20)
+    job = harness.add_job(k.new_job(worker=1))
     harness.add_pods(job, "worker", active=1)
     harness.add_services(job, "worker", 1)
     harness.sync(job)

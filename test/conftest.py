@@ -1,12 +1,19 @@
 """Markers follow folders: everything under ``test/integration`` is marked ``integration``
 (it starts servers, clusters or processes), and a test under ``test/unit`` that asks for the
-marker is a collection error, so ``-m "not integration"`` and ``test/unit`` mean the same."""
+marker is a collection error, so ``-m "not integration"`` and ``test/unit`` mean the same.
+Local clusters check their shared stored objects for mutation while the tests run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# Every local cluster a test starts (in process or as a process of its own, which inherits
+# this) checks that no component mutates the stored objects it shares (localcluster.apiserver
+# .store); the benchmarks and demos run without the check.
+os.environ.setdefault("LOCALCLUSTER_CHECK_SHARED", "1")
 
 TEST_ROOT = Path(__file__).resolve().parent
 INTEGRATION = TEST_ROOT / "integration"

@@ -536,7 +536,9 @@ class Registry:
         """A write to the status subresource: only ``status`` is taken from ``body``."""
         if not rt.has_status:
             raise errors.resource_not_found()
-        new = clone(old)
+        # everything but the status stays as stored: shared with ``old`` (stored objects are
+        # never mutated), only the dicts this write changes are new
+        new = {**old, "metadata": dict(meta(old))}
         if "status" in body:
             new["status"] = body["status"]
         else:
@@ -1013,3 +1015,4 @@ class Registry:
     def stop(self) -> None:
         self.gc.stop()
         self.store.drop_watches("server stopping")
+        self.store.verify_unchanged()

@@ -11,6 +11,12 @@ see ``watch``) and hands it to the commit observers (the registry's garbage coll
 module knows nothing of the collector, so ``store`` -> ``gc`` -> ``registry`` is no cycle. Indexes
 by uid and by owner uid let the collector find dependents in O(dependents).
 
+Stored objects are shared, not copied, by everything that reads them in this process (the
+HTTP layer, RBAC, the cluster's own informers), so a reader that mutated one would corrupt
+the API's state unseen. With ``LOCALCLUSTER_CHECK_SHARED=1`` in the environment (the test
+suite sets it) the store fingerprints what it commits and raises when an object it replaces
+or still holds at ``verify_unchanged`` differs from its fingerprint (``SharedObjectCheck``).
+
 Each resource's keys are also kept sorted in etcd order, so a LIST page costs O(log n + page);
 a paginated list reads every page from a ``paging.Snapshot`` at its first page's RV (kept, with
 copy-on-write of the live dict and key list, or rebuilt by undoing the history). History is the
@@ -21,7 +27,9 @@ older than the history gets 410 Expired.
 from __future__ import annotations
 
 import bisect
+import json
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict, deque
@@ -50,6 +58,42 @@ _EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 
 Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
 StorageKey = tuple[str, str]  # (group, plural): one resource, whatever version it is served at
+CHECK_SHARED_ENV = "LOCALCLUSTER_CHECK_SHARED"
+
+
+class SharedObjectCheck:
+    """Fingerprints of the stored objects, to catch one mutated after it was committed."""
+
+    def __init__(self) -> None:
+        self._prints: dict[tuple[StorageKey, Key], str] = {}
+
+    @staticmethod
+    def _print(obj: dict[str, Any]) -> str:
+        return json.dumps(obj)
+
+    def replaced(
+        self, sk: StorageKey, key: Key, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        """``old`` (the object stored at ``key``, or None) gives way to ``new`` (None: gone)."""
+        if old is not None:
+            self._check(sk, key, old)
+        if new is None:
+            self._prints.pop((sk, key), None)
+        else:
+            self._prints[(sk, key)] = self._print(new)
+
+    def _check(self, sk: StorageKey, key: Key, obj: dict[str, Any]) -> None:
+        expected = self._prints.get((sk, key))
+        if expected is not None and self._print(obj) != expected:
+            raise AssertionError(
+                f"stored {sk[1]} {'/'.join(filter(None, key))} was mutated after it was "
+                f"committed: {expected} became {self._print(obj)}"
+            )
+
+    def verify(self, store: Mapping[StorageKey, Mapping[Key, dict[str, Any]]]) -> None:
+        for sk, objects in store.items():
+            for key, obj in objects.items():
+                self._check(sk, key, obj)
 
 
 class ListPage(NamedTuple):
@@ -86,6 +130,8 @@ class Store:
         self.types_generation = 0
         # called with every committed event, lock held; must only queue work (see gc.observe)
         self.commit_observers: list[Callable[[ResourceType, Event], None]] = []
+        checking = os.environ.get(CHECK_SHARED_ENV, "") not in ("", "0")
+        self._shared_check = SharedObjectCheck() if checking else None
         for rt in builtin_types():
             self.register_type(rt)
 
@@ -393,6 +439,10 @@ class Store:
         """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+        if self._shared_check is not None:
+            self._shared_check.replaced(
+                rt.storage_key, key, old, None if etype == "DELETED" else obj
+            )
         store, keys = self._writable(rt.storage_key)
         ref: Ref = (rt.storage_key, key[0], key[1])
         if old is not None:
@@ -444,6 +494,13 @@ class Store:
                 deps.discard(ref)
                 if not deps:
                     del self._dependents[r["uid"]]
+
+    def verify_unchanged(self) -> None:
+        """With ``LOCALCLUSTER_CHECK_SHARED`` set: raise if a stored object was mutated since
+        it was committed (see module docstring); nothing otherwise."""
+        if self._shared_check is not None:
+            with self.lock:
+                self._shared_check.verify(self._store)
 
     # helpers for the garbage collector -------------------------------------------------
     def uid_exists(self, uid: str) -> bool:

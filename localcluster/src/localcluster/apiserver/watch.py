@@ -3,7 +3,9 @@
 The registry offers each committed event to every watch on that resource while it holds its lock;
 an offer never blocks. A watch whose queue is full (a consumer that cannot keep up) is closed and
 dropped instead, so a slow watcher can never hold up writers. ``get`` returns a private copy of
-the object; the HTTP layer uses ``next_event`` to serialise the shared, immutable stored object.
+the object; ``get_shared`` the stored object itself (immutable: never mutate it), which the
+local cluster's own informers share as one process's shared informers share their cache; the
+HTTP layer uses ``next_event`` to serialise it.
 """
 
 from __future__ import annotations
@@ -138,11 +140,17 @@ class Watch:
 
     def get(self, timeout: float) -> tuple[str, dict[str, Any]] | None:
         """``(event type, object copy)``; None on timeout, or at once once ``closed``."""
+        item = self.get_shared(timeout)
+        return None if item is None else (item[0], clone(item[1]))
+
+    def get_shared(self, timeout: float) -> tuple[str, dict[str, Any]] | None:
+        """``(event type, stored object)`` as ``get``, without the copy (shared: never mutate
+        it)."""
         item = self.next_event(timeout)
         if item is None:
             return None
         etype, ev = item
-        return etype, clone(self.present(ev.obj))
+        return etype, self.present(ev.obj)
 
     def present(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self._present(obj)

@@ -6,7 +6,13 @@ not import. It keeps a store keyed by ``namespace/name`` and calls one handler
 with ``(event_type, new_or_last_obj, old_obj_or_None)`` from its own thread, so a
 handler never runs concurrently with itself. After a relist it emits the
 difference (ADDED/MODIFIED/DELETED) so handlers need no special resync path.
-Objects handed to handlers are shared with the store: handlers must not mutate them.
+
+Objects are the registry's stored objects themselves, never copied: every component of the
+cluster shares them, as the controllers of one kube-controller-manager share their informers'
+cache. Handlers and readers must not mutate them (copy first, as a client-go controller
+calls ``DeepCopy``); a test run with ``LOCALCLUSTER_CHECK_SHARED=1`` fails any write that
+finds a stored object changed behind the registry's back (``Store``). Copying each object for
+each of the half-dozen pod informers cost more CPU than the API requests that made them.
 
 ``sync()`` is a barrier: it applies, on the caller's thread, every event committed before the
 call (the registry queues events into watches while committing), so a component driven step
@@ -169,7 +175,7 @@ class RegistryInformer:
 
     def _list_and_watch(self, stop_event: threading.Event) -> None:
         with self._consume:
-            items, resource_version = self._registry.list(
+            items, resource_version, _, _ = self._registry.list_page(
                 self._gvr,
                 namespace=self._namespace,
                 label_selector=self._label_selector,
@@ -203,7 +209,7 @@ class RegistryInformer:
     def _drain(self, watch: Watch) -> bool:
         """Handle every queued event (``_consume`` held); False when the watch must be replaced."""
         while True:
-            event = watch.get(0)
+            event = watch.get_shared(0)
             if event is None:
                 return not watch.closed
             event_type, obj = event

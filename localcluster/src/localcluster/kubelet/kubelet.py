@@ -16,7 +16,6 @@ reordered and no registry call is made while the lock is held.
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections.abc import Iterator
@@ -362,11 +361,14 @@ class Kubelet:
         return len(statuses) + len(deletions)
 
     def _write_status(self, record: PodRecord, status: dict[str, Any]) -> None:
-        body = copy.deepcopy(record.pod)
-        body["status"] = status
-        body["metadata"].pop("resourceVersion", None)
+        # the pod as last seen with the new status and no resourceVersion: a new dict for each
+        # part that differs, the rest shared (the registry copies what it stores)
+        meta = {k: v for k, v in record.pod["metadata"].items() if k != "resourceVersion"}
+        body = {**record.pod, "metadata": meta, "status": status}
         try:
-            self.registry.update(PODS, record.namespace, record.name, body, subresource="status")
+            self.registry.update_shared(
+                PODS, record.namespace, record.name, body, subresource="status"
+            )
         except Exception as err:  # noqa: BLE001 - pod gone: the DELETED event cleans up
             logger.debug("status update of %s failed: %s", record.key, err)
             return

@@ -76,3 +76,17 @@ def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, m
     [record] = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert record.levelno == logging.WARNING and record.exc_info is None
     assert "too old resource version" in record.getMessage()
+
+
+def test_handlers_get_the_stored_objects_themselves(registry):
+    """No copy per informer: what a handler sees is what the registry stores (and serves)."""
+    reg, stop = registry
+    seen: list[dict] = []
+    informer = RegistryInformer(reg, CONFIGMAPS, lambda t, o, _: seen.append(o))
+    informer.start(stop)
+    assert informer.sync(5)
+    reg.create(CONFIGMAPS, "default", {"metadata": {"name": "shared"}, "data": {"k": "v"}})
+    assert informer.sync(5)
+    stored = reg.get_shared(CONFIGMAPS, "default", "shared")
+    assert seen[-1] is stored
+    assert informer.get("default/shared") is stored

@@ -17,6 +17,7 @@ it can answer 413, and the connection closes after the reply.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import logging
 import select
@@ -69,11 +70,13 @@ class Request:
         return self.headers.get(name, default)
 
 
-def _reason(code: int) -> str:
+@functools.cache
+def _status_line(code: int) -> str:
     try:
-        return HTTPStatus(code).phrase
+        reason = HTTPStatus(code).phrase
     except ValueError:
-        return "Unknown"
+        reason = "Unknown"
+    return f"HTTP/1.1 {code} {reason}"
 
 
 class Responder:
@@ -87,7 +90,7 @@ class Responder:
         self._chunked = False
 
     def _head(self, code: int, headers: list[tuple[str, str]]) -> bytes:
-        lines = [f"HTTP/1.1 {code} {_reason(code)}"]
+        lines = [_status_line(code)]
         lines += [f"{k}: {v}" for k, v in headers]
         if not self.keep_alive:
             lines.append("Connection: close")
@@ -229,37 +232,29 @@ class _Handler(socketserver.BaseRequestHandler):
         self.sock.settimeout(self.server.idle_timeout)
         if not self.rfile.peek(1):  # an idle keep-alive connection: wait for the next request
             return None
-        deadline = time.monotonic() + self.server.header_timeout
-        line = self._readline(deadline)
-        while line in (b"\r\n", b"\n"):
-            line = self._readline(deadline)
-        if not line:
-            return None
-        parts = line.decode("latin-1").split()
+        head = self._buffered_head()
+        if head is None:
+            head = self._read_head()
+            if head is None:
+                return None
+        line, lines = head
+        parts = line.split()
         if len(parts) != 3:
             self._bad(400, "malformed request line")
             return None
         method, target, version = parts
         headers: dict[str, str] = {}
-        size = len(line)
-        while True:
-            h = self._readline(deadline)
-            size += len(h)
-            if size > MAX_HEADER_BYTES:
-                raise _HeadersTooLarge()
-            if h in (b"\r\n", b"\n", b""):
-                break
-            name, _, value = h.decode("latin-1").partition(":")
+        for h in lines:
+            name, _, value = h.partition(":")
             key = name.strip().lower()
             headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
         conn = headers.get("connection", "").lower()
         keep_alive = version == "HTTP/1.1" and "close" not in conn or "keep-alive" in conn
         body, complete = self._read_body(headers)
-        split = urlsplit(target)
-        query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+        path, query = _split_target(target)
         return Request(
             method.upper(),
-            unquote(split.path),
+            path,
             query,
             headers,
             body,
@@ -268,6 +263,43 @@ class _Handler(socketserver.BaseRequestHandler):
             keep_alive and complete,
             body_too_large=not complete,
         )
+
+    def _buffered_head(self) -> tuple[str, list[str]] | None:
+        """The request line and header lines when the whole head, CRLF-terminated lines
+        only, is already in the read buffer (the usual case: one segment holds it), taken from
+        it in one piece; None otherwise (``_read_head`` reads it line by line)."""
+        buffered = self.rfile.peek(1)
+        end = buffered.find(b"\r\n\r\n")
+        if end <= 0 or end + 4 > MAX_HEADER_BYTES:
+            return None
+        raw = buffered[:end]
+        if raw.count(b"\n") != raw.count(b"\r\n") or raw.startswith(b"\r\n"):
+            return None  # bare LF endings or leading blank lines: the careful reader
+        self.rfile.read(end + 4)
+        line, *lines = raw.decode("latin-1").split("\r\n")
+        return line, lines
+
+    def _read_head(self) -> tuple[str, list[str]] | None:
+        """The request line and header lines, line by line, within the header timeout (a
+        head split across reads, bare LF line endings, blank lines before it); None when the
+        peer closed first."""
+        deadline = time.monotonic() + self.server.header_timeout
+        line = self._readline(deadline)
+        while line in (b"\r\n", b"\n"):
+            line = self._readline(deadline)
+        if not line:
+            return None
+        lines: list[str] = []
+        size = len(line)
+        while True:
+            h = self._readline(deadline)
+            size += len(h)
+            if size > MAX_HEADER_BYTES:
+                raise _HeadersTooLarge()
+            if h in (b"\r\n", b"\n", b""):
+                break
+            lines.append(h.decode("latin-1"))
+        return line.decode("latin-1"), lines
 
     def _read_body(self, headers: dict[str, str]) -> tuple[bytes, bool]:
         """``(body, complete)``; a body above ``max_body`` is left unread (``complete`` False)."""
@@ -326,6 +358,16 @@ class _Handler(socketserver.BaseRequestHandler):
         with contextlib.suppress(ClientGone, OSError):
             self.sock.settimeout(WRITE_TIMEOUT)
             Responder(self.sock, False).send(code, message.encode(), "text/plain")
+
+
+def _split_target(target: str) -> tuple[str, dict[str, str]]:
+    """The request target's decoded path and its query (the last value of each parameter)."""
+    plain = "?" not in target and "%" not in target and "#" not in target
+    if plain and target.startswith("/") and not target.startswith("//"):
+        return target, {}  # nothing to split or decode
+    split = urlsplit(target)
+    query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
+    return unquote(split.path), query
 
 
 class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):

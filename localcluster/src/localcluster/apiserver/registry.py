@@ -296,7 +296,13 @@ class Registry:
             stored = self.store.commit(rt, key, obj, "ADDED", None)
             return self.store.present(rt, gvr[1], stored)
 
-    def _check_body(self, rt: ResourceType, version: str, obj: Any) -> dict[str, Any]:
+    def _check_body(
+        self, rt: ResourceType, version: str, obj: Any, whole: bool = True
+    ) -> dict[str, Any]:
+        """``obj`` checked and decoded as the real server decodes a body, as a fresh copy the
+        registry may store. ``whole=False`` for a status write, which keeps only the status
+        (``_status_write`` copies it): the whole body is still checked, but only its top level
+        and metadata are fresh, what lies below them may be the caller's."""
         if not isinstance(obj, dict):
             raise errors.bad_request(
                 f"the body of the request must be a JSON object describing a {rt.kind}"
@@ -321,7 +327,8 @@ class Registry:
             if obj.get("metadata") is not None:
                 raise errors.bad_request("metadata must be an object")
             obj["metadata"] = {}
-        return cast(dict[str, Any], detach(decoding.decode(rt, version, obj)))
+        decoded = decoding.decode(rt, version, obj)
+        return cast(dict[str, Any], detach(decoded) if whole else decoded)
 
     def _body_namespace(
         self, rt: ResourceType, namespace: str | None, m: dict[str, Any]
@@ -478,7 +485,7 @@ class Registry:
         dry_run: bool = False,
     ) -> dict[str, Any]:
         rt = self.store.resolve(gvr)
-        body = self._check_body(rt, gvr[1], obj)
+        body = self._check_body(rt, gvr[1], obj, whole=subresource != "status")
         m = body["metadata"]
         if m.get("name") and m["name"] != name:
             raise errors.bad_request(
@@ -540,7 +547,7 @@ class Registry:
         # never mutated), only the dicts this write changes are new
         new = {**old, "metadata": dict(meta(old))}
         if "status" in body:
-            new["status"] = body["status"]
+            new["status"] = detach(body["status"])
         else:
             new.pop("status", None)
         new = self._prune(rt, version, new)
@@ -637,7 +644,7 @@ class Registry:
             want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None
             if want_rv and want_rv != meta(old).get("resourceVersion"):
                 raise errors.conflict(rt.group, rt.plural, name)
-            body = self._check_body(rt, gvr[1], result)
+            body = self._check_body(rt, gvr[1], result, whole=subresource != "status")
             if body["metadata"].get("name") != name:
                 raise errors.bad_request("metadata.name cannot be changed by a patch")
             if rt.namespaced and body["metadata"].get("namespace") != key[0]:
@@ -963,9 +970,8 @@ class Registry:
                 raise errors.conflict(
                     "", "pods", name, f"pod {name} is being deleted, cannot be assigned to a host"
                 )
-            new = clone(old)
-            new.setdefault("spec", {})["nodeName"] = node_name
-            status = new.setdefault("status", {})
+            # a new dict for each part the binding changes, the rest shared with ``old``
+            status = dict(old.get("status") or {})
             conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
             conds.append(
                 {
@@ -976,6 +982,12 @@ class Registry:
                 }
             )
             status["conditions"] = conds
+            new = {
+                **old,
+                "metadata": dict(meta(old)),
+                "spec": {**(old.get("spec") or {}), "nodeName": node_name},
+                "status": status,
+            }
             return self.store.commit(rt, (namespace, name), new, "MODIFIED", old)
 
     # ------------------------------------------------------------------ garbage collector's writes

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+import orjson
+
 from . import errors, tables
 from .errors import StatusError
 from .httpcore import ClientGone, Request, Responder
@@ -32,7 +34,12 @@ LogProvider = Callable[..., Iterator[bytes]]
 
 
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    """Compact JSON, non-ASCII text as UTF-8 (as Go writes it); the standard library for what
+    orjson does not take (integers beyond 64 bits, keys that are not strings)."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":")).encode()
 
 
 class WatchStream:

@@ -58,6 +58,6 @@ def record_event(
         "reportingInstance": host,
     }
     try:
-        registry.create(EVENTS, namespace, event)
+        registry.create_shared(EVENTS, namespace, event)
     except Exception as err:  # noqa: BLE001 - events are advisory
         logger.debug("dropping event %s for %s: %s", reason, meta.get("name"), err)

@@ -19,7 +19,6 @@ smallest bucket among the selector's pairs holds every candidate).
 from __future__ import annotations
 
 import builtins
-import copy
 import logging
 import threading
 from typing import Any, cast
@@ -306,18 +305,21 @@ class EndpointsController:
                 "subsets": subsets,
             }
             try:
-                self._registry.create(ENDPOINTS, namespace, body)
+                self._registry.create_shared(ENDPOINTS, namespace, body)
                 return
             except Exception as err:  # noqa: BLE001
                 if getattr(err, "code", None) != 409:
                     raise
-            existing = self._registry.get(ENDPOINTS, namespace, name)  # our informer lags
+            existing = self._registry.get_shared(ENDPOINTS, namespace, name)  # our informer lags
         if (existing.get("subsets") or []) == subsets and (
             existing["metadata"].get("labels") or {}
         ) == labels:
             return
-        updated = copy.deepcopy(existing)
-        updated["subsets"] = subsets
-        updated["metadata"]["labels"] = labels
-        # a stale resourceVersion (informer lag) gives 409: the worker retries shortly
-        self._registry.update(ENDPOINTS, namespace, name, updated)
+        # the stored Endpoints is shared: a new body around it (the registry copies what it
+        # stores); a stale resourceVersion (informer lag) gives 409: the worker retries shortly
+        updated = {
+            **existing,
+            "metadata": {**existing["metadata"], "labels": labels},
+            "subsets": subsets,
+        }
+        self._registry.update_shared(ENDPOINTS, namespace, name, updated)

@@ -27,7 +27,7 @@ def bind(
     event; the error when the binding was refused (deleted or bound meanwhile)."""
     namespace, _, name = key.partition("/")
     try:
-        registry.bind_pod(namespace, name, node_name)
+        registry.bind_pod_shared(namespace, name, node_name)
     except Exception as err:  # noqa: BLE001 - the caller undoes its assumption
         return err
     message = f"Successfully assigned {key} to {node_name}"

@@ -417,3 +417,40 @@ def test_min_task_member_is_keyed_by_the_jobs_replica_types(reg):
     assert "spec.runPolicy.schedulingPolicy.minTaskMember.Worker" in messages(
         rejected(reg, negative)
     )
+
+
+# ------------------------------------------------------------------ issue 27: ports, int32
+@pytest.mark.parametrize("port", [70000, 0, -1, True, 2222.5, "2222", "abc", None])
+def test_container_ports_must_be_integers_from_1_to_65535(reg, port):
+    """The tensorflow container's tfjob-port goes into TF_CONFIG and the replica's Service."""
+    body = job(f"port-{next(_names)}")
+    entry = (
+        {"name": "tfjob-port"} if port is None else {"name": "tfjob-port", "containerPort": port}
+    )
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["ports"] = [entry]
+    causes = rejected(reg, body)
+    assert "containerPort" in messages(causes)
+
+
+def test_a_valid_port_is_admitted(reg):
+    body = job(f"port-{next(_names)}")
+    ports = [{"name": "tfjob-port", "containerPort": 2222, "protocol": "TCP"}]
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["ports"] = ports
+    stored = create(reg, body)
+    assert (
+        stored["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["ports"]
+        == ports
+    )
+
+
+@pytest.mark.parametrize("field", ["ttlSecondsAfterFinished", "backoffLimit"])
+@pytest.mark.parametrize("nested", [False, True])
+def test_int32_fields_stop_at_int32(reg, field, nested):
+    """v0.5.3's int32 fields: the operator refuses more, so the CRD does too."""
+    body = job(f"i32-{next(_names)}")
+    where = body["spec"].setdefault("runPolicy", {}) if nested else body["spec"]
+    where[field] = 2**31
+    causes = rejected(reg, body)
+    assert causes[0]["message"].endswith("should be less than or equal to 2147483647")
+    where[field] = 2**31 - 1
+    assert create(reg, body)

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Generic
 
 from tf_operator.apis.common.v1.run_policy import Defaults
+from tf_operator.apis.common.v1.validation import ValidationError, check_nesting
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.job import InvalidJobReporter
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, JobKind
@@ -74,6 +75,10 @@ class SpecEdits(Generic[J]):
         """The job to reconcile, with the error of an invalid edit it ignores; None when the
         job cannot run: it keeps its final status, or it is reported as invalid."""
         try:
+            try:  # before anything recursive reads it (D70)
+                check_nesting(f"{self._kind.resource.kind}Spec is not valid", raw.get("spec"))
+            except ValidationError as err:
+                raise InvalidJobError(str(err)) from err
             return self._kind.decode(raw, self._defaults), None
         except InvalidJobError as err:
             restored = self.restore(raw)

@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from tf_operator.k8s.client import deepjson
 from tf_operator.k8s.client.errors import ApiError, TransportError, from_response
 from tf_operator.k8s.client.resource import Resource
 from tf_operator.k8s.client.scope import RequestAborted, RequestScope, current_scope
@@ -70,15 +71,31 @@ def retry_after_seconds(status: int, headers: Any) -> int | None:
 
 
 def encode(body: Any) -> bytes:
-    """A request body as compact JSON."""
-    return orjson.dumps(body)
+    """A request body as compact JSON (nested deeper than orjson goes: :mod:`.deepjson`)."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError as err:
+        if "Recursion limit" not in str(err):
+            raise
+        return deepjson.dumps(body)
+
+
+def loads(data: bytes) -> Any:
+    """One JSON document: orjson's, or :mod:`.deepjson`'s when it is too deep for orjson (an
+    object kube-apiserver stores may nest 10,000 levels); ValueError when it is no JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        if "depth limit" not in str(err):
+            raise
+        return deepjson.loads(data)
 
 
 def decode(data: bytes) -> Any:
     """A response body ({} when empty)."""
     try:
-        return orjson.loads(data) if data else {}
-    except orjson.JSONDecodeError as err:
+        return loads(data) if data else {}
+    except ValueError as err:
         raise TransportError(f"undecodable response body: {err}: {data[:200]!r}") from err
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from tf_operator.k8s.client import deepjson
 from tf_operator.k8s.client.errors import TransportError
 from tf_operator.k8s.client.transport import StreamingResponse
 
@@ -117,7 +118,12 @@ class WatchStream:
 
 def _decode(line: bytes) -> tuple[str, dict[str, Any]]:
     try:
-        event = orjson.loads(line)
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError as err:
+            if "depth limit" not in str(err):
+                raise
+            event = deepjson.loads(line)  # an object nested deeper than orjson goes
         return event["type"], event["object"]
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"undecodable watch event: {line[:200]!r}") from exc

@@ -24,6 +24,7 @@ from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_ON_FAILURE,
     ReplicaSpec,
 )
+from tf_operator.k8s.client.deepjson import deepest
 from tf_operator.k8s.quantity import is_quantity
 
 # A DNS-1035 label (service names) is at most 63 characters.
@@ -36,6 +37,11 @@ MAX_REPLICAS = 1000
 MAX_INT32 = 2**31 - 1
 MIN_INT32 = -(2**31)
 MAX_INT64 = 2**63 - 1
+# The deepest job spec the operator runs (levels of objects and arrays; a real pod template
+# needs about 15). kube-apiserver stores objects nested up to 10,000 levels, but the operator
+# copies templates into Python structures and pods, which recurse, and orjson writes 254 levels
+# at most: a deeper spec fails the job with a message saying so (D70).
+MAX_SPEC_NESTING = 100
 # Service names are DNS-1035 labels: the job name must be one for `<job>-<type>-<index>` to be.
 _DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 RESTART_POLICIES = (
@@ -91,6 +97,19 @@ def check_replicas(invalid: str, key: str, value: ReplicaSpec) -> None:
         )
 
 
+def check_nesting(invalid: str, spec: object) -> None:
+    """A spec nested deeper than ``MAX_SPEC_NESTING`` levels is refused, naming where (D70).
+    Measured without recursing, before anything else reads the spec."""
+    depth, path = deepest(spec)
+    if depth <= MAX_SPEC_NESTING:
+        return
+    shown = ".".join(str(p) for p in path[:8]) + (".…" if len(path) > 8 else "")
+    raise ValidationError(
+        f"{invalid}: spec nests {depth} levels of objects and arrays (at spec.{shown}); "
+        f"the operator runs specs at most {MAX_SPEC_NESTING} levels deep"
+    )
+
+
 def check_containers(invalid: str, key: str, value: ReplicaSpec, container_name: str) -> None:
     """What the CRD declares of a template (containers are objects, their names strings), and
     the shape of the ports the operator reads (a list of objects) (D37)."""
@@ -110,6 +129,26 @@ def check_containers(invalid: str, key: str, value: ReplicaSpec, container_name:
             raise ValidationError(
                 f"{invalid}: ports of the {container_name} container of {key} must be "
                 "a list of objects"
+            )
+        check_container_ports(invalid, key, container)
+
+
+def check_container_ports(invalid: str, key: str, container: dict[str, object]) -> None:
+    """Every ``containerPort`` an integer in 1..65535, as the CRD's schema says and as
+    kube-apiserver requires of a pod: a port of 70000, 0, ``true``, 2222.5 or ``"2222"``
+    would otherwise reach TF_CONFIG and the replica's Service (D69)."""
+    ports = container.get("ports")
+    if not isinstance(ports, list):
+        return
+    for port in ports:
+        if not isinstance(port, dict):
+            continue
+        number = port.get("containerPort")
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 < number <= 65535:
+            raise ValidationError(
+                f"{invalid}: port {port.get('name', '')!r} of container "
+                f"{container.get('name', '')!r} in {key}: containerPort must be an integer "
+                f"between 1 and 65535 (got {number!r})"
             )
 
 

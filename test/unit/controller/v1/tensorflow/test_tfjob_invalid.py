@@ -267,3 +267,63 @@ def test_job_whose_name_cannot_name_its_services_fails_with_a_warning(
     assert "DNS-1035" in condition["message"]
     assert any(e.startswith("Warning InvalidTFJobSpec") for e in harness.recorder.events)
     assert harness.created("pods") == harness.created("services") == []
+
+
+@pytest.mark.parametrize("port", [70000, 0, True, 2222.5, "2222", "abc"])
+def test_a_bad_container_port_fails_the_job_with_a_warning(harness, tfu, port):
+    """What the CRD refuses of ports, for a cluster that does not enforce it (issue 27, item
+    5): v0.5.3 ran 70000, 0, true, 2222.5 and "2222" into TF_CONFIG and left "abc" Created
+    for good with an exception in its log."""
+    body = tfu.new_tfjob(1, name="port-job")
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["ports"] = [
+        {"name": "tfjob-port", "containerPort": port}
+    ]
+    job = harness.add_job(body)
+    assert harness.sync(job) is True
+    assert harness.created("pods") == [] and harness.created("services") == []
+    (condition,) = harness.status(job)["conditions"]
+    assert (condition["type"], condition["reason"]) == ("Failed", "InvalidTFJobSpec")
+    assert condition["message"].endswith(
+        f"TFJobSpec is not valid: port 'tfjob-port' of container 'tensorflow' in Worker: "
+        f"containerPort must be an integer between 1 and 65535 (got {port!r})"
+    )
+    assert any(e.startswith("Warning InvalidTFJobSpec") for e in harness.recorder.events)
+
+
+def _nest(depth):
+    value: dict = {}
+    for _ in range(depth - 1):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [150, 300])
+def test_a_spec_nested_too_deep_fails_the_job_naming_the_cause(harness, tfu, depth):
+    """Issue 27, item 4: kube-apiserver stores 10,000 levels; v0.5.3's port logged orjson's
+    "Recursion limit reached" forever and the job never got a status (D70)."""
+    body = tfu.new_tfjob(1, name="deep")
+    template = body["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+    template["metadata"] = {"x": _nest(depth)}
+    job = harness.add_job(body)
+    assert harness.sync(job) is True
+    assert harness.created("pods") == []
+    (condition,) = harness.status(job)["conditions"]
+    assert (condition["type"], condition["reason"]) == ("Failed", "InvalidTFJobSpec")
+    assert (
+        "levels of objects and arrays (at spec.tfReplicaSpecs.Worker.template.metadata.x"
+        in (condition["message"])
+    )
+    assert "the operator runs specs at most 100 levels deep" in condition["message"]
+    harness.cache_job(harness.stored_job(job))
+    harness.client.clear_actions()
+    harness.sync(job)
+    assert harness.actions() == []  # reported once; nothing more to do
+
+
+def test_a_spec_as_deep_as_allowed_runs(harness, tfu):
+    body = tfu.new_tfjob(1, name="deep-enough")
+    # spec > tfReplicaSpecs > Worker > template > metadata > x: 5 levels above the nest
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["metadata"] = {"x": _nest(95)}
+    job = harness.add_job(body)
+    harness.sync(job)
+    assert [p["metadata"]["name"] for p in harness.created("pods")] == ["deep-enough-worker-0"]

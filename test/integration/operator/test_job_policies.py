@@ -74,10 +74,17 @@ def test_ttl_deletes_finished_job(sim, op):
     sim.wait_for(lambda: not sim.exists("ttl"), 30, "TTL deletion")
 
 
+def _nest(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth - 1):
+        value = {"x": value}
+    return value
+
+
 def test_invalid_job_beside_valid_one(sim, op):
     # an error the CRD leaves to the operator (its schema keeps containers as written, beside
-    # their names and images): the operator's own validation still reports it
-    bad = sim.job("invalid", {"Worker": {"container": {"ports": "2222"}}})
+    # their names, images and ports): a container nested deeper than the operator runs (D70)
+    bad = sim.job("invalid", {"Worker": {"container": {"extra": _nest(120)}}})
     good = sim.job("valid", {"Worker": {"annotations": finishing("0.2")}})
     sim.create(bad)
     sim.create(good)

@@ -1,9 +1,9 @@
 """Edits that the CRD lets through and the operator refuses (issue 13, findings 4 and 5), on the
 simulated cluster with the real operator process.
 
-- A Succeeded job edited into an invalid spec (a tensorflow container's ports that are no list,
-  which the CRD keeps as written) keeps its status, and undoing the edit runs nothing again (v0.5.3 replaced the status
-  with Failed, then ran the job a second time).
+- A Succeeded job edited into an invalid spec (a tensorflow container nested deeper than the
+  operator runs, which the CRD keeps as written, D70) keeps its status, and undoing the edit
+  runs nothing again (v0.5.3 replaced the status with Failed, then ran the job a second time).
 - A running job edited the same way goes on from its last valid spec, with a SpecIgnored
   condition and a Warning event; the fix drops the condition and keeps ``startTime`` (v0.5.3
   marked it Failed while its pods ran on, and the fix restarted the deadline clock).
@@ -35,17 +35,25 @@ def _true(env, name: str, ctype: str) -> dict | None:
     return cond if cond and cond["status"] == "True" else None
 
 
-def _break_ports(env, name: str) -> None:
+def _nest(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth - 1):
+        value = {"x": value}
+    return value
+
+
+def _break_spec(env, name: str) -> None:
+    """An edit the CRD keeps and the operator refuses: nested 120 levels deep (D70)."""
     job = env.get_job(name)
     for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0]["ports"] = "2222"
+        spec["template"]["spec"]["containers"][0]["extra"] = _nest(120)
     env.registry.update(TFJOBS, NS, name, job)
 
 
-def _restore_ports(env, name: str) -> None:
+def _restore_spec(env, name: str) -> None:
     job = env.get_job(name)
     for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0].pop("ports")
+        spec["template"]["spec"]["containers"][0].pop("extra")
     env.registry.update(TFJOBS, NS, name, job)
 
 
@@ -67,10 +75,10 @@ def test_succeeded_job_edited_invalid_and_back_stays_succeeded(env):
     final = env.get_job("done")["status"]
     created = dict(env.ledger.creations("done"))
 
-    _break_ports(env, "done")
+    _break_spec(env, "done")
     env.wait_for(lambda: _warnings(env, "done"), 30, "the Warning event about the ignored edit")
     synced = op.text().count(SYNCED_DONE)
-    _restore_ports(env, "done")
+    _restore_spec(env, "done")
     env.wait_for(lambda: op.text().count(SYNCED_DONE) > synced, 30, "a sync after the fix")
 
     status = env.get_job("done")["status"]
@@ -86,17 +94,17 @@ def test_running_job_edited_invalid_runs_on_and_the_fix_keeps_start_time(env):
     env.wait_for(lambda: _true(env, "long", "Running"), 60, "long Running")
     started = env.get_job("long")["status"]["startTime"]
 
-    _break_ports(env, "long")
+    _break_spec(env, "long")
     ignored = env.wait_for(lambda: _true(env, "long", "SpecIgnored"), 30, "SpecIgnored")
     assert ignored["reason"] == "InvalidTFJobSpec"
-    assert "must be a list of objects" in ignored["message"]
+    assert "levels of objects and arrays" in ignored["message"]
     assert not _true(env, "long", "Failed")
     assert _true(env, "long", "Running")
     env.wait_for(lambda: _warnings(env, "long"), 30, "the Warning event")
     live = [p for p in env.pods() if p["metadata"]["labels"].get("tf-job-name") == "long"]
     assert len(live) == 3 and not any(p["metadata"].get("deletionTimestamp") for p in live)
 
-    _restore_ports(env, "long")
+    _restore_spec(env, "long")
     env.wait_for(lambda: "SpecIgnored" not in _conditions(env, "long"), 30, "SpecIgnored gone")
     assert env.get_job("long")["status"]["startTime"] == started
     assert _true(env, "long", "Running") and not _true(env, "long", "Failed")

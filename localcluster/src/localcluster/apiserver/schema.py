@@ -1,7 +1,7 @@
 """Structural-schema defaulting and validation for custom resources (OpenAPI v3 subset).
 
-``apply_defaults`` fills ``default`` values for absent properties, recursively, like the real
-server does on create/update. ``validate`` checks ``type``, ``required``, ``enum``, numeric and
+``apply_defaults`` fills ``default`` values for absent properties and drops nulls the schema
+does not allow, recursively, like the real server does on create/update. ``validate`` checks ``type``, ``required``, ``enum``, numeric and
 length bounds, ``maxProperties``/``minProperties``, ``pattern`` and array items, and returns
 ``field_cause`` dicts. Integers must fit in int64 (the real decoder turns larger ones into
 floats); ``format: int32``/``int64`` set no range, as in apiextensions-apiserver, which ignores
@@ -21,22 +21,38 @@ from .errors import field_cause
 
 
 def apply_defaults(value: Any, schema: dict[str, Any] | None) -> Any:
+    """Fill defaults and drop non-nullable nulls, as apiextensions-apiserver's defaulter does.
+
+    A property that is absent, or null where the schema is not ``nullable``, takes its
+    ``default``; a null without a default where the schema is not ``nullable`` is removed
+    (so ``replicas: null`` reads as unset, never as a null the validation rules trip on).
+    """
     if not isinstance(schema, dict):
         return value
     if isinstance(value, dict):
         props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for name in list(value):
+            sub = props[name] if name in props else extra
+            if isinstance(sub, dict) and value[name] is None and not sub.get("nullable"):
+                if "default" in sub:
+                    value[name] = copy.deepcopy(sub["default"])
+                else:
+                    del value[name]
         for name, sub in props.items():
             if name not in value and isinstance(sub, dict) and "default" in sub:
                 value[name] = copy.deepcopy(sub["default"])
             if name in value:
                 value[name] = apply_defaults(value[name], sub)
-        extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
             for name in value:
                 if name not in props:
                     value[name] = apply_defaults(value[name], extra)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [apply_defaults(v, schema["items"]) for v in value]
+        items = schema["items"]
+        if "default" in items and not items.get("nullable"):
+            value = [copy.deepcopy(items["default"]) if v is None else v for v in value]
+        return [apply_defaults(v, items) for v in value]
     return value
 
 

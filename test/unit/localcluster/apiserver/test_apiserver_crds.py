@@ -115,6 +115,19 @@ def test_custom_resource_defaulting_validation_and_status(reg):
     assert w["spec"]["size"] == 5
 
 
+def test_nulls_the_schema_does_not_allow_are_defaulted_or_dropped(reg):
+    # apiextensions-apiserver: a null where the schema is not nullable takes the default, or
+    # is removed when there is none, before validation; a nullable field keeps its null
+    crd = widget_crd()
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    props["properties"]["note"] = {"type": "string", "nullable": True}
+    props["properties"]["limit"] = {"type": "integer", "minimum": 1}
+    reg.create(CRDS, None, crd)
+    spec = {"size": 2, "color": None, "limit": None, "note": None}
+    w = reg.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": spec})
+    assert w["spec"] == {"size": 2, "color": "red", "note": None}
+
+
 def test_crd_without_status_subresource_stores_status(reg):
     reg.create(CRDS, None, widget_crd(status=False))
     w = reg.create(

@@ -33,7 +33,7 @@ def apply_defaults(value: Any, schema: dict[str, Any] | None) -> Any:
         props = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
         for name in list(value):
-            sub = props[name] if name in props else extra
+            sub = props.get(name, extra)
             if isinstance(sub, dict) and value[name] is None and not sub.get("nullable"):
                 if "default" in sub:
                     value[name] = copy.deepcopy(sub["default"])

@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import click
+import yaml
 
 from tf_operator.cli import examples
 from tf_operator.cli.describe import describe
 from tf_operator.cli.output import OUTPUT_FORMATS, job_rows, render_jobs, render_objects, table
 from tf_operator.cli.progress import ProgressView
+from tf_operator.k8s.client import ConfigError
+from tf_operator.k8s.safeyaml import load
 from tf_operator.sdk import ApiError, Invalid, JobClient, NotFound, WaitTimeout, load_job
 from tf_operator.sdk.conditions import is_finished, is_succeeded, job_state
 from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
@@ -86,8 +89,8 @@ def api_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 for cause in err.causes:
                     click.echo(f"  {cause}", err=True)
             sys.exit(1)
-        except (OSError, ValueError) as err:  # unreadable file, bad YAML, invalid kubeconfig
-            raise click.ClickException(str(err)) from err
+        except (OSError, ValueError, ConfigError, yaml.YAMLError) as err:  # files, YAML, config
+            raise click.ClickException(" ".join(str(err).split())) from err  # one line
 
     return wrapper
 
@@ -169,9 +172,7 @@ def submit(
 
 
 def _yaml_stdin() -> dict[str, Any]:
-    import yaml
-
-    loaded: dict[str, Any] = yaml.safe_load(sys.stdin.read())
+    loaded: dict[str, Any] = load(sys.stdin.read())  # aliases bounded
     return loaded
 
 

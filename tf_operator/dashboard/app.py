@@ -10,10 +10,12 @@ multiplexes its replicas' logs into its own stream rather than opening one per p
   connect and after every change to the job or its pods, ``log`` lines from each started
   replica (a follower thread per container run), ``deleted`` when the job goes.
 
-Writes (create from YAML, suspend, resume, delete) exist only with ``allow_write``; they also
-demand the ``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and the Host
-header must name the address served (DNS-rebinding guard). Errors from the API server are
-returned verbatim (message and field causes) for the page to show.
+Writes (create from YAML, suspend, resume, delete) exist only with ``allow_write``. The guards
+of :mod:`.security` stand in front of every request: the Host allow-list (DNS rebinding), the
+sign-in of a dashboard reachable from other machines, and for writes the
+``X-TFJob-Dashboard`` header, which a cross-site form cannot send, and a same-origin
+``Origin``/``Sec-Fetch-Site``. Errors from the API server are returned verbatim (message and
+field causes) for the page to show.
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ from starlette.staticfiles import StaticFiles
 
 from tf_operator.dashboard import views
 from tf_operator.dashboard.cache import Change, ClusterCache
+from tf_operator.dashboard.security import (
+    LOOPBACK_HOSTS,
+    Authenticator,
+    AuthMiddleware,
+    cross_site_write,
+)
+from tf_operator.k8s import safeyaml
 from tf_operator.k8s.client import NAMESPACES
 from tf_operator.sdk import AlreadyExists, ApiError, Invalid, NotFound, TFJobClient, load_job
 from tf_operator.sdk.logs import LogStream
@@ -53,7 +62,6 @@ from tf_operator.version import __version__
 
 log = logging.getLogger(__name__)
 
-WRITE_HEADER = "X-TFJob-Dashboard"
 KEEPALIVE_SECONDS = 15.0
 LOG_TAIL_LINES = 200  # lines of each container's log sent when the page opens
 MAX_FOLLOWED_PODS = 16  # replicas whose logs one job page streams
@@ -298,8 +306,9 @@ class Dashboard:
             return JSONResponse(
                 {"error": "the dashboard is read-only (start it with --allow-write)"}, 403
             )
-        if request.headers.get(WRITE_HEADER) != "1":
-            return JSONResponse({"error": f"missing {WRITE_HEADER} header"}, 403)
+        why = cross_site_write(request.headers)
+        if why is not None:
+            return JSONResponse({"error": why}, 403)
         return None
 
     async def create_job(self, request: Request) -> Response:
@@ -311,7 +320,7 @@ class Dashboard:
         if len(body) > MAX_YAML_BYTES:
             return JSONResponse({"error": "the YAML is larger than 1 MiB"}, 413)
         try:
-            job = load_job(yaml.safe_load(body.decode("utf-8", "replace")) or {})
+            job = load_job(safeyaml.load(body.decode("utf-8", "replace")) or {})
         except yaml.YAMLError as err:
             return JSONResponse({"error": f"the YAML does not parse: {err}"}, 400)
         except (TypeError, ValueError) as err:
@@ -384,8 +393,9 @@ def create_app(
     *,
     allow_write: bool = False,
     default_namespace: str | None = None,
-    allowed_hosts: Sequence[str] = ("*",),
+    allowed_hosts: Sequence[str] = LOOPBACK_HOSTS,
     url_prefix: str = "",
+    authenticator: Authenticator | None = None,
 ) -> Starlette:
     """The ASGI app; its lifespan starts the cache's informers and stops them. With
     ``url_prefix`` (e.g. ``/tfjobs/ui``, where v0.5.3's dashboard lived behind Kubeflow's
@@ -421,6 +431,8 @@ def create_app(
     if prefix:
         routes = [Mount(prefix, routes=routes), Route("/", _redirect_to(prefix + "/"))]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    if authenticator is not None:  # inside the Host check: no sign-in for a rebound name
+        middleware.append(Middleware(AuthMiddleware, authenticator=authenticator, prefix=prefix))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.dashboard = dash
     return app

@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tf_operator.k8s import safeyaml
 from tf_operator.k8s.client import EVENTS, PODS, KubeClient, ResourceClient, Timeout
 from tf_operator.k8s.client.errors import (
     ApiError,
@@ -104,7 +103,7 @@ def load_job(source: JobSource, kind: JobKindInfo = TFJOB) -> dict[str, Any]:
     elif hasattr(source, "to_dict"):
         job = source.to_dict()
     elif isinstance(source, str | os.PathLike):
-        docs = [d for d in yaml.safe_load_all(Path(source).read_text()) if d]
+        docs = [d for d in safeyaml.load_all(Path(source).read_text()) if d]  # aliases bounded
         if len(docs) != 1:
             raise ValueError(f"{source}: expected one TFJob document, found {len(docs)}")
         job = docs[0]

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from test.integration.tools.conftest import ROOT, python_job, unique
-from tf_operator.sdk import NotFound
+from tf_operator.sdk import NotFound, TFJobClient
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +72,20 @@ class Dashboard:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # blocks until it listens (or exits)
         assert "serving on http://" in line, line + self.proc.stdout.read()
-        self.url = line.split()[3].rstrip("/")
+        # reached through loopback whatever it binds (chromium refuses 0.0.0.0)
+        self.url = line.split()[3].rstrip("/").replace("://0.0.0.0:", "://127.0.0.1:")
+        self.port = int(self.url.rsplit(":", 1)[1].split("/")[0])
+        self.lines: list[str] = []
+
+    def read_line(self, containing: str) -> str:
+        """The next line of its output that contains ``containing`` (warnings, sign-in URL)."""
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"exited without printing {containing!r}: {self.lines}"
+            self.lines.append(line)
+            if containing in line:
+                return line.strip()
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -342,6 +356,175 @@ def test_writes_need_the_dashboard_header(dashboard, client):
         urllib.request.urlopen(suspend, timeout=10)
     assert refused.value.code == 403
     assert client.get(name, NAMESPACE)["spec"]["runPolicy"].get("suspend") is False
+
+
+# ---------------------------------------------------------------- issue 27, High 2
+
+
+def _get(url: str, **headers: str) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def _write(url: str, method: str, body: bytes = b"", **headers: str) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body or None, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--address=0.0.0.0"],
+        ["--address=0.0.0.0", "--auth=none"],
+        ["--address=0.0.0.0", "--auth=kubernetes", "--allowed-host=dash.example"],
+    ],
+    ids=["loopback", "any-address-token", "any-address-no-auth", "any-address-kubernetes"],
+)
+def test_a_rebinding_style_request_is_refused_on_every_bind(cluster, namespace, args):
+    """DNS rebinding makes the browser send the attacker's name as Host: on every bind the
+    dashboard answers only the names it knows (v0.5.3's port answered any Host on 0.0.0.0)."""
+    dash = Dashboard(cluster.kubeconfig, "--allow-write", *args)
+    try:
+        status, _ = _get(f"{dash.url}/healthz", Host="evil.example")
+        assert status == 400
+        status, _ = _get(f"{dash.url}/namespaces/{NAMESPACE}", Host=f"evil.example:{dash.port}")
+        assert status == 400
+        assert _get(f"{dash.url}/healthz", Host=f"localhost:{dash.port}")[0] == 200
+        if "--allowed-host=dash.example" in args:
+            assert _get(f"{dash.url}/healthz", Host="dash.example")[0] == 200
+        if args:
+            warning = dash.read_line("warning: serving on 0.0.0.0")
+            assert "reachable from other machines" in warning
+            if "--auth=none" in args:
+                assert "NO sign-in" in warning
+    finally:
+        dash.stop()
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(dashboard):
+    """Issue 27, item 3: 638 bytes that expand to billions of nodes took 2.5 GB in 7 s."""
+    laughs = "\n".join(
+        ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+        + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    )
+    started = time.monotonic()
+    status, text = _write(
+        f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs",
+        "POST",
+        laughs.encode(),
+        **{"X-TFJob-Dashboard": "1", "Content-Type": "application/yaml"},
+    )
+    assert status == 400 and "expands to more than" in text
+    assert time.monotonic() - started < 3.0
+
+
+def test_cross_origin_writes_are_refused(dashboard, client):
+    """A write must come from the dashboard's own page: Origin and Sec-Fetch-Site say so."""
+    name = unique("xorigin")
+    body = f"kind: TFJob\nmetadata: {{name: {name}}}\n".encode()
+    url = f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs"
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+    ):
+        status, text = _write(url, "POST", body, **{"X-TFJob-Dashboard": "1", **headers})
+        assert status == 403, text
+    with pytest.raises(NotFound):
+        client.get(name, NAMESPACE)
+
+
+def test_a_dashboard_on_any_address_asks_for_its_token(cluster, namespace, client, page):
+    """Bound beyond loopback it signs callers in: a browser once, with the printed URL, then
+    by a session cookie; the page's own writes still work."""
+    dash = Dashboard(cluster.kubeconfig, "--address=0.0.0.0", "--allow-write")
+    try:
+        sign_in = dash.read_line("?token=").split()[-1]
+        token = sign_in.split("?token=")[1]
+        response = page.goto(f"{dash.url}/namespaces/{NAMESPACE}")
+        assert response is not None and response.status == 401
+        expect(page.locator("h1")).to_have_text("Sign in")
+        page.goto(f"{dash.url}/namespaces/{NAMESPACE}?token={token}")
+        assert "token=" not in page.url  # exchanged for a session, the address cleaned
+        expect(page.locator("#live")).to_have_text("live")
+        name = unique("signed")
+        page.fill("#yaml", yaml_job(name))
+        page.click("#create-form button[type=submit]")
+        expect(page.locator("#create-result.ok")).to_contain_text(f"Created {name}")
+        assert client.get(name, NAMESPACE)
+        screenshot(page, "signed-in")
+        assert _get(f"{dash.url}/namespaces/{NAMESPACE}")[0] == 401  # no session, no token
+        status, _ = _get(f"{dash.url}/namespaces/{NAMESPACE}", Authorization=f"Bearer {token}")
+        assert status == 200
+    finally:
+        page.context.clear_cookies()
+        dash.stop()
+
+
+def _service_account_token(cluster, name: str, verbs: list[str]) -> str:
+    """A token of a new ServiceAccount allowed ``verbs`` on tfjobs of the test namespace."""
+    registry = cluster.registry
+    registry.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
+    if verbs:
+        rbac = ("rbac.authorization.k8s.io", "v1")
+        rule = {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": verbs}
+        registry.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
+        binding = {
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": rbac[0], "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}],
+        }
+        registry.create((*rbac, "rolebindings"), NAMESPACE, binding)
+    with TFJobClient(cluster.kubeconfig) as admin:
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+        path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token"
+        return str(admin.kube.transport.request("POST", path, body=request)["status"]["token"])
+
+
+def test_kubernetes_sign_in_reviews_the_callers_token_and_rights(cluster, namespace, client, page):
+    """kube-rbac-proxy's way: the caller's own token (TokenReview) and, per request, the
+    caller's own rights on tfjobs (SubjectAccessReview)."""
+    viewer = _service_account_token(cluster, unique("viewer"), ["get", "list"])
+    stranger = _service_account_token(cluster, unique("stranger"), [])
+    dash = Dashboard(cluster.kubeconfig, "--address=0.0.0.0", "--auth=kubernetes", "--allow-write")
+    try:
+        name = unique("kept")
+        client.create(
+            {**python_job(name, "pass"), "metadata": {"name": name, "namespace": NAMESPACE}}
+        )
+        page.goto(f"{dash.url}/namespaces/{NAMESPACE}?token={viewer}")
+        expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_be_visible()
+        bearer = {"Authorization": f"Bearer {viewer}", "X-TFJob-Dashboard": "1"}
+        status, text = _write(
+            f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}", "DELETE", **bearer
+        )
+        assert status == 403 and "may not delete TFJobs" in text
+        assert client.get(name, NAMESPACE)
+        status, text = _get(
+            f"{dash.url}/namespaces/{NAMESPACE}", Authorization=f"Bearer {stranger}"
+        )
+        assert status == 403 and "may not get TFJobs" in text
+        assert _get(f"{dash.url}/namespaces/{NAMESPACE}", Authorization="Bearer forged")[0] == 401
+    finally:
+        page.context.clear_cookies()
+        dash.stop()
+
+
+def yaml_job(name: str) -> str:
+    job = python_job(name, "pass")
+    job["metadata"] = {"name": name}
+    import yaml
+
+    return yaml.safe_dump(job)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -230,14 +230,15 @@ def load_incluster(
 def _read_yaml(path: str) -> dict[str, Any]:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from tf_operator.k8s.safeyaml import load
+
     try:
         with open(path) as handle:
-            doc = yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
+            doc = load(handle.read())  # a safe loader, aliases bounded
     except OSError as err:
         raise ConfigError(f"cannot read kubeconfig {path}: {err}") from err
     except yaml.YAMLError as err:
-        raise ConfigError(f"kubeconfig {path} is not valid YAML: {err}") from err
+        raise ConfigError(f"kubeconfig {path} is not valid YAML: {_one_line(err)}") from err
     if doc is None:
         return {}
     if not isinstance(doc, dict):
@@ -255,6 +256,28 @@ class _Merged:
     current_context: str = ""
 
 
+def _one_line(err: Exception) -> str:
+    """A YAML error as kubectl prints one: the problem and where, on one line."""
+    problem = getattr(err, "problem", None)
+    mark = getattr(err, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(err).split())
+
+
+def _entries(doc: dict[str, Any], section: str, entry_key: str, path: str) -> list[dict[str, Any]]:
+    """The named entries of a kubeconfig section (a list of mappings, each entry a mapping)."""
+    items = doc.get(section) or []
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ConfigError(f"kubeconfig {path}: {section} must be a list of mappings")
+    for item in items:
+        if not isinstance(item.get(entry_key) or {}, dict):
+            raise ConfigError(
+                f"kubeconfig {path}: {section} entry {item.get('name')!r} is malformed"
+            )
+    return items
+
+
 def _merge(paths: list[str]) -> _Merged:
     merged = _Merged()
     for path in paths:
@@ -264,16 +287,19 @@ def _merge(paths: list[str]) -> _Merged:
             ("clusters", "cluster", merged.clusters),
             ("users", "user", merged.users),
         ):
-            for item in doc.get(section) or []:
-                name = (item or {}).get("name")
+            for item in _entries(doc, section, entry_key, path):
+                name = item.get("name")
                 if name and name not in target:
                     target[name] = (item.get(entry_key) or {}, base)
-        for item in doc.get("contexts") or []:
-            name = (item or {}).get("name")
+        for item in _entries(doc, "contexts", "context", path):
+            name = item.get("name")
             if name and name not in merged.contexts:
                 merged.contexts[name] = item.get("context") or {}
         if not merged.current_context:
-            merged.current_context = doc.get("current-context") or ""
+            current = doc.get("current-context") or ""
+            if not isinstance(current, str):
+                raise ConfigError(f"kubeconfig {path}: current-context must be a string")
+            merged.current_context = current
     return merged
 
 

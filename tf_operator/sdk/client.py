@@ -32,8 +32,9 @@ from tf_operator.sdk import conditions as cond
 from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
 from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
+from tf_operator.sdk.follow import JobLogFollower
 from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
-from tf_operator.sdk.logs import LogLine, LogStream, merge
+from tf_operator.sdk.logs import LogLine, LogStream
 
 TFJOBS = TFJOB.resource
 PYTORCHJOBS = PYTORCHJOB.resource
@@ -399,20 +400,33 @@ class JobClient:
 
         Without ``follow`` it gives what is logged so far, pod by pod. With ``follow`` it first
         waits (up to ``start_timeout``) for every selected replica's pod to exist and start,
-        then streams all of them at once until their containers exit."""
+        then streams all of them at once, and each replica's next run when its container
+        restarts or its pod is recreated (a ``--- <pod>: ... ---`` line says so), until the
+        job has finished and every stream has ended (:mod:`.follow`)."""
         ns = self._ns(namespace)
-        if follow:
-            pods = self._wait_pods_started(name, ns, replica_type, index, start_timeout)
-        else:
-            pods = self.get_pod_names(name, ns, replica_type, index)
         if not follow:
-            for pod in pods:
+            for pod in self.get_pod_names(name, ns, replica_type, index):
                 stream = self.stream_pod_log(pod, ns, container, tail_lines=tail_lines)
                 for line in stream:
                     yield LogLine(pod, line)
             return
-        streams = [self.stream_pod_log(p, ns, container, True, tail_lines) for p in pods]
-        yield from merge(streams)
+        pods = self._wait_pods_started(name, ns, replica_type, index, start_timeout)
+
+        def open_stream(pod: str, container_name: str, tail: int | None) -> LogStream:
+            return self.stream_pod_log(pod, ns, container_name, True, tail)
+
+        follower = JobLogFollower(
+            open_stream,
+            self._pods,
+            self._jobs,
+            ns,
+            name,
+            pods,
+            pod_selector(name, replica_type, index, self.kind),
+            container or self.kind.container,
+            tail_lines,
+        )
+        yield from follower.lines()
 
     def expected_pod_names(
         self, job: Mapping[str, Any], replica_type: str | None = None, index: int | None = None

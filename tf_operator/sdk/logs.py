@@ -1,18 +1,15 @@
-"""Container logs as lines, from one pod or merged from several while they run.
+"""Container logs as lines.
 
 :class:`LogStream` reads one ``pods/{name}/log`` response line by line as the kubelet sends it
 (with ``follow=true`` the API server keeps the response open until the container exits).
 Another thread may :meth:`~LogStream.close` it at any time: that shuts the socket down, which
-wakes a blocked reader. :func:`merge` reads several streams at once, one thread each, and yields
-``(pod, line)`` in the order lines arrive; closing the merged iterator closes every stream.
+wakes a blocked reader. Following a whole job, through restarts, is :mod:`.follow`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import logging
-import queue
 import threading
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -74,52 +71,3 @@ class LogStream:
             self._response.release_conn()
         except Exception:
             log.debug("releasing log response failed", exc_info=True)
-
-
-_DONE = object()
-
-
-def merge(streams: list[LogStream]) -> Iterator[LogLine]:
-    """``(pod, line)`` from every stream as lines arrive; ends when all streams have ended.
-
-    An error in one stream ends that stream only; it is logged, not raised, so one broken pod
-    does not hide the others' output."""
-    if len(streams) == 1:  # no threads needed
-        stream = streams[0]
-        try:
-            for line in stream:
-                yield LogLine(stream.pod, line)
-        finally:
-            stream.close()
-        return
-    lines: queue.Queue[Any] = queue.Queue(maxsize=1024)
-    threads = [
-        threading.Thread(target=_pump, args=(s, lines), name=f"logs {s.pod}", daemon=True)
-        for s in streams
-    ]
-    for thread in threads:
-        thread.start()
-    running = len(threads)
-    try:
-        while running:
-            item = lines.get()
-            if item is _DONE:
-                running -= 1
-            else:
-                yield item
-    finally:
-        for stream in streams:
-            stream.close()
-        while any(t.is_alive() for t in threads):  # unblock pumps waiting on a full queue
-            with contextlib.suppress(queue.Empty):
-                lines.get(timeout=0.1)
-
-
-def _pump(stream: LogStream, out: queue.Queue[Any]) -> None:
-    try:
-        for line in stream:
-            out.put(LogLine(stream.pod, line))
-    except TransportError as err:
-        log.warning("%s", err)
-    finally:
-        out.put(_DONE)

@@ -178,3 +178,44 @@ def test_a_job_managed_elsewhere_is_shown_as_such(cluster, operator, client):
     assert client.get(name)["spec"]["runPolicy"]["suspend"] is True
     assert client.get_pod_names(name) == [] and "status" not in client.get(name)
     tfjob(cluster, "delete", name)
+
+
+@pytest.mark.parametrize(
+    ("policy", "exit_code", "marker"),
+    [("OnFailure", 1, "container restarted (run 2)"), ("ExitCode", 137, "pod recreated")],
+)
+def test_logs_follow_a_replica_through_its_restarts(
+    cluster, operator, tmp_path, policy, exit_code, marker
+):
+    """Issue 27, Low: ``tfjob logs -f`` stopped at the first container exit, losing the
+    restarted replica's output (restarted in place, or recreated under its name). The first
+    run exits only once the follower has printed its line."""
+    name = unique("restarts")
+    gate, flag = tmp_path / "gate", tmp_path / "second-run"
+    code = (
+        "import os, sys, time\n"
+        f"if os.path.exists({str(flag)!r}):\n"
+        "    print('run 2', flush=True); sys.exit(0)\n"
+        f"open({str(flag)!r}, 'w').close()\n"
+        "print('run 1', flush=True)\n"
+        f"while not os.path.exists({str(gate)!r}): time.sleep(0.05)\n"
+        f"sys.exit({exit_code})\n"
+    )
+    job = python_job(name, code, workers=1, restart_policy=policy, clean_pod_policy="None")
+    tfjob(cluster, "submit", "-", input=yaml.safe_dump(job))
+    follower = subprocess.Popen(
+        [str(BIN / "tfjob"), "--kubeconfig", cluster.kubeconfig, "logs", name, "-f"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "KUBECONFIG"},
+    )
+    assert follower.stdout is not None
+    pod = f"{name}-worker-0"
+    try:
+        assert follower.stdout.readline().rstrip("\n") == f"[{pod}] run 1"
+        gate.touch()
+        rest = follower.stdout.read().splitlines()
+        assert follower.wait(60) == 0
+    finally:
+        follower.kill()
+    assert rest == [f"[{pod}] --- {pod}: {marker} ---", f"[{pod}] run 2"]

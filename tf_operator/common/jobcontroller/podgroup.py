@@ -26,7 +26,7 @@ a PodGroup's status (Volcano's CRD has no status subresource).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, Protocol
+from typing import Any, Generic, Protocol
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.gang_policy import gang_policy
@@ -39,6 +39,7 @@ from tf_operator.control.podgroup_control import (
 )
 from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.controller.controller_utils import unwrap_tombstone
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
 
@@ -60,14 +61,21 @@ class OwnerKeys(Protocol):
 
 
 class PodGroupEvents:
-    """Handlers of the PodGroup informer: a group's status changed, so sync its job."""
+    """Handlers of the PodGroup informer: a group's status changed, or the group is gone (its
+    job's next pass makes it again; waiting for the resync left a gang without its group for
+    up to 30 s), so sync its job."""
 
     def __init__(self, owners: OwnerKeys, queue: Queue) -> None:
         self._owners = owners
         self._queue = queue
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
-        return ResourceEventHandlerFuncs(self.on_add, self.on_update, lambda obj: None)
+        return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
+
+    def on_delete(self, obj: Any) -> None:
+        item = unwrap_tombstone(obj)
+        if item is not None:
+            self._enqueue(item)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
         if unschedulable_message(obj) or pod_group_phase(obj):

@@ -189,6 +189,30 @@ def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
 
+def test_a_deleted_pod_group_brings_its_job_back_at_once(make_harness, tfu):
+    """Issue 27, Low: deleted under a waiting gang, the PodGroup came back only at the
+    job's resync (30 s); its deletion queues the job, whose pass makes it again."""
+    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
+    from tf_operator.k8s.cache import DeletedFinalStateUnknown
+    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
+
+    harness = make_harness(gang=True)
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    harness.sync(job)
+    while len(harness.ctr.work_queue):
+        key, _ = harness.ctr.work_queue.get()
+        harness.ctr.work_queue.done(key)
+    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
+    events = PodGroupEvents(owners, harness.ctr.work_queue)
+    group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
+    events.on_delete(group)
+    key, _ = harness.ctr.work_queue.get()
+    assert key == "default/test-tfjob"
+    harness.ctr.work_queue.done(key)
+    events.on_delete(DeletedFinalStateUnknown("default/test-tfjob", group))  # a missed delete
+    assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
+
+
 # ---- training-operator v1.9's schedulingPolicy (D62) ----------------------------------------
 
 

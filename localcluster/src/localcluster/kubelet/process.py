@@ -40,7 +40,7 @@ from localcluster.kubelet.dns import (
 )
 from localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
 from localcluster.kubelet.images import ImageTable, LocalImage, container_command
-from localcluster.kubelet.mounts import Bind, namespace_prefix
+from localcluster.kubelet.mounts import Bind, namespace_prefix, probe_overlay
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
@@ -232,8 +232,29 @@ class ProcessRuntime(ContainerRuntime):
         if self._can_mount():
             binds += self._volumes.binds(record, spec, volume_dirs)
         if binds:
-            argv = [*namespace_prefix(binds, self._hostname(record)[0]), *argv]
+            binds, scratch = self._missing_targets(record, spec, binds)
+            argv = [*namespace_prefix(binds, self._hostname(record)[0], scratch), *argv]
         return argv, env, cwd
+
+    def _missing_targets(
+        self, record: PodRecord, spec: dict[str, Any], binds: list[Bind]
+    ) -> tuple[list[Bind], str]:
+        """The binds to make, and the scratch directory where the pod's namespace makes the
+        targets missing on the host (``mounts``); without overlays those are skipped."""
+        missing = [b for b in binds if not os.path.lexists(b.target)]
+        if not missing:
+            return binds, ""
+        if probe_overlay():
+            scratch = os.path.join(self._pod_dir(record), "mounts", str(spec.get("name", "")))
+            os.makedirs(scratch, exist_ok=True)
+            return binds, scratch
+        for bind in missing:
+            logger.warning(
+                "pod %s: mount path %s does not exist on this host; not mounted",
+                record.key,
+                bind.target,
+            )
+        return [b for b in binds if b not in missing], ""
 
     def _can_mount(self) -> bool:
         if self._mount_namespaces is None:

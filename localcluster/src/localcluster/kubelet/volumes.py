@@ -8,10 +8,9 @@ sees half a token. A service-account token is requested through the TokenRequest
 the pod, and rewritten once 80% of its lifetime has passed, like the kubelet's token manager.
 
 A container's ``volumeMounts`` become read-only or read-write bind mounts inside the pod's
-private mount namespace (``mounts``). A bind needs its target directory to exist on the host:
-the standard service-account path ``/var/run/secrets/kubernetes.io/serviceaccount`` is created
-once (an empty directory; the only change this makes outside the state directory), other
-targets are mounted only when they already exist, and otherwise skipped with a warning.
+private mount namespace (``mounts``), which also makes the targets that do not exist on the host
+(the standard ``/var/run/secrets/kubernetes.io/serviceaccount`` among them) for the pod only:
+nothing outside the cluster's state directory is created.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ from localcluster.kubelet.timers import TimerHandle, TimerQueue
 
 logger = logging.getLogger(__name__)
 
-TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_REFRESH_FRACTION = 0.8
 DEFAULT_MODE = 0o644
 
@@ -118,7 +116,6 @@ class PodVolumes:
         self._lock = threading.Lock()
         self._dirs: dict[str, dict[str, str]] = {}  # pod key -> volume name -> directory
         self._refresh: dict[str, list[TimerHandle]] = {}
-        self._token_path_ready: bool | None = None
 
     def setup(self, record: PodRecord, pod_dir: str) -> dict[str, str]:
         """The pod's volume directories, created on the first call (raises ``VolumeError``)."""
@@ -250,31 +247,8 @@ class PodVolumes:
                 continue
             if mount.get("subPath"):
                 source = os.path.join(source, mount["subPath"])
-            if target == TOKEN_MOUNT_PATH and not self._token_path():
-                continue
-            if not os.path.exists(target):
-                logger.warning(
-                    "pod %s: mount path %s does not exist on this host; not mounted",
-                    record.key,
-                    target,
-                )
-                continue
             out.append(Bind(source, target, bool(mount.get("readOnly"))))
         return out
-
-    def _token_path(self) -> bool:
-        if self._token_path_ready is None:
-            try:
-                os.makedirs(TOKEN_MOUNT_PATH, exist_ok=True)
-                self._token_path_ready = True
-            except OSError as err:
-                logger.warning(
-                    "cannot create %s (%s): pods will not see their token there",
-                    TOKEN_MOUNT_PATH,
-                    err,
-                )
-                self._token_path_ready = False
-        return self._token_path_ready
 
 
 def remove_volumes(pod_dir: str) -> None:

@@ -72,7 +72,8 @@ def test_in_cluster_config_works_under_rbac(cluster):
     assert pod["status"]["phase"] == "Succeeded", logs
     assert "files ['ca.crt', 'namespace', 'token'] default" in logs
     assert "list default 200" in logs and "list kube-system 403" in logs
-    assert os.listdir("/var/run/secrets/kubernetes.io/serviceaccount") == []  # host untouched
+    token_dir = "/var/run/secrets/kubernetes.io/serviceaccount"
+    assert not os.path.exists(token_dir) or os.listdir(token_dir) == []  # host untouched
 
 
 def test_environment_points_at_the_secure_listener(cluster):
@@ -98,12 +99,37 @@ def test_config_map_volume_and_automount_off(cluster, tmp_path):
         "automountServiceAccountToken": False,
         "volumes": [{"name": "cfg", "configMap": {"name": "cfg"}}],
         "containers": [{"name": "c", "image": "x",
-                        "command": ["sh", "-c", f"cat {target}/a.txt; echo; ls /var/run/secrets/kubernetes.io/serviceaccount | wc -l"],
+                        "command": ["sh", "-c", f"cat {target}/a.txt; echo; ls /var/run/secrets/kubernetes.io/serviceaccount 2>/dev/null | wc -l"],
                         "volumeMounts": [{"name": "cfg", "mountPath": str(target)}]}],
     }  # fmt: skip
     pod, logs = run_pod(cluster, "cfg", spec)
     assert logs.split() == ["A", "0"]
     assert list(target.iterdir()) == []
+
+
+def test_mount_targets_missing_on_the_host_are_made_for_the_pod_only(cluster, tmp_path):
+    """Issue 27, item 9: process pods left /var/run/secrets/kubernetes.io/serviceaccount on the
+    host, after which other programs believed they ran in a pod. The pod sees its token and a
+    volume at paths the host does not have; afterwards the host still does not have them."""
+    token_dir = "/var/run/secrets/kubernetes.io/serviceaccount"
+    token_dir_before = os.path.exists(token_dir)
+    unique = f"/var/lib/localcluster-test-{os.getpid()}-{id(tmp_path)}"
+    cluster.registry.create(
+        ("", "v1", "configmaps"), "default", {"metadata": {"name": "deep"}, "data": {"b": "B"}}
+    )
+    show = f"cat {unique}/deep/cfg/b; echo; ls {token_dir}; cat /etc/hostname >/dev/null"
+    spec = {
+        "volumes": [{"name": "deep", "configMap": {"name": "deep"}}],
+        "containers": [{"name": "c", "image": "x", "command": ["sh", "-c", show],
+                        "volumeMounts": [{"name": "deep", "mountPath": f"{unique}/deep/cfg"}]}],
+    }  # fmt: skip
+    pod, logs = run_pod(cluster, "missing-targets", spec)
+    assert pod["status"]["phase"] == "Succeeded", logs
+    assert logs.split() == ["B", "ca.crt", "namespace", "token"]
+    assert not os.path.exists(unique)
+    assert os.path.exists(token_dir) == token_dir_before
+    if token_dir_before:
+        assert os.listdir(token_dir) == []
 
 
 def test_mapped_image_runs_its_entrypoint(cluster):

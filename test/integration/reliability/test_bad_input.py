@@ -40,7 +40,7 @@ def _encoded(job: dict) -> bytes:
     return encode(job)
 
 
-@pytest.mark.parametrize("depth", [300])
+@pytest.mark.parametrize("depth", [300, 900])
 def test_a_deeply_nested_job_fails_with_its_cause_and_wedges_nothing(env, depth):
     op = env.operator()
     deep = env.job_body("deep", workers=1, run_seconds=0.5)

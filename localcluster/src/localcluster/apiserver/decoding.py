@@ -5,8 +5,9 @@ of the wrong JSON type, or a quantity that does not parse, is rejected as a whol
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <decoder error>`` (400), not with a
 422 cause; and what it stores is encoded from those structs, so every quantity comes back in
 canonical form. We store plain JSON, so ``decode`` replays both for the fields that matter to
-our clients and our controllers: object metadata, node selectors and containers (their
-resources and ports; in pods and in the pod templates of workload kinds), ConfigMap and Secret
+our clients and our controllers: object metadata, node selectors, tolerations and containers
+(their resources and ports; in pods and in the pod templates of workload kinds), service ports,
+ConfigMap and Secret
 data (base64 where Go holds bytes), and every quantity field of a built-in kind
 (``quantityfields``).
 """
@@ -54,6 +55,8 @@ def decode(rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any
         _check_metadata(obj.get("metadata") or {})
         for path, spec in pod_specs(rt, obj):
             _check_pod_spec(spec, path)
+        if rt.storage_key == ("", "services") and isinstance(obj.get("spec"), dict):
+            _check_service_spec(obj["spec"])
         for name, go_type in _TOP_LEVEL_FIELDS.get(rt.storage_key, ()):
             if name in obj:
                 _check_field(obj[name], f"{rt.kind}.{name}", go_type)
@@ -161,7 +164,60 @@ def _check_pod_spec(spec: dict[str, Any], path: str) -> None:
                 raise _unmarshal(
                     resources, f"Container.{path}.{kind}.resources", "v1.ResourceRequirements"
                 )
-            _objects(container.get("ports"), f"Container.{path}.{kind}.ports", "v1.ContainerPort")
+            for port in _objects(
+                container.get("ports"), f"Container.{path}.{kind}.ports", "v1.ContainerPort"
+            ):
+                for field in ("containerPort", "hostPort"):
+                    _check_int(port.get(field), f"ContainerPort.{path}.{kind}.ports.{field}", 32)
+                for field in ("name", "protocol", "hostIP"):
+                    _check_optional_string(
+                        port.get(field), f"ContainerPort.{path}.{kind}.ports.{field}"
+                    )
+    for toleration in _objects(
+        spec.get("tolerations"), f"PodSpec.{path}.tolerations", "v1.Toleration"
+    ):
+        for field in ("key", "operator", "value", "effect"):
+            _check_optional_string(toleration.get(field), f"Toleration.{path}.tolerations.{field}")
+        _check_int(
+            toleration.get("tolerationSeconds"),
+            f"Toleration.{path}.tolerations.tolerationSeconds",
+            64,
+        )
+
+
+def _check_service_spec(spec: dict[str, Any]) -> None:
+    for port in _objects(spec.get("ports"), "ServiceSpec.spec.ports", "v1.ServicePort"):
+        for field in ("port", "nodePort"):
+            _check_int(port.get(field), f"ServicePort.spec.ports.{field}", 32)
+        for field in ("name", "protocol", "appProtocol"):
+            _check_optional_string(port.get(field), f"ServicePort.spec.ports.{field}")
+        target = port.get("targetPort")
+        if target is not None and not isinstance(target, str):  # an IntOrString
+            _check_int(target, "ServicePort.spec.ports.targetPort", 32, go_value=True)
+
+
+def _check_optional_string(value: Any, go_field: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise _unmarshal(value, go_field, "string")
+
+
+def _check_int(value: Any, go_field: str, bits: int, go_value: bool = False) -> None:
+    """An int32/int64 field: a JSON number that is an integer in range (Go's decoder refuses
+    ``2222.5``, ``70000000000`` for an int32, ``"2222"`` and ``true``)."""
+    if value is None:
+        return
+    go_type = f"int{bits}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if go_value:
+            raise DecodeError(
+                f"json: cannot unmarshal {_json_type(value)} into Go value of type {go_type}"
+            )
+        raise _unmarshal(value, go_field, go_type)
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    if isinstance(value, float) or not low <= value <= high:
+        number = getattr(value, "literal", None) or repr(value)
+        where = "Go value" if go_value else f"Go struct field {go_field}"
+        raise DecodeError(f"json: cannot unmarshal number {number} into {where} of type {go_type}")
 
 
 def _objects(value: Any, go_field: str, go_type: str) -> list[dict[str, Any]]:

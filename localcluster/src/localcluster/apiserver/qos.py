@@ -10,12 +10,15 @@ defaulted from it.
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any
 
 from . import quantity
 
 _QOS_RESOURCES = ("cpu", "memory")
+# Quantities reach 10^(2^31) ("1e999999999" parses, as in apimachinery): sums need the widest
+# exponents Decimal has (the default context overflows at 10^999999).
+_SUMS = Context(Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 def qos_class(pod: dict[str, Any]) -> str:
@@ -43,6 +46,6 @@ def _add_positive(total: dict[str, Decimal], amounts: dict[str, Any]) -> set[str
         if name in amounts:
             amount = quantity.parse(amounts[name])
             if amount > 0:
-                total[name] = total.get(name, Decimal(0)) + amount
+                total[name] = _SUMS.add(total.get(name, Decimal(0)), amount)
                 found.add(name)
     return found

@@ -31,6 +31,7 @@ from . import (
     defaults,
     errors,
     patches,
+    ports,
     scale,
     schema,
     validation,
@@ -439,6 +440,8 @@ class Registry:
         causes += validation.validate_metadata(obj["metadata"])
         if rt.storage_key == _POD:
             causes += validation.validate_pod(obj)
+        elif rt.storage_key == ("", "services"):
+            causes += ports.service_port_errors(obj)
         else:
             for path, spec in decoding.pod_specs(rt, obj):
                 causes += validation.validate_pod_spec(spec, path)

@@ -35,11 +35,50 @@ LogProvider = Callable[..., Iterator[bytes]]
 
 def dumps(obj: Any) -> bytes:
     """Compact JSON, non-ASCII text as UTF-8 (as Go writes it); the standard library for what
-    orjson does not take (integers beyond 64 bits, keys that are not strings)."""
+    orjson does not take (integers beyond 64 bits, keys that are not strings, more than 254
+    levels), and an encoder without recursion for what is too deep for the standard library
+    too (kube-apiserver stores objects nested 10,000 levels)."""
     try:
         return orjson.dumps(obj)
     except TypeError:
-        return json.dumps(obj, separators=(",", ":")).encode()
+        try:
+            return json.dumps(obj, separators=(",", ":")).encode()
+        except RecursionError:
+            return _dumps_deep(obj)
+
+
+class _Text(str):
+    """Encoded text on the work stack of :func:`_dumps_deep` (told apart by its type)."""
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return key if isinstance(key, str) else str(key)
+
+
+def _dumps_deep(obj: Any) -> bytes:
+    """``json.dumps(obj, separators=(",", ":"))`` with an explicit stack instead of recursion."""
+    scalar = json.JSONEncoder(separators=(",", ":")).encode
+    parts: list[str] = []
+    work: list[Any] = [obj]
+    while work:
+        item = work.pop()
+        if type(item) is _Text:
+            parts.append(item)
+        elif isinstance(item, dict):
+            seq: list[Any] = [_Text("{")]
+            for n, (key, value) in enumerate(item.items()):
+                seq += [_Text(("," if n else "") + scalar(_key(key)) + ":"), value]
+            work.extend(reversed([*seq, _Text("}")]))
+        elif isinstance(item, list | tuple):
+            seq = [_Text("[")]
+            for n, value in enumerate(item):
+                seq += [_Text(","), value] if n else [value]
+            work.extend(reversed([*seq, _Text("]")]))
+        else:
+            parts.append(scalar(item))
+    return "".join(parts).encode()
 
 
 class WatchStream:

@@ -4,7 +4,8 @@ Names follow each kind's rule (``ResourceType.name_rule``): RFC 1123 subdomains 
 and all custom resources, RFC 1123 labels for namespaces, RFC 1035 labels for services, path
 segments for RBAC objects. Metadata checks include the 256 KiB total annotation size. Pod specs
 (pods and workload templates) get the container, resource-quantity, node-selector and
-node-affinity checks of ``ValidatePodSpec`` that our clients can trip over. Each check returns a
+node-affinity checks of ``ValidatePodSpec`` that our clients can trip over, container ports and
+tolerations (``ports``). Each check returns a
 list of ``field_cause`` dicts with the real server's messages; an empty list means valid.
 """
 
@@ -14,7 +15,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from . import quantity
+from . import ports, quantity
 from .errors import field_cause
 
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -108,6 +109,10 @@ def validate_pod_spec(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
             if not c.get("image"):
                 causes.append(field_cause(f"{base}.image", "Required value", "FieldValueRequired"))
             causes += _resource_errors(c.get("resources") or {}, f"{base}.resources")
+            causes += ports.container_port_errors(c.get("ports") or [], f"{base}.ports")
+    causes += ports.toleration_errors(
+        spec.get("tolerations") or [], f"{path}.tolerations", _qualified_name_errors
+    )
     causes += label_errors(spec.get("nodeSelector") or {}, f"{path}.nodeSelector")
     causes += _node_affinity_errors(spec.get("affinity"), f"{path}.affinity.nodeAffinity")
     return causes

@@ -23,6 +23,9 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
+# Beyond any node: apimachinery reads a larger amount's int64 value as its maximum.
+MAX_QUANTITY = Fraction(2**63 - 1)
+_EXPONENT_BOUND = 40
 _PATTERN = re.compile(r"^([+-]?[0-9.]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$")
 
 
@@ -40,5 +43,10 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if suffix in _BINARY:
         return number * _BINARY[suffix]
     if suffix[:1] in ("e", "E"):
-        return number * Fraction(10) ** int(suffix[1:])
+        exponent = int(suffix[1:])
+        if number and exponent > _EXPONENT_BOUND:  # 10^exponent would take ages to compute
+            return number / abs(number) * MAX_QUANTITY
+        if exponent < -_EXPONENT_BOUND:
+            return Fraction(0)  # finer than the API server keeps (it rounds up to 1n)
+        return min(number * Fraction(10) ** exponent, MAX_QUANTITY)
     return number * _DECIMAL[suffix]

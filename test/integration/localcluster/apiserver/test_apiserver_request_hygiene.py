@@ -218,3 +218,30 @@ def test_fault_settings_are_validated(server, settings):
     code, current = call(server, "GET", "/_localcluster/faults")
     assert current["latency_ms"] == 0 and current["error_rate"] == 0
     assert call(server, "GET", "/version")[0] == 200
+
+
+def _nested(name: str, depth: int) -> bytes:
+    nest = '{"a":' * depth + "1" + "}" * depth
+    head = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"},"x":' % name
+    return (head + nest + "}").encode()
+
+
+@pytest.mark.parametrize("depth", [300, 600, 900])
+def test_deeply_nested_bodies_are_stored_and_served(server, depth):
+    """Issue 27, Low: 600-900 levels of nesting got a 500 (recursive copies and encoders);
+    kube-apiserver takes objects nested up to 10,000 levels."""
+    code, created = call(
+        server, "POST", "/api/v1/namespaces/default/configmaps", _nested(f"n{depth}", depth)
+    )
+    assert code == 201, created
+    code, read = call(server, "GET", f"/api/v1/namespaces/default/configmaps/n{depth}")
+    assert code == 200 and read["metadata"]["name"] == f"n{depth}"
+    code, listed = call(server, "GET", "/api/v1/namespaces/default/configmaps")
+    assert code == 200
+
+
+def test_a_body_nested_beyond_what_is_decoded_is_a_bad_request(server):
+    code, status = call(
+        server, "POST", "/api/v1/namespaces/default/configmaps", _nested("deep", 5000)
+    )
+    assert (code, status["reason"]) == (400, "BadRequest")

@@ -327,7 +327,7 @@ def test_service_cluster_ip_allocation(reg):
         SVC,
         "default",
         "s",
-        {"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 90}]}},
+        {"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 90, "name": "metrics"}]}},
         "strategic",
     )
     assert [p["port"] for p in s["spec"]["ports"]] == [80, 90] and s["spec"]["ports"][0][

@@ -211,3 +211,18 @@ def test_a_pod_without_requests_fits_a_node_whose_cpu_is_all_requested():
     assert select_node(pod(), [full]) == (full, "")
     full.add_pod(pod())
     assert fit_reasons(pod(), full) == ["Too many pods"]
+
+
+def test_a_huge_exponent_is_beyond_every_node_at_once():
+    """``1e999999999`` cores: 10^999999999 would take the scheduler minutes to compute; the
+    amount is read as apimachinery's int64 maximum, and a tiny one as nothing."""
+    import time
+
+    from localcluster.scheduler.quantity import MAX_QUANTITY
+
+    started = time.monotonic()
+    assert parse_quantity("1e999999999") == MAX_QUANTITY
+    assert parse_quantity("-1e999999999") == -MAX_QUANTITY
+    assert parse_quantity("1e-999999999") == 0
+    assert parse_quantity("15e2") == 1500
+    assert time.monotonic() - started < 1.0

@@ -222,8 +222,8 @@ def test_fault_settings_are_validated(server, settings):
 
 def _nested(name: str, depth: int) -> bytes:
     nest = '{"a":' * depth + "1" + "}" * depth
-    head = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"},"x":' % name
-    return (head + nest + "}").encode()
+    head = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+    return (head[:-1] + ',"x":' + nest + "}").encode()
 
 
 @pytest.mark.parametrize("depth", [300, 600, 900])

@@ -78,7 +78,11 @@ def test_container_port_names_protocols_and_host_ports(reg):
     ("ports", "code", "message"),
     [
         ([{"port": 70000}], 422, "spec.ports[0].port: Invalid value: 70000"),
-        ([{"port": 80, "targetPort": 70000}], 422, "spec.ports[0].targetPort: Invalid value: 70000"),
+        (
+            [{"port": 80, "targetPort": 70000}],
+            422,
+            "spec.ports[0].targetPort: Invalid value: 70000",
+        ),
         ([{"port": 80, "targetPort": "x" * 16}], 422, "must be no more than 15 characters"),
         ([{"port": 80}, {"port": 81}], 422, "spec.ports[0].name: Required value"),
         (

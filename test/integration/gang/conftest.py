@@ -7,12 +7,16 @@ it after the test; its log is kept under the test's tmp_path.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
+from support.crd import install_crds
 from support.operator_process import OperatorProcess
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -36,6 +40,34 @@ def start_operator(tmp_path) -> Iterator:
         operator.stop()
 
 
+@contextlib.contextmanager
+def volcano_on_two_cpus(start_operator) -> Iterator[LocalCluster]:
+    """A simulated cluster of one 2-CPU node under Volcano, the CRDs installed and the operator
+    gang-scheduling with Volcano."""
+    with LocalCluster(
+        kubelet="simulated",
+        simulated=SimulatedTiming(start_delay=0.1),
+        node_pools=[NodePool("n", cpu="2", memory="8Gi")],
+        batch_schedulers=("volcano",),
+        batch_schedule_period=0.2,
+    ) as cluster:
+        install_crds(cluster.registry)
+        start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
+        yield cluster
+
+
+def gang_too_big_for_it(name: str) -> dict:
+    """A TFJob of two workers asking 2 CPUs each: never placed on :func:`volcano_on_two_cpus`."""
+    container = {"name": "tensorflow", "image": "x", "resources": {"requests": {"cpu": "2"}}}
+    worker = {"replicas": 2, "template": {"spec": {"containers": [container]}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {"tfReplicaSpecs": {"Worker": worker}},
+    }
+
+
 def events_about(registry, name: str, kind: str | None = None) -> list[dict]:
     items, _ = registry.list(EVENTS, "default")
     return [
@@ -54,4 +86,10 @@ def tfjob_condition(registry, name: str, ctype: str) -> dict | None:
     return None
 
 
-__all__ = ["events_about", "tfjob_condition", "wait_for"]
+__all__ = [
+    "events_about",
+    "gang_too_big_for_it",
+    "tfjob_condition",
+    "volcano_on_two_cpus",
+    "wait_for",
+]

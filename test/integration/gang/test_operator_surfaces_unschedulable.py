@@ -9,11 +9,7 @@ import time
 
 import pytest
 
-from localcluster.cluster import LocalCluster, SimulatedTiming
-from localcluster.nodepool import NodePool
-from support.crd import install_crds
-
-from .conftest import TFJOBS, events_about, wait_for
+from .conftest import TFJOBS, events_about, gang_too_big_for_it, volcano_on_two_cpus, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -29,25 +25,9 @@ def unschedulable_condition(registry, name: str) -> dict | None:
 
 
 def test_unschedulable_podgroup_becomes_one_warning_event_on_the_tfjob(start_operator):
-    with LocalCluster(
-        kubelet="simulated",
-        simulated=SimulatedTiming(start_delay=0.1),
-        node_pools=[NodePool("n", cpu="2", memory="8Gi")],
-        batch_schedulers=("volcano",),
-        batch_schedule_period=0.2,
-    ) as cluster:
+    with volcano_on_two_cpus(start_operator) as cluster:
         registry = cluster.registry
-        install_crds(registry)
-        start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
-        container = {"name": "tensorflow", "image": "x", "resources": {"requests": {"cpu": "2"}}}
-        worker = {"replicas": 2, "template": {"spec": {"containers": [container]}}}
-        job = {
-            "apiVersion": "kubeflow.org/v1",
-            "kind": "TFJob",
-            "metadata": {"name": "too-big"},
-            "spec": {"tfReplicaSpecs": {"Worker": worker}},
-        }
-        registry.create(TFJOBS, "default", job)
+        registry.create(TFJOBS, "default", gang_too_big_for_it("too-big"))
         cond = wait_for(lambda: unschedulable_condition(registry, "too-big"), 30, what="condition")
 
         def surfaced() -> list[dict]:

@@ -208,6 +208,13 @@ def test_bad_specs_are_rejected(schema, mutate, error):
     assert any(error in e for e in errors), errors
 
 
+def test_an_empty_restart_policy_is_unset(schema):
+    # the operator reads "" as unset and defaults it, as v0.5.3 and v1.9 did: admitted
+    job = _job()
+    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = ""
+    assert validate(job, schema) == []
+
+
 def test_status_as_the_operator_writes_it(schema):
     job = _job()
     job["status"] = {"conditions": None, "replicaStatuses": None}

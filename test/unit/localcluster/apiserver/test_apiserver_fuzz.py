@@ -16,7 +16,14 @@ from localcluster.apiserver.selectors import parse_field_selector, parse_label_s
 from support.crd import install_crds
 
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized: the same examples on every run (and in every pytest-xdist worker)
+FUZZ = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 json_scalars = (
     st.none()
@@ -157,6 +164,19 @@ def _spec_strategy():
     )
 
 
+def _as_stored(specs: dict) -> dict:
+    """The replica specs as the server stores them: a null the schema does not allow (a whole
+    replica spec, its replicas or restart policy) is dropped, as apiextensions-apiserver does;
+    nothing else changes."""
+
+    def replica(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if v is not None}
+        return value
+
+    return {k: replica(v) for k, v in specs.items() if v is not None}
+
+
 @FUZZ
 @given(name=st.sampled_from(["ok", "UpperCase", "my.job", "x" * 60, "a-b"]), spec=_spec_strategy())
 def test_any_tfjob_gets_an_answer_and_nothing_is_pruned(reg, name, spec):
@@ -172,6 +192,6 @@ def test_any_tfjob_gets_an_answer_and_nothing_is_pruned(reg, name, spec):
         assert e.code in (400, 422), e.status
         return
     try:
-        assert stored["spec"]["tfReplicaSpecs"] == spec["tfReplicaSpecs"]
+        assert stored["spec"]["tfReplicaSpecs"] == _as_stored(spec["tfReplicaSpecs"])
     finally:
         reg.delete(TFJOBS, "default", name)

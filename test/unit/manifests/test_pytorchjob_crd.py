@@ -234,3 +234,37 @@ def test_min_task_member_is_keyed_by_the_jobs_replica_types(reg):
     }
     unknown = job(runPolicy={"schedulingPolicy": {"minTaskMember": {"PS": 1}}})
     assert "names a replica type the job does not have" in rejected(reg, unknown)
+
+
+# ------------------------------------------------------------------ D69: ports, int32, as TFJob
+@pytest.mark.parametrize("port", [70000, 0, -1, True, 23456.5, "23456", "abc", None])
+@pytest.mark.parametrize("rtype", ["Master", "Worker"])
+def test_container_ports_must_be_integers_from_1_to_65535(reg, rtype, port):
+    """The pytorch container's pytorchjob-port becomes MASTER_PORT and the replica's Service."""
+    body = job()
+    entry = {"name": "pytorchjob-port"}
+    if port is not None:
+        entry["containerPort"] = port
+    container = body["spec"]["pytorchReplicaSpecs"][rtype]["template"]["spec"]["containers"][0]
+    container["ports"] = [entry]
+    why = rejected(reg, body)
+    assert f"spec.pytorchReplicaSpecs.{rtype}.template.spec.containers[0].ports[0]" in why
+    assert "containerPort" in why
+
+
+def test_a_valid_port_is_admitted_as_written(reg):
+    body = job()
+    ports = [{"name": "pytorchjob-port", "containerPort": 23456, "protocol": "TCP"}]
+    for spec in body["spec"]["pytorchReplicaSpecs"].values():
+        spec["template"]["spec"]["containers"][0]["ports"] = copy.deepcopy(ports)
+    stored = reg.create(PYTORCHJOBS, "default", copy.deepcopy(body))
+    assert stored["spec"]["pytorchReplicaSpecs"] == body["spec"]["pytorchReplicaSpecs"]
+
+
+@pytest.mark.parametrize("field", ["ttlSecondsAfterFinished", "backoffLimit"])
+def test_int32_fields_stop_at_int32(reg, field):
+    """The operator refuses more (D69): so does the CRD."""
+    why = rejected(reg, job(runPolicy={field: 2**31}))
+    assert f"spec.runPolicy.{field}" in why
+    assert "should be less than or equal to 2147483647" in why
+    assert reg.create(PYTORCHJOBS, "default", job(runPolicy={field: 2**31 - 1}))

@@ -22,11 +22,13 @@ from support.fake_kube import FakeKubeClient
 from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
 from tf_operator.app.server import controller_configuration
-from tf_operator.common.jobcontroller.kind import JobKind
+from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
 from tf_operator.controller.v1.pytorch import PYTORCHJOBS, new_pytorch_controller
+from tf_operator.controller.v1.pytorch.informer import InvalidPyTorchJobError
 from tf_operator.controller.v1.pytorch.kind import PYTORCHJOB_KIND
 from tf_operator.controller.v1.registry import PYTORCHJOB, TFJOB
 from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
+from tf_operator.controller.v1.tensorflow.informer import InvalidTFJobError
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES, Resource
 from tf_operator.k8s.informers import SharedInformerFactory
@@ -64,6 +66,7 @@ class KindCase:
     other: str | None
     defaults_flag_applies: bool  # --defaults picks this kind's defaults (TFJob); else v1.9's
     framework: str  # the framework label of v1.9's job counters
+    invalid_error: type[InvalidJobError]  # what the kind's decode raises
 
     def __str__(self) -> str:
         return self.name
@@ -184,6 +187,7 @@ TFJOB_CASE = KindCase(
     other="PS",
     defaults_flag_applies=True,
     framework="tensorflow",
+    invalid_error=InvalidTFJobError,
 )
 PYTORCHJOB_CASE = KindCase(
     name="pytorchjob",
@@ -200,6 +204,7 @@ PYTORCHJOB_CASE = KindCase(
     other=None,
     defaults_flag_applies=False,
     framework="pytorch",
+    invalid_error=InvalidPyTorchJobError,
 )
 KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
 SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}

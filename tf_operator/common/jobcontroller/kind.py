@@ -59,7 +59,9 @@ class Job(Protocol):
     def uid(self) -> str: ...
 
     @property
-    def deletion_timestamp(self) -> str | None: ...
+    def deletion_timestamp(self) -> str:
+        """Empty unless the job is being deleted."""
+        ...
 
     def replica_specs(self) -> dict[str, ReplicaSpec]:
         """Replica type → spec, in the kind's fixed order (null specs left out)."""

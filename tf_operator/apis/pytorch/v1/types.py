@@ -10,7 +10,6 @@ is the common ``JobStatus``. ``from_dict`` decodes an object as the API server r
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,7 @@ from tf_operator.apis.common.v1.fields import (
     put_present,
     rest,
 )
+from tf_operator.apis.common.v1.job import JobObject, decode_envelope
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V1_9,
     Defaults,
@@ -31,7 +31,7 @@ from tf_operator.apis.common.v1.run_policy import (
     defaults_for,
     normalise_run_policy,
 )
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, object_ref
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
 from tf_operator.apis.pytorch.v1.constants import (
     API_VERSION,
     KIND,
@@ -213,7 +213,7 @@ class PyTorchJobSpec:
 
 
 @dataclass
-class PyTorchJob:
+class PyTorchJob(JobObject):
     """A PyTorchJob: metadata (dict[str, Any]), spec and status, plus any unknown top-level keys."""
 
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -225,65 +225,23 @@ class PyTorchJob:
     # Derived, never written: what the controller obeys (defaults applied).
     run_policy: NormalisedRunPolicy = field(default_factory=NormalisedRunPolicy)
 
-    _KEYS = ("apiVersion", "kind", "metadata", "spec", "status")
-
     @classmethod
     def from_dict(cls, data: Any, defaults: Defaults = DEFAULTS_V1_9) -> PyTorchJob:
         """Decode a PyTorchJob; raises :class:`DecodeError` if a modelled field has the wrong
         type. Its run policy gets ``defaults`` (v1.9's: a PyTorchJob has no v0.5.3 past)
         unless the job's ``tf-operator.kubeflow.org/defaults`` annotation names others."""
-        data = expect_dict(data, KIND, allow_none=False)
-        assert data is not None
-        metadata = expect_dict(data.get("metadata"), "metadata") or {}
-        spec = PyTorchJobSpec.from_dict(data.get("spec"))
-        run_policy = normalise_run_policy(
-            spec.run_policy, RunPolicy(), defaults_for(metadata, defaults)
-        )
+        job = decode_envelope(data, KIND, API_VERSION, PyTorchJobSpec.from_dict)
         return cls(
-            metadata=json_copy(metadata),
-            spec=spec,
-            run_policy=run_policy,
-            status=JobStatus.from_dict(data.get("status")),
-            api_version=opt_str(data, "apiVersion", KIND) or API_VERSION,
-            kind=opt_str(data, "kind", KIND) or KIND,
-            extra=rest(data, cls._KEYS),
+            metadata=job.metadata,
+            spec=job.spec,
+            run_policy=normalise_run_policy(
+                job.spec.run_policy, RunPolicy(), defaults_for(job.metadata, defaults)
+            ),
+            status=job.status,
+            api_version=job.api_version,
+            kind=job.kind,
+            extra=job.extra,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "metadata": json_copy(self.metadata),
-            "spec": self.spec.to_dict(),
-            "status": self.status.to_dict(),
-        }
-        out.update(json_copy(self.extra))
-        return out
-
-    def deep_copy(self) -> PyTorchJob:
-        return copy.deepcopy(self)
-
-    # -- metadata accessors --
-
-    @property
-    def name(self) -> str:
-        return self.metadata.get("name") or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.get("namespace") or ""
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.get("uid") or ""
-
-    @property
-    def deletion_timestamp(self) -> str | None:
-        return self.metadata.get("deletionTimestamp")
-
-    def object_ref(self) -> dict[str, Any]:
-        """A small object naming this job, for events."""
-        return object_ref(self.api_version, self.kind, self.metadata)
 
     # -- replica-type helpers --
 

@@ -8,7 +8,6 @@ Malformed input raises :class:`DecodeError` with the JSON path of the offending 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from tf_operator.apis.common.v1.fields import (
     put_present,
     rest,
 )
+from tf_operator.apis.common.v1.job import JobObject, decode_envelope
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V0_5_3,
     SHARED_FIELDS,
@@ -31,7 +31,7 @@ from tf_operator.apis.common.v1.run_policy import (
     normalise_run_policy,
     shared_field_pairs,
 )
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec, object_ref
+from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
 from tf_operator.apis.tensorflow.v1.constants import (
     API_VERSION,
     KIND,
@@ -121,7 +121,7 @@ class TFJobSpec:
 
 
 @dataclass
-class TFJob:
+class TFJob(JobObject):
     """A TFJob: metadata (dict), spec and status, plus any unknown top-level keys."""
 
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -133,65 +133,25 @@ class TFJob:
     # Derived, never written: what the controller obeys (both placements, defaults applied).
     run_policy: NormalisedRunPolicy = field(default_factory=NormalisedRunPolicy)
 
-    _KEYS = ("apiVersion", "kind", "metadata", "spec", "status")
-
     @classmethod
     def from_dict(cls, data: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
         """Decode a TFJob; raises :class:`DecodeError` if a modelled field has the wrong type
         or the two placements of a run-policy field disagree. ``defaults`` are the operator's;
         the job's ``tf-operator.kubeflow.org/defaults`` annotation wins over them."""
-        data = expect_dict(data, "TFJob", allow_none=False)
-        assert data is not None
-        metadata = expect_dict(data.get("metadata"), "metadata") or {}
-        spec = TFJobSpec.from_dict(data.get("spec"))
-        run_policy = normalise_run_policy(
-            spec.run_policy, spec.top_level_run_policy(), defaults_for(metadata, defaults)
-        )
+        job = decode_envelope(data, KIND, API_VERSION, TFJobSpec.from_dict)
         return cls(
-            metadata=json_copy(metadata),
-            spec=spec,
-            run_policy=run_policy,
-            status=JobStatus.from_dict(data.get("status")),
-            api_version=opt_str(data, "apiVersion", "TFJob") or API_VERSION,
-            kind=opt_str(data, "kind", "TFJob") or KIND,
-            extra=rest(data, cls._KEYS),
+            metadata=job.metadata,
+            spec=job.spec,
+            run_policy=normalise_run_policy(
+                job.spec.run_policy,
+                job.spec.top_level_run_policy(),
+                defaults_for(job.metadata, defaults),
+            ),
+            status=job.status,
+            api_version=job.api_version,
+            kind=job.kind,
+            extra=job.extra,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "metadata": json_copy(self.metadata),
-            "spec": self.spec.to_dict(),
-            "status": self.status.to_dict(),
-        }
-        out.update(json_copy(self.extra))
-        return out
-
-    def deep_copy(self) -> TFJob:
-        return copy.deepcopy(self)
-
-    # -- metadata accessors --
-
-    @property
-    def name(self) -> str:
-        return self.metadata.get("name") or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.get("namespace") or ""
-
-    @property
-    def uid(self) -> str:
-        return self.metadata.get("uid") or ""
-
-    @property
-    def deletion_timestamp(self) -> str | None:
-        return self.metadata.get("deletionTimestamp")
-
-    def object_ref(self) -> dict[str, Any]:
-        """A small object naming this job, for events (what an event's involvedObject needs)."""
-        return object_ref(self.api_version, self.kind, self.metadata)
 
     # -- replica-type helpers --
 

@@ -1,0 +1,65 @@
+"""What every kind's job type shares (``tf_operator/apis/common/v1/job.py``): the same
+accessors, encoding and decoding, for a TFJob as for a PyTorchJob."""
+
+import pytest
+
+from tf_operator.apis.common.v1.fields import DecodeError
+from tf_operator.apis.pytorch.v1.types import PyTorchJob
+from tf_operator.apis.tensorflow.v1.types import TFJob
+
+KINDS = [
+    pytest.param(TFJob, "TFJob", "tfReplicaSpecs", id="tfjob"),
+    pytest.param(PyTorchJob, "PyTorchJob", "pytorchReplicaSpecs", id="pytorchjob"),
+]
+META = {"name": "j", "namespace": "ns", "uid": "u-1", "resourceVersion": "7", "labels": {"a": "b"}}
+
+
+@pytest.mark.parametrize("cls, kind, specs", KINDS)
+def test_the_accessors_read_the_metadata(cls, kind, specs):
+    job = cls.from_dict({"metadata": META, "spec": {specs: {}}})
+    assert (job.name, job.namespace, job.uid, job.deletion_timestamp) == ("j", "ns", "u-1", "")
+    assert job.object_ref() == {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u-1", "resourceVersion": "7"},
+    }
+    deleted = cls.from_dict({"metadata": {**META, "deletionTimestamp": "2026-01-01T00:00:00Z"}})
+    assert deleted.deletion_timestamp == "2026-01-01T00:00:00Z"
+    assert (cls.from_dict({}).name, cls.from_dict({"metadata": {"name": 3}}).name) == ("", "")
+
+
+@pytest.mark.parametrize("cls, kind, specs", KINDS)
+def test_the_envelope_round_trips_and_copies(cls, kind, specs):
+    raw = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": META,
+        "spec": {specs: None, "runPolicy": {"suspend": True}},
+        "status": {"conditions": [], "custom": 1},
+        "unknownTopLevel": {"kept": True},
+    }
+    job = cls.from_dict(raw)
+    encoded = job.to_dict()
+    assert encoded["unknownTopLevel"] == {"kept": True}
+    assert encoded == cls.from_dict(encoded).to_dict()
+    assert {k: encoded[k] for k in ("apiVersion", "kind", "metadata")} == {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": META,
+    }
+    copied = job.deep_copy()
+    assert type(copied) is cls and copied == job
+    copied.metadata["labels"]["a"] = "c"
+    assert job.metadata["labels"] == {"a": "b"}
+
+
+@pytest.mark.parametrize("cls, kind, specs", KINDS)
+def test_the_first_malformed_part_is_named(cls, kind, specs):
+    with pytest.raises(DecodeError, match=f"^{kind}: expected an object"):
+        cls.from_dict([])
+    with pytest.raises(DecodeError, match="^metadata: expected an object"):
+        cls.from_dict({"metadata": 1, "spec": 1})
+    with pytest.raises(DecodeError, match="^spec: expected an object"):
+        cls.from_dict({"spec": 1, "status": 1})
+    with pytest.raises(DecodeError, match=f"^{kind}.apiVersion: expected a string"):
+        cls.from_dict({"apiVersion": 1})

@@ -4,6 +4,9 @@ v0.5.3 used logrus with a JSON formatter (keys ``level``, ``msg``, ``time`` plus
 and a ``filename`` hook naming ``<dir>/<file>:<line>`` of the call site). We keep the same keys
 through python-json-logger so log pipelines built for the Go operator keep working, and express
 the context helpers (``LoggerForJob`` and friends) as :class:`logging.LoggerAdapter` factories.
+Beside v0.5.3's fields (``job``, ``uid``, ``replica-type``, ``pod``) a line about a job names
+its ``kind`` (``TFJob``, ``PyTorchJob``), as one process runs several (D83); a record logged
+with ``extra`` and without these helpers (an event's line) writes its extras as fields too.
 
 The JSON formatter is python-json-logger's orjson formatter told exactly which fields to write:
 the context fields travel in ``record.fields``, so no record is scanned for extras (unless it
@@ -25,7 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import orjson
 from pythonjsonlogger.core import RESERVED_ATTRS
@@ -55,6 +58,15 @@ def _caller_filename(record: logging.LogRecord) -> str:
 _STANDARD_ATTRS = frozenset(RESERVED_ATTRS) | {"message", "asctime", "fields"}
 
 
+def _fields_of(record: logging.LogRecord) -> Mapping[str, Any]:
+    """The record's context fields: our adapters' ``record.fields``; for a record logged
+    without them, any extras it was given (no record is scanned that came with fields)."""
+    fields = getattr(record, "fields", None)
+    if fields is None:
+        return {key: record.__dict__[key] for key in record.__dict__.keys() - _STANDARD_ATTRS}
+    return cast(Mapping[str, Any], fields)  # set by _FieldsAdapter
+
+
 class _JobJsonFormatter(OrjsonFormatter):
     """One JSON object per line with logrus's key names, sorted as logrus sorts them."""
 
@@ -73,12 +85,7 @@ class _JobJsonFormatter(OrjsonFormatter):
     def add_fields(
         self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
     ) -> None:
-        fields = getattr(record, "fields", None)
-        if fields is None:  # a record logged without our adapters: keep any extras it has
-            for key in record.__dict__.keys() - _STANDARD_ATTRS:
-                log_data[key] = record.__dict__[key]
-        else:
-            log_data.update(fields)
+        log_data.update(_fields_of(record))
         log_data["level"] = _LEVEL_NAMES.get(record.levelno, record.levelname.lower())
         log_data["msg"] = record.message
         log_data["time"] = self._time(record)
@@ -97,7 +104,7 @@ class _TextFormatter(logging.Formatter):
         stamp = self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z")
         level = _LEVEL_NAMES.get(record.levelno, record.levelname.lower())
         parts = [f'time="{stamp}"', f"level={level}", f'msg="{record.getMessage()}"']
-        for key, value in sorted(getattr(record, "fields", {}).items()):
+        for key, value in sorted(_fields_of(record).items()):
             parts.append(f"{key}={value}")
         parts.append(f"filename={_caller_filename(record)}")
         line = " ".join(parts)
@@ -231,15 +238,17 @@ def _dotted(namespace: str | None, name: str | None) -> str:
     return f"{namespace or ''}.{name or ''}"
 
 
-def logger_for_job(job: Mapping[str, Any]) -> logging.LoggerAdapter[logging.Logger]:
-    """Fields ``job`` (``<ns>.<name>``) and ``uid`` of the job."""
+def logger_for_job(job: Mapping[str, Any], kind: str) -> logging.LoggerAdapter[logging.Logger]:
+    """Fields ``job`` (``<ns>.<name>``), ``uid`` and ``kind`` (``TFJob``, ``PyTorchJob``)."""
     meta = _meta(job)
     return _with_fields(
-        job=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", "")
+        job=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", ""), kind=kind
     )
 
 
-def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdapter[logging.Logger]:
+def logger_for_replica(
+    job: Mapping[str, Any], rtype: str, kind: str
+) -> logging.LoggerAdapter[logging.Logger]:
     """Job fields plus ``replica-type`` (lower case, as the controller passes it)."""
     meta = _meta(job)
     return _with_fields(
@@ -247,29 +256,45 @@ def logger_for_replica(job: Mapping[str, Any], rtype: str) -> logging.LoggerAdap
             "job": _dotted(meta.get("namespace"), meta.get("name")),
             "uid": meta.get("uid", ""),
             "replica-type": rtype,
+            "kind": kind,
         }
     )
 
 
 def logger_for_pod(pod: Mapping[str, Any], kind: str) -> logging.LoggerAdapter[logging.Logger]:
-    """``job`` from the controller ref when it is of ``kind``, ``pod`` and the pod's ``uid``."""
+    """``pod`` and the pod's ``uid``; ``job`` from the controller ref when it is of ``kind``,
+    and then ``kind``."""
     meta = _meta(pod)
     ref = get_controller_of(pod)
-    job = _dotted(meta.get("namespace"), ref.get("name")) if ref and ref.get("kind") == kind else ""
-    return _with_fields(
-        job=job, pod=_dotted(meta.get("namespace"), meta.get("name")), uid=meta.get("uid", "")
-    )
+    pod_name = _dotted(meta.get("namespace"), meta.get("name"))
+    if ref and ref.get("kind") == kind:
+        job = _dotted(meta.get("namespace"), ref.get("name"))
+        return _with_fields(job=job, pod=pod_name, uid=meta.get("uid", ""), kind=kind)
+    return _with_fields(job="", pod=pod_name, uid=meta.get("uid", ""))
 
 
-def logger_for_key(key: str) -> logging.LoggerAdapter[logging.Logger]:
-    """``job`` is the workqueue key with ``/`` replaced by ``.``."""
-    return _with_fields(job=key.replace("/", "."))
+def logger_for_key(key: str, kind: str) -> logging.LoggerAdapter[logging.Logger]:
+    """``job`` is the workqueue key of a job of ``kind`` with ``/`` replaced by ``.``."""
+    return _with_fields(job=key.replace("/", "."), kind=kind)
 
 
 def logger_for_unstructured(
     obj: Mapping[str, Any], kind: str
 ) -> logging.LoggerAdapter[logging.Logger]:
-    """``job`` when the object is of ``kind``, and its ``uid``."""
+    """``job`` and ``kind`` when the object is of ``kind``, and its ``uid``."""
     meta = _meta(obj)
-    job = _dotted(meta.get("namespace"), meta.get("name")) if obj.get("kind") == kind else ""
-    return _with_fields(job=job, uid=meta.get("uid", ""))
+    if obj.get("kind") == kind:
+        job = _dotted(meta.get("namespace"), meta.get("name"))
+        return _with_fields(job=job, uid=meta.get("uid", ""), kind=kind)
+    return _with_fields(job="", uid=meta.get("uid", ""))
+
+
+_KIND_LOGGERS: dict[str, logging.LoggerAdapter[logging.Logger]] = {}
+
+
+def logger_for_kind(kind: str) -> logging.LoggerAdapter[logging.Logger]:
+    """Field ``kind`` only: a controller's lines about no one job (made once per kind)."""
+    adapter = _KIND_LOGGERS.get(kind)
+    if adapter is None:
+        adapter = _KIND_LOGGERS.setdefault(kind, _with_fields(kind=kind))
+    return adapter

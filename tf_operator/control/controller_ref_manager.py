@@ -16,17 +16,15 @@ One manager class serves pods and services; the subclasses only name the kind.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from tf_operator.control.object_control import ObjectControl
+from tf_operator.control.util import job_logger
 from tf_operator.k8s.client import is_invalid, is_not_found
 from tf_operator.k8s.labels import Selector
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta, namespaced_name
-
-log = logging.getLogger(__name__)
 
 ObjectFilter = Callable[[Obj], bool]
 
@@ -140,7 +138,7 @@ class ControllerRefManager:
 
     def release(self, obj: Obj) -> None:
         m = meta(obj)
-        log.info(
+        job_logger(self.controller).info(
             "patching %s %s to remove its controllerRef to %s",
             self.noun.lower(),
             namespaced_name(obj),

@@ -12,7 +12,6 @@ adopt and release with). Subclasses set the reasons and nouns as class attribute
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Protocol
 
 from tf_operator.control.util import (
@@ -20,11 +19,10 @@ from tf_operator.control.util import (
     EVENT_TYPE_WARNING,
     error_text,
     event_object,
+    job_logger,
 )
 from tf_operator.k8s.client import KubeInterface, Resource, is_conflict, is_not_found
 from tf_operator.k8s.objects import Obj, meta
-
-log = logging.getLogger(__name__)
 
 
 class EventRecorder(Protocol):
@@ -52,7 +50,6 @@ class RecordedObjectControl:
     successful_create_reason: str
     failed_delete_reason: str
     successful_delete_reason: str
-    logger: logging.Logger = log  # subclasses log under their own module's name
 
     def __init__(self, kube_client: KubeInterface, recorder: EventRecorder, resource: Resource):
         self._resource = kube_client.resource(resource)
@@ -61,7 +58,7 @@ class RecordedObjectControl:
     def _record(self, controller_object: Any, event_type: str, reason: str, message: str) -> None:
         self.recorder.event(event_object(controller_object), event_type, reason, message)
 
-    def _on_created(self, name: str) -> None:
+    def _on_created(self, name: str, controller_object: Any) -> None:
         """Hook run after a successful create, before its event is recorded."""
 
     def _create_recorded(self, namespace: str, body: Obj, controller_object: Any) -> Obj:
@@ -76,7 +73,7 @@ class RecordedObjectControl:
             )
             raise
         name = str(created.get("metadata", {}).get("name", ""))
-        self._on_created(name)
+        self._on_created(name, controller_object)
         self._record(
             controller_object,
             EVENT_TYPE_NORMAL,
@@ -97,7 +94,9 @@ class RecordedObjectControl:
         if current is None:
             return False
         if meta(current).get("deletionTimestamp"):
-            self.logger.info("%s %s/%s is terminating, skip deleting", self.noun, namespace, name)
+            job_logger(controller_object).info(
+                "%s %s/%s is terminating, skip deleting", self.noun, namespace, name
+            )
             return False
         try:
             self._resource.delete(name, namespace=namespace, preconditions_uid=uid)

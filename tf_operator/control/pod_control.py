@@ -10,15 +10,12 @@ and event mechanics shared with services are in :mod:`.object_control`.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Protocol
 
 from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
 from tf_operator.control.util import validate_controller_ref
 from tf_operator.k8s.client import PODS, KubeInterface
 from tf_operator.k8s.objects import Obj, json_copy
-
-log = logging.getLogger(__name__)
 
 FAILED_CREATE_POD_REASON = "FailedCreatePod"
 SUCCESSFUL_CREATE_POD_REASON = "SuccessfulCreatePod"
@@ -70,7 +67,6 @@ class PodControl(RecordedObjectControl):
     successful_create_reason = SUCCESSFUL_CREATE_POD_REASON
     failed_delete_reason = FAILED_DELETE_POD_REASON
     successful_delete_reason = SUCCESSFUL_DELETE_POD_REASON
-    logger = log
 
     def __init__(self, kube_client: KubeInterface, recorder: EventRecorder) -> None:
         super().__init__(kube_client, recorder, PODS)

@@ -32,7 +32,6 @@ updated it).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,13 +42,12 @@ from tf_operator.control.util import (
     EVENT_TYPE_WARNING,
     error_text,
     event_object,
+    job_logger,
     meta,
 )
 from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
 from tf_operator.k8s.objects import Obj
 from tf_operator.k8s.quantity import Quantity, QuantityError
-
-log = logging.getLogger(__name__)
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
@@ -303,7 +301,7 @@ class PodGroupControl:
             if is_not_found(err):
                 return
             raise
-        log.info("Deleting PodGroup %s", name)
+        job_logger(job).info("Deleting PodGroup %s", name)
         try:
             self._groups.delete(name, namespace=namespace)
         except Exception as err:

@@ -7,15 +7,12 @@ reference appended) and the service event reasons.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Protocol
 
 from tf_operator.control.object_control import EventRecorder, RecordedObjectControl
-from tf_operator.control.util import validate_controller_ref
+from tf_operator.control.util import job_logger, validate_controller_ref
 from tf_operator.k8s.client import SERVICES, KubeInterface
 from tf_operator.k8s.objects import Obj, json_copy
-
-log = logging.getLogger(__name__)
 
 FAILED_CREATE_SERVICE_REASON = "FailedCreateService"
 SUCCESSFUL_CREATE_SERVICE_REASON = "SuccessfulCreateService"
@@ -44,7 +41,6 @@ class ServiceControl(RecordedObjectControl):
     successful_create_reason = SUCCESSFUL_CREATE_SERVICE_REASON
     failed_delete_reason = FAILED_DELETE_SERVICE_REASON
     successful_delete_reason = SUCCESSFUL_DELETE_SERVICE_REASON
-    logger = log
 
     def __init__(self, kube_client: KubeInterface, recorder: EventRecorder) -> None:
         super().__init__(kube_client, recorder, SERVICES)
@@ -63,8 +59,8 @@ class ServiceControl(RecordedObjectControl):
         metadata["ownerReferences"] = [*metadata.get("ownerReferences", []), controller_ref]
         return self._create_recorded(namespace, body, controller_object)
 
-    def _on_created(self, name: str) -> None:
-        log.debug("Controller created service %s", name)  # D53
+    def _on_created(self, name: str, controller_object: Any) -> None:
+        job_logger(controller_object).debug("Controller created service %s", name)  # D53
 
     def delete_service(
         self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from tf_operator.k8s.client import ApiError
 from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
+from tf_operator.logger import logger_for_unstructured
 
 __all__ = [
     "EVENT_TYPE_NORMAL",
@@ -14,6 +16,7 @@ __all__ = [
     "error_text",
     "event_object",
     "get_controller_of",
+    "job_logger",
     "labels_of",
     "meta",
     "validate_controller_ref",
@@ -47,6 +50,12 @@ def event_object(obj: Any) -> Obj:
         if isinstance(result, dict):
             return result
     raise TypeError(f"cannot record an event on {type(obj).__name__}")
+
+
+def job_logger(controller_object: Any) -> logging.LoggerAdapter[logging.Logger]:
+    """A logger whose lines name the job a write is made for (``job``, ``uid``, ``kind``)."""
+    ref = event_object(controller_object)
+    return logger_for_unstructured(ref, str(ref.get("kind") or ""))
 
 
 def error_text(err: BaseException) -> str:

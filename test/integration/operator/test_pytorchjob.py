@@ -110,6 +110,12 @@ def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, 
     assert 'training_operator_jobs_successful_total{framework="pytorch"} 1.0' in text
     assert 'training_operator_jobs_successful_total{framework="tensorflow"} 1.0' in text
     assert op.metric("tf_operator_jobs_successful") == 1
+    # every JSON log line about either job names its kind (D83)
+    kinds: dict[str, set[str]] = {}
+    for line in op.json_logs():
+        if line.get("job") in ("default.rdzv", "default.beside"):
+            kinds.setdefault(line["job"], set()).add(line.get("kind", "<none>"))
+    assert kinds == {"default.rdzv": {"PyTorchJob"}, "default.beside": {"TFJob"}}
 
 
 def test_the_v1_9_smoke_dist_example_succeeds(both, op):

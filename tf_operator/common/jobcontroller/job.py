@@ -31,9 +31,7 @@ from tf_operator.k8s.cache import (
 from tf_operator.k8s.client import ResourceInterface, is_conflict
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
-from tf_operator.logger import logger_for_unstructured
-
-log = logging.getLogger(__name__)
+from tf_operator.logger import logger_for_kind, logger_for_unstructured
 
 # Attempts of the invalid-job status write against 409 Conflict.
 INVALID_STATUS_ATTEMPTS = 3
@@ -61,7 +59,8 @@ class JobEventHandlers(Generic[J]):
         try:
             return deletion_handling_meta_namespace_key_func(obj)
         except KeyFuncError:
-            log.error("couldn't get key for %s object %r", self._kind.resource.kind, obj)
+            kind = self._kind.resource.kind
+            logger_for_kind(kind).error("couldn't get key for %s object %r", kind, obj)
             return None
 
     def enqueue(self, obj: Any) -> None:
@@ -99,7 +98,8 @@ class JobEventHandlers(Generic[J]):
             # only rereads a job with nothing left to do (its TTL is waited for, D13; a failed
             # clean-up is requeued with backoff) and floods the queue (divergence D45).
             return
-        log.info("Updating %s: %s", self._kind.resource.kind.lower(), meta(cur).get("name"))
+        kind = self._kind.resource.kind
+        logger_for_kind(kind).info("Updating %s: %s", kind.lower(), meta(cur).get("name"))
         self.enqueue(cur)
 
 

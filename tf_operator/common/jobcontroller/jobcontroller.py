@@ -71,9 +71,7 @@ from tf_operator.k8s.informers import SharedInformerFactory
 from tf_operator.k8s.listers import Lister
 from tf_operator.k8s.objects import meta
 from tf_operator.k8s.workqueue import default_controller_rate_limiter, new_rate_limiting_queue
-from tf_operator.logger import logger_for_job, logger_for_key
-
-log = logging.getLogger(__name__)
+from tf_operator.logger import logger_for_job, logger_for_key, logger_for_kind
 
 # How long `run` waits for each worker to finish its current key after stop.
 WORKER_JOIN_TIMEOUT = 30.0
@@ -185,23 +183,24 @@ class JobController(Generic[J]):
 
     def run(self, threadiness: int, stop_event: threading.Event) -> None:
         """Wait for the caches, run ``threadiness`` workers until ``stop_event``, then drain."""
-        log.info("Starting %s controller", self.kind.resource.kind)
-        log.info("Waiting for informer caches to sync")
+        logger = logger_for_kind(self.kind.resource.kind)
+        logger.info("Starting %s controller", self.kind.resource.kind)
+        logger.info("Waiting for informer caches to sync")
         if not wait_for_cache_sync(stop_event, *self._synced):
             self.work_queue.shut_down()
             if stop_event.is_set():
                 return
             raise RuntimeError("failed to wait for caches to sync")
-        log.info("Starting %d workers", threadiness)
+        logger.info("Starting %d workers", threadiness)
         workers = [
             threading.Thread(target=self.run_worker, name=f"job-worker-{i}", daemon=True)
             for i in range(threadiness)
         ]
         for worker in workers:
             worker.start()
-        log.info("Started workers")
+        logger.info("Started workers")
         stop_event.wait()
-        log.info("Shutting down workers")
+        logger.info("Shutting down workers")
         self._stopping.set()
         self.work_queue.shut_down()
         for worker in workers:
@@ -220,7 +219,9 @@ class JobController(Generic[J]):
         try:
             if not isinstance(key, str):
                 self.work_queue.forget(key)
-                log.error("expected string in workqueue but got %r", key)
+                logger_for_kind(self.kind.resource.kind).error(
+                    "expected string in workqueue but got %r", key
+                )
                 return True
             if self._stopping.is_set():
                 return True  # shutting down: leave queued keys to the next leader/start
@@ -236,8 +237,9 @@ class JobController(Generic[J]):
             self.work_queue.done(key)
 
     def _sync_failed(self, key: str, err: BaseException) -> None:
-        logger_for_key(key).error("error syncing %s: %s", self.kind.resource.kind.lower(), err)
-        log.debug("sync of %s failed", key, exc_info=err)
+        logger = logger_for_key(key, self.kind.resource.kind)
+        logger.error("error syncing %s: %s", self.kind.resource.kind.lower(), err)
+        logger.debug("sync of %s failed", key, exc_info=err)
         self.work_queue.add_rate_limited(key)
 
     # ---- sync ------------------------------------------------------------------------------
@@ -246,7 +248,7 @@ class JobController(Generic[J]):
         """Sync one job; True means the key's backoff can be forgotten: False while creates
         are in flight (D46), so that a failing create keeps growing the backoff."""
         started = self.clock.monotonic()
-        logger = logger_for_key(key)
+        logger = logger_for_key(key, self.kind.resource.kind)
         noun = self.kind.resource.kind.lower()
         waited = False  # a pass that only waits for its own writes is logged at DEBUG (D53)
         try:
@@ -286,7 +288,7 @@ class JobController(Generic[J]):
             if job.deletion_timestamp:
                 return True
             self.kind.set_defaults(job)  # only the pass reads the defaults
-            logger = logger_for_job({"metadata": job.metadata})
+            logger = logger_for_job({"metadata": job.metadata}, self.kind.resource.kind)
             ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
             ctx.spec_json = None if ignored else spec_json(raw)
             self.reconcile(ctx, ignored)
@@ -308,7 +310,9 @@ class JobController(Generic[J]):
         it would only meet a 409."""
         behind = self.memory.cache_behind_own_write(key, str(meta(raw).get("resourceVersion")))
         if behind:
-            log.debug("%s: cache behind our last status write; waiting for it", key)
+            logger_for_key(key, self.kind.resource.kind).debug(
+                "%s: cache behind our last status write; waiting for it", key
+            )
         return behind
 
     def expectations_met(self, key: str, job: Job) -> bool:

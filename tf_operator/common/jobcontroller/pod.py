@@ -109,7 +109,7 @@ class PodReconciler(Generic[J]):
 
     def reconcile(self, ctx: SyncContext[J], rtype: str, spec: ReplicaSpec) -> ReplicaTally:
         job, rt = ctx.job, rtype.lower()
-        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        logger = logger_for_replica({"metadata": job.metadata}, rt, self._kind.resource.kind)
         reset_counts(job, rtype)
         if self._kind.writes_replica_selector:
             counts = (job.status.replica_statuses or {})[rtype]
@@ -190,7 +190,7 @@ class PodReconciler(Generic[J]):
     def create_new_pod(
         self, job: J, rt: str, index: int, spec: ReplicaSpec, master_role: bool
     ) -> None:
-        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        logger = logger_for_replica({"metadata": job.metadata}, rt, self._kind.resource.kind)
         labels = replica_labels(self._kind, job.name, rt, index, master_role)
 
         template = json_copy(spec.template)

@@ -39,7 +39,7 @@ class ServiceReconciler(Generic[J]):
 
     def reconcile(self, ctx: SyncContext[J], rtype: str, spec: ReplicaSpec) -> None:
         job, rt = ctx.job, rtype.lower()
-        logger = logger_for_replica({"metadata": job.metadata}, rt)
+        logger = logger_for_replica({"metadata": job.metadata}, rt, self._kind.resource.kind)
 
         def create(index: int) -> None:
             self.create_new_service(job, rtype, index)

@@ -18,7 +18,8 @@ order they were recorded.
 
 The broadcaster made with a client logs each event from the recording threads, just before
 writing it: one queue and one hand-off per event. v0.5.3 (`StartLogging(log.Infof)`) logged
-every event at INFO; here Warnings are, and Normal events at DEBUG (divergence D53).
+every event at INFO; here Warnings are, and Normal events at DEBUG (divergence D53). The line
+carries the involved object's `kind` as a structured field (`extra`).
 
 The recording watcher (`start_recording_to_sink`) passes each event through an
 `EventCorrelator` (aggregation, de-duplication into count-increasing PATCHes, spam
@@ -330,7 +331,7 @@ class EventBroadcaster:
         def record(event: dict[str, Any]) -> None:
             level = logging.INFO if event.get("type") == "Warning" else logging.DEBUG
             if log_events and log.isEnabledFor(level):
-                _log_event(partial(log.log, level), event)
+                _log_event(partial(log.log, level, extra=_object_fields(event)), event)
             self._record_to_sink(sink, event, correlator)
 
         return self.start_event_watcher(record, workers=workers, key_of=involved_object_key)
@@ -443,6 +444,13 @@ def _log_event(logf: Callable[..., None], event: dict[str, Any]) -> None:
         event.get("reason"),
         event.get("message"),
     )
+
+
+def _object_fields(event: dict[str, Any]) -> dict[str, Any]:
+    """The structured fields of an event's log line: the ``kind`` of the object it is about
+    (a job's, so that lines of several kinds' controllers can be told apart)."""
+    kind = (event.get("involvedObject") or {}).get("kind")
+    return {"kind": kind} if kind else {}
 
 
 def involved_object_key(event: dict[str, Any]) -> tuple[str, ...]:

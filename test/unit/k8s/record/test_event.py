@@ -353,3 +353,15 @@ def test_the_client_broadcaster_logs_warnings_at_info_and_normal_events_at_debug
         "'SuccessfulCreatePod' Created pod: job1-worker-0": logging.DEBUG,
         "'FailedCreatePod' Error creating: quota": logging.INFO,
     }
+
+
+def test_an_events_log_line_names_the_kind_of_its_object(kube, broadcaster, caplog):
+    """A structured ``kind`` field, so the lines of several kinds' controllers part (D83)."""
+    caplog.set_level(logging.DEBUG, logger="tf_operator.k8s.record.event")
+    rec = broadcaster.new_recorder("tf-operator")
+    pytorchjob = {**tfjob(), "kind": "PyTorchJob"}
+    rec.event(tfjob(), "Warning", "FailedCreatePod", "Error creating: quota")
+    rec.event(pytorchjob, "Warning", "FailedCreatePod", "Error creating: quota")
+    wait_for(lambda: len(caplog.records) >= 2)
+    kinds = sorted(r.kind for r in caplog.records if r.getMessage().startswith("Event("))
+    assert kinds == ["PyTorchJob", "TFJob"]

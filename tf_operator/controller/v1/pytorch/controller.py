@@ -7,7 +7,6 @@ controller every kind shares (:mod:`tf_operator.common.jobcontroller.jobcontroll
 
 from __future__ import annotations
 
-import logging
 from typing import TypeAlias
 
 from tf_operator.apis.pytorch.v1.types import PyTorchJob
@@ -18,8 +17,7 @@ from tf_operator.k8s.cache import SharedIndexInformer
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.informers import SharedInformerFactory
-
-log = logging.getLogger(__name__)
+from tf_operator.logger import logger_for_kind
 
 PyTorchController: TypeAlias = JobController[PyTorchJob]
 
@@ -34,7 +32,9 @@ def new_pytorch_controller(
 ) -> PyTorchController:
     """The PyTorchJob controller over the shared pod and service informers of
     ``informer_factory``."""
-    log.info("Creating PyTorchJob controller")
+    logger_for_kind(PYTORCHJOB_KIND.resource.kind).info(
+        "Creating %s controller", PYTORCHJOB_KIND.resource.kind
+    )
     return JobController(
         PYTORCHJOB_KIND, kube_client, informer_factory, pytorchjob_informer, recorder, config, clock
     )

@@ -10,7 +10,6 @@ top to bottom there), and a TFJob contributes only what is specific to it
 
 from __future__ import annotations
 
-import logging
 from typing import TypeAlias
 
 from tf_operator.apis.tensorflow.v1.types import TFJob
@@ -21,8 +20,7 @@ from tf_operator.k8s.cache import SharedIndexInformer
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.informers import SharedInformerFactory
-
-log = logging.getLogger(__name__)
+from tf_operator.logger import logger_for_kind
 
 TFController: TypeAlias = JobController[TFJob]
 
@@ -36,7 +34,9 @@ def new_tf_controller(
     clock: Clock = REAL_CLOCK,
 ) -> TFController:
     """The TFJob controller over the shared pod and service informers of ``informer_factory``."""
-    log.info("Creating TFJob controller")
+    logger_for_kind(TFJOB_KIND.resource.kind).info(
+        "Creating %s controller", TFJOB_KIND.resource.kind
+    )
     return JobController(
         TFJOB_KIND, kube_client, informer_factory, tfjob_informer, recorder, config, clock
     )

@@ -25,7 +25,9 @@ def _job(tfu, worker, ps, chief=0, **spec):
 
 
 def _context(job, tfu):
-    return SyncContext("default/test-tfjob", job, tfu.START, logger_for_job(job.to_dict()))
+    return SyncContext(
+        "default/test-tfjob", job, tfu.START, logger_for_job(job.to_dict(), job.kind)
+    )
 
 
 def _set_counts(job, rtype, failed, succeeded, active):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 from tf_operator.sdk.conditions import job_state, replica_statuses
+from tf_operator.sdk.kinds import replica_specs
 from tf_operator.sdk.summary import human_duration
 
 TICK_SECONDS = 1.0
@@ -25,7 +26,7 @@ _CLEAR_LINE = "\033[2K"
 def replica_lines(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(replica type, "active N  succeeded N  failed N")`` in the spec's order."""
     counts = replica_statuses(job)
-    types = list(((job.get("spec") or {}).get("tfReplicaSpecs") or {}).keys())
+    types = list(replica_specs(job))
     types += [t for t in counts if t not in types]
     empty = {"active": 0, "succeeded": 0, "failed": 0}
     return [(t, "  ".join(f"{k} {v}" for k, v in counts.get(t, empty).items())) for t in types]

@@ -33,7 +33,7 @@ from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
 from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
 from tf_operator.sdk.follow import JobLogFollower
-from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
+from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo, replica_specs
 from tf_operator.sdk.logs import LogLine, LogStream
 
 TFJOBS = TFJOB.resource
@@ -434,7 +434,7 @@ class JobClient:
         """The pod names the operator gives the job's replicas (``<job>-<type>-<index>``)."""
         name = job["metadata"]["name"]
         names = []
-        for rtype, spec in ((job.get("spec") or {}).get("tfReplicaSpecs") or {}).items():
+        for rtype, spec in replica_specs(job).items():
             if replica_type and rtype.lower() != replica_type.lower():
                 continue
             replicas = (spec or {}).get("replicas")
@@ -456,7 +456,9 @@ class JobClient:
         names = self.expected_pod_names(job, replica_type, index)
         expected = set(names)
         if not expected:
-            raise ValueError(f"TFJob {namespace}/{name} has no replica matching the selection")
+            raise ValueError(
+                f"{self.kind.kind} {namespace}/{name} has no replica matching the selection"
+            )
         selector = pod_selector(name, replica_type, index, self.kind)
         deadline = time.monotonic() + timeout
         started: set[str] = set()

@@ -9,7 +9,9 @@ users select on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tf_operator.apis.pytorch.v1 import constants as pytorch
 from tf_operator.apis.tensorflow.v1 import constants as tensorflow
@@ -79,3 +81,10 @@ KINDS = {k.kind: k for k in (TFJOB, PYTORCHJOB)}
 def kind_of(job_kind: str | None) -> JobKindInfo:
     """The kind a job dict names (TFJob when it names none the SDK knows)."""
     return KINDS.get(job_kind or "", TFJOB)
+
+
+def replica_specs(job: Mapping[str, Any]) -> dict[str, Any]:
+    """The job's replica specs by type (``tfReplicaSpecs``, ``pytorchReplicaSpecs``: the field
+    of the kind it names), empty when unset."""
+    specs = (job.get("spec") or {}).get(kind_of(job.get("kind")).specs_field)
+    return specs if isinstance(specs, dict) else {}

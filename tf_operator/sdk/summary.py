@@ -1,4 +1,4 @@
-"""How a TFJob is summarised for people: its age, how long it ran, its replica counts, whether
+"""How a job (TFJob, PyTorchJob) is summarised for people: its age, how long it ran, its replica counts, whether
 it is suspended and who manages it.
 
 kubectl's wording (``duration.HumanDuration``), shared by the ``tfjob`` command and the
@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tf_operator.sdk.kinds import replica_specs
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
     is_suspended,
@@ -52,10 +53,10 @@ def age(timestamp: str | None, now: datetime | None = None) -> str:
 
 
 def replica_counts(job: Mapping[str, Any]) -> str:
-    """``PS=1,Worker=2`` from the spec (a missing ``replicas`` counts as 1)."""
-    specs = (job.get("spec") or {}).get("tfReplicaSpecs") or {}
+    """``PS=1,Worker=2`` (``Master=1,Worker=2``) from the spec (a missing ``replicas`` counts
+    as 1)."""
     parts = []
-    for rtype, spec in specs.items():
+    for rtype, spec in replica_specs(job).items():
         replicas = (spec or {}).get("replicas")
         parts.append(f"{rtype}={1 if replicas is None else replicas}")
     return ",".join(parts) or "<none>"

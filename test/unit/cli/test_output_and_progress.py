@@ -165,3 +165,17 @@ def test_tty_progress_redraws_in_place():
         "  PS      active 0  succeeded 0  failed 0",
         "  Worker  active 0  succeeded 2  failed 0",
     ]
+
+
+def test_progress_lists_a_pytorchjobs_replica_types_before_any_status():
+    from tf_operator.cli.progress import replica_lines
+
+    pytorchjob = {
+        "kind": "PyTorchJob",
+        "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 2}}},
+        "status": {"replicaStatuses": {"Worker": {"active": 2}}},
+    }
+    assert replica_lines(pytorchjob) == [
+        ("Master", "active 0  succeeded 0  failed 0"),
+        ("Worker", "active 2  succeeded 0  failed 0"),
+    ]

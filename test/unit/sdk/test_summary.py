@@ -29,3 +29,36 @@ def test_a_suspended_job_has_no_running_duration():
     suspended = {"status": {**running["status"], "conditions": [
         {"type": "Suspended", "status": "True"}]}}  # fmt: skip
     assert duration(suspended, now) == ""
+
+
+def test_replica_counts_read_the_replica_specs_of_the_jobs_kind():
+    from tf_operator.sdk.summary import replica_counts
+
+    tfjob = {"kind": "TFJob", "spec": {"tfReplicaSpecs": {"PS": {"replicas": 1}, "Worker": {}}}}
+    pytorchjob = {
+        "kind": "PyTorchJob",
+        "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 2}}},
+    }
+    assert replica_counts(tfjob) == "PS=1,Worker=1"
+    assert replica_counts(pytorchjob) == "Master=1,Worker=2"
+    assert replica_counts({**pytorchjob, "kind": "TFJob"}) == "<none>"  # not its field
+
+
+def test_the_pod_names_a_follow_waits_for_are_the_kinds_replicas():
+    from tf_operator.sdk import PYTORCHJOB, JobClient
+    from tf_operator.sdk.kinds import replica_specs
+
+    job = {
+        "kind": "PyTorchJob",
+        "metadata": {"name": "j"},
+        "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 2}}},
+    }
+    assert list(replica_specs(job)) == ["Master", "Worker"]
+
+    class NoKube:
+        def resource(self, resource):
+            return None
+
+    client = JobClient(kube=NoKube(), kind=PYTORCHJOB)  # type: ignore[arg-type]
+    assert client.expected_pod_names(job) == ["j-master-0", "j-worker-0", "j-worker-1"]
+    assert client.expected_pod_names(job, "worker", 1) == ["j-worker-1"]

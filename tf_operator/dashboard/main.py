@@ -1,4 +1,5 @@
-"""``tf-operator-dashboard``: serve the TFJob dashboard (console script).
+"""``tf-operator-dashboard``: serve the job dashboard (console script): TFJobs, and PyTorchJobs
+where the cluster has their CRD (the kinds it serves are read once at start).
 
 Binds 127.0.0.1:8080 unless told otherwise (``--port 0`` picks a free port) and prints
 ``tf-operator-dashboard serving on http://HOST:PORT/ (read-only|read-write)`` once the socket
@@ -52,7 +53,7 @@ def listen(address: str, port: int) -> socket.socket:
 )
 @click.option("--address", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="0: any free port.")
-@click.option("--allow-write", is_flag=True, help="Enable creating and deleting TFJobs.")
+@click.option("--allow-write", is_flag=True, help="Enable creating, suspending and deleting jobs.")
 @click.option(
     "--allowed-host",
     multiple=True,
@@ -91,7 +92,8 @@ def main(
     url_prefix: str,
     verbose: bool,
 ) -> None:
-    """Serve the TFJob dashboard: live job lists, job pages with replicas, logs and events."""
+    """Serve the job dashboard (TFJobs, PyTorchJobs): live job lists, job pages with replicas,
+    logs and events."""
     try:
         import uvicorn
 
@@ -100,7 +102,7 @@ def main(
         raise click.ClickException(
             f"{err.name} is not installed: pip install 'tf-operator[dashboard]'"
         ) from err
-    from tf_operator.dashboard.cache import ClusterCache
+    from tf_operator.dashboard.cache import ClusterCache, served_kinds
     from tf_operator.dashboard.security import (
         Authenticator,
         KubernetesAuthenticator,
@@ -112,7 +114,7 @@ def main(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from tf_operator.k8s.client import ConfigError
+    from tf_operator.k8s.client import ApiError, ConfigError
 
     loopback = is_loopback(address)
     auth = auth or ("none" if loopback else "token")
@@ -120,13 +122,22 @@ def main(
         client = TFJobClient(kubeconfig, namespace=namespace, context=context)
     except (ConfigError, OSError) as err:
         raise click.ClickException(f"cannot load the cluster configuration: {err}") from None
+    try:
+        kinds = served_kinds(client.kube, watch_namespace)
+    except ApiError as err:  # unreachable, or refused for another reason than the kind's
+        raise click.ClickException(f"cannot list jobs: {err}") from None
+    if not kinds:
+        raise click.ClickException(
+            "the cluster serves no TFJobs or PyTorchJobs we may list: install their CRD "
+            "(manifests/) or grant this account list on them"
+        )
     token = _token(auth, token_file)
     authenticator: Authenticator | None = None
     if auth == "token":
         authenticator = TokenAuthenticator(token)
     elif auth == "kubernetes":
         authenticator = KubernetesAuthenticator(client.kube)
-    cache = ClusterCache(client.kube, namespace=watch_namespace)
+    cache = ClusterCache(client.kube, namespace=watch_namespace, kinds=kinds)
     hosts = allowed_hosts(address, allowed_host)
     app = create_app(
         client,

@@ -14,8 +14,11 @@ The dashboard acts on the cluster with its own identity, so three guards stand i
   calling. ``token`` mode compares a bearer token with the dashboard's own (a random one printed
   at start, or ``--token-file``); ``kubernetes`` mode is kube-rbac-proxy's: the caller's own
   Kubernetes bearer token, authenticated by the API server (TokenReview) and each request
-  authorised for that user (SubjectAccessReview on ``tfjobs`` of the namespace: ``get`` to
-  read, ``create``, ``patch`` or ``delete`` to write), answers cached for a minute. A browser
+  authorised for that user (SubjectAccessReview on the jobs of the namespace: ``get`` to read,
+  ``create``, ``patch`` or ``delete`` to write), answers cached for a minute. A request about
+  one kind's jobs (``/namespaces/ns/pytorchjobs/...``) is reviewed on that kind's resource
+  (``pytorchjobs``); one about every kind (a namespace's list) needs the verb on one kind at
+  least, and the dashboard then shows only the kinds the caller may read (``Dashboard``). A browser
   signs in once with ``?token=...``: the token is exchanged for a session cookie (HttpOnly,
   SameSite=Strict) and the address reloaded without it; API clients send
   ``Authorization: Bearer``.
@@ -29,7 +32,7 @@ import ipaddress
 import logging
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import Any, Protocol
@@ -38,6 +41,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 from cachetools import TTLCache
 
 from tf_operator.k8s.client import KubeInterface, Resource
+from tf_operator.sdk.kinds import KINDS
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +54,7 @@ TOKEN_REVIEWS = Resource("authentication.k8s.io", "v1", "tokenreviews", "TokenRe
 ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", False
 )
-# What a request does to TFJobs, by method (kube-rbac-proxy maps HTTP verbs the same way);
+# What a request does to jobs, by method (kube-rbac-proxy maps HTTP verbs the same way);
 # a POST to a job's suspend or resume patches it.
 _VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "DELETE": "delete"}
 
@@ -117,7 +121,9 @@ class Authenticator(Protocol):
 
     def authenticate(self, token: str) -> Caller | None: ...
 
-    def authorize(self, caller: Caller, verb: str, namespace: str) -> bool: ...
+    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
+        """May ``caller`` ``verb`` the ``resource`` (a job kind's plural) of ``namespace``?"""
+        ...
 
 
 class TokenAuthenticator:
@@ -135,7 +141,7 @@ class TokenAuthenticator:
             return Caller("dashboard-token")
         return None
 
-    def authorize(self, caller: Caller, verb: str, namespace: str) -> bool:
+    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
         return True
 
 
@@ -150,7 +156,9 @@ class KubernetesAuthenticator:
         self._access = kube.resource(ACCESS_REVIEWS)
         self._lock = threading.Lock()
         self._callers: TTLCache[str, Caller | None] = TTLCache(4096, cache_seconds)
-        self._decisions: TTLCache[tuple[Caller, str, str], bool] = TTLCache(16384, cache_seconds)
+        self._decisions: TTLCache[tuple[Caller, str, str, str], bool] = TTLCache(
+            16384, cache_seconds
+        )
 
     def authenticate(self, token: str) -> Caller | None:
         key = hashlib.sha256(token.encode()).hexdigest()
@@ -177,8 +185,8 @@ class KubernetesAuthenticator:
             self._callers[key] = caller
         return caller
 
-    def authorize(self, caller: Caller, verb: str, namespace: str) -> bool:
-        key = (caller, verb, namespace)
+    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
+        key = (caller, verb, namespace, resource)
         with self._lock:
             if key in self._decisions:
                 return self._decisions[key]
@@ -187,7 +195,7 @@ class KubernetesAuthenticator:
             "groups": list(caller.groups),
             "resourceAttributes": {
                 "group": "kubeflow.org",
-                "resource": "tfjobs",
+                "resource": resource,
                 "verb": verb,
                 "namespace": namespace,
             },
@@ -208,7 +216,7 @@ class KubernetesAuthenticator:
 
 
 def request_verb(method: str, path: str) -> str:
-    """The API verb a dashboard request amounts to on TFJobs."""
+    """The API verb a dashboard request amounts to on jobs."""
     if method == "POST" and path.rstrip("/").rsplit("/", 1)[-1] in ("suspend", "resume"):
         return "patch"
     return _VERBS.get(method, "get")
@@ -223,14 +231,37 @@ def request_namespace(path: str) -> str:
     return ""
 
 
+def request_resource(path: str, resources: Sequence[str]) -> str | None:
+    """The one kind of job a request concerns, by its plural (``/namespaces/ns/pytorchjobs/a``:
+    ``pytorchjobs``); None when it concerns every kind (a namespace's list, its stream, a
+    create whose kind is in its body)."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) > 2 and parts[0] == "namespaces" and parts[2] in resources:
+        return parts[2]
+    return None
+
+
+def resource_noun(resource: str) -> str:
+    """How people name a resource's jobs: ``tfjobs`` are TFJobs."""
+    kind = next((k for k in KINDS.values() if k.plural == resource), None)
+    return f"{kind.kind}s" if kind is not None else resource
+
+
 class AuthMiddleware:
     """Signs callers in and authorises each request (see the module docstring); ASGI, so
     the event streams pass through untouched."""
 
-    def __init__(self, app: ASGIApp, authenticator: Authenticator, prefix: str = "") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        prefix: str = "",
+        resources: Sequence[str] = ("tfjobs",),
+    ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.prefix = prefix
+        self.resources = tuple(resources)  # the plurals of the kinds the dashboard serves
         self._sessions: TTLCache[str, str] = TTLCache(10_000, SESSION_SECONDS)
         self._lock = threading.Lock()
 
@@ -250,11 +281,12 @@ class AuthMiddleware:
             return
         token = self._token(headers)
         verb, namespace = request_verb(scope["method"], relative), request_namespace(relative)
+        resource = request_resource(relative, self.resources)
+        asked = (resource,) if resource is not None else self.resources
         try:
             caller = await _in_thread(self.authenticator.authenticate, token) if token else None
             allowed = caller is not None and (
-                not namespace
-                or await _in_thread(self.authenticator.authorize, caller, verb, namespace)
+                not namespace or await _in_thread(self._may_any, caller, verb, namespace, asked)
             )
         except Exception as err:  # the API server could not review it: no answer is a yes
             log.warning("cannot review a dashboard request: %s", err)
@@ -264,11 +296,15 @@ class AuthMiddleware:
             await _page(send, 401, "Sign in", self._sign_in_help(token is not None))
             return
         if not allowed:
-            message = f"{caller.name} may not {verb} TFJobs in namespace {namespace}"
+            nouns = " or ".join(resource_noun(r) for r in asked)
+            message = f"{caller.name} may not {verb} {nouns} in namespace {namespace}"
             await _page(send, 403, "Forbidden", message)
             return
         scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
+
+    def _may_any(self, caller: Caller, verb: str, namespace: str, resources: Sequence[str]) -> bool:
+        return any(self.authenticator.authorize(caller, verb, namespace, r) for r in resources)
 
     def _token(self, headers: dict[str, str]) -> str | None:
         authorization = headers.get("authorization", "")

@@ -1,4 +1,5 @@
-"""What each page shows, as plain dicts for the templates (no I/O, no web framework)."""
+"""What each page shows, as plain dicts for the templates (no I/O, no web framework). A job of
+any kind the SDK knows (TFJob, PyTorchJob) is shown the same way, its kind named on its row."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from tf_operator.sdk.conditions import get_conditions, is_finished, job_state, replica_statuses
+from tf_operator.sdk.kinds import kind_of
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -20,9 +22,13 @@ from tf_operator.sdk.summary import age, duration, manager, replica_counts, susp
 def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
     meta = job.get("metadata") or {}
     counts = replica_statuses(job).values()
+    kind = kind_of(job.get("kind"))
     return {
         "name": meta.get("name", ""),
         "namespace": meta.get("namespace", ""),
+        "kind": kind.kind,
+        "plural": kind.plural,  # in the job's address: /namespaces/<ns>/<plural>/<name>
+        "key": f"{kind.plural}/{meta.get('name', '')}",  # one row per job of one kind
         "state": job_state(job),
         "replicas": replica_counts(job),
         "active": sum(c["active"] for c in counts),
@@ -53,7 +59,7 @@ def job_detail(
         "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",
-        "replicas": [replica_info(p) for p in pods],
+        "replicas": [replica_info(p, kind=kind_of(job.get("kind"))) for p in pods],
         "conditions": [
             {
                 "type": c.get("type", ""),

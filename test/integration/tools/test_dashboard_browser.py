@@ -1,8 +1,9 @@
 """The dashboard in a real browser: Debian's chromium driven by Playwright.
 
 The real ``tf-operator-dashboard`` process serves the local cluster (with the real operator
-running the jobs); chromium runs headless with a fresh profile and every network feature that
-would reach outside this machine turned off. Screenshots land in ``build/screenshots/``.
+running the jobs, TFJobs and PyTorchJobs); chromium runs headless with a fresh profile and every
+network feature that would reach outside this machine turned off. Screenshots land in
+``build/screenshots/``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.testing import wait_for
 from test.integration.tools.conftest import ROOT, python_job, unique
-from tf_operator.sdk import NotFound, TFJobClient
+from tf_operator.sdk import NotFound, PyTorchJobClient, TFJobClient
 
 pytestmark = pytest.mark.integration
 
@@ -166,7 +168,8 @@ def test_list_updates_live_when_a_job_changes_phase(dashboard, client, page, tmp
     expect(row.locator(".state")).to_have_text("Running")
     marker.touch()
     expect(row.locator(".state")).to_have_text("Succeeded")
-    expect(row.locator("td").nth(4)).to_have_text("1")  # succeeded replicas
+    expect(row.locator(".kind")).to_have_text("TFJob")
+    expect(row.locator("td").nth(5)).to_have_text("1")  # succeeded replicas
     assert page.evaluate("window.notReloaded") is True  # pushed, not reloaded
     screenshot(page, "jobs-list")
 
@@ -358,6 +361,135 @@ def test_writes_need_the_dashboard_header(dashboard, client):
     assert client.get(name, NAMESPACE)["spec"]["runPolicy"].get("suspend") is False
 
 
+# ---------------------------------------------------------------- PyTorchJobs (issue 23)
+
+
+@pytest.fixture
+def pytorch_client(cluster) -> Iterator[PyTorchJobClient]:
+    with PyTorchJobClient(cluster.kubeconfig, namespace=NAMESPACE) as c:
+        yield c
+
+
+def gated_pytorchjob(name: str, marker: Path, workers: int = 1) -> dict:
+    """A Master and ``workers`` workers that print their rank (the environment the operator
+    gave them), then wait for ``marker`` to exist before exiting 0."""
+    code = (
+        "import os,time\n"
+        "rank = os.environ['RANK']\n"
+        "print('hello from rank', rank, 'of', os.environ['WORLD_SIZE'], flush=True)\n"
+        f"while not os.path.exists({str(marker)!r}): time.sleep(0.05)\n"
+        "print('bye from rank', rank)\n"
+    )
+
+    def replica(count: int) -> dict:
+        container = {
+            "name": "pytorch",
+            "image": "localcluster/none",
+            "command": [sys.executable, "-u", "-c", code],
+        }
+        return {"replicas": count, "template": {"spec": {"containers": [container]}}}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(workers)}},
+    }
+
+
+def test_a_pytorchjob_is_listed_and_its_page_follows_it(dashboard, pytorch_client, page, tmp_path):
+    """Listed live beside the TFJobs with its kind; its page shows its Master and workers, their
+    logs and its events, and follows it to Succeeded (the Master decides)."""
+    name = unique("torch")
+    marker = tmp_path / "go"
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    expect(page.locator("h1")).to_have_text(f"TFJobs and PyTorchJobs in {NAMESPACE}")
+    expect(page.locator("#live")).to_have_text("live")
+    pytorch_client.create(gated_pytorchjob(name, marker))
+    row = page.locator(f'#jobs tr[data-key="pytorchjobs/{name}"]')
+    expect(row.locator(".kind")).to_have_text("PyTorchJob")
+    expect(row.locator(".state")).to_have_text("Running")
+    expect(row.locator("td").nth(3)).to_have_text("Master=1,Worker=1")
+    screenshot(page, "jobs-list-pytorch")
+    row.locator("a").click()
+    page.wait_for_url(f"{dashboard.url}/namespaces/{NAMESPACE}/pytorchjobs/{name}")
+    expect(page.locator("#job-kind")).to_have_text("PyTorchJob")
+    for pod, rank in ((f"{name}-master-0", 0), (f"{name}-worker-0", 1)):
+        expect(page.locator(f'#replicas tr[data-pod="{pod}"] .phase')).to_have_text("Running")
+        expect(page.locator(f'pre[data-pod="{pod}"]')).to_contain_text(
+            f"hello from rank {rank} of 2"
+        )
+    expect(page.locator("#replicas tbody tr td:first-child")).to_have_text(["master", "worker"])
+    expect(page.locator("#events")).to_contain_text("SuccessfulCreatePod")
+    marker.touch()
+    expect(page.locator(f'pre[data-pod="{name}-master-0"]')).to_contain_text("bye from rank 0")
+    expect(page.locator("#state .state")).to_have_text("Succeeded")
+    expect(page.locator("#conditions")).to_contain_text("PyTorchJobSucceeded")
+    expect(page.locator("#toggle-suspend")).to_have_count(0)
+    screenshot(page, "job-page-pytorch")
+
+
+def test_a_pytorchjob_is_suspended_resumed_and_deleted_from_its_page(
+    dashboard, pytorch_client, page, tmp_path
+):
+    name = unique("torch-pause")
+    pytorch_client.create(gated_pytorchjob(name, tmp_path / "never"))
+    pytorch_client.wait_for_job(name, NAMESPACE, conditions=["Running"], timeout=60)
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/pytorchjobs/{name}")
+    expect(page.locator("#suspension")).to_contain_text("false")
+    page.click("#toggle-suspend")
+    expect(page.locator("#state .state")).to_have_text("Suspended")
+    expect(page.locator("#suspension")).to_contain_text("true (suspended: no pods)")
+    expect(page.locator("#replicas")).to_contain_text("No pods yet.")
+    assert pytorch_client.get(name, NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
+    expect(page.locator("#toggle-suspend")).to_have_text("Resume")
+    page.click("#toggle-suspend")
+    expect(page.locator("#state .state")).to_have_text("Running")
+    expect(page.locator(f'#replicas tr[data-pod="{name}-master-0"] .phase')).to_have_text("Running")
+    assert pytorch_client.get(name, NAMESPACE)["spec"]["runPolicy"]["suspend"] is False
+
+    page.click("#delete")
+    expect(page.locator("#confirm-delete")).to_contain_text(f"Delete PyTorchJob {NAMESPACE}/{name}")
+    page.click("#confirm")
+    page.wait_for_url(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    expect(page.locator(f'#jobs tr[data-key="pytorchjobs/{name}"]')).to_have_count(0)
+    with pytest.raises(NotFound):
+        pytorch_client.get(name, NAMESPACE)
+
+
+def test_a_pytorchjob_pasted_as_yaml_is_created_and_a_tfjob_of_its_name_is_another_row(
+    dashboard, client, pytorch_client, page, tmp_path
+):
+    import yaml
+
+    name = unique("pasted-torch")
+    page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
+    job = gated_pytorchjob(name, tmp_path / "never")
+    del job["metadata"]["namespace"]
+    page.fill("#yaml", yaml.safe_dump(job))
+    page.click("#create-form button[type=submit]")
+    result = page.locator("#create-result.ok")
+    expect(result).to_contain_text(f"Created {name}")
+    expect(result.locator("a")).to_have_attribute(
+        "href", f"/namespaces/{NAMESPACE}/pytorchjobs/{name}"
+    )
+    assert pytorch_client.get(name, NAMESPACE)["kind"] == "PyTorchJob"
+    client.create(gated_job(name, tmp_path / "never"))  # a TFJob of the same name
+    expect(page.locator(f'#jobs tr[data-name="{name}"] .kind')).to_have_text(
+        ["TFJob", "PyTorchJob"]
+    )
+    # a kind the YAML names but the operator's CRDs do not: refused with the reason
+    page.fill("#yaml", yaml.safe_dump({**job, "kind": "MPIJob"}))
+    page.click("#create-form button[type=submit]")
+    expect(page.locator("#create-result.error")).to_contain_text(
+        "expected kind TFJob or PyTorchJob, got 'MPIJob'"
+    )
+    for plural in ("pytorchjobs", "tfjobs"):
+        url = f"{dashboard.url}/namespaces/{NAMESPACE}/{plural}/{name}"
+        assert _write(url, "DELETE", **{"X-TFJob-Dashboard": "1"})[0] == 200
+    expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_have_count(0)
+
+
 # ---------------------------------------------------------------- issue 27, High 2
 
 
@@ -470,13 +602,14 @@ def test_a_dashboard_on_any_address_asks_for_its_token(cluster, namespace, clien
         dash.stop()
 
 
-def _service_account_token(cluster, name: str, verbs: list[str]) -> str:
-    """A token of a new ServiceAccount allowed ``verbs`` on tfjobs of the test namespace."""
+def _service_account_token(cluster, name: str, verbs: list[str], resource: str = "tfjobs") -> str:
+    """A token of a new ServiceAccount allowed ``verbs`` on ``resource`` of the test
+    namespace."""
     registry = cluster.registry
     registry.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
     if verbs:
         rbac = ("rbac.authorization.k8s.io", "v1")
-        rule = {"apiGroups": ["kubeflow.org"], "resources": ["tfjobs"], "verbs": verbs}
+        rule = {"apiGroups": ["kubeflow.org"], "resources": [resource], "verbs": verbs}
         registry.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
         binding = {
             "metadata": {"name": name},
@@ -490,10 +623,16 @@ def _service_account_token(cluster, name: str, verbs: list[str]) -> str:
         return str(admin.kube.transport.request("POST", path, body=request)["status"]["token"])
 
 
-def test_kubernetes_sign_in_reviews_the_callers_token_and_rights(cluster, namespace, client, page):
+def test_kubernetes_sign_in_reviews_the_callers_token_and_rights(
+    cluster, namespace, client, pytorch_client, page, tmp_path
+):
     """kube-rbac-proxy's way: the caller's own token (TokenReview) and, per request, the
-    caller's own rights on tfjobs (SubjectAccessReview)."""
+    caller's own rights on the kind of job it concerns (SubjectAccessReview): one who may read
+    TFJobs only sees no PyTorchJob."""
     viewer = _service_account_token(cluster, unique("viewer"), ["get", "list"])
+    torch_viewer = _service_account_token(
+        cluster, unique("torch-viewer"), ["get", "list"], "pytorchjobs"
+    )
     stranger = _service_account_token(cluster, unique("stranger"), [])
     dash = Dashboard(cluster.kubeconfig, "--address=0.0.0.0", "--auth=kubernetes", "--allow-write")
     try:
@@ -501,8 +640,23 @@ def test_kubernetes_sign_in_reviews_the_callers_token_and_rights(cluster, namesp
         client.create(
             {**python_job(name, "pass"), "metadata": {"name": name, "namespace": NAMESPACE}}
         )
+        hidden = unique("hidden-torch")
+        pytorch_client.create(gated_pytorchjob(hidden, tmp_path / "never"))
         page.goto(f"{dash.url}/namespaces/{NAMESPACE}?token={viewer}")
         expect(page.locator(f'#jobs tr[data-name="{name}"]')).to_be_visible()
+
+        def listing(token: str) -> str:
+            return _get(f"{dash.url}/namespaces/{NAMESPACE}", Authorization=f"Bearer {token}")[1]
+
+        torch_row, tf_row = f'data-key="pytorchjobs/{hidden}"', f'data-key="tfjobs/{name}"'
+        wait_for(lambda: torch_row in listing(torch_viewer), 30, what="the PyTorchJob listed")
+        assert tf_row not in listing(torch_viewer)  # each sees the kinds it may read
+        assert torch_row not in listing(viewer) and tf_row in listing(viewer)
+        status, text = _get(
+            f"{dash.url}/namespaces/{NAMESPACE}/pytorchjobs/{hidden}",
+            Authorization=f"Bearer {viewer}",
+        )
+        assert status == 403 and "may not get PyTorchJobs" in text
         bearer = {"Authorization": f"Bearer {viewer}", "X-TFJob-Dashboard": "1"}
         status, text = _write(
             f"{dash.url}/namespaces/{NAMESPACE}/tfjobs/{name}", "DELETE", **bearer

@@ -17,6 +17,7 @@ from tf_operator.dashboard.security import (
     allowed_hosts,
     cross_site_write,
     request_namespace,
+    request_resource,
     request_verb,
 )
 
@@ -62,18 +63,24 @@ def test_writes_come_from_the_dashboards_own_page(headers, refused):
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "verb", "namespace"),
+    ("method", "path", "verb", "namespace", "resource"),
     [
-        ("GET", "/namespaces/team/tfjobs/a", "get", "team"),
-        ("GET", "/namespaces/team/stream", "get", "team"),
-        ("POST", "/namespaces/team/tfjobs", "create", "team"),
-        ("POST", "/namespaces/team/tfjobs/a/suspend", "patch", "team"),
-        ("DELETE", "/namespaces/team/tfjobs/a", "delete", "team"),
-        ("GET", "/", "get", ""),
+        ("GET", "/namespaces/team/tfjobs/a", "get", "team", "tfjobs"),
+        ("GET", "/namespaces/team/stream", "get", "team", None),  # every kind
+        ("GET", "/namespaces/team", "get", "team", None),
+        ("POST", "/namespaces/team/tfjobs", "create", "team", "tfjobs"),
+        ("POST", "/namespaces/team/jobs", "create", "team", None),  # the kind its YAML names
+        ("POST", "/namespaces/team/tfjobs/a/suspend", "patch", "team", "tfjobs"),
+        ("DELETE", "/namespaces/team/tfjobs/a", "delete", "team", "tfjobs"),
+        ("GET", "/namespaces/team/pytorchjobs/a/stream", "get", "team", "pytorchjobs"),
+        ("POST", "/namespaces/team/pytorchjobs/a/resume", "patch", "team", "pytorchjobs"),
+        ("GET", "/namespaces/team/mpijobs/a", "get", "team", None),  # a kind not served
+        ("GET", "/", "get", "", None),
     ],
 )
-def test_what_a_request_amounts_to(method, path, verb, namespace):
+def test_what_a_request_amounts_to(method, path, verb, namespace, resource):
     assert (request_verb(method, path), request_namespace(path)) == (verb, namespace)
+    assert request_resource(path, ("tfjobs", "pytorchjobs")) == resource
 
 
 class App:
@@ -134,8 +141,16 @@ class Reviews:
     """The API server's review endpoints, as the authenticator calls them."""
 
     def __init__(self) -> None:
-        self.users = {"alice-token": {"username": "alice", "groups": ["dev"]}}
-        self.rights = {("alice", "get", "team"), ("alice", "create", "team")}
+        self.users = {
+            "alice-token": {"username": "alice", "groups": ["dev"]},
+            "bob-token": {"username": "bob"},
+        }
+        self.rights = {
+            ("alice", "get", "team", "tfjobs"),
+            ("alice", "create", "team", "tfjobs"),
+            ("bob", "get", "team", "pytorchjobs"),
+            ("bob", "patch", "team", "pytorchjobs"),
+        }
         self.calls: list[str] = []
 
     def resource(self, resource) -> Any:
@@ -149,8 +164,9 @@ class Reviews:
                     user = reviews.users.get(spec["token"])
                     return {"status": {"authenticated": user is not None, "user": user or {}}}
                 attrs = spec["resourceAttributes"]
-                assert (attrs["group"], attrs["resource"]) == ("kubeflow.org", "tfjobs")
-                allowed = (spec["user"], attrs["verb"], attrs["namespace"]) in reviews.rights
+                assert attrs["group"] == "kubeflow.org"
+                asked = (spec["user"], attrs["verb"], attrs["namespace"], attrs["resource"])
+                allowed = asked in reviews.rights
                 return {"status": {"allowed": allowed}}
 
         return Client()
@@ -170,3 +186,25 @@ def test_kubernetes_mode_reviews_the_token_and_each_request_like_kube_rbac_proxy
     call(app, "GET", "/namespaces/team/tfjobs/b", **bearer)
     assert reviews.calls.count("TokenReview") == 2  # alice's and nobody's
     assert reviews.calls.count("SubjectAccessReview") == 4
+
+
+def test_each_kinds_jobs_are_reviewed_on_its_own_resource():
+    """A request about one kind is authorised on that kind's plural; a page about every kind
+    needs the verb on one of them (the page then shows only those, ``Dashboard``)."""
+    reviews = Reviews()
+    kinds = ("tfjobs", "pytorchjobs")
+    app = AuthMiddleware(App(), KubernetesAuthenticator(reviews), resources=kinds)  # type: ignore[arg-type]
+    alice, bob = {"authorization": "Bearer alice-token"}, {"authorization": "Bearer bob-token"}
+    assert call(app, "GET", "/namespaces/team/pytorchjobs/a", **bob)[0] == 200
+    assert call(app, "POST", "/namespaces/team/pytorchjobs/a/suspend", **bob)[0] == 200
+    status, _, body = call(app, "GET", "/namespaces/team/tfjobs/a", **bob)
+    assert status == 403 and b"bob may not get TFJobs in namespace team" in body
+    status, _, body = call(app, "GET", "/namespaces/team/pytorchjobs/a", **alice)
+    assert status == 403 and b"alice may not get PyTorchJobs in namespace team" in body
+    # the namespace's list: either kind will do
+    assert call(app, "GET", "/namespaces/team", **alice)[0] == 200
+    assert call(app, "GET", "/namespaces/team/stream", **bob)[0] == 200
+    # a create by YAML: alice may create TFJobs (the page checks the kind it names)
+    assert call(app, "POST", "/namespaces/team/jobs", **alice)[0] == 200
+    status, _, body = call(app, "POST", "/namespaces/team/jobs", **bob)
+    assert status == 403 and b"bob may not create TFJobs or PyTorchJobs" in body

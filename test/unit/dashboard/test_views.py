@@ -31,6 +31,9 @@ def test_job_row_sums_replica_counts():
     assert row == {
         "name": "j",
         "namespace": "ns",
+        "kind": "TFJob",  # JOB names none: a TFJob, as the SDK reads it
+        "plural": "tfjobs",
+        "key": "tfjobs/j",
         "state": "Running",
         "replicas": "Worker=2",
         "active": 1,
@@ -81,3 +84,35 @@ def test_log_key_changes_with_each_container_run():
     assert first == ("j-worker-0", "u1", 0)
     assert log_key(pod("Running", restarts=1)) != first  # restarted in place
     assert log_key(pod("Running", uid="u2")) != first  # recreated under the same name
+
+
+def test_a_pytorchjob_is_shown_by_its_own_fields_and_labels():
+    job = {
+        **JOB,
+        "kind": "PyTorchJob",
+        "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}, "Worker": {"replicas": 2}}},
+    }
+    row = job_row(job, NOW)
+    assert (row["kind"], row["plural"], row["key"]) == (
+        "PyTorchJob",
+        "pytorchjobs",
+        "pytorchjobs/j",
+    )
+    assert row["replicas"] == "Master=1,Worker=2"
+    master = {
+        "metadata": {
+            "name": "j-master-0",
+            "uid": "u1",
+            "labels": {"pytorch-replica-type": "master", "pytorch-replica-index": "0"},
+        },
+        "status": {
+            "phase": "Succeeded",
+            "containerStatuses": [
+                {"name": "istio-proxy", "state": {"terminated": {"exitCode": 2}}},
+                {"name": "pytorch", "state": {"terminated": {"exitCode": 0}}},
+            ],
+        },
+    }
+    (replica,) = job_detail(job, [master], [], NOW)["replicas"]
+    # the kind's labels and container (pytorch, not the first container)
+    assert (replica.replica_type, replica.index, replica.exit_code) == ("master", "0", 0)

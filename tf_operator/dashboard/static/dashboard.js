@@ -25,15 +25,16 @@ function listStream(section, source) {
   source.addEventListener("reset", (e) => {
     tbody.replaceChildren(fragment(JSON.parse(e.data).html)); sync();
   });
+  // a row per job of one kind: keyed by <plural>/<name> (a TFJob and a PyTorchJob may share a name)
   source.addEventListener("upsert", (e) => {
     const msg = JSON.parse(e.data);
     const row = fragment(msg.html);
-    const old = tbody.querySelector(`tr[data-name="${cssName(msg.name)}"]`);
+    const old = tbody.querySelector(`tr[data-key="${cssName(msg.key)}"]`);
     if (old) old.replaceWith(row); else tbody.prepend(row);
     sync();
   });
   source.addEventListener("delete", (e) => {
-    const old = tbody.querySelector(`tr[data-name="${cssName(JSON.parse(e.data).name)}"]`);
+    const old = tbody.querySelector(`tr[data-key="${cssName(JSON.parse(e.data).key)}"]`);
     if (old) old.remove();
     sync();
   });
@@ -72,7 +73,7 @@ function jobStream(section, source) {
   });
   source.addEventListener("deleted", () => {
     const banner = document.getElementById("banner");
-    banner.textContent = "This TFJob has been deleted.";
+    banner.textContent = `This ${section.dataset.jobKind} has been deleted.`;
     banner.hidden = false;
     source.close();
     setLive("job deleted", false);

@@ -34,6 +34,27 @@ def meta(obj: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def same_but_version(old: Obj, cur: Obj) -> bool:
+    """True when two versions of an object differ in nothing but ``metadata.resourceVersion``
+    (a write that changed only fields an informer's transform dropped, say)."""
+    if old.keys() != cur.keys():
+        return False
+    for key, value in cur.items():
+        if key != "metadata":
+            if old[key] != value:
+                return False
+            continue
+        before = old[key]
+        if not isinstance(value, dict) or not isinstance(before, dict):
+            if before != value:
+                return False
+        elif before.keys() != value.keys() or any(
+            before[k] != v for k, v in value.items() if k != "resourceVersion"
+        ):
+            return False
+    return True
+
+
 def labels_of(obj: Any) -> dict[str, str]:
     value = meta(obj).get("labels")
     return value if isinstance(value, dict) else {}

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tf_operator.k8s.labels import (
     label_selector_as_selector,
@@ -120,3 +122,19 @@ def test_selector_equality_and_passthrough():
     assert a == parse_selector("a=2,b=1")
     assert parse_selector(a) is a
     assert hash(a) == hash(parse_selector("a=2, b=1"))
+
+
+_LABEL = st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True)
+
+
+@given(
+    st.dictionaries(_LABEL, _LABEL, max_size=4),
+    st.dictionaries(_LABEL, _LABEL, max_size=6),
+)
+def test_a_set_selector_matches_exactly_the_label_sets_that_hold_every_pair(wanted, labels):
+    """What ``selector_from_set`` builds matches by one comparison of pairs; the same answer
+    as its requirements one by one."""
+    selector = selector_from_set(wanted)
+    assert selector.matches(labels) == all(labels.get(k) == v for k, v in wanted.items())
+    assert selector.matches(labels) == all(r.matches(labels) for r in selector.requirements)
+    assert selector_from_set(dict(wanted)) is selector or not wanted  # one per label set

@@ -43,14 +43,21 @@ class JobEventHandlers(Generic[J]):
     once, as the ReplicaSet controller's delete handler does, and an update whose UID
     changed is that job's deletion and a new job's addition (D68): a job deleted and
     re-created under the same name while the informer relisted, or faster than a worker
-    synced the key, must not wait for its predecessor's creates."""
+    synced the key, must not wait for its predecessor's creates. The update showing our own
+    status write is logged but queues nothing when ``quiet`` says the pass that wrote it left
+    nothing for it (D97)."""
 
     def __init__(
-        self, kind: JobKind[J], queue: Queue, forget: Callable[[str], None] = lambda _key: None
+        self,
+        kind: JobKind[J],
+        queue: Queue,
+        forget: Callable[[str], None] = lambda _key: None,
+        quiet: Callable[[str, str], bool] = lambda _key, _version: False,
     ) -> None:
         self._kind = kind
         self._queue = queue
         self._forget = forget
+        self._quiet = quiet
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
         return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
@@ -100,7 +107,11 @@ class JobEventHandlers(Generic[J]):
             return
         kind = self._kind.resource.kind
         logger_for_kind(kind).info("Updating %s: %s", kind.lower(), meta(cur).get("name"))
-        self.enqueue(cur)
+        key = self._key(cur)
+        if key is not None and not (
+            not resync and self._quiet(key, str(meta(cur).get("resourceVersion", "")))
+        ):
+            self._queue.add(key)
 
 
 class InvalidJobReporter(Generic[J]):

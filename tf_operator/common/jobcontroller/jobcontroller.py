@@ -130,6 +130,7 @@ class JobController(Generic[J]):
             queue=self.work_queue,
             live_jobs=self.job_client,
             job_finished=self.memory.is_finished,
+            job_cleaned=self.memory.is_cleaned,
         )
         self.pods = owned(
             POD_TYPE,
@@ -165,7 +166,9 @@ class JobController(Generic[J]):
         self.create_batches: SlowStartBatches[ExpectedCreate] = SlowStartBatches()
         self.invalid = InvalidJobReporter(kind, self.job_client, recorder, self.memory)
         self.edits = SpecEdits(kind, recorder, self.memory, self.invalid, config.defaults)
-        self.job_events = JobEventHandlers(kind, self.work_queue, self._forget)
+        self.job_events = JobEventHandlers(
+            kind, self.work_queue, self._forget, self.memory.quiet_update
+        )
         self.sync_handler = self.sync
         self._stopping = threading.Event()
 
@@ -281,6 +284,9 @@ class JobController(Generic[J]):
                 return True
             if not self.expectations_met(key, job):
                 waited = True
+                self.memory.set_cleaned(
+                    key, job.uid, False
+                )  # the events it waits for bring it back
                 return False  # creates in flight: their failure requeues with backoff
             if self._cache_behind(key, raw):
                 waited = True
@@ -418,6 +424,7 @@ class JobController(Generic[J]):
     def finish(self, ctx: SyncContext[J], failure: LimitFailure | None) -> None:
         """Terminal branch: fail on limits, clean up, apply the TTL, fold counts, write."""
         job = ctx.job
+        self.memory.set_cleaned(ctx.key, job.uid, False)
         if failure:
             self.status.fail(ctx, failure.message, failure.reason)
         if job.status.completion_time is None:
@@ -436,6 +443,8 @@ class JobController(Generic[J]):
                 counts.active = 0
         self._write_status(ctx)
         ctx.raise_errors()
+        # nothing left here for the deletions it issued to bring back (D97)
+        self.memory.set_cleaned(ctx.key, job.uid, True)
 
     def _write_status(self, ctx: SyncContext[J]) -> None:
         """Write the status if it changed; once written, remember a finished job (see

@@ -9,8 +9,11 @@ finishing status write creates nothing, divergence D39), which ignored edits of 
 were announced, the last Unschedulable message of each job's PodGroup (divergence D40) and
 why its pods wait for that group (D62), and the job's last status write until the informer delivers it: a pass over the version that
 write replaced would compute from a stale status and meet a 409 (an expectation on our own
-write, as pods and services have theirs; divergence D47). Anything that must survive a
-restart lives in the job's status (divergence D11).
+write, as pods and services have theirs; divergence D47). It also knows which informer updates
+need no pass (D97): the one showing our own status write when the pass that wrote it left
+nothing that update would bring back, and the deletions of a finished job's pods and services
+once a clean pass of its terminal branch has run. Anything that must survive a restart lives
+in the job's status (divergence D11).
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ class _Job:
     gang_wait: str = ""  # why its pods wait for its PodGroup, as last told ("": they do not)
     # (resourceVersion the last status write replaced, when it was written)
     replaced_version: tuple[str, float] | None = None
+    # the resourceVersion our last status write made, while its informer update needs no pass
+    quiet_version: str = ""
+    cleaned: bool = False  # a clean pass of the terminal branch ran last (D97)
 
 
 class JobMemory:
@@ -105,11 +111,34 @@ class JobMemory:
             setattr(job, fact, message)
             return True
 
-    def status_written(self, key: str, replaced_version: str) -> None:
-        """Our status write replaced ``replaced_version`` of job ``key``."""
+    def status_written(
+        self, key: str, replaced_version: str, written_version: str = "", quiet: bool = False
+    ) -> None:
+        """Our status write replaced ``replaced_version`` of job ``key`` with
+        ``written_version``; ``quiet``: the informer's update showing it needs no pass."""
         with self._lock:
             job = self._jobs.setdefault(key, _Job(""))
             job.replaced_version = (replaced_version, self._monotonic())
+            job.quiet_version = written_version if quiet else ""
+
+    def quiet_update(self, key: str, version: str) -> bool:
+        """True (once) when ``version`` of job ``key`` is our own quiet status write."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is None or not version or job.quiet_version != version:
+                return False
+            job.quiet_version = ""
+            return True
+
+    def set_cleaned(self, key: str, uid: str, cleaned: bool) -> None:
+        """Whether a clean pass of the terminal branch ran last for job ``key`` (``uid``)."""
+        with self._lock:
+            self._of(key, uid).cleaned = cleaned
+
+    def is_cleaned(self, key: str, uid: str) -> bool:
+        with self._lock:
+            job = self._jobs.get(key)
+            return job is not None and job.uid == uid and job.cleaned
 
     def cache_behind_own_write(self, key: str, cached_version: str) -> bool:
         """True while the cache still holds the version our last status write replaced."""
@@ -121,6 +150,7 @@ class JobMemory:
             if version == cached_version and (
                 self._monotonic() - written < STATUS_WRITE_SEEN_TIMEOUT
             ):
+                job.quiet_version = ""  # a pass waits for the write: its update brings it back
                 return True
             job.replaced_version = None
             return False

@@ -26,6 +26,7 @@ this job controls still holds, since that create could only meet AlreadyExists.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from tf_operator.k8s.controller.controller_utils import (
 )
 from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
 from tf_operator.k8s.labels import selector_from_set
-from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta
+from tf_operator.k8s.objects import Obj, get_controller_of, labels_of, meta, same_but_version
 from tf_operator.k8s.workqueue import DelayingQueue
 from tf_operator.logger import logger_for_pod
 
@@ -111,6 +112,7 @@ class OwnedObjects(Generic[J]):
         live_jobs: ResourceInterface,  # the adoption pre-check reads the job live
         update_batch_period: float = 0.0,
         job_finished: Callable[[str, str], bool] = lambda _key, _uid: False,
+        job_cleaned: Callable[[str, str], bool] = lambda _key, _uid: False,
     ) -> None:
         self.owned = owned
         self._kind = kind
@@ -122,6 +124,7 @@ class OwnedObjects(Generic[J]):
         self._live_jobs = live_jobs
         self._update_batch_period = update_batch_period
         self._job_finished = job_finished  # (key, uid): this process saw the job finish
+        self._job_cleaned = job_cleaned  # (key, uid): its terminal branch ran clean last
         add_job_indexers(informer, kind.labels.job_name)
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
@@ -156,8 +159,7 @@ class OwnedObjects(Generic[J]):
             return
         exp_key = self._expectation_key_of(obj, key)
         if exp_key is not None:
-            self._expectations.creation_observed(exp_key)
-            self._queue.add(key)
+            self._enqueue_observed(key, self._expectations.creation_observed(exp_key), obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
         """Enqueue the old owner when the controller ref changed, then the current one: at
@@ -167,6 +169,8 @@ class OwnedObjects(Generic[J]):
         where the cache held the old one), and both are observed as such (D68)."""
         if meta(cur).get("resourceVersion") == meta(old).get("resourceVersion"):
             return  # a periodic resync: nothing changed
+        if same_but_version(old, cur):
+            return  # nothing a pass reads changed (the cache keeps only that, D96)
         if meta(cur).get("uid") != meta(old).get("uid"):
             self.on_delete(old)
             self.on_add(cur)
@@ -183,6 +187,8 @@ class OwnedObjects(Generic[J]):
             if cur_ref == old_ref and self._settled(key, cur_ref, old, cur):
                 return
             if self._update_batch_period > 0:
+                if self._queue.waiting(key):
+                    return  # the pass already queued reads this update (D96)
                 self._queue.add_after(key, self._update_batch_period)
             else:
                 self._queue.add(key)
@@ -196,15 +202,30 @@ class OwnedObjects(Generic[J]):
         if key is None:
             return
         exp_key = self._expectation_key_of(item, key)
-        if exp_key is not None:
-            self._expectations.deletion_observed(exp_key)
+        if exp_key is None:
+            return
+        met = self._expectations.deletion_observed(exp_key)
+        ref = get_controller_of(item) or {}
+        if self._job_cleaned(key, str(ref.get("uid", ""))):
+            return  # a clean terminal pass issued it or judged the job without it (D97)
+        self._enqueue_observed(key, met, item)
+
+    def _enqueue_observed(self, key: str, met: bool, obj: Obj) -> None:
+        """Queue the job for an observed create or delete of one of its objects, unless its
+        pass would only wait: creates or deletes of that replica type are still in flight
+        (``met`` False), and a running job's pass stops before it decodes the job while any
+        is (``JobController.sync``); the event that meets the expectation queues it (D95). A
+        finished job's pass does not wait for them, so it is queued every time."""
+        ref = get_controller_of(obj) or {}
+        if met or self._job_finished(key, str(ref.get("uid", ""))):
             self._queue.add(key)
 
     def _settled(self, key: str, ref: dict[str, Any], old: Obj, cur: Obj) -> bool:
         """True when an update of ``cur`` that kept its owner ``ref`` cannot give its
         finished job's pass work (D54): the job finished in this process and the labels are
         unchanged, so the claim would keep it and clean-up has already judged it. (Deletions
-        still queue the job: a pass that failed after issuing its deletes waits for them.)"""
+        still queue the job, unless its terminal branch ran clean last (D97): a pass that
+        failed after issuing its deletes waits for them.)"""
         return labels_of(old) == labels_of(cur) and self._job_finished(key, str(ref.get("uid", "")))
 
     def _expectation_key_of(self, obj: Obj, key: str) -> str | None:
@@ -440,6 +461,13 @@ def _controlled_by(obj: Obj, uid: str) -> bool:
 def _timestamp(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
+    return _parsed_timestamp(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_timestamp(value: str) -> datetime | None:
+    """A creation timestamp, parsed once (every pass compares each object's with its job's,
+    and many objects share a second)."""
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:

@@ -324,7 +324,8 @@ class StatusWriter:
         self,
         jobs: ResourceInterface,
         recorder: EventRecorder,
-        written: Callable[[str, str], None] | None = None,  # (key, version it replaced)
+        # (key, version it replaced, version it made, whether that version needs no pass)
+        written: Callable[[str, str, str, bool], None] | None = None,
     ) -> None:
         self._jobs = jobs
         self._recorder = recorder
@@ -337,7 +338,11 @@ class StatusWriter:
             # The status subresource reads only status and metadata (its resourceVersion):
             # the cached object carries both, no need to encode the whole decoded job.
             body = {**ctx.raw, "status": status} if ctx.raw else job.to_dict()
-            self._jobs.update_status(body, namespace=job.namespace)
+            stored = self._jobs.update_status(body, namespace=job.namespace)
             if self._written is not None:
-                self._written(ctx.key, str(job.metadata.get("resourceVersion", "")))
+                # The informer's update of this write brings nothing a pass would act on,
+                # unless the write finished the job: the terminal branch runs on it (D97).
+                quiet = not (is_finished(job.status) and not raw_finished_conditions(ctx.raw))
+                made = str((stored.get("metadata") or {}).get("resourceVersion", ""))
+                self._written(ctx.key, str(job.metadata.get("resourceVersion", "")), made, quiet)
         ctx.flush(self._recorder)

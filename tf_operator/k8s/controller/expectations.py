@@ -64,15 +64,16 @@ class ControllerExpectations:
             record.delete += delete
             self._cache[key] = record  # re-inserting restarts the TTL
 
-    def _lower(self, key: str, add: int, delete: int) -> None:
+    def _lower(self, key: str, add: int, delete: int) -> bool:
         with self._lock:
             record = self._cache.get(key)
             if record is None:
-                return
+                return True
             # Never below zero: an event we did not ask for must not pre-pay a later
             # expectation. Mutated in place, since assigning back would restart the TTL.
             record.add = max(record.add - add, 0)
             record.delete = max(record.delete - delete, 0)
+            return record.fulfilled()
 
     def expect_creations(self, key: str, count: int = 1) -> None:
         """Record that ``count`` more objects are about to be created for ``key``."""
@@ -82,13 +83,15 @@ class ControllerExpectations:
         """Record that ``count`` more objects are about to be deleted for ``key``."""
         self._raise(key, 0, count)
 
-    def creation_observed(self, key: str) -> None:
-        """An informer saw a creation (or a create call failed): lower the count by one."""
-        self._lower(key, 1, 0)
+    def creation_observed(self, key: str) -> bool:
+        """An informer saw a creation (or a create call failed): lower the count by one.
+        True when nothing is pending for ``key`` any more (``satisfied_expectations``)."""
+        return self._lower(key, 1, 0)
 
-    def deletion_observed(self, key: str) -> None:
-        """An informer saw a deletion (or a delete call failed): lower the count by one."""
-        self._lower(key, 0, 1)
+    def deletion_observed(self, key: str) -> bool:
+        """An informer saw a deletion (or a delete call failed): lower the count by one.
+        True when nothing is pending for ``key`` any more (``satisfied_expectations``)."""
+        return self._lower(key, 0, 1)
 
     def run_expected_delete(self, key: str, delete: Callable[[], bool]) -> bool:
         """Run one delete under a deletion expectation of ``key``; ``delete`` says whether it

@@ -52,6 +52,12 @@ class Queue:
             self._queue.append(item)
             self._cond.notify()
 
+    def waiting(self, item: Any) -> bool:
+        """True when ``item`` is queued and no worker has taken it yet: the worker that takes
+        it will see whatever its producer saw until now."""
+        with self._cond:
+            return item in self._dirty and item not in self._processing
+
     def __len__(self) -> int:
         """Number of items waiting to be handed out (not those in progress)."""
         with self._cond:

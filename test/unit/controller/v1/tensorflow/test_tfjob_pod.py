@@ -354,12 +354,20 @@ def test_update_pod_enqueues_old_owner_at_once_and_new_owner_after_the_batch_per
     assert queue.get() == ("default/second", False)
 
 
+def _phase_change(pod, version):
+    """``pod`` in a newer version whose phase changed (an update with nothing but a new
+    resourceVersion queues no pass, D96)."""
+    changed = _pod_version(pod, version)
+    changed["status"] = {**changed.get("status", {}), "phase": "Running"}
+    return changed
+
+
 def test_updates_of_a_jobs_pods_within_the_batch_period_make_one_sync(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=2))
     queue = harness.ctr.work_queue
     pods = [tfu.new_pod(job, "worker", i) for i in range(2)]
     for version, pod in enumerate(pods * 3):
-        harness.ctr.pods.on_update(_pod_version(pod, "1"), _pod_version(pod, str(version + 2)))
+        harness.ctr.pods.on_update(_pod_version(pod, "1"), _phase_change(pod, str(version + 2)))
         harness.clock.step(0.1)
     assert len(queue) == 0 and queue.pending_count() == 1
     harness.clock.step(0.4)
@@ -371,7 +379,7 @@ def test_a_zero_batch_period_syncs_on_every_pod_update(make_harness, tfu):
     harness = make_harness(pod_updates_batch_period=0)
     job = harness.add_job(tfu.new_tfjob(worker=1))
     pod = tfu.new_pod(job, "worker", 0)
-    harness.ctr.pods.on_update(_pod_version(pod, "1"), _pod_version(pod, "2"))
+    harness.ctr.pods.on_update(_pod_version(pod, "1"), _phase_change(pod, "2"))
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
     assert harness.ctr.work_queue.pending_count() == 0
 

@@ -68,10 +68,15 @@ def baseline_python(commit: str = BASELINE_COMMIT, log: Any = print) -> str:
     log(f"   building a venv of {commit} in {home} (once)")
     checkout = Path(tempfile.mkdtemp(prefix=f"tree-{commit}-")) / "tree"
     git = ["git", "-C", str(ROOT)]
-    subprocess.run([*git, "worktree", "add", "--detach", str(checkout), commit], check=True,
-                   capture_output=True)  # fmt: skip
+    added = subprocess.run([*git, "worktree", "add", "--detach", str(checkout), commit],
+                           capture_output=True, text=True)  # fmt: skip
+    if added.returncode != 0:
+        shutil.rmtree(checkout.parent, ignore_errors=True)
+        raise RuntimeError(f"git worktree add {commit} failed: {added.stderr.strip()}")
     try:
-        subprocess.run([sys.executable, "-m", "venv", str(home)], check=True)
+        made = subprocess.run([sys.executable, "-m", "venv", str(home)], capture_output=True)
+        if made.returncode != 0:
+            raise RuntimeError(f"creating the venv of {commit} failed: {made.stderr!r}")
         pip = subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
              str(checkout)],

@@ -8,7 +8,9 @@ JSON, records the machine, commit and load, and renders the report (``report``, 
 
 ``docs/benchmarks.json`` keeps a ``baseline``: the operator figures from before the
 performance work, carried over from run to run so the report can show before and after;
-``--record-baseline`` replaces it with this run's figures.
+``--record-baseline`` replaces it with this run's figures. It also keeps ``before_issue26``:
+issue 26's goals as measured by the last run before that work (recorded from the
+``benchmarks.json`` found the first time this driver runs, then carried over).
 
 Usage: ``python hack/bench.py [--quick] [--only NAME ...] [--output-dir docs]
 [--record-baseline] [--render-only]``.
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchkit import goals
 from benchkit.paths import HACK, ROOT
 
 ORDER = ["workqueue", "informer", "apiserver", "operator", "batchscheduler"]
@@ -146,6 +149,7 @@ def main() -> int:
         "written": time.strftime("%Y-%m-%d %H:%M"),
         "load_at_start": [round(x, 2) for x in os.getloadavg()],
         "baseline": previous.get("baseline") or {},
+        "before_issue26": before_issue26(previous),
     }
     doc["results"] = {
         name: run_one(name, script, ["--quick"] if args.quick and name == "operator" else [])
@@ -159,6 +163,24 @@ def main() -> int:
     (out / "benchmarks.json").write_text(json.dumps(doc, indent=1) + "\n")
     render(doc, out)
     return 0 if all(r["exit_code"] == 0 for r in doc["results"].values()) else 1
+
+
+def before_issue26(previous: dict[str, Any]) -> dict[str, Any]:
+    """Issue 26's goals as the run in ``previous`` measured them (its first goal as the
+    issue recorded it), unless ``previous`` carries them already."""
+    if previous.get("before_issue26"):
+        return dict(previous["before_issue26"])
+    figures = operator_figures(previous)
+    if not figures:
+        return {}
+    measured = {g.key: g.measured for g in goals.evaluate_issue26(figures)}
+    measured["cluster"] = goals.ISSUE26_CLUSTER_BEFORE
+    return {
+        "commit": previous.get("commit"),
+        "written": previous.get("written"),
+        "load_at_start": previous.get("load_at_start"),
+        "measured": measured,
+    }
 
 
 def operator_figures(doc: dict[str, Any]) -> dict[str, Any]:

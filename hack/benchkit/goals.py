@@ -1,9 +1,14 @@
-"""Issue 11's goals, judged from the figures the scenarios return.
+"""The goals of issues 26 and 11, judged from the figures the scenarios return.
 
-``evaluate`` turns the operator benchmark's figures into rows of ``Goal``: what is measured,
-the measured value, the goal, what it is compared with (the floor or the reference binary)
-and whether it passes. A goal whose figures are missing is reported as not measured and
-fails: the report never claims a pass it did not see.
+``evaluate_issue26`` and ``evaluate`` (issue 11's) turn the operator benchmark's figures into
+rows of ``Goal``: what is measured, the measured value, the goal, what it is compared with (the
+floor, the lean client, an older tree or the reference binary) and whether it passes. A goal
+whose figures are missing is reported as not measured and fails: the report never claims a
+pass it did not see. Issue 26 restated two of issue 11's goals as ratios (CPU per job to the
+lean lifecycle client's, time per job to the floor's at each size); those issue-11 rows say so
+instead of judging, and every other issue-11 goal is one of issue 26's fourth (it must stay
+green). Each issue-26 row has a ``key`` that stays the same from run to run, so the report can
+set the figures from before the work beside it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,14 @@ SCALING_GOAL = 1.3
 STEADY_P99_GOAL_S = 1.0
 
 
+# Issue 26's bounds.
+CLUSTER_RATIO_GOAL = 1.2  # the bare client's creates, today over main at 8071805
+LEAN_RATIO_GOAL = 2.0  # operator CPU per job lifecycle over the lean client's
+FLOOR_PACE_GOAL = 1.1  # time per job at each size over the floor's
+# The first goal as issue 26 measured it before the work (2026-11-25, best of two runs each).
+ISSUE26_CLUSTER_BEFORE = "2.01 s against 1.05 s = 1.91x (measured for issue 26)"
+
+
 @dataclass
 class Goal:
     number: int
@@ -33,6 +46,8 @@ class Goal:
     goal: str
     compared_with: str
     passed: bool | None  # None: not measured
+    key: str = ""  # issue 26: the same row in every run (before / after)
+    superseded_by: str = ""  # issue 11: the issue-26 goal that restated this one
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,14 +66,117 @@ def _check(value: Any, test: Any) -> bool | None:
 
 
 def evaluate(fig: dict[str, Any]) -> list[Goal]:
+    """Issue 11's goals; its CPU and scaling goals are issue 26's now (``superseded_by``)."""
+    scaling = _scaling_goals(fig)
     goals: list[Goal] = []
     goals += _burst_goals(fig)
-    goals += _cpu_goals(fig)
-    goals += _scaling_goals(fig)
+    goals += _superseded(_cpu_goals(fig), "issue 26 G2")
+    goals += _superseded(scaling[:1], "issue 26 G3") + scaling[1:]
     goals += _steady_goals(fig)
     goals += _request_goals(fig)
     goals += _memory_goals(fig)
     return goals
+
+
+def _superseded(rows: list[Goal], by: str) -> list[Goal]:
+    for row in rows:
+        row.superseded_by, row.passed = by, None
+    return rows
+
+
+# ---------------------------------------------------------------------------- issue 26
+
+
+def evaluate_issue26(fig: dict[str, Any]) -> list[Goal]:
+    """Issue 26's four goals; the fourth is issue 11's other goals, which must stay green."""
+    return [
+        _cluster_goal(fig),
+        *_lean_ratio_goals(fig),
+        *_floor_pace_goals(fig),
+        *_earlier_goals(evaluate(fig)),
+    ]
+
+
+def _cluster_goal(fig: dict[str, Any]) -> Goal:
+    side = fig.get("cluster_side_by_side") or {}
+    base, today = side.get("baseline") or {}, side.get("today") or {}
+    r = side.get("ratio_wall_s") if base.get("complete") and today.get("complete") else None
+    return Goal(
+        1,
+        f"local cluster: the bare client's {side.get('creates', 2000):,} creates (pods + "
+        "services), the best run of each tree",
+        f"{_fmt(today.get('wall_s'), ' s')} against {_fmt(base.get('wall_s'), ' s')} = "
+        f"{_fmt(r, 'x')} (server CPU {_fmt(today.get('server_cpu_s'), ' s')} against "
+        f"{_fmt(base.get('server_cpu_s'), ' s')} = {_fmt(side.get('ratio_server_cpu_s'), 'x')})",
+        f"<= {CLUSTER_RATIO_GOAL}x main at {side.get('baseline_commit', '8071805')}",
+        f"{base.get('label', 'main at 8071805')}, side by side on this machine",
+        _check(r, lambda v: v <= CLUSTER_RATIO_GOAL),
+        key="cluster",
+    )
+
+
+def _lean_ratio_goals(fig: dict[str, Any]) -> list[Goal]:
+    lean = fig.get("lean") or {}
+    lean_cpu = lean.get("cpu_ms_per_job") if lean.get("complete") else None
+    out = []
+    for key, label in (("operator_default", "defaults"), ("operator_t4", "--threadiness 4")):
+        run = fig.get(key) or {}
+        cpu = run.get("cpu_ms_per_job") if run.get("complete") else None
+        r = ratio(cpu, lean_cpu)
+        out.append(
+            Goal(
+                2,
+                f"operator CPU per job lifecycle over the lean client's, {label}",
+                f"{_fmt(cpu, ' ms')} = {_fmt(r, 'x')} the lean client",
+                f"<= {LEAN_RATIO_GOAL:g}x",
+                f"lean lifecycle client {_fmt(lean_cpu, ' ms')} in the same run",
+                _check(r, lambda v: v <= LEAN_RATIO_GOAL),
+                key=f"lean-{key}",
+            )
+        )
+    return out
+
+
+def _floor_pace_goals(fig: dict[str, Any]) -> list[Goal]:
+    scaling = fig.get("scaling") or {}
+    floors = {p["jobs"]: p for p in scaling.get("floor") or [] if "jobs" in p}
+    out = []
+    for run in scaling.get("operator") or []:
+        jobs = run.get("jobs")
+        if jobs is None:
+            continue
+        floor = floors.get(jobs) or {}
+        r = ratio(run.get("ms_per_job"), floor.get("ms_per_job"))
+        out.append(
+            Goal(
+                3,
+                f"time per job to all pods + services, {jobs:,} jobs in one burst",
+                f"{_fmt(run.get('ms_per_job'), ' ms')} = {_fmt(r, 'x')} the floor",
+                f"<= {FLOOR_PACE_GOAL}x the floor",
+                f"floor {_fmt(floor.get('ms_per_job'), ' ms')} at the same size",
+                _check(r, lambda v: v <= FLOOR_PACE_GOAL),
+                key=f"pace-{jobs}",
+            )
+        )
+    return out
+
+
+def _earlier_goals(earlier: list[Goal]) -> list[Goal]:
+    """Issue 11's goals that issue 26 did not restate: they must stay green."""
+    return [
+        Goal(
+            4,
+            f"issue 11 G{row.number} stays green: {row.what}",
+            row.measured,
+            row.goal,
+            row.compared_with,
+            row.passed,
+            key=f"earlier-G{row.number}-{row.what}",
+        )
+        for row in earlier
+        # a bound to judge by (RSS at 50,000 pods has none without a reference binary)
+        if not row.superseded_by and row.goal != "< reference"
+    ]
 
 
 def _burst_goals(fig: dict[str, Any]) -> list[Goal]:

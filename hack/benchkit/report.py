@@ -1,8 +1,9 @@
 """docs/benchmarks.md: a report for people, from the figures ``hack/bench.py`` gathered.
 
-Order: the headline table of issue 11's goals, the conditions of the run, one short section
-per operator benchmark (what it does, how to reproduce it, its figures and plot), then the
-component benchmarks (workqueue, informer, API server) in brief.
+Order: the headline tables of issue 26's goals (beside their figures from before that work)
+and issue 11's, the conditions of the run, one short section per operator benchmark (what it
+does, how to reproduce it, its figures and plot), the local cluster beside an older tree, then
+the component benchmarks (workqueue, informer, API server with its cost per layer) in brief.
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ def render(doc: dict[str, Any], plots: dict[str, str]) -> str:
         "figures depend on what else the machine was doing: the load average is recorded.",
         "",
     ]
+    lines += _headline26(operator.get("goals26") or [], doc.get("before_issue26") or {})
     lines += _headline(operator.get("goals") or [])
     lines += _conditions(doc, figures)
     if figures:
+        lines += _cluster(figures)
         lines += _burst(figures, plots)
         lines += _cpu(figures, doc.get("baseline") or {}, plots, doc.get("operator_commit"))
         lines += _scaling(figures, plots)
@@ -48,19 +51,43 @@ def render(doc: dict[str, Any], plots: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _headline26(goals: list[dict[str, Any]], before: dict[str, Any]) -> list[str]:
+    if not goals:
+        return []
+    then = before.get("measured") or {}
+    rows = [
+        [f"G{g['number']}", g["what"], then.get(g.get("key", ""), "–"), g["measured"],
+         g["goal"], g["compared_with"], VERDICT[g["passed"]]]
+        for g in goals
+    ]  # fmt: skip
+    passed = sum(1 for g in goals if g["passed"])
+    load = before.get("load_at_start") or ["?"]
+    return [
+        "## Issue 26 goals",
+        "",
+        f'{passed} of {len(goals)} goals pass. "Before" is the run of '
+        f"{before.get('commit', '?')} ({before.get('written', '?')}, load {load[0]} at its "
+        "start), the last before issue 26's work; its first goal as the issue measured it.",
+        "",
+        *_table(["#", "what", "before", "now", "goal", "compared with", "pass"], rows),
+        "",
+    ]
+
+
 def _headline(goals: list[dict[str, Any]]) -> list[str]:
     if not goals:
         return ["The operator benchmark did not run.", ""]
     rows = [
         [f"G{g['number']}", g["what"], g["measured"], g["goal"], g["compared_with"],
-         VERDICT[g["passed"]]]
+         f"now {g['superseded_by']}" if g.get("superseded_by") else VERDICT[g["passed"]]]
         for g in goals
     ]  # fmt: skip
     passed = sum(1 for g in goals if g["passed"])
+    judged = sum(1 for g in goals if not g.get("superseded_by"))
     return [
         "## Issue 11 goals",
         "",
-        f"{passed} of {len(goals)} goals pass.",
+        f"{passed} of {judged} goals pass; issue 26 restated the other {len(goals) - judged}.",
         "",
         *_table(["#", "what", "measured", "goal", "floor / reference", "pass"], rows),
         "",
@@ -83,6 +110,39 @@ def _conditions(doc: dict[str, Any], figures: dict[str, Any]) -> list[str]:
          f"run {settings.get('worker_run_seconds')} s"],
     ]  # fmt: skip
     return ["## Conditions", "", *_table(["", ""], rows), ""]
+
+
+def _cluster(figures: dict[str, Any]) -> list[str]:
+    side = figures.get("cluster_side_by_side") or {}
+    if not side or side.get("error"):
+        return []
+    rows = []
+    for key in ("baseline", "today"):
+        tree = side.get(key) or {}
+        for i, run in enumerate(tree.get("runs") or [], 1):
+            rows.append(
+                [tree.get("label"), i, _v(run.get("wall_s"), " s"),
+                 _v(run.get("server_cpu_s"), " s"), f"{run.get('created')} / {run.get('requests')}",
+                 _v(run.get("load"))]
+            )  # fmt: skip
+    return [
+        "## The local cluster beside main at " + str(side.get("baseline_commit")),
+        "",
+        "Every test, benchmark and demo runs on the local cluster, so its own speed is",
+        f"measured against a fixed tree: main at {side.get('baseline_commit')}, installed in a",
+        "venv of its own (kept under `.venv/bench-cache/`). Each round starts one tree's",
+        "cluster as a process (simulated kubelets, two nodes, endpoints controller on),",
+        f"creates the TFJob CRD and {side.get('jobs')} TFJobs, then the bare client",
+        f"(`benchkit.creates`, {side.get('threads')} keep-alive connections) sends their "
+        f"{side.get('creates')} pods and services; rounds alternate between the trees and",
+        "each tree's best round counts. Server CPU is the cluster process's, from /proc.",
+        "",
+        "Reproduce: `.venv/bin/python hack/bench_operator.py --only cluster`; the cost of each",
+        "API-server layer per request: `.venv/bin/python -m benchkit.layers` (from `hack/`).",
+        "",
+        *_table(["tree", "round", "2,000 creates", "server CPU", "created", "load"], rows),
+        "",
+    ]
 
 
 def _run_row(run: dict[str, Any]) -> list[Any]:

@@ -4,8 +4,10 @@ The server runs in its own process (so the load generator's GIL does not distort
 benchmark opens ``--watches`` watches on configmaps in the benchmark namespace (the worst case:
 every create is fanned out to every watch), then drives simple ConfigMap creates and then gets
 from ``--procs`` load processes with ``--threads`` keep-alive ``http.client`` connections each,
-for ``--seconds`` per phase. It checks every watch saw every create, prints the figures and, as
-its last line, ``BENCH_RESULT {json}``.
+for ``--seconds`` per phase. It checks every watch saw every create. Then it takes the cost
+of each layer of the request path per request (``benchkit.layers``: a local cluster in this
+process, the bare client's 2,000 creates). It prints the figures and, as its last line,
+``BENCH_RESULT {json}``.
 
 Usage: ``python hack/bench_apiserver.py [--seconds 5] [--watches 50] [--procs 2] [--threads 4]``.
 """
@@ -237,7 +239,20 @@ def main() -> int:
     print(
         f"gets:    {gets['per_s']}/s (p50 {gets['p50_ms']} ms, p99 {gets['p99_ms']} ms, errors {gets['errors']}); goal {GOAL_GETS_PER_S}/s"
     )
+    from benchkit import layers  # after the phases: it times the local cluster in this process
+
+    per_layer = layers.run(200, 4, "localcluster")
+    layers.print_table(per_layer)
     summary = {
+        "layers": {
+            key: per_layer[key]
+            for key in (
+                "process_cpu_us_per_request",
+                "request_threads_us_per_request",
+                "layers_us_per_request",
+                "timer_overhead_us",
+            )
+        },
         "watches": args.watches,
         "switch_interval": args.switch_interval,
         "procs": args.procs,

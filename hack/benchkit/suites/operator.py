@@ -1,8 +1,12 @@
-"""Operator benchmarks of issue 11: the real ``tf-operator`` against the local cluster, beside
-a bare threaded client (the floor) and optionally a reference binary.
+"""Operator benchmarks of issues 11 and 26: the real ``tf-operator`` against the local cluster,
+beside a bare threaded client (the floor), the lean lifecycle client and optionally a
+reference binary; and the local cluster itself against an older tree's.
 
 Scenarios (each in a fresh in-process local cluster with the simulated kubelet and the
-endpoints controller on; see ``hack/benchkit/scenarios.py``):
+endpoints controller on; see ``hack/benchkit/scenarios.py``), after ``cluster``:
+
+- ``cluster``: the bare client's 2,000 creates against this tree's local cluster and against
+  main at 8071805, each a process of its own, rounds alternating (``benchkit.clusterspeed``).
 
 - ``burst``: 200 TFJobs (1 PS + 4 workers) at once, for the floor (pods, services, their
   events and a status write; and pods + services only), the lean lifecycle client (the
@@ -39,11 +43,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchkit import goals, procs, profile, scenarios, stats
+from benchkit import clusterspeed, goals, procs, profile, scenarios, stats
 from benchkit.workload import minimum_requests_per_job
 
 MARKER = "BENCH_RESULT "
-SCENARIOS = ("burst", "scaling", "steady", "memory", "reference")
+SCENARIOS = ("cluster", "burst", "scaling", "steady", "memory", "reference")
 SCALING_RUN_SECONDS = 3600.0
 SMALL_BURST_RUNS = 3  # runs of the smallest scaling burst; the median counts
 
@@ -84,6 +88,14 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
         print(f"   {_summary(out)} [{time.monotonic() - began:.0f} s]", flush=True)
         return out
 
+    if "cluster" in wanted:
+        fig["cluster_side_by_side"] = step(
+            "cluster: the bare client's creates, this tree and main at "
+            f"{clusterspeed.BASELINE_COMMIT} side by side",
+            clusterspeed.side_by_side,
+            rounds=1 if args.quick else clusterspeed.ROUNDS,
+            log=lambda line: print(line, flush=True),
+        )
     n = sizes["burst"]
     if "burst" in wanted:
         # the floor runs before and after the operators; the faster run counts (the ratio to
@@ -206,6 +218,8 @@ def _reference(
 
 def _summary(out: dict[str, Any]) -> str:
     keys = (
+        "ratio_wall_s",
+        "ratio_server_cpu_s",
         "all_pods_and_services_s",
         "per_job_p50_s",
         "per_job_p99_s",
@@ -224,12 +238,16 @@ def _summary(out: dict[str, Any]) -> str:
     return ", ".join(f"{k}={out[k]}" for k in keys if k in out)
 
 
-def print_goals(rows: list[goals.Goal]) -> None:
-    print("\n== issue 11 goals: measured / goal / pass")
+def print_goals(rows: list[goals.Goal], issue: int) -> None:
+    print(f"\n== issue {issue} goals: measured / goal / pass")
     for g in rows:
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[g.passed]
+        if g.superseded_by:
+            verdict = "now"
         print(f"  [{verdict:4}] G{g.number} {g.what}")
         print(f"         measured {g.measured}; goal {g.goal}; {g.compared_with}".rstrip("; "))
+        if g.superseded_by:
+            print(f"         restated as {g.superseded_by}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -286,11 +304,17 @@ def main(argv: list[str] | None = None) -> int:
         "sim_start_delay_s": settings.start_delay,
         "total_s": round(time.monotonic() - began, 1),
     }
-    rows = goals.evaluate(figures)
-    print_goals(rows)
+    rows, rows26 = goals.evaluate(figures), goals.evaluate_issue26(figures)
+    print_goals(rows, 11)
+    print_goals(rows26, 26)
     if any(isinstance(v, dict) and v.get("error") for v in figures.values()):
         code = 1
-    print(MARKER + json.dumps({"figures": figures, "goals": [g.as_dict() for g in rows]}))
+    result = {
+        "figures": figures,
+        "goals": [g.as_dict() for g in rows],
+        "goals26": [g.as_dict() for g in rows26],
+    }
+    print(MARKER + json.dumps(result))
     return code
 
 

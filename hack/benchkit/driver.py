@@ -184,7 +184,9 @@ def before_issue26(previous: dict[str, Any]) -> dict[str, Any]:
 
 
 def operator_figures(doc: dict[str, Any]) -> dict[str, Any]:
-    return ((doc["results"].get("operator") or {}).get("figures") or {}).get("figures") or {}
+    return (((doc.get("results") or {}).get("operator") or {}).get("figures") or {}).get(
+        "figures"
+    ) or {}
 
 
 def render(doc: dict[str, Any], out: Path) -> int:

@@ -79,15 +79,16 @@ def _headline(goals: list[dict[str, Any]]) -> list[str]:
         return ["The operator benchmark did not run.", ""]
     rows = [
         [f"G{g['number']}", g["what"], g["measured"], g["goal"], g["compared_with"],
-         f"now {g['superseded_by']}" if g.get("superseded_by") else VERDICT[g["passed"]]]
+         VERDICT[g["passed"]]
+         + (f" (restated as {g['superseded_by']})" if g.get("superseded_by") else "")]
         for g in goals
     ]  # fmt: skip
     passed = sum(1 for g in goals if g["passed"])
-    judged = sum(1 for g in goals if not g.get("superseded_by"))
+    restated = sum(1 for g in goals if g.get("superseded_by"))
     return [
         "## Issue 11 goals",
         "",
-        f"{passed} of {judged} goals pass; issue 26 restated the other {len(goals) - judged}.",
+        f"{passed} of {len(goals)} goals pass; issue 26 restated {restated} of them (above).",
         "",
         *_table(["#", "what", "measured", "goal", "floor / reference", "pass"], rows),
         "",

@@ -242,8 +242,6 @@ def print_goals(rows: list[goals.Goal], issue: int) -> None:
     print(f"\n== issue {issue} goals: measured / goal / pass")
     for g in rows:
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[g.passed]
-        if g.superseded_by:
-            verdict = "now"
         print(f"  [{verdict:4}] G{g.number} {g.what}")
         print(f"         measured {g.measured}; goal {g.goal}; {g.compared_with}".rstrip("; "))
         if g.superseded_by:

@@ -376,3 +376,61 @@ def test_plots_are_written(tmp_path):
     assert set(made) == {"scaling", "latency", "memory", "cpu"}
     for name in made.values():
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _issue26_figures(lean_cpu=4.0, op_cpu=7.9, t4_cpu=8.1, cluster_ratio=0.9):
+    return {
+        "floor": {"all_pods_and_services_s": 2.0, "cpu_ms_per_job": 3.0},
+        "lean": {"complete": True, "cpu_ms_per_job": lean_cpu},
+        "operator_default": _run(2.9, cpu=op_cpu),
+        "operator_t4": _run(2.9, cpu=t4_cpu),
+        "minimum_requests_per_job": 29,
+        "cluster_side_by_side": {
+            "creates": 2000,
+            "baseline_commit": "8071805",
+            "baseline": {"label": "main at 8071805", "complete": True, "wall_s": 1.0},
+            "today": {"label": "today", "complete": True, "wall_s": cluster_ratio},
+            "ratio_wall_s": cluster_ratio,
+        },
+        "scaling": {
+            "floor": [{"jobs": 100, "ms_per_job": 20.0}, {"jobs": 1000, "ms_per_job": 20.0}],
+            "operator": [{"jobs": 100, "ms_per_job": 21.0}, {"jobs": 1000, "ms_per_job": 23.0}],
+        },
+    }
+
+
+def test_issue26_goals_are_ratios_to_an_older_cluster_the_lean_client_and_the_floor():
+    rows = goals.evaluate_issue26(_issue26_figures())
+    by = {g.key: g.passed for g in rows}
+    assert by["cluster"] is True
+    assert by["lean-operator_default"] is True  # 7.9 ms over 4.0 ms: 1.98x
+    assert by["lean-operator_t4"] is False  # 2.03x
+    assert by["pace-100"] is True and by["pace-1000"] is False  # 1.05x, 1.15x
+    earlier = [g for g in rows if g.number == 4]
+    assert earlier and all(g.what.startswith("issue 11 G") for g in earlier)
+    # the issue-11 goals issue 26 restated are not among its fourth goal's rows
+    assert not any("CPU per job lifecycle" in g.what or "time per job," in g.what for g in earlier)
+    assert not goals.evaluate_issue26(_issue26_figures(cluster_ratio=1.3))[0].passed
+
+
+def test_issue26_goals_of_nothing_claim_no_pass():
+    assert not any(g.passed for g in goals.evaluate_issue26({}))
+
+
+def test_the_figures_from_before_issue26_are_taken_once_then_carried_over():
+    from benchkit import driver
+
+    figures = _issue26_figures(op_cpu=13.6)
+    previous = {
+        "commit": "9374372",
+        "written": "2026-11-25 19:04",
+        "load_at_start": [0.4, 1.3, 1.6],
+        "results": {"operator": {"figures": {"figures": figures}}},
+    }
+    before = driver.before_issue26(previous)
+    assert before["commit"] == "9374372"
+    assert before["measured"]["lean-operator_default"] == "13.60 ms = 3.40x the lean client"
+    assert before["measured"]["cluster"] == goals.ISSUE26_CLUSTER_BEFORE
+    later = {"before_issue26": before, "results": {}}
+    assert driver.before_issue26(later) == before
+    assert driver.before_issue26({}) == {}

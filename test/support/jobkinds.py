@@ -22,7 +22,7 @@ from support.fake_kube import FakeKubeClient
 from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
 from tf_operator.app.server import controller_configuration
-from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind
+from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind, replica_type_selector
 from tf_operator.controller.v1.pytorch import PYTORCHJOBS, new_pytorch_controller
 from tf_operator.controller.v1.pytorch.informer import InvalidPyTorchJobError
 from tf_operator.controller.v1.pytorch.kind import PYTORCHJOB_KIND
@@ -67,6 +67,7 @@ class KindCase:
     defaults_flag_applies: bool  # --defaults picks this kind's defaults (TFJob); else v1.9's
     framework: str  # the framework label of v1.9's job counters
     invalid_error: type[InvalidJobError]  # what the kind's decode raises
+    default_restart_policy: str  # a replica's, unless its spec names one
 
     def __str__(self) -> str:
         return self.name
@@ -102,18 +103,33 @@ class KindCase:
         """A job of ``worker`` workers, ``leader`` (0 or 1) deciding replica, and ``other``
         replicas of the third type; run-policy fields go where ``run_policy_in`` says (the
         kind's only placement for a PyTorchJob, the spec for a TFJob by default)."""
+        replicas = {self.worker: worker}
+        if self.other is not None:
+            replicas[self.other] = other
+        replicas[self.leader] = min(leader, 1)
+        return self.new_job_with(replicas, name, namespace, run_policy_in, **spec)
+
+    def new_job_with(
+        self,
+        replicas: dict[str, int],
+        name: str = TEST_NAME,
+        namespace: str = "default",
+        run_policy_in: str | None = None,
+        **spec: object,
+    ) -> dict:
+        """A job of exactly these replica types and counts (a type counted 0 is left out),
+        e.g. ``{"PS": 1, "Worker": 2}`` for a TFJob, ``{"Master": 1, "Worker": 2}`` for a
+        PyTorchJob; the rest as :meth:`new_job`."""
         placement = run_policy_in or ("spec" if self.top_level_run_policy else "runPolicy")
         if placement == "runPolicy":
             moved = {k: spec.pop(k) for k in RUN_POLICY_FIELDS if k in spec}
             if moved:
                 spec["runPolicy"] = {**dict(spec.get("runPolicy") or {}), **moved}
-        specs: dict = {}
-        if worker > 0:
-            specs[self.worker] = {"replicas": worker, "template": self.replica_template()}
-        if other > 0 and self.other is not None:
-            specs[self.other] = {"replicas": other, "template": self.replica_template()}
-        if leader:
-            specs[self.leader] = {"replicas": 1, "template": self.replica_template()}
+        specs = {
+            rtype: {"replicas": count, "template": self.replica_template()}
+            for rtype, count in replicas.items()
+            if count > 0
+        }
         return {
             "apiVersion": self.resource.api_version,
             "kind": self.kind_name,
@@ -158,6 +174,14 @@ class KindCase:
             "status": {"phase": phase},
         }
 
+    def replica_status(self, job_name: str, rtype: str, **counts: int) -> dict:
+        """``status.replicaStatuses[rtype]`` as the kind writes it: the counts given, and, for a
+        kind that writes one (PyTorchJob, as v1.9), the selector of the type's pods."""
+        status: dict = dict(counts)
+        if self.kind.writes_replica_selector:
+            status["selector"] = replica_type_selector(self.kind, job_name, rtype.lower())
+        return status
+
     def new_service(self, job: dict, rt: str, index: int, name: str | None = None) -> dict:
         return {
             "apiVersion": "v1",
@@ -188,6 +212,7 @@ TFJOB_CASE = KindCase(
     defaults_flag_applies=True,
     framework="tensorflow",
     invalid_error=InvalidTFJobError,
+    default_restart_policy="Never",
 )
 PYTORCHJOB_CASE = KindCase(
     name="pytorchjob",
@@ -205,6 +230,7 @@ PYTORCHJOB_CASE = KindCase(
     defaults_flag_applies=False,
     framework="pytorch",
     invalid_error=InvalidPyTorchJobError,
+    default_restart_policy="OnFailure",
 )
 KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
 SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}

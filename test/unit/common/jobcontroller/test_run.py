@@ -1,15 +1,23 @@
-"""The run loop end to end on the fake API: real informers, workers, shutdown."""
+"""The run loop end to end on the fake API, for every kind: real informers, workers, shutdown.
+
+A TFJob's jobs have PS replicas beside their workers, a PyTorchJob's a Master (``SETUPS``)."""
 
 import threading
 import time
 
 from support.fake_kube import FakeKubeClient
 from support.fake_recorder import FakeRecorder
+from support.jobkinds import SCHEMES
 from tf_operator.app.options import ServerOption
 from tf_operator.app.server import controller_configuration
-from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
 from tf_operator.k8s.client import PODS, SERVICES
 from tf_operator.k8s.informers import SharedInformerFactory
+
+# Per kind: a small distributed job (3 replicas) and a larger one (5 replicas).
+SETUPS = {
+    "tfjob": ({"Worker": 2, "PS": 1}, {"Worker": 3, "PS": 2}),
+    "pytorchjob": ({"Master": 1, "Worker": 2}, {"Master": 1, "Worker": 4}),
+}
 
 
 def wait_for(predicate, timeout=10.0):
@@ -23,23 +31,32 @@ def wait_for(predicate, timeout=10.0):
 
 def _cached(ctr, key):
     namespace, name = key.split("/")
-    return ctr.kind.decode(ctr.job_lister.get(namespace, name))
+    return ctr.kind.decode(ctr.job_lister.get(namespace, name), ctr.config.defaults)
 
 
-def _controller(client):
+def _controller(k, client):
     factory = SharedInformerFactory(client, 0)
-    tfjob_informer = factory.for_resource(TFJOBS)
-    config = controller_configuration(ServerOption())
-    ctr = new_tf_controller(client, factory, tfjob_informer, FakeRecorder(), config)
+    job_informer = factory.for_resource(k.resource)
+    config = SCHEMES[k.name].configuration(controller_configuration(ServerOption()))
+    ctr = k.new_controller(client, factory, job_informer, FakeRecorder(), config)
     return ctr, factory
 
 
-def test_run_reconciles_and_drains_on_stop(tfu):
-    client = FakeKubeClient()
-    ctr, factory = _controller(client)
+def _running(k, client, threadiness):
+    ctr, factory = _controller(k, client)
     stop = threading.Event()
     factory.start(stop)
-    client.resource(TFJOBS).create(tfu.new_tfjob(worker=2, ps=1), namespace="default")
+    runner = threading.Thread(target=ctr.run, args=(threadiness, stop))
+    runner.start()
+    return ctr, stop, runner
+
+
+def test_run_reconciles_and_drains_on_stop(k):
+    client = FakeKubeClient()
+    ctr, factory = _controller(k, client)
+    stop = threading.Event()
+    factory.start(stop)
+    client.resource(k.resource).create(k.new_job_with(SETUPS[k.name][0]), namespace="default")
     runner = threading.Thread(target=ctr.run, args=(2, stop))
     runner.start()
     try:
@@ -47,7 +64,7 @@ def test_run_reconciles_and_drains_on_stop(tfu):
         def settled():
             pods = client.resource(PODS).list(namespace="default")["items"]
             services = client.resource(SERVICES).list(namespace="default")["items"]
-            status = client.resource(TFJOBS).get("test-tfjob", "default").get("status") or {}
+            status = client.resource(k.resource).get("test-tfjob", "default").get("status") or {}
             return len(pods) == 3 and len(services) == 3 and status.get("conditions")
 
         assert wait_for(settled)
@@ -63,9 +80,9 @@ def test_run_reconciles_and_drains_on_stop(tfu):
     assert ctr.work_queue.shutting_down()
 
 
-def test_run_uses_the_sync_handler_seam(tfu):
+def test_run_uses_the_sync_handler_seam(k):
     client = FakeKubeClient()
-    ctr, factory = _controller(client)
+    ctr, factory = _controller(k, client)
     seen = []
     ctr.sync_handler = lambda key: seen.append(key) or True
     stop = threading.Event()
@@ -73,7 +90,7 @@ def test_run_uses_the_sync_handler_seam(tfu):
     runner = threading.Thread(target=ctr.run, args=(1, stop))
     runner.start()
     try:
-        client.resource(TFJOBS).create(tfu.new_tfjob(worker=1), namespace="default")
+        client.resource(k.resource).create(k.new_job(1), namespace="default")
         assert wait_for(lambda: "default/test-tfjob" in seen)
     finally:
         stop.set()
@@ -81,32 +98,22 @@ def test_run_uses_the_sync_handler_seam(tfu):
     assert not runner.is_alive()
 
 
-def test_run_returns_when_stopped_before_caches_sync():
+def test_run_returns_when_stopped_before_caches_sync(k):
     client = FakeKubeClient()
-    ctr, _ = _controller(client)  # informers never started: caches never sync
+    ctr, _ = _controller(k, client)  # informers never started: caches never sync
     stop = threading.Event()
     stop.set()
     ctr.run(1, stop)
     assert ctr.work_queue.shutting_down()
 
 
-def _running(client, tfu, threadiness):
-    ctr, factory = _controller(client)
-    stop = threading.Event()
-    factory.start(stop)
-    runner = threading.Thread(target=ctr.run, args=(threadiness, stop))
-    runner.start()
-    return ctr, stop, runner
-
-
-def test_many_jobs_many_workers_create_each_pod_once(tfu):
+def test_many_jobs_many_workers_create_each_pod_once(k):
     client = FakeKubeClient()
-    ctr, stop, runner = _running(client, tfu, 4)
+    ctr, stop, runner = _running(k, client, 4)
     try:
         for i in range(10):
-            client.resource(TFJOBS).create(
-                tfu.new_tfjob(worker=3, ps=2, name=f"job-{i}"), namespace="default"
-            )
+            job = k.new_job_with(SETUPS[k.name][1], name=f"job-{i}")
+            client.resource(k.resource).create(job, namespace="default")
         assert wait_for(lambda: len(client.resource(PODS).list(namespace="default")["items"]) == 50)
         assert wait_for(
             lambda: (
@@ -124,21 +131,21 @@ def test_many_jobs_many_workers_create_each_pod_once(tfu):
     assert len(client.filter_actions("create", "services")) == 50
 
 
-def test_exit_code_restart_round_trip(tfu):
+def test_exit_code_restart_round_trip(k):
     client = FakeKubeClient()
-    job = tfu.new_tfjob(worker=1)
-    job["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] = "ExitCode"
-    ctr, stop, runner = _running(client, tfu, 2)
+    job = k.new_job(1)
+    job["spec"][k.specs_field]["Worker"]["restartPolicy"] = "ExitCode"
+    ctr, stop, runner = _running(k, client, 2)
     pods = client.resource(PODS)
     try:
-        client.resource(TFJOBS).create(job, namespace="default")
+        client.resource(k.resource).create(job, namespace="default")
         assert wait_for(lambda: len(pods.list(namespace="default")["items"]) == 1)
         pod = pods.get("test-tfjob-worker-0", "default")
         first_uid = pod["metadata"]["uid"]
         pod["status"] = {
             "phase": "Failed",
             "containerStatuses": [
-                {"name": "tensorflow", "state": {"terminated": {"exitCode": 137}}}
+                {"name": k.container, "state": {"terminated": {"exitCode": 137}}}
             ],
         }
         pods.update_status(pod, namespace="default")
@@ -151,9 +158,9 @@ def test_exit_code_restart_round_trip(tfu):
         assert wait_for(
             lambda: any(
                 c["type"] == "Restarting"
-                for c in (client.resource(TFJOBS).get("test-tfjob", "default")["status"] or {}).get(
-                    "conditions"
-                )
+                for c in (
+                    client.resource(k.resource).get("test-tfjob", "default")["status"] or {}
+                ).get("conditions")
                 or []
             )
         )

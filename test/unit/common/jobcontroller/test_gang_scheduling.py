@@ -1,9 +1,16 @@
-"""Gang scheduling with kube-batch, Volcano and scheduler-plugins: PodGroup, scheduler name,
-annotations or label, what the job is told."""
+"""Gang scheduling with kube-batch, Volcano and scheduler-plugins, for every kind: PodGroup,
+scheduler name, annotations or label, what the job is told (D24, D40, D62, D75, D76, D77).
+
+Where a fact needs more than workers, a TFJob's setup has its PS (and Chief and Evaluator)
+and a PyTorchJob's its Master: ``SETUPS`` holds both, with what each must give."""
 
 import pytest
 
+from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
 from tf_operator.control.podgroup_control import KUBE_BATCH, SCHEDULER_PLUGINS_BACKEND, VOLCANO
+from tf_operator.k8s.cache import DeletedFinalStateUnknown
+from tf_operator.k8s.client import PODS, SERVICES, new_internal_error
+from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 
 BACKENDS = [
     pytest.param("kube-batch", KUBE_BATCH, "scheduling.incubator.k8s.io/v1alpha1", id="kube-batch"),
@@ -15,6 +22,25 @@ SCHEDULER_PLUGINS = pytest.param(
     "scheduling.x-k8s.io/v1alpha1",
     id="scheduler-plugins",
 )
+
+# Per kind: every replica type it has, with the group's minMember and the pods' task names;
+# the one that is not a worker ("lead": the PS of a TFJob, the Master of a PyTorchJob).
+SETUPS = {
+    "tfjob": {
+        "every type": ({"Worker": 2, "PS": 1, "Chief": 1, "Evaluator": 1}, 5),  # Evaluator too
+        "tasks": {"ps", "worker", "chief", "evaluator"},
+        "lead": "PS",
+    },
+    "pytorchjob": {
+        "every type": ({"Master": 1, "Worker": 2}, 3),
+        "tasks": {"master", "worker"},
+        "lead": "Master",
+    },
+}
+
+
+def _lead(k):
+    return SETUPS[k.name]["lead"]
 
 
 def _sync_admitted(harness, job, backend):
@@ -29,8 +55,6 @@ def _sync_admitted(harness, job, backend):
 
 def _observe_created(harness):
     """The informers deliver the pods and services the passes created."""
-    from tf_operator.k8s.client import PODS, SERVICES
-
     for resource, informer, owned in (
         (PODS, harness.pod_informer, harness.ctr.pods),
         (SERVICES, harness.service_informer, harness.ctr.services),
@@ -41,17 +65,29 @@ def _observe_created(harness):
                 owned.on_add(obj)
 
 
+def _group_events(harness, k):
+    owners = ControllerRefResolver(k.kind_name, "kubeflow.org", harness.ctr.job_lister)
+    return PodGroupEvents(owners, harness.ctr.work_queue)
+
+
+def _drain(queue):
+    while len(queue):
+        key, _ = queue.get()
+        queue.done(key)
+
+
 @pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
-def test_pod_group_and_pod_decoration(make_harness, tfu, scheduler, backend, api_version):
+def test_pod_group_and_pod_decoration(make_harness, k, scheduler, backend, api_version):
     harness = make_harness(gang=True, scheduler=scheduler)
-    job = harness.add_job(tfu.new_tfjob(worker=2, ps=1, chief=1, evaluator=1))
+    replicas, members = SETUPS[k.name]["every type"]
+    job = harness.add_job(k.new_job_with(replicas))
     _sync_admitted(harness, job, backend)
     group = harness.client.resource(backend.pod_groups).get("test-tfjob", "default")
     assert group["apiVersion"] == api_version
-    assert group["spec"]["minMember"] == 5  # Σ replicas, Evaluator included
-    assert group["metadata"]["ownerReferences"] == [tfu.owner_ref(job)]
+    assert group["spec"]["minMember"] == members  # Σ replicas
+    assert group["metadata"]["ownerReferences"] == [k.owner_ref(job)]
     pods = {p["metadata"]["name"]: p for p in harness.created("pods")}
-    assert len(pods) == 5
+    assert len(pods) == members
     for name, pod in pods.items():
         rt = name.split("-")[2]
         assert pod["spec"]["schedulerName"] == scheduler
@@ -59,37 +95,37 @@ def test_pod_group_and_pod_decoration(make_harness, tfu, scheduler, backend, api
             "scheduling.k8s.io/group-name": "test-tfjob",
             "volcano.sh/task-spec": rt,
         }
-    assert {p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods.values()} == {
-        "ps",
-        "worker",
-        "chief",
-        "evaluator",
-    }
+    tasks = {p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods.values()}
+    assert tasks == SETUPS[k.name]["tasks"]
 
 
-def test_custom_scheduler_is_kept_for_that_pod_only(make_harness, tfu):
+def test_custom_scheduler_is_kept_for_that_pod_only(make_harness, k):
     harness = make_harness(gang=True, scheduler="volcano")
-    job = tfu.new_tfjob(worker=1, ps=1)
-    job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["schedulerName"] = "my-scheduler"
+    lead = _lead(k)
+    job = k.new_job_with({"Worker": 1, lead: 1})
+    job["spec"][k.specs_field][lead]["template"]["spec"]["schedulerName"] = "my-scheduler"
     job = harness.add_job(job)
     _sync_admitted(harness, job, VOLCANO)
     schedulers = {
         p["metadata"]["name"]: p["spec"]["schedulerName"] for p in harness.created("pods")
     }
     # v0.5.3 dropped gang scheduling for the whole job in this case (divergence D24).
-    assert schedulers == {"test-tfjob-ps-0": "my-scheduler", "test-tfjob-worker-0": "volcano"}
+    assert schedulers == {
+        f"test-tfjob-{lead.lower()}-0": "my-scheduler",
+        "test-tfjob-worker-0": "volcano",
+    }
     assert (
         "Warning SettedPodTemplateSchedulerName Another scheduler is specified when "
         "gang-scheduling is enabled and it will not be overwritten"
     ) in harness.recorder.events
 
 
-def test_pod_group_min_member_follows_replicas(make_harness, tfu):
+def test_pod_group_min_member_follows_replicas(make_harness, k):
     harness = make_harness(gang=True)
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+    job = harness.add_job(k.new_job(2))
     harness.sync(job)
     changed = harness.stored_job(job)
-    changed["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 3
+    changed["spec"][k.specs_field]["Worker"]["replicas"] = 3
     harness.cache_job(changed)
     _observe_created(harness)
     harness.sync(job)
@@ -98,21 +134,21 @@ def test_pod_group_min_member_follows_replicas(make_harness, tfu):
 
 
 @pytest.mark.parametrize("scheduler, backend, api_version", [*BACKENDS, SCHEDULER_PLUGINS])
-def test_pod_group_deleted_when_job_finishes(make_harness, tfu, scheduler, backend, api_version):
+def test_pod_group_deleted_when_job_finishes(make_harness, k, scheduler, backend, api_version):
     harness = make_harness(gang=True, scheduler=scheduler)
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.add_pods(job, "worker", succeeded=1)
     harness.add_services(job, "worker", 1)
     _sync_admitted(harness, job, backend)  # → Succeeded
-    assert ("Succeeded", "True", "TFJobSucceeded") in harness.conditions(job)
+    assert ("Succeeded", "True", f"{k.kind_name}Succeeded") in harness.conditions(job)
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)  # terminal branch
     assert harness.deleted("podgroups") == ["test-tfjob"]
     assert "Normal SuccessfulDeletePodGroup Deleted PodGroup: test-tfjob" in harness.recorder.events
 
 
-def test_no_gang_scheduling_means_no_decoration(harness, tfu):
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+def test_no_gang_scheduling_means_no_decoration(harness, k):
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
     pod = harness.created("pods")[0]
     assert "schedulerName" not in pod["spec"]
@@ -141,12 +177,12 @@ def _unschedulable(phase, message):
 
 @pytest.mark.parametrize("scheduler, backend, api_version", BACKENDS)
 def test_unschedulable_pod_group_is_told_once_per_message(
-    make_harness, tfu, scheduler, backend, api_version
+    make_harness, k, scheduler, backend, api_version
 ):
     """Issue 9: the job says why its gang cannot be placed: one Warning event per change of
     the PodGroup's Unschedulable message, while the group is not placed (divergence D40)."""
     harness = make_harness(gang=True, scheduler=scheduler)
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+    job = harness.add_job(k.new_job(2))
     _sync_admitted(harness, job, backend)  # creates the group, the pods and the services
     harness.cache_job(harness.stored_job(job))
     _observe_created(harness)
@@ -168,19 +204,12 @@ def test_unschedulable_pod_group_is_told_once_per_message(
         assert told() == expected, (phase, message)
 
 
-def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
-    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
-
+def test_pod_group_status_change_brings_its_job_back(make_harness, k):
     harness = make_harness(gang=True)
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
-    while len(harness.ctr.work_queue):
-        key, _ = harness.ctr.work_queue.get()
-        harness.ctr.work_queue.done(key)
-    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
-
-    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
-    events = PodGroupEvents(owners, harness.ctr.work_queue)
+    _drain(harness.ctr.work_queue)
+    events = _group_events(harness, k)
     group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
     events.on_update(group, group)
     assert len(harness.ctr.work_queue) == 0  # nothing the operator cares about changed
@@ -189,21 +218,14 @@ def test_pod_group_status_change_brings_its_job_back(make_harness, tfu):
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
 
 
-def test_a_deleted_pod_group_brings_its_job_back_at_once(make_harness, tfu):
+def test_a_deleted_pod_group_brings_its_job_back_at_once(make_harness, k):
     """Issue 27, Low: deleted under a waiting gang, the PodGroup came back only at the
     job's resync (30 s); its deletion queues the job, whose pass makes it again."""
-    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
-    from tf_operator.k8s.cache import DeletedFinalStateUnknown
-    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
-
     harness = make_harness(gang=True)
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
-    while len(harness.ctr.work_queue):
-        key, _ = harness.ctr.work_queue.get()
-        harness.ctr.work_queue.done(key)
-    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
-    events = PodGroupEvents(owners, harness.ctr.work_queue)
+    _drain(harness.ctr.work_queue)
+    events = _group_events(harness, k)
     group = harness.client.resource(KUBE_BATCH.pod_groups).get("test-tfjob", "default")
     events.on_delete(group)
     key, _ = harness.ctr.work_queue.get()
@@ -216,14 +238,14 @@ def test_a_deleted_pod_group_brings_its_job_back_at_once(make_harness, tfu):
 # ---- training-operator v1.9's schedulingPolicy (D62) ----------------------------------------
 
 
-def _with_policy(tfu, scheduling, **kwargs):
-    job = tfu.new_tfjob(**kwargs)
+def _with_policy(k, scheduling, replicas):
+    job = k.new_job_with(replicas)
     job["spec"]["runPolicy"] = {"schedulingPolicy": scheduling}
     return job
 
 
-def _requesting(job, rtype, cpu):
-    container = job["spec"]["tfReplicaSpecs"][rtype]["template"]["spec"]["containers"][0]
+def _requesting(k, job, rtype, cpu):
+    container = job["spec"][k.specs_field][rtype]["template"]["spec"]["containers"][0]
     container["resources"] = {"requests": {"cpu": cpu}}
     return job
 
@@ -244,7 +266,8 @@ def _requesting(job, rtype, cpu):
                 "minMember": 2,
                 "queue": "research",
                 "priorityClassName": "high",
-                "minResources": {"cpu": "1500m"},  # the first two pods: PS 1, worker 500m
+                # the first two pods: the PS (the Master) 1, a worker 500m
+                "minResources": {"cpu": "1500m"},
             },
             id="volcano",
         ),
@@ -256,31 +279,31 @@ def _requesting(job, rtype, cpu):
         ),
     ],
 )
-def test_scheduling_policy_makes_the_pod_group(make_harness, tfu, scheduler, backend, expected):
+def test_scheduling_policy_makes_the_pod_group(make_harness, k, scheduler, backend, expected):
     harness = make_harness(gang=True, scheduler=scheduler)
-    job = _with_policy(
-        tfu, {"minAvailable": 2, "queue": "research", "priorityClass": "high"}, worker=3, ps=1
-    )
-    job = harness.add_job(_requesting(_requesting(job, "PS", "1"), "Worker", "500m"))
+    lead = _lead(k)
+    policy = {"minAvailable": 2, "queue": "research", "priorityClass": "high"}
+    job = _with_policy(k, policy, {"Worker": 3, lead: 1})
+    job = harness.add_job(_requesting(k, _requesting(k, job, lead, "1"), "Worker", "500m"))
     harness.sync(job)
     group = harness.client.resource(backend.pod_groups).get("test-tfjob", "default")
     assert group["spec"] == expected
 
 
-def test_volcano_defaults_are_v1_9s(make_harness, tfu):
+def test_volcano_defaults_are_v1_9s(make_harness, k):
     harness = make_harness(gang=True, scheduler="volcano")
-    job = harness.add_job(_requesting(tfu.new_tfjob(worker=2), "Worker", "2"))
+    job = harness.add_job(_requesting(k, k.new_job(2), "Worker", "2"))
     harness.sync(job)
     group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
     assert group["spec"] == {"minMember": 2, "queue": "default", "minResources": {"cpu": "4"}}
 
 
 @pytest.mark.parametrize("scheduler, backend, api_version", [*BACKENDS, SCHEDULER_PLUGINS])
-def test_the_pod_group_follows_the_policy(make_harness, tfu, scheduler, backend, api_version):
+def test_the_pod_group_follows_the_policy(make_harness, k, scheduler, backend, api_version):
     """v1.9's e2e gang case: a job asking minAvailable 10 of one replica never places; once
     its policy asks 1, the PodGroup says so (v0.5.3 never updated a PodGroup)."""
     harness = make_harness(gang=True, scheduler=scheduler)
-    job = harness.add_job(_with_policy(tfu, {"minAvailable": 10}, worker=1))
+    job = harness.add_job(_with_policy(k, {"minAvailable": 10}, {"Worker": 1}))
     harness.sync(job)
     groups = harness.client.resource(backend.pod_groups)
     assert groups.get("test-tfjob", "default")["spec"]["minMember"] == 10
@@ -293,10 +316,10 @@ def test_the_pod_group_follows_the_policy(make_harness, tfu, scheduler, backend,
     assert groups.get("test-tfjob", "default")["spec"]["minMember"] == 1
 
 
-def test_volcano_holds_the_pods_until_it_admits_the_group(make_harness, tfu):
+def test_volcano_holds_the_pods_until_it_admits_the_group(make_harness, k):
     """v1.9's Inqueue gating, told once on the job per wait (D62)."""
     harness = make_harness(gang=True, scheduler="volcano")
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+    job = harness.add_job(k.new_job(2))
     waiting = (
         "Normal PodGroupPending PodGroup default/test-tfjob waits to be admitted by volcano "
         "(phase not set yet); the pods are created once it is"
@@ -317,12 +340,10 @@ def test_volcano_holds_the_pods_until_it_admits_the_group(make_harness, tfu):
     assert len(harness.created("pods")) == 2 and len(harness.created("services")) == 2
 
 
-def test_volcano_holds_the_pods_when_the_group_cannot_be_made(make_harness, tfu):
-    from tf_operator.k8s.client import new_internal_error
-
+def test_volcano_holds_the_pods_when_the_group_cannot_be_made(make_harness, k):
     harness = make_harness(gang=True, scheduler="volcano")
     harness.client.prepend_reactor("get", "podgroups", lambda a: (True, new_internal_error("x")))
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
     assert harness.created("pods") == []
     assert (
@@ -331,26 +352,20 @@ def test_volcano_holds_the_pods_when_the_group_cannot_be_made(make_harness, tfu)
     ) in harness.recorder.events
 
 
-def test_kube_batch_creates_the_pods_at_once(make_harness, tfu):
+def test_kube_batch_creates_the_pods_at_once(make_harness, k):
     """kube-batch has no admission phase: v0.5.3's behaviour."""
     harness = make_harness(gang=True)
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+    job = harness.add_job(k.new_job(2))
     harness.sync(job)
     assert len(harness.created("pods")) == 2
 
 
-def test_a_group_phase_change_brings_its_job_back(make_harness, tfu):
-    from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
-    from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
-
+def test_a_group_phase_change_brings_its_job_back(make_harness, k):
     harness = make_harness(gang=True, scheduler="volcano")
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
-    owners = ControllerRefResolver("TFJob", "kubeflow.org", harness.ctr.job_lister)
-    events = PodGroupEvents(owners, harness.ctr.work_queue)
-    while len(harness.ctr.work_queue):
-        key, _ = harness.ctr.work_queue.get()
-        harness.ctr.work_queue.done(key)
+    events = _group_events(harness, k)
+    _drain(harness.ctr.work_queue)
     group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
     events.on_update(group, {**group, "status": {"phase": "Inqueue"}})
     assert harness.ctr.work_queue.get() == ("default/test-tfjob", False)
@@ -359,10 +374,10 @@ def test_a_group_phase_change_brings_its_job_back(make_harness, tfu):
 # ---- scheduler-plugins (D75, D76) --------------------------------------------------------
 
 
-def test_scheduler_plugins_group_and_pods_as_v1_9_writes_them(make_harness, tfu):
+def test_scheduler_plugins_group_and_pods_as_v1_9_writes_them(make_harness, k):
     harness = make_harness(gang=True, scheduler="scheduler-plugins")
-    job = _with_policy(tfu, {"scheduleTimeoutSeconds": 30}, worker=2, ps=1)
-    job = harness.add_job(_requesting(job, "Worker", "1"))
+    job = _with_policy(k, {"scheduleTimeoutSeconds": 30}, {"Worker": 2, _lead(k): 1})
+    job = harness.add_job(_requesting(k, job, "Worker", "1"))
     harness.sync(job)  # no admission phase: the pods come at once
     group = harness.client.resource(SCHEDULER_PLUGINS_BACKEND.pod_groups).get(
         "test-tfjob", "default"
@@ -370,7 +385,7 @@ def test_scheduler_plugins_group_and_pods_as_v1_9_writes_them(make_harness, tfu)
     assert group["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
     assert group["spec"] == {
         "minMember": 3,
-        "minResources": {"cpu": "2"},  # every pod: the PS asks for nothing
+        "minResources": {"cpu": "2"},  # every pod: the PS (the Master) asks for nothing
         "scheduleTimeoutSeconds": 30,
     }
     pods = harness.created("pods")
@@ -382,10 +397,10 @@ def test_scheduler_plugins_group_and_pods_as_v1_9_writes_them(make_harness, tfu)
         assert "annotations" not in pod["metadata"]
 
 
-def test_another_name_is_a_scheduler_plugins_profile(make_harness, tfu):
+def test_another_name_is_a_scheduler_plugins_profile(make_harness, k):
     """training-operator v1.9: a name other than volcano is scheduler-plugins' under it."""
     harness = make_harness(gang=True, scheduler="my-coscheduler")
-    job = harness.add_job(tfu.new_tfjob(worker=1))
+    job = harness.add_job(k.new_job(1))
     harness.sync(job)
     assert harness.client.resource(SCHEDULER_PLUGINS_BACKEND.pod_groups).get(
         "test-tfjob", "default"
@@ -406,11 +421,11 @@ def _unscheduled(harness, name, message):
     raise AssertionError(f"no pod {name}")
 
 
-def test_scheduler_plugins_gang_that_cannot_be_placed_is_told_from_its_pods(make_harness, tfu):
+def test_scheduler_plugins_gang_that_cannot_be_placed_is_told_from_its_pods(make_harness, k):
     """D76: scheduler-plugins writes no Unschedulable condition; while its group is not
     placed, the reason its pods give is told on the job, once per change."""
     harness = make_harness(gang=True, scheduler="scheduler-plugins")
-    job = harness.add_job(tfu.new_tfjob(worker=2))
+    job = harness.add_job(k.new_job(2))
     harness.sync(job)
     harness.cache_job(harness.stored_job(job))
     _observe_created(harness)
@@ -434,16 +449,16 @@ def test_scheduler_plugins_gang_that_cannot_be_placed_is_told_from_its_pods(make
         assert told() == expected, phase
 
 
-def test_volcano_gets_the_per_task_minimums_the_job_asks_for(make_harness, tfu):
+def test_volcano_gets_the_per_task_minimums_the_job_asks_for(make_harness, k):
     """D77: runPolicy.schedulingPolicy.minTaskMember, keyed by replica type, becomes Volcano's
     minTaskMember keyed by task name (the pods' volcano.sh/task-spec)."""
     harness = make_harness(gang=True, scheduler="volcano")
-    job = harness.add_job(
-        _with_policy(tfu, {"minTaskMember": {"PS": 1, "Worker": 2}}, worker=3, ps=1)
-    )
+    lead = _lead(k)
+    minimums = {"minTaskMember": {lead: 1, "Worker": 2}}
+    job = harness.add_job(_with_policy(k, minimums, {"Worker": 3, lead: 1}))
     harness.sync(job)
     group = harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")
-    assert group["spec"]["minTaskMember"] == {"ps": 1, "worker": 2}
+    assert group["spec"]["minTaskMember"] == {lead.lower(): 1, "worker": 2}
     # a client that drops the field (v1.9's types have none): the group loses the minimums
     dropped = harness.stored_job(job)
     del dropped["spec"]["runPolicy"]

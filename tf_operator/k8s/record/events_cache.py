@@ -67,36 +67,42 @@ def _source(event: dict[str, Any]) -> dict[str, Any]:
     return event.get("source") or {}
 
 
-def _object_parts(event: dict[str, Any], with_field_path: bool = False) -> list[str]:
-    ref = _involved(event)
-    parts = [ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")]
-    if with_field_path:
-        parts.append(ref.get("fieldPath", ""))
-    parts += [ref.get("uid", ""), ref.get("apiVersion", "")]
-    return parts
+@dataclass(frozen=True, slots=True)
+class EventKeys:
+    """The keys an event is known by, read from it once (correlating an event needs three)."""
+
+    spam: str  # source and involved object: one token bucket each
+    group: str  # ... and type and reason: the events that aggregate together
+    dedup: str  # ... and field path and message: the Event a repeat patches
+
+    @staticmethod
+    def of(event: dict[str, Any]) -> EventKeys:
+        src, ref = _source(event), _involved(event)
+        head = [src.get("component", ""), src.get("host", "")]
+        kind, namespace, name = ref.get("kind", ""), ref.get("namespace", ""), ref.get("name", "")
+        uid, api_version = ref.get("uid", ""), ref.get("apiVersion", "")
+        kind_reason = [event.get("type", ""), event.get("reason", "")]
+        spam = "\x00".join([*head, kind, namespace, name, uid, api_version])
+        dedup = "\x00".join(
+            [*head, kind, namespace, name, ref.get("fieldPath", ""), uid, api_version,
+             *kind_reason, event.get("message", "")]
+        )  # fmt: skip
+        return EventKeys(spam, "\x00".join([spam, *kind_reason]), dedup)
 
 
 def event_key(event: dict[str, Any]) -> str:
     """Identity of an event for de-duplication."""
-    src = _source(event)
-    parts = [src.get("component", ""), src.get("host", "")]
-    parts += _object_parts(event, with_field_path=True)
-    parts += [event.get("type", ""), event.get("reason", ""), event.get("message", "")]
-    return "\x00".join(parts)
+    return EventKeys.of(event).dedup
 
 
 def spam_key(event: dict[str, Any]) -> str:
     """Identity of (source, involved object) for the spam filter."""
-    src = _source(event)
-    return "\x00".join([src.get("component", ""), src.get("host", ""), *_object_parts(event)])
+    return EventKeys.of(event).spam
 
 
 def aggregate_keys(event: dict[str, Any]) -> tuple[str, str]:
     """(group of similar events, the event's identity within that group)."""
-    src = _source(event)
-    parts = [src.get("component", ""), src.get("host", ""), *_object_parts(event)]
-    parts += [event.get("type", ""), event.get("reason", "")]
-    return "\x00".join(parts), event.get("message", "")
+    return EventKeys.of(event).group, event.get("message", "")
 
 
 class SpamFilter:
@@ -106,8 +112,8 @@ class SpamFilter:
         self._qps = qps
         self._cache = LRUCache(LRU_CACHE_ENTRIES)
 
-    def should_skip(self, event: dict[str, Any]) -> bool:
-        key = spam_key(event)
+    def should_skip(self, event: dict[str, Any], key: str | None = None) -> bool:
+        key = spam_key(event) if key is None else key
         bucket = self._cache.get(key)
         if bucket is None:
             bucket = TokenBucket(self._qps, self._burst, self._clock)
@@ -133,10 +139,13 @@ class Aggregator:
         self._interval = interval
         self._cache = LRUCache(LRU_CACHE_ENTRIES)
 
-    def aggregate(self, event: dict[str, Any], make_name: Any) -> tuple[dict[str, Any], str]:
+    def aggregate(
+        self, event: dict[str, Any], make_name: Any, keys: EventKeys | None = None
+    ) -> tuple[dict[str, Any], str]:
         """Return the event to write (maybe a combined one) and its de-duplication key."""
         now = self._clock.monotonic()
-        group, local = aggregate_keys(event)
+        keys = EventKeys.of(event) if keys is None else keys
+        group, local = keys.group, event.get("message", "")
         record = self._cache.get(group)
         if record is None or now - record.last_seen > self._interval:
             record = _AggregateRecord()
@@ -144,7 +153,7 @@ class Aggregator:
         record.last_seen = now
         self._cache.add(group, record)
         if len(record.local_keys) < self._max_events:
-            return event, event_key(event)
+            return event, keys.dedup
         record.local_keys.pop()  # keep the set from growing past the threshold
         ref = _involved(event)
         timestamp = event.get("lastTimestamp")
@@ -240,10 +249,12 @@ class EventCorrelator:
         self._make_name = make_name or (lambda name: name)
 
     def correlate(self, event: dict[str, Any]) -> CorrelationResult:
+        keys = EventKeys.of(event)
         with self._lock:
-            aggregated, key = self._aggregator.aggregate(event, self._make_name)
+            aggregated, key = self._aggregator.aggregate(event, self._make_name, keys)
             observed, patch = self._logger.observe(aggregated, key)
-            if self._spam.should_skip(observed):
+            # a combined event is about the same source and object: the same bucket
+            if self._spam.should_skip(observed, keys.spam):
                 return CorrelationResult(None, skip=True)
             return CorrelationResult(observed, patch)
 

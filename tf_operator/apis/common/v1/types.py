@@ -333,9 +333,32 @@ class JobStatus:
         return copy.deepcopy(self)
 
 
+ReplicaSpecs = dict[str, "ReplicaSpec | None"]
+
+
+def decode_replica_specs(data: dict[str, Any], key: str, path: str) -> ReplicaSpecs | None:
+    """A kind's replica specs (``spec.<key>``: ``tfReplicaSpecs``, ``pytorchReplicaSpecs``) by
+    type; ``None`` when the map is absent or null, a null entry kept as ``None``."""
+    raw_specs = expect_dict(data.get(key), f"{path}.{key}")
+    if raw_specs is None:
+        return None
+    return {
+        str(rtype): None if raw is None else ReplicaSpec.from_dict(raw, f"{path}.{key}.{rtype}")
+        for rtype, raw in raw_specs.items()
+    }
+
+
+def encode_replica_specs(specs: ReplicaSpecs | None) -> dict[str, Any] | None:
+    """The replica specs map as written: null when absent (no omitempty in Go)."""
+    if specs is None:
+        return None
+    return {rtype: None if spec is None else spec.to_dict() for rtype, spec in specs.items()}
+
+
 @dataclass
 class ReplicaSpec:
-    """One entry of ``spec.tfReplicaSpecs``: how many pods, from which template, restarted how."""
+    """One entry of a job's replica specs (``spec.tfReplicaSpecs``, ``spec.pytorchReplicaSpecs``):
+    how many pods, from which template, restarted how."""
 
     replicas: int | None = None
     template: dict[str, Any] = field(default_factory=dict)

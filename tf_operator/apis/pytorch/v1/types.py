@@ -31,7 +31,12 @@ from tf_operator.apis.common.v1.run_policy import (
     defaults_for,
     normalise_run_policy,
 )
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
+from tf_operator.apis.common.v1.types import (
+    JobStatus,
+    ReplicaSpec,
+    decode_replica_specs,
+    encode_replica_specs,
+)
 from tf_operator.apis.pytorch.v1.constants import (
     API_VERSION,
     KIND,
@@ -166,16 +171,9 @@ class PyTorchJobSpec:
     @classmethod
     def from_dict(cls, data: Any, path: str = "spec") -> PyTorchJobSpec:
         data = expect_dict(data, path) or {}
-        raw_specs = expect_dict(data.get("pytorchReplicaSpecs"), f"{path}.pytorchReplicaSpecs")
-        specs: dict[str, ReplicaSpec | None] | None = None
-        if raw_specs is not None:
-            specs = {}
-            for rtype, raw in raw_specs.items():
-                sub = f"{path}.pytorchReplicaSpecs.{rtype}"
-                specs[str(rtype)] = None if raw is None else ReplicaSpec.from_dict(raw, sub)
         run_policy, elastic = data.get("runPolicy"), data.get("elasticPolicy")
         return cls(
-            pytorch_replica_specs=specs,
+            pytorch_replica_specs=decode_replica_specs(data, "pytorchReplicaSpecs", path),
             run_policy=None
             if run_policy is None
             else RunPolicy.from_dict(run_policy, f"{path}.runPolicy"),
@@ -198,15 +196,7 @@ class PyTorchJobSpec:
                 ),
             ),
         )
-        # No omitempty in Go: an absent map is written as null.
-        out["pytorchReplicaSpecs"] = (
-            None
-            if self.pytorch_replica_specs is None
-            else {
-                k: (None if v is None else v.to_dict())
-                for k, v in self.pytorch_replica_specs.items()
-            }
-        )
+        out["pytorchReplicaSpecs"] = encode_replica_specs(self.pytorch_replica_specs)
         put_present(out, (("nprocPerNode", self.nproc_per_node),))
         out.update(json_copy(self.extra))
         return out

@@ -31,7 +31,12 @@ from tf_operator.apis.common.v1.run_policy import (
     normalise_run_policy,
     shared_field_pairs,
 )
-from tf_operator.apis.common.v1.types import JobStatus, ReplicaSpec
+from tf_operator.apis.common.v1.types import (
+    JobStatus,
+    ReplicaSpec,
+    decode_replica_specs,
+    encode_replica_specs,
+)
 from tf_operator.apis.tensorflow.v1.constants import (
     API_VERSION,
     KIND,
@@ -76,16 +81,9 @@ class TFJobSpec:
     @classmethod
     def from_dict(cls, data: Any, path: str = "spec") -> TFJobSpec:
         data = expect_dict(data, path) or {}
-        raw_specs = expect_dict(data.get("tfReplicaSpecs"), f"{path}.tfReplicaSpecs")
-        specs: dict[str, ReplicaSpec | None] | None = None
-        if raw_specs is not None:
-            specs = {}
-            for rtype, raw in raw_specs.items():
-                sub = f"{path}.tfReplicaSpecs.{rtype}"
-                specs[str(rtype)] = None if raw is None else ReplicaSpec.from_dict(raw, sub)
         run_policy = data.get("runPolicy")
         return cls(
-            tf_replica_specs=specs,
+            tf_replica_specs=decode_replica_specs(data, "tfReplicaSpecs", path),
             **decode_shared_fields(data, path),
             run_policy=None
             if run_policy is None
@@ -109,12 +107,7 @@ class TFJobSpec:
                 ("successPolicy", self.success_policy),
             ),
         )
-        # No omitempty in Go: an absent map is written as null.
-        out["tfReplicaSpecs"] = (
-            None
-            if self.tf_replica_specs is None
-            else {k: (None if v is None else v.to_dict()) for k, v in self.tf_replica_specs.items()}
-        )
+        out["tfReplicaSpecs"] = encode_replica_specs(self.tf_replica_specs)
         put_present(out, (("enableDynamicWorker", self.enable_dynamic_worker),))
         out.update(json_copy(self.extra))
         return out

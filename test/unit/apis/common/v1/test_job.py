@@ -63,3 +63,17 @@ def test_the_first_malformed_part_is_named(cls, kind, specs):
         cls.from_dict({"spec": 1, "status": 1})
     with pytest.raises(DecodeError, match=f"^{kind}.apiVersion: expected a string"):
         cls.from_dict({"apiVersion": 1})
+
+
+@pytest.mark.parametrize("cls, kind, specs", KINDS)
+def test_the_replica_specs_map_round_trips_nulls_and_names_its_errors(cls, kind, specs):
+    """Both kinds decode and encode their replica specs the same way (``decode_replica_specs``):
+    an absent map is written null, a null entry stays null, errors name the kind's field."""
+    assert cls.from_dict({"spec": {}}).to_dict()["spec"][specs] is None
+    raw = {"spec": {specs: {"Worker": None, "Other": {"replicas": 2}}}}
+    written = cls.from_dict(raw).to_dict()["spec"][specs]
+    assert written["Worker"] is None and written["Other"]["replicas"] == 2
+    with pytest.raises(DecodeError, match=f"^spec.{specs}: expected an object"):
+        cls.from_dict({"spec": {specs: []}})
+    with pytest.raises(DecodeError, match=f"^spec.{specs}.Other.replicas: expected an integer"):
+        cls.from_dict({"spec": {specs: {"Other": {"replicas": "two"}}}})

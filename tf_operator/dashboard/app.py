@@ -429,14 +429,21 @@ class Dashboard:
     async def resume_job(self, request: Request) -> Response:
         return await self._set_suspend(request, False)
 
-    async def _set_suspend(self, request: Request, suspend: bool) -> Response:
+    def _job_write(self, request: Request) -> tuple[JobClient, str, str] | Response:
+        """The client, namespace and name a write on one job goes to, or why it may not."""
         refused = self._refuse_write(request)
         if refused:
             return refused
-        ns, name = request.path_params["namespace"], request.path_params["name"]
         client = self._client(request)
         if client is None:
             return _not_served(request)
+        return client, request.path_params["namespace"], request.path_params["name"]
+
+    async def _set_suspend(self, request: Request, suspend: bool) -> Response:
+        target = self._job_write(request)
+        if isinstance(target, Response):
+            return target
+        client, ns, name = target
         change = client.suspend if suspend else client.resume
         try:
             await run_in_threadpool(change, name, ns)
@@ -445,13 +452,10 @@ class Dashboard:
         return JSONResponse({"name": name, "suspend": suspend})
 
     async def delete_job(self, request: Request) -> Response:
-        refused = self._refuse_write(request)
-        if refused:
-            return refused
-        ns, name = request.path_params["namespace"], request.path_params["name"]
-        client = self._client(request)
-        if client is None:
-            return _not_served(request)
+        target = self._job_write(request)
+        if isinstance(target, Response):
+            return target
+        client, ns, name = target
         try:
             await run_in_threadpool(client.delete, name, ns)
         except ApiError as err:

@@ -15,6 +15,7 @@ import yaml
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from support.crd import PYTORCH_CRD_FILE, install_crds
+from support.examples import run_here
 
 from .conftest import PODS, wait_for
 
@@ -120,13 +121,7 @@ def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, 
 
 def test_the_v1_9_smoke_dist_example_succeeds(both, op):
     job = yaml.safe_load((EXAMPLE_DIR / "pytorchjob.yaml").read_text())
-    for spec in job["spec"]["pytorchReplicaSpecs"].values():
-        pod = spec["template"]["spec"]
-        pod.pop("volumes", None)
-        for c in pod["containers"]:
-            c.pop("volumeMounts", None)
-            c["workingDir"] = str(EXAMPLE_DIR)
-            c["command"] = [sys.executable, "-u", *c["command"][1:]]
+    run_here(job, "pytorchReplicaSpecs", EXAMPLE_DIR)
     job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["ports"] = [
         {"name": "pytorchjob-port", "containerPort": 23457}  # beside the other test's master
     ]

@@ -1,11 +1,12 @@
 """Jobs whose replicas are real processes (process kubelet): TF_CONFIG, success, restarts."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from support.examples import run_here
 
 pytestmark = pytest.mark.integration
 
@@ -115,14 +116,11 @@ def test_permanent_failure_fails_the_job(proc, op):
 
 
 def test_local_dist_training_example_succeeds(proc, op):
-    job = yaml.safe_load((EXAMPLE_DIR / "tfjob.yaml").read_text())
+    job = run_here(
+        yaml.safe_load((EXAMPLE_DIR / "tfjob.yaml").read_text()), "tfReplicaSpecs", EXAMPLE_DIR
+    )
     for spec in job["spec"]["tfReplicaSpecs"].values():
-        pod = spec["template"]["spec"]
-        pod.pop("volumes", None)
-        for c in pod["containers"]:
-            c.pop("volumeMounts", None)
-            c["workingDir"] = str(EXAMPLE_DIR)
-            c["command"] = [sys.executable, "-u", *c["command"][1:]]
+        for c in spec["template"]["spec"]["containers"]:
             c["args"] = [a.replace("--steps=300", "--steps=60") for a in c.get("args", [])]
     proc.create(job)
     proc.wait_condition("local-dist-training", "Succeeded", 90)

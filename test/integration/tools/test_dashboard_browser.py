@@ -198,6 +198,17 @@ def test_job_page_shows_replicas_conditions_and_logs(dashboard, client, page, tm
     screenshot(page, "job-page")
 
 
+def suspend_from_the_page(page) -> None:
+    """Suspend a running job from its page: its state, suspension, replicas (none) and
+    conditions say so, pushed."""
+    expect(page.locator("#suspension")).to_contain_text("false")
+    page.click("#toggle-suspend")
+    expect(page.locator("#state .state")).to_have_text("Suspended")
+    expect(page.locator("#suspension")).to_contain_text("true (suspended: no pods)")
+    expect(page.locator("#replicas")).to_contain_text("No pods yet.")
+    expect(page.locator("#conditions li.current strong")).to_contain_text(["Suspended"])
+
+
 def test_suspend_and_resume_from_the_job_page(dashboard, client, page, tmp_path):
     """Suspend deletes the replicas and the page says Suspended, pushed; Resume runs them again;
     the list shows the state too."""
@@ -206,12 +217,7 @@ def test_suspend_and_resume_from_the_job_page(dashboard, client, page, tmp_path)
     client.create(gated_job(name, marker))
     client.wait_for_job(name, NAMESPACE, conditions=["Running"], timeout=60)
     page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/tfjobs/{name}")
-    expect(page.locator("#suspension")).to_contain_text("false")
-    page.click("#toggle-suspend")
-    expect(page.locator("#state .state")).to_have_text("Suspended")
-    expect(page.locator("#suspension")).to_contain_text("true (suspended: no pods)")
-    expect(page.locator("#replicas")).to_contain_text("No pods yet.")
-    expect(page.locator("#conditions li.current strong")).to_contain_text(["Suspended"])
+    suspend_from_the_page(page)
     screenshot(page, "job-suspended")
     assert client.get(name, NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
 
@@ -436,11 +442,7 @@ def test_a_pytorchjob_is_suspended_resumed_and_deleted_from_its_page(
     pytorch_client.create(gated_pytorchjob(name, tmp_path / "never"))
     pytorch_client.wait_for_job(name, NAMESPACE, conditions=["Running"], timeout=60)
     page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}/pytorchjobs/{name}")
-    expect(page.locator("#suspension")).to_contain_text("false")
-    page.click("#toggle-suspend")
-    expect(page.locator("#state .state")).to_have_text("Suspended")
-    expect(page.locator("#suspension")).to_contain_text("true (suspended: no pods)")
-    expect(page.locator("#replicas")).to_contain_text("No pods yet.")
+    suspend_from_the_page(page)
     assert pytorch_client.get(name, NAMESPACE)["spec"]["runPolicy"]["suspend"] is True
     expect(page.locator("#toggle-suspend")).to_have_text("Resume")
     page.click("#toggle-suspend")

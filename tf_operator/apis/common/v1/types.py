@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -346,6 +347,13 @@ def decode_replica_specs(data: dict[str, Any], key: str, path: str) -> ReplicaSp
         str(rtype): None if raw is None else ReplicaSpec.from_dict(raw, f"{path}.{key}.{rtype}")
         for rtype, raw in raw_specs.items()
     }
+
+
+def in_kind_order(replica_types: Iterable[str], order: Sequence[str]) -> list[str]:
+    """``replica_types`` with the kind's known types first, in its ``order``, then any others
+    sorted."""
+    present = set(replica_types)
+    return [t for t in order if t in present] + sorted(present.difference(order))
 
 
 def encode_replica_specs(specs: ReplicaSpecs | None) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ from tf_operator.apis.common.v1.types import (
     ReplicaSpec,
     decode_replica_specs,
     encode_replica_specs,
+    in_kind_order,
 )
 from tf_operator.apis.pytorch.v1.constants import (
     API_VERSION,
@@ -238,8 +239,7 @@ class PyTorchJob(JobObject):
     def replica_specs(self) -> dict[str, ReplicaSpec]:
         """Replica type → spec, Master first, null specs left out."""
         specs = self.spec.pytorch_replica_specs or {}
-        known = [t for t in REPLICA_TYPE_ORDER if t in specs]
-        order = known + sorted(t for t in specs if t not in REPLICA_TYPE_ORDER)
+        order = in_kind_order(specs, REPLICA_TYPE_ORDER)
         return {t: s for t in order if (s := specs[t]) is not None}
 
     def has_master(self) -> bool:

@@ -36,6 +36,7 @@ from tf_operator.apis.common.v1.types import (
     ReplicaSpec,
     decode_replica_specs,
     encode_replica_specs,
+    in_kind_order,
 )
 from tf_operator.apis.tensorflow.v1.constants import (
     API_VERSION,
@@ -160,9 +161,7 @@ class TFJob(JobObject):
 
 def ordered_replica_types(specs: dict[str, Any]) -> list[str]:
     """Known types in REPLICA_TYPE_ORDER, then any others sorted."""
-    known = [t for t in REPLICA_TYPE_ORDER if t in specs]
-    others = sorted(t for t in specs if t not in REPLICA_TYPE_ORDER)
-    return known + others
+    return in_kind_order(specs, REPLICA_TYPE_ORDER)
 
 
 def is_chief_or_master(rtype: str) -> bool:

@@ -77,3 +77,18 @@ def test_the_replica_specs_map_round_trips_nulls_and_names_its_errors(cls, kind,
         cls.from_dict({"spec": {specs: []}})
     with pytest.raises(DecodeError, match=f"^spec.{specs}.Other.replicas: expected an integer"):
         cls.from_dict({"spec": {specs: {"Other": {"replicas": "two"}}}})
+
+
+@pytest.mark.parametrize(
+    "cls, specs, order",
+    [
+        pytest.param(TFJob, "tfReplicaSpecs", ["PS", "Worker", "Chief"], id="tfjob"),
+        pytest.param(PyTorchJob, "pytorchReplicaSpecs", ["Master", "Worker"], id="pytorchjob"),
+    ],
+)
+def test_replica_specs_come_in_the_kinds_order_then_others_sorted(cls, specs, order):
+    """``in_kind_order``: the kind's known types first in its order, unknown ones sorted after,
+    null specs left out."""
+    written = ["Zeta", *reversed(order), "Alpha"]
+    job = cls.from_dict({"spec": {specs: {**{t: {} for t in written}, "Null": None}}})
+    assert list(job.replica_specs()) == [*order, "Alpha", "Zeta"]

@@ -6,6 +6,7 @@ against a running operator in ``test/integration/tools/test_monitoring_metrics.p
 
 from __future__ import annotations
 
+import re
 import shutil
 from typing import Any
 
@@ -108,6 +109,19 @@ def test_alerts_are_complete():
         assert rule["for"].endswith("m")
         assert rule["expr"].count("(") == rule["expr"].count(")")
         assert kit.metric_names(rule["expr"]), rule["alert"]
+
+
+def test_alert_texts_name_only_labels_their_expression_keeps():
+    """A summary's ``{{ $labels.x }}`` is filled only when every ``sum by`` / ``max by`` of the
+    expression keeps ``x`` (the queue ``name`` of each kind, the job ``framework``)."""
+    templated = 0
+    for rule in kit.alert_rules():
+        used = set(re.findall(r"\$labels\.(\w+)", " ".join(rule["annotations"].values())))
+        for grouping in re.findall(r"\bby\s*\(([^)]*)\)", rule["expr"]):
+            kept = {label.strip() for label in grouping.split(",")}
+            assert used <= kept, f"{rule['alert']}: {used - kept} not kept by by ({grouping})"
+        templated += bool(used)
+    assert templated >= 6  # the work-queue alerts by queue, the job alerts by framework
 
 
 def test_grafana_dashboard_is_well_formed(rendered):

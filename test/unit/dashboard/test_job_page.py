@@ -6,6 +6,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from test.unit.dashboard.stubs import EmptyCache
 from tf_operator.dashboard.app import Dashboard
 from tf_operator.sdk import NotFound
 from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB
@@ -14,14 +15,6 @@ JOB = {"metadata": {"name": "fresh", "namespace": "ns", "creationTimestamp": "20
        "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 1}}}}  # fmt: skip
 PYTORCH = {"kind": "PyTorchJob", "metadata": JOB["metadata"],
            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1}}}}  # fmt: skip
-
-
-class EmptyCache:
-    def job(self, plural: str, ns: str, name: str) -> None:
-        return None
-
-    def pods(self, plural: str, ns: str, name: str) -> list[Any]:
-        return []
 
 
 class Server:

@@ -9,17 +9,10 @@ from typing import Any
 import pytest
 from starlette.requests import Request
 
+from test.unit.dashboard.stubs import EmptyCache
 from tf_operator.dashboard.app import Dashboard
 from tf_operator.sdk import NotFound
 from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB
-
-
-class EmptyCache:
-    def job(self, plural: str, ns: str, name: str) -> None:
-        return None
-
-    def pods(self, plural: str, ns: str, name: str) -> list[Any]:
-        return []
 
 
 class Recorder:

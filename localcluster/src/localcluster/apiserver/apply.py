@@ -17,20 +17,33 @@ _NEVER_REMOVED = {("apiVersion",), ("kind",), ("metadata", "name"), ("metadata",
 
 
 def fields_v1(value: Any) -> dict[str, Any]:
-    """The ``fieldsV1`` set of an applied configuration (maps recurse; anything else is a leaf)."""
-    if isinstance(value, dict):
-        return {f"f:{k}": fields_v1(v) for k, v in value.items() if k != "managedFields"}
-    return {}
+    """The ``fieldsV1`` set of an applied configuration (maps recurse; anything else is a leaf),
+    built with an explicit stack: applied objects nest as deep as stored ones (10,000 levels)."""
+    root: dict[str, Any] = {}
+    work = [(value, root)]
+    while work:
+        applied, fields = work.pop()
+        if not isinstance(applied, dict):
+            continue
+        for key, child in applied.items():
+            if key != "managedFields":
+                inner: dict[str, Any] = {}
+                fields[f"f:{key}"] = inner
+                work.append((child, inner))
+    return root
 
 
-def leaf_paths(fields: dict[str, Any], prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+def leaf_paths(fields: dict[str, Any]) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
-    for key, sub in fields.items():
-        path = prefix + (key[2:] if key.startswith("f:") else key,)
-        if sub:
-            out |= leaf_paths(sub, path)
-        else:
-            out.add(path)
+    work: list[tuple[dict[str, Any], tuple[str, ...]]] = [(fields, ())]
+    while work:
+        level, prefix = work.pop()
+        for key, sub in level.items():
+            path = prefix + (key[2:] if key.startswith("f:") else key,)
+            if isinstance(sub, dict) and sub:
+                work.append((sub, path))
+            else:
+                out.add(path)
     return out
 
 

@@ -30,20 +30,27 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_strings
 
+from . import deepjson
 from .errors import field_cause
+from .objects import deeper_than, equal
 
 _T = cel.Type
 _RULES = "x-kubernetes-validations"
 _STRING_LITERAL = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _MAX_MESSAGE = 5 * 1024  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
+# Objects up to this deep are safe to hand cel-cpp on any thread (a default 8 MiB stack holds
+# about 5,000 levels); deeper ones get a thread whose stack holds deepjson.MAX_DEPTH four times.
+CEL_STACK_SAFE_DEPTH = 2_000
+_DEEP_STACK_BYTES = 4 * deepjson.MAX_DEPTH * 1536
+_STACK_SIZE_LOCK = threading.Lock()
 # what the real server adds when type errors keep it from running the rules
 NOT_CHECKED = (
     'Invalid value: "null": some validation rules were not checked because the object was '
@@ -199,7 +206,42 @@ class Outcome:
 
 
 def validate(obj: dict[str, Any], old: dict[str, Any] | None, schema: dict[str, Any]) -> Outcome:
-    """Evaluate every rule of ``schema`` over ``obj`` (``old`` on updates)."""
+    """Evaluate every rule of ``schema`` over ``obj`` (``old`` on updates). cel-cpp converts a
+    value it is handed recursively, about 1.5 KiB of native stack a level: an object deeper
+    than ``CEL_STACK_SAFE_DEPTH`` would overflow a thread's stack (a crash, not an error), so
+    its rules run on a thread of its own with a stack for ``deepjson.MAX_DEPTH`` levels."""
+    if deeper_than(obj, CEL_STACK_SAFE_DEPTH) or (
+        old is not None and deeper_than(old, CEL_STACK_SAFE_DEPTH)
+    ):
+        return _on_deep_stack(lambda: _validate(obj, old, schema))
+    return _validate(obj, old, schema)
+
+
+def _on_deep_stack(run: Callable[[], Outcome]) -> Outcome:
+    """``run()`` on a new thread with a ``_DEEP_STACK_BYTES`` stack."""
+    result: list[Outcome] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(run())
+        except BaseException as e:  # handed to the caller's thread
+            failure.append(e)
+
+    with _STACK_SIZE_LOCK:
+        previous = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=target, name="cel-deep-object", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def _validate(obj: dict[str, Any], old: dict[str, Any] | None, schema: dict[str, Any]) -> Outcome:
     out = Outcome([], [])
     _validate_node(
         _root_view(obj),
@@ -226,7 +268,7 @@ def _validate_node(
     if value is None or not isinstance(schema, dict):
         return
     correlated = old is not None
-    unchanged = (value == old) if correlated else unchanged_parent
+    unchanged = equal(value, old) if correlated else unchanged_parent
     for rule in schema.get(_RULES) or []:
         _run_rule(rule, value, old, schema, path, out, unchanged)
     if isinstance(value, dict):

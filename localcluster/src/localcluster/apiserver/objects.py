@@ -1,4 +1,6 @@
-"""Small helpers on plain JSON objects: fast copies, timestamps, metadata access."""
+"""Small helpers on plain JSON objects: fast copies, comparisons and depth, timestamps, metadata
+access. kube-apiserver stores objects nested up to 10,000 levels; the copies and the comparison
+recurse for speed and fall back to an explicit stack when an object is too deep for that."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
+
+import orjson
 
 T = TypeVar("T")
 
@@ -56,7 +60,7 @@ def _copy_iteratively(value: Any, scalar: Callable[[Any], Any]) -> Any:
     while work:
         source, parent, key = work.pop()
         if isinstance(source, dict):
-            copy: Any = {}
+            copy: Any = dict.fromkeys(source)  # the keys in order; their values come later
             work.extend((v, copy, k) for k, v in source.items())
         elif isinstance(source, list):
             copy = [None] * len(source)
@@ -65,6 +69,65 @@ def _copy_iteratively(value: Any, scalar: Callable[[Any], Any]) -> Any:
             copy = scalar(source)
         parent[key] = copy
     return root[0]
+
+
+def equal(a: Any, b: Any) -> bool:
+    """``a == b`` for JSON data; without recursion for documents too deep for it."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        return _equal_iteratively(a, b)
+
+
+def _equal_iteratively(a: Any, b: Any) -> bool:
+    work = [(a, b)]
+    while work:
+        x, y = work.pop()
+        if isinstance(x, dict):
+            if not isinstance(y, dict) or x.keys() != y.keys():
+                return False
+            work.extend((v, y[k]) for k, v in x.items())
+        elif isinstance(x, list):
+            if not isinstance(y, list) or len(x) != len(y):
+                return False
+            work.extend(zip(x, y, strict=True))
+        elif isinstance(y, dict | list) or x != y:
+            return False
+    return True
+
+
+# orjson refuses to encode more levels than this, so an object it encodes is no deeper
+_ORJSON_DEPTH = 254
+
+
+def nesting_depth(value: Any) -> int:
+    """How many arrays and objects nest in ``value`` at most (0 for a scalar), counted as Go's
+    JSON scanner counts them; without recursion."""
+    deepest = 0
+    work = [(value, 1)]
+    while work:
+        item, depth = work.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        work.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def deeper_than(value: Any, levels: int) -> bool:
+    """Whether ``value`` nests more than ``levels`` deep. An ordinary object costs one orjson
+    encoding (it stops at 254 levels); only one it refuses is measured."""
+    if levels < _ORJSON_DEPTH:
+        return nesting_depth(value) > levels
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        return nesting_depth(value) > levels
+    return False
 
 
 def format_time(t: float) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import yaml
 
-from . import errors, patches, protobuf, quantity
+from . import deepjson, errors, patches, protobuf, quantity
 from .httpcore import Request
 
 _TRUE = {"true", "1", "t", "yes", "y"}
@@ -139,12 +139,14 @@ def _finite_float(text: str) -> float:
 _NOT_FOR_ORJSON = re.compile(rb"[\[:,]\s*-?\d+[.eE]|\d{19}")
 
 
-def parse_json(raw: bytes) -> Any:
-    """Strict JSON (no NaN/Infinity and no float overflow, which Go's decoder rejects); 400
-    when malformed. Floats keep their text (``quantity.JSONFloat``) until the registry stores
-    the body as plain JSON. An object or array with neither goes through orjson (the same
-    result, several times faster); anything orjson refuses gets the standard parser's
-    verdict and message."""
+def _json(raw: bytes) -> Any:
+    """Strict JSON (no NaN/Infinity and no float overflow, which Go's decoder rejects). Floats
+    keep their text (``quantity.JSONFloat``) until the registry stores the body as plain JSON.
+    An object or array with neither goes through orjson (the same result, several times
+    faster), anything else through the standard parser; a body both refuse (too deep for them,
+    or malformed) is read as Go reads it (``deepjson``: nesting to 10,000 levels, and Go's
+    verdict and message, a ``deepjson.JSONSyntaxError``, for a malformed one). ValueError for a
+    number Go cannot hold."""
     if raw.lstrip()[:1] in (b"{", b"[") and _NOT_FOR_ORJSON.search(raw) is None:
         try:
             return orjson.loads(raw)
@@ -152,7 +154,15 @@ def parse_json(raw: bytes) -> Any:
             pass
     try:
         return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError):
+        return deepjson.loads(raw, _finite_float)
+
+
+def parse_json(raw: bytes) -> Any:
+    """A JSON body (``_json``); 400 when malformed."""
+    try:
+        return _json(raw)
+    except ValueError as e:
         raise errors.bad_request(
             f"the body of the request could not be decoded as JSON: {e}"
         ) from e
@@ -165,13 +175,33 @@ def parse_yaml(raw: bytes) -> Any:
         raise errors.bad_request(f"error decoding YAML: {e}") from e
 
 
+def _summary(body: bytes, limit: int = 30) -> str:
+    """How kube-apiserver quotes a body it cannot decode: its first bytes, as text when it is
+    a JSON object and in hex otherwise."""
+    if not body:
+        return "<empty>"
+    more = " ..." if len(body) > limit else ""
+    if body[:1] == b"{":
+        return body[:limit].decode("utf-8", "replace") + more
+    return body[:limit].hex() + more
+
+
+def _unrecognized(kind: str, why: str, body: bytes) -> errors.StatusError:
+    """kube-apiserver's 400 for a body its serializer cannot even read the kind of."""
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): {why} ({_summary(body)})"
+    )
+
+
 BODY_TYPES = ("application/json", "application/yaml", protobuf.CONTENT_TYPE)
 CUSTOM_BODY_TYPES = ("application/json", "application/yaml")
 
 
-def object_body(req: Request, custom: bool = False) -> Any:
-    """The object in a POST/PUT body by Content-Type (none means JSON); 415 for any other type
-    (custom resources take no protobuf)."""
+def object_body(req: Request, kind: str, custom: bool = False) -> Any:
+    """The ``kind`` object in a POST/PUT body by Content-Type (none means JSON); 415 for any
+    other type (custom resources take no protobuf). A body that does not decode gets
+    kube-apiserver's 400: its serializer fails before it reads the kind, so the message is
+    ``the object provided is unrecognized`` with the decoder's reason."""
     ctype = req.header("content-type").split(";")[0].strip().lower() or "application/json"
     accepted = CUSTOM_BODY_TYPES if custom else BODY_TYPES
     if ctype not in accepted:
@@ -182,7 +212,15 @@ def object_body(req: Request, custom: bool = False) -> Any:
         return protobuf.decode(req.body)
     if ctype == "application/yaml":
         return parse_yaml(req.body)
-    return parse_json(req.body)
+    try:
+        return _json(req.body)
+    except deepjson.JSONSyntaxError as e:
+        why = f"couldn't get version/kind; json parse error: {e}"
+        raise _unrecognized(kind, why, req.body) from e
+    except ValueError as e:
+        raise errors.bad_request(
+            f"the body of the request could not be decoded as JSON: {e}"
+        ) from e
 
 
 def patch_body(req: Request, custom: bool = False) -> tuple[str, Any]:

@@ -9,12 +9,15 @@ directives ``$patch`` (merge/replace/delete), ``$retainKeys``, ``$setElementOrde
 
 from __future__ import annotations
 
-import copy
+import json
+from collections.abc import Generator
 from typing import Any, cast
 
 import jsonpatch
 
+from . import deepjson, errors
 from .errors import StatusError, bad_request
+from .objects import clone, deeper_than
 
 
 def accepted_content_types(custom: bool) -> list[str]:
@@ -54,34 +57,94 @@ _DELETE_PRIMITIVE_PREFIX = "$deleteFromPrimitiveList/"
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, null deletes, anything else replaces."""
+    """RFC 7386: objects merge recursively, null deletes, anything else replaces. Written with
+    an explicit stack (kube-apiserver merges objects nested 10,000 levels)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
+    work = [(result, patch)]
+    while work:
+        merged, changes = work.pop()
+        for key, value in changes.items():
+            if value is None:
+                merged.pop(key, None)
+            elif isinstance(value, dict):
+                inner = merged.get(key)
+                merged[key] = inner = dict(inner) if isinstance(inner, dict) else {}
+                work.append((inner, value))
+            else:
+                merged[key] = clone(value)
     return result
 
 
+class _CopiedObject(dict[str, Any]):
+    """An operation's object value. jsonpatch copies values with ``copy.deepcopy``, which
+    recurses; this one is copied as the server copies objects (``objects.clone``, any depth)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return clone(dict(self))
+
+
+class _CopiedArray(list[Any]):
+    """An operation's array value, copied as :class:`_CopiedObject` is."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return clone(list(self))
+
+
+def _copied(op: Any) -> Any:
+    if not isinstance(op, dict):
+        return op
+    value = op.get("value")
+    if isinstance(value, dict):
+        return {**op, "value": _CopiedObject(value)}
+    if isinstance(value, list):
+        return {**op, "value": _CopiedArray(value)}
+    return op
+
+
 def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
-    """RFC 6902 patch; a malformed patch is 400, a failing operation 422."""
+    """RFC 6902 patch applied to ``target`` in place; a malformed patch is 400, a failing
+    operation 422, and so is a result nested deeper than kube-apiserver decodes it again."""
     if not isinstance(ops, list):
         raise bad_request("json patch must be a JSON array of operations")
     try:
-        patch = jsonpatch.JsonPatch(ops)
+        patch = jsonpatch.JsonPatch([_copied(op) for op in ops])
     except (jsonpatch.InvalidJsonPatch, TypeError, AttributeError) as e:
         raise bad_request(f"invalid JSON patch: {e}") from e
     try:
-        return cast(dict[str, Any], patch.apply(target))
+        result = cast(dict[str, Any], patch.apply(target, in_place=True))
+    except RecursionError as e:
+        # a copy or test operation on a value too deep for jsonpatch's recursion (D74)
+        raise StatusError(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request: a JSON patch "
+            "operation copies or tests a value nested too deeply for this server",
+        ) from e
     except (jsonpatch.InvalidJsonPatch, TypeError, KeyError, AttributeError) as e:
         raise bad_request(f"invalid JSON patch: {e}") from e
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, IndexError) as e:
         raise StatusError(
             422, "Invalid", f"the server rejected our request due to an error in our request: {e}"
         ) from e
+    if deeper_than(result, deepjson.MAX_DEPTH):
+        raise _too_deep(result)
+    return result
+
+
+def _too_deep(result: Any) -> StatusError:
+    """kube-apiserver decodes a JSON patch's result again: one nested too deep for its decoder
+    is a 422 on the field ``patch``, whose value is the patched document."""
+    text = deepjson.dumps(result)
+    try:
+        deepjson.loads(text)
+        reason = "exceeded max depth"  # not reached: the caller measured the depth
+    except deepjson.JSONSyntaxError as e:
+        reason = str(e)
+    value = json.dumps(text.decode(), ensure_ascii=False)
+    why = f"Invalid value: {value}: couldn't get version/kind; json parse error: {reason}"
+    return errors.invalid("", "", "", "", [errors.field_cause("patch", why)])
 
 
 def _merge_key(field: str, kind: str, in_container: bool) -> str | None:
@@ -92,15 +155,38 @@ def _merge_key(field: str, kind: str, in_container: bool) -> str | None:
     return _MERGE_KEYS.get(field)
 
 
-def strategic_merge(target: Any, patch: Any, kind: str = "", _in_container: bool = False) -> Any:
+def strategic_merge(target: Any, patch: Any, kind: str = "") -> Any:
     """Apply a strategic merge patch for an object of built-in ``kind``."""
+    return _run(_merge_object(target, patch, kind, False))
+
+
+# A merge step: a generator that yields the merges it needs done (their results are sent back)
+# and returns its own. ``_run`` drives them with an explicit stack, so an object nested deeper
+# than the interpreter recurses (kube-apiserver patches 10,000 levels) merges all the same.
+_Merge = Generator[Any, Any, Any]
+
+
+def _run(merge: _Merge) -> Any:
+    stack = [merge]
+    result: Any = None
+    while stack:
+        try:
+            needed = stack[-1].send(result)
+        except StopIteration as done:
+            stack.pop()
+            result = done.value
+        else:
+            stack.append(needed)
+            result = None
+    return result
+
+
+def _merge_object(target: Any, patch: Any, kind: str, in_container: bool) -> _Merge:
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return clone(patch)
     directive = patch.get("$patch")
     if directive == "replace":
-        return {
-            k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch" and not k.startswith("$")
-        }
+        return {k: clone(v) for k, v in patch.items() if not k.startswith("$")}
     if directive == "delete":
         return None
     result = dict(target) if isinstance(target, dict) else {}
@@ -118,9 +204,9 @@ def strategic_merge(target: Any, patch: Any, kind: str = "", _in_container: bool
             result.pop(key, None)
             continue
         if isinstance(value, list):
-            result[key] = _merge_list(result.get(key), value, key, kind, _in_container)
+            result[key] = yield _merge_list(result.get(key), value, key, kind, in_container)
         elif isinstance(value, dict):
-            merged = strategic_merge(result.get(key), value, kind, _in_container)
+            merged = yield _merge_object(result.get(key), value, kind, in_container)
             if merged is None:
                 result.pop(key, None)
             else:
@@ -135,7 +221,7 @@ def strategic_merge(target: Any, patch: Any, kind: str = "", _in_container: bool
 
 def _merge_list(
     current: Any, patch: list[Any], field: str, kind: str, in_container: bool
-) -> list[Any]:
+) -> _Merge:
     if any(isinstance(i, dict) and i.get("$patch") == "replace" for i in patch):
         return [
             _strip(i) for i in patch if not (isinstance(i, dict) and i.get("$patch") == "replace")
@@ -166,16 +252,25 @@ def _merge_list(
                 out.pop(idx)
             continue
         if idx is None:
-            out.append(strategic_merge({}, item, kind, child_in_container))
+            out.append((yield _merge_object({}, item, kind, child_in_container)))
         else:
-            out[idx] = strategic_merge(out[idx], item, kind, child_in_container)
+            out[idx] = yield _merge_object(out[idx], item, kind, child_in_container)
     return out
 
 
 def _strip(value: Any) -> Any:
-    """Drop directive keys from a value that is stored as is."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if not k.startswith("$")}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
+    """A copy of a value that is stored as is, without its directive keys."""
+    root: list[Any] = [None]
+    work: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while work:
+        source, parent, at = work.pop()
+        if isinstance(source, dict):
+            copy: Any = {k: None for k in source if not k.startswith("$")}
+            work.extend((source[k], copy, k) for k in copy)
+        elif isinstance(source, list):
+            copy = [None] * len(source)
+            work.extend((v, copy, i) for i, v in enumerate(source))
+        else:
+            copy = source
+        parent[at] = copy
+    return root[0]

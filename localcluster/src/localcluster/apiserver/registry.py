@@ -39,7 +39,7 @@ from . import (
 )
 from .errors import StatusError
 from .gc import GarbageCollector
-from .objects import clone, detach, format_time, meta, strip_nulls
+from .objects import clone, detach, equal, format_time, meta, strip_nulls
 from .paging import Key
 from .resources import GVR, ResourceType
 from .store import ListPage, Store
@@ -523,9 +523,11 @@ class Registry:
             new = self._main_write(rt, version, old, body)
         new["apiVersion"], new["kind"] = rt.stored_api_version, old["kind"]
         nm, om = new["metadata"], meta(old)
-        if rt.generation and _spec_part(new, rt.has_status) != _spec_part(old, rt.has_status):
+        if rt.generation and not equal(
+            _spec_part(new, rt.has_status), _spec_part(old, rt.has_status)
+        ):
             nm["generation"] = int(om.get("generation") or 1) + 1
-        if _without_rv(new) == _without_rv(old):
+        if equal(_without_rv(new), _without_rv(old)):
             return self.store.present(rt, version, old)
         if dry_run:
             return self.store.present(rt, version, new)

@@ -431,7 +431,7 @@ class APIServer:
                 return self._watches.serve(req, resp, rt, gvr, namespace)
             return self._list(req, resp, rt, gvr, namespace)
         if req.method == "POST":
-            body = params.object_body(req, rt.is_custom)
+            body = params.object_body(req, rt.kind, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
                 resp, lambda: self.registry.create_shared(gvr, namespace, body, dry), req, 201
@@ -522,7 +522,7 @@ class APIServer:
                 return self._table(req, resp, rt, gvr[1], [obj], list_meta)
             return self._json(resp, obj)
         if req.method == "PUT":
-            body = params.object_body(req, rt.is_custom)
+            body = params.object_body(req, rt.kind, rt.is_custom)
             dry = params.dry_run(req)
             return self._written(
                 resp, lambda: reg.update_shared(gvr, namespace, name, body, sub, dry), req
@@ -562,7 +562,7 @@ class APIServer:
             return self._json(
                 resp,
                 reg.update_scale(
-                    gvr, namespace, name, params.object_body(req), params.dry_run(req)
+                    gvr, namespace, name, params.object_body(req, "Scale"), params.dry_run(req)
                 ),
             )
         if req.method == "PATCH":
@@ -576,7 +576,7 @@ class APIServer:
     def _binding(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
         if req.method != "POST":
             raise errors.method_not_allowed()
-        body = params.object_body(req)
+        body = params.object_body(req, "Binding")
         target = (body.get("target") or {}) if isinstance(body, dict) else {}
         if not target.get("name"):
             cause = errors.field_cause("target.name", "Required value", "FieldValueRequired")
@@ -605,7 +605,7 @@ class APIServer:
         if req.method != "POST":
             raise errors.method_not_allowed()
         user: UserInfo = req.extra["user"]
-        body = params.object_body(req)
+        body = params.object_body(req, REVIEW_KINDS[(group, plural)][0])
         self._json(
             resp, self.auth.reviews.create(group, plural, version, body, user, namespace), 201
         )
@@ -613,7 +613,7 @@ class APIServer:
     def _token_request(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
         if req.method != "POST":
             raise errors.method_not_allowed()
-        body = params.object_body(req)
+        body = params.object_body(req, "TokenRequest")
         token = create_token(
             self.registry, self.auth.tokens, namespace, name, body, self.registry.clock()
         )

@@ -36,7 +36,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from . import errors, paging
+from . import deepjson, errors, paging
 from .objects import format_time, meta
 from .paging import Key, Snapshot
 from .resources import GVR, ResourceType, builtin_types
@@ -69,7 +69,10 @@ class SharedObjectCheck:
 
     @staticmethod
     def _print(obj: dict[str, Any]) -> str:
-        return json.dumps(obj)
+        try:
+            return json.dumps(obj)
+        except RecursionError:  # nested beyond the standard encoder (kube-apiserver takes 10,000)
+            return deepjson.dumps(obj).decode()
 
     def replaced(
         self, sk: StorageKey, key: Key, old: dict[str, Any] | None, new: dict[str, Any] | None

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import orjson
 
-from . import errors, tables
+from . import deepjson, errors, tables
 from .errors import StatusError
 from .httpcore import ClientGone, Request, Responder
 from .objects import meta
@@ -44,41 +44,7 @@ def dumps(obj: Any) -> bytes:
         try:
             return json.dumps(obj, separators=(",", ":")).encode()
         except RecursionError:
-            return _dumps_deep(obj)
-
-
-class _Text(str):
-    """Encoded text on the work stack of :func:`_dumps_deep` (told apart by its type)."""
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return key if isinstance(key, str) else str(key)
-
-
-def _dumps_deep(obj: Any) -> bytes:
-    """``json.dumps(obj, separators=(",", ":"))`` with an explicit stack instead of recursion."""
-    scalar = json.JSONEncoder(separators=(",", ":")).encode
-    parts: list[str] = []
-    work: list[Any] = [obj]
-    while work:
-        item = work.pop()
-        if type(item) is _Text:
-            parts.append(item)
-        elif isinstance(item, dict):
-            seq: list[Any] = [_Text("{")]
-            for n, (key, value) in enumerate(item.items()):
-                seq += [_Text(("," if n else "") + scalar(_key(key)) + ":"), value]
-            work.extend(reversed([*seq, _Text("}")]))
-        elif isinstance(item, list | tuple):
-            seq = [_Text("[")]
-            for n, value in enumerate(item):
-                seq += [_Text(","), value] if n else [value]
-            work.extend(reversed([*seq, _Text("]")]))
-        else:
-            parts.append(scalar(item))
-    return "".join(parts).encode()
+            return deepjson.dumps(obj)
 
 
 class WatchStream:

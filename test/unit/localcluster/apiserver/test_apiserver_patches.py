@@ -114,3 +114,55 @@ def test_json_patch_errors():
     with pytest.raises(StatusError) as e:
         json_patch({"a": 1}, {"op": "add"})
     assert e.value.code == 400
+
+
+# ---- objects as deep as kube-apiserver stores (10,000 levels)
+
+
+def _chain(levels: int, leaf: object) -> dict:
+    value: object = leaf
+    for _ in range(levels):
+        value = {"a": value}
+    return value  # type: ignore[return-value]  # levels >= 1
+
+
+def _bottom(value: dict) -> object:
+    while isinstance(value, dict) and "a" in value:
+        value = value["a"]
+    return value
+
+
+def test_merge_and_strategic_patches_merge_any_depth():
+    target = {"x": _chain(9_000, {"keep": 1, "drop": 2})}
+    patch = {"x": _chain(9_000, {"drop": None, "add": [{"$patch": "x", "v": 1}]})}
+    merged = merge_patch(target, patch)
+    assert _bottom(merged["x"]) == {"keep": 1, "add": [{"$patch": "x", "v": 1}]}
+    strategic = strategic_merge(target, patch, "ConfigMap")
+    assert _bottom(strategic["x"]) == {"keep": 1, "add": [{"v": 1}]}  # directives stripped
+    assert _bottom(target["x"]) == {"keep": 1, "drop": 2}  # input untouched
+
+
+def test_json_patch_adds_values_of_any_depth():
+    out = json_patch({"x": {}}, [{"op": "add", "path": "/x/deep", "value": _chain(5_000, 1)}])
+    assert _bottom(out["x"]["deep"]) == 1
+
+
+def test_a_copy_of_a_value_too_deep_to_copy_is_a_422():
+    """D74: jsonpatch copies a ``copy`` operation's value by recursion."""
+    with pytest.raises(StatusError) as e:
+        json_patch({"x": _chain(5_000, 1)}, [{"op": "copy", "from": "/x", "path": "/y"}])
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    assert "nested too deeply for this server" in e.value.message
+
+
+def test_a_json_patch_result_deeper_than_kube_apiserver_decodes_is_a_422_on_patch():
+    deep = _chain(5_000, 1)
+    with pytest.raises(StatusError) as e:
+        json_patch({"x": deep}, [{"op": "add", "path": "/x" + "/a" * 4_999 + "/b", "value": deep}])
+    assert (e.value.code, e.value.reason) == (422, "Invalid")
+    cause = e.value.status["details"]["causes"][0]
+    assert cause["field"] == "patch" and cause["message"].startswith('Invalid value: "{\\"x\\":')
+    assert e.value.message.startswith(' "" is invalid: patch: Invalid value: ')
+    assert e.value.message.endswith(
+        "couldn't get version/kind; json parse error: invalid character '{' exceeded max depth"
+    )

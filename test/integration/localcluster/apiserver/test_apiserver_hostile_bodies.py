@@ -1,0 +1,176 @@
+"""Bodies built to hurt a server get what kube-apiserver gives them (issue 27's leftovers):
+objects nested up to its 10,000 levels are stored, served, patched and watched (custom
+resources with CEL rules too) and deeper ones refused with its message."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from localcluster.apiserver import APIServer, deepjson
+from localcluster.apiserver.objects import equal, nesting_depth
+from support.crd import install_crds
+
+pytestmark = pytest.mark.integration
+
+CMS = "/api/v1/namespaces/default/configmaps"
+TFJOBS = "/apis/kubeflow.org/v1/namespaces/default/tfjobs"
+JSON = "application/json"
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = APIServer(port=0)
+    s.start()
+    install_crds(s.registry)
+    yield s
+    s.stop()
+
+
+def call(
+    server: APIServer, method: str, path: str, body: bytes | None = None, ctype: str = JSON
+) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        conn.request(method, path, body=body, headers={"Content-Type": ctype})
+        resp = conn.getresponse()
+        payload = resp.read()
+        return resp.status, read(payload) if payload else None
+    finally:
+        conn.close()
+
+
+def read(payload: bytes) -> Any:
+    """A reply: lists and watch events wrap objects in a level or two more than they hold."""
+    return deepjson.loads(payload, max_depth=deepjson.MAX_DEPTH + 2)
+
+
+def chain(levels: int, leaf: str = "1") -> str:
+    """``levels`` objects nested in each other, ``leaf`` at the bottom."""
+    return '{"a":' * levels + leaf + "}" * levels
+
+
+def configmap(name: str, levels: int) -> bytes:
+    """A ConfigMap nested ``levels`` deep in all (the body itself is the first level)."""
+    return f'{{"metadata":{{"name":"{name}"}},"x":{chain(levels - 1)}}}'.encode()
+
+
+# apiVersion/spec/tfReplicaSpecs/Worker/template/spec/containers/[0] holds the chain: 8 levels
+TFJOB_WRAPPING = 8
+
+
+def tfjob(name: str, levels: int, leaf: str = "1") -> bytes:
+    """A TFJob whose container carries a field (kept: the template preserves unknown fields)
+    that makes the body ``levels`` deep."""
+    container = (
+        f'{{"name":"tensorflow","image":"tf","deep":{chain(levels - TFJOB_WRAPPING, leaf)}}}'
+    )
+    spec = {"tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": []}}}}}
+    head = json.dumps(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": name},
+            "spec": spec,
+        },
+        separators=(",", ":"),
+    )
+    return head.replace('"containers":[]', f'"containers":[{container}]').encode()
+
+
+class Watcher:
+    """The events of one watch, read on a thread of their own."""
+
+    def __init__(self, server: APIServer, path: str) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        self._conn.request("GET", f"{path}?watch=true&timeoutSeconds=60")
+        self._resp = self._conn.getresponse()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while line := self._resp.readline():
+            self.events.append(read(line))
+
+    def wait_for(self, count: int, deadline: float = 30) -> list[dict[str, Any]]:
+        end = time.monotonic() + deadline
+        while len(self.events) < count and time.monotonic() < end:
+            time.sleep(0.05)
+        assert len(self.events) >= count, self.events
+        return self.events
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def test_configmaps_as_deep_as_kube_apiserver_takes_are_stored_and_served(server):
+    watch = Watcher(server, CMS)
+    code, created = call(server, "POST", CMS, configmap("deep", 10_000))
+    assert code == 201, created
+    assert nesting_depth(created) == 10_000
+    code, read = call(server, "GET", f"{CMS}/deep")
+    assert code == 200 and equal(read["x"], created["x"])
+    code, listed = call(server, "GET", CMS)
+    assert code == 200 and any(equal(i, read) for i in listed["items"])
+    for leaf, ctype in (
+        ("1", "application/merge-patch+json"),
+        ("2", "application/strategic-merge-patch+json"),
+    ):
+        patch = f'{{"y":{chain(9_998, leaf)}}}'.encode()
+        code, patched = call(server, "PATCH", f"{CMS}/deep", patch, ctype)
+        assert code == 200 and nesting_depth(patched["y"]) == 9_998
+    code, _ = call(server, "PUT", f"{CMS}/deep", deepjson.dumps(patched))
+    assert code == 200
+    assert call(server, "DELETE", f"{CMS}/deep")[0] == 200
+    kinds = [e["type"] for e in watch.wait_for(4)]
+    assert kinds[0] == "ADDED" and nesting_depth(watch.events[0]["object"]) == 10_000
+    watch.close()
+
+
+def test_custom_resources_as_deep_with_cel_rules(server):
+    """The TFJob CRD's rules see the whole object: cel-cpp converts it recursively in native
+    code, which overflowed the thread's stack (a crash) past about 5,000 levels."""
+    watch = Watcher(server, TFJOBS)
+    code, created = call(server, "POST", TFJOBS, tfjob("deep", 10_000))
+    assert code == 201, created
+    assert nesting_depth(created) == 10_000
+    code, updated = call(server, "PUT", f"{TFJOBS}/deep", deepjson.dumps(created))
+    assert code == 200
+    code, listed = call(server, "GET", TFJOBS)
+    assert code == 200 and len(listed["items"]) == 1
+    assert watch.wait_for(1)[0]["type"] == "ADDED"
+    watch.close()
+    assert call(server, "DELETE", f"{TFJOBS}/deep")[0] == 200
+
+
+def test_a_deeper_body_is_refused_as_kube_apiserver_refuses_it(server):
+    code, status = call(server, "POST", CMS, configmap("deeper", 10_001))
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == (
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+        "version/kind; json parse error: invalid character '{' exceeded max depth "
+        '({"metadata":{"name":"deeper"}, ...)'
+    )
+    code, status = call(server, "POST", TFJOBS, tfjob("deeper", 10_001))
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert "(must be of type TFJob)" in status["message"]
+
+
+def test_a_json_patch_nesting_the_object_too_deep_is_the_422_kube_apiserver_gives(server):
+    assert call(server, "POST", CMS, configmap("grows", 5_000))[0] == 201
+    path = "/x" + "/a" * 4_990 + "/b"  # 4,992 levels down, a value 5,100 deep
+    ops = f'[{{"op":"add","path":"{path}","value":{chain(5_100)}}}]'.encode()
+    code, status = call(server, "PATCH", f"{CMS}/grows", ops, "application/json-patch+json")
+    assert (code, status["reason"]) == (422, "Invalid")
+    cause = status["details"]["causes"][0]
+    assert cause["field"] == "patch"
+    assert cause["message"].endswith(
+        ": couldn't get version/kind; json parse error: invalid character '{' exceeded max depth"
+    )
+    code, kept = call(server, "GET", f"{CMS}/grows")
+    assert code == 200 and nesting_depth(kept) == 5_000

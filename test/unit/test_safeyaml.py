@@ -6,13 +6,18 @@ import time
 import pytest
 import yaml
 
+from support.yaml_alias_vectors import ALIAS_VECTORS, LAUGHS, AliasVector
 from tf_operator.k8s.safeyaml import MAX_EXPANDED_NODES, ExcessiveAliasing, load, load_all
 
-# the classic: nine levels of ten aliases each, about 10^9 nodes, in a few hundred bytes
-LAUGHS = "\n".join(
-    ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
-)
+
+@pytest.mark.parametrize("vector", ALIAS_VECTORS, ids=lambda v: v.name)
+def test_the_alias_vectors_shared_with_the_local_api_server(vector: AliasVector):
+    """The local API server's YAML reader (go-yaml's rule) classifies these alike."""
+    if vector.refused:
+        with pytest.raises(ExcessiveAliasing):
+            load(vector.document)
+    else:
+        load(vector.document)
 
 
 def test_a_billion_laughs_is_refused_at_once():

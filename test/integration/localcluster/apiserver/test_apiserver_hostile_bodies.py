@@ -1,6 +1,7 @@
 """Bodies built to hurt a server get what kube-apiserver gives them (issue 27's leftovers):
 objects nested up to its 10,000 levels are stored, served, patched and watched (custom
-resources with CEL rules too) and deeper ones refused with its message."""
+resources with CEL rules too) and deeper ones refused with its message; a YAML alias bomb is a
+400 at once."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from localcluster.apiserver import APIServer, deepjson
 from localcluster.apiserver.objects import equal, nesting_depth
 from support.crd import install_crds
+from support.yaml_alias_vectors import LAUGHS
 
 pytestmark = pytest.mark.integration
 
@@ -132,7 +134,7 @@ def test_configmaps_as_deep_as_kube_apiserver_takes_are_stored_and_served(server
     watch.close()
 
 
-def test_custom_resources_as_deep_with_cel_rules(server):
+def test_custom_resources_as_deep_with_cel_rules_and_server_side_apply(server):
     """The TFJob CRD's rules see the whole object: cel-cpp converts it recursively in native
     code, which overflowed the thread's stack (a crash) past about 5,000 levels."""
     watch = Watcher(server, TFJOBS)
@@ -141,11 +143,28 @@ def test_custom_resources_as_deep_with_cel_rules(server):
     assert nesting_depth(created) == 10_000
     code, updated = call(server, "PUT", f"{TFJOBS}/deep", deepjson.dumps(created))
     assert code == 200
+    code, applied = call(
+        server,
+        "PATCH",
+        f"{TFJOBS}/applied?fieldManager=test",
+        tfjob("applied", 10_000),
+        "application/apply-patch+yaml",
+    )
+    assert code == 201 and nesting_depth(applied) == 10_000
+    code, reapplied = call(
+        server,
+        "PATCH",
+        f"{TFJOBS}/applied?fieldManager=test",
+        tfjob("applied", 10_000, '"changed"'),
+        "application/apply-patch+yaml",
+    )
+    assert code == 200 and '"changed"' in deepjson.dumps(reapplied).decode()
     code, listed = call(server, "GET", TFJOBS)
-    assert code == 200 and len(listed["items"]) == 1
-    assert watch.wait_for(1)[0]["type"] == "ADDED"
+    assert code == 200 and len(listed["items"]) == 2
+    assert watch.wait_for(3)[0]["type"] == "ADDED"
     watch.close()
-    assert call(server, "DELETE", f"{TFJOBS}/deep")[0] == 200
+    for name in ("deep", "applied"):
+        assert call(server, "DELETE", f"{TFJOBS}/{name}")[0] == 200
 
 
 def test_a_deeper_body_is_refused_as_kube_apiserver_refuses_it(server):
@@ -174,3 +193,25 @@ def test_a_json_patch_nesting_the_object_too_deep_is_the_422_kube_apiserver_give
     )
     code, kept = call(server, "GET", f"{CMS}/grows")
     assert code == 200 and nesting_depth(kept) == 5_000
+
+
+def test_a_yaml_alias_bomb_is_a_400_at_once(server):
+    """A 603-byte document standing for 10^9 values: go-yaml refuses it as it decodes."""
+    body = ("metadata:\n  name: bomb\ndata:\n  " + LAUGHS.replace("\n", "\n  ")).encode()
+    started = time.monotonic()
+    code, status = call(server, "POST", CMS, body, "application/yaml")
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == (
+        "the object provided is unrecognized (must be of type ConfigMap): yaml: document "
+        f"contains excessive aliasing ({body[:30].hex()} ...)"
+    )
+    code, status = call(
+        server, "PATCH", f"{CMS}/bomb?fieldManager=x", body, "application/apply-patch+yaml"
+    )
+    assert (code, status["message"]) == (
+        400,
+        "error decoding YAML: error converting YAML to JSON: yaml: document contains "
+        "excessive aliasing",
+    )
+    assert time.monotonic() - started < 5
+    assert call(server, "GET", f"{CMS}/bomb")[0] == 404

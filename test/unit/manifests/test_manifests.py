@@ -179,6 +179,27 @@ def test_the_pytorchjob_component_adds_the_kind(rendered):
     assert app_main.options_from_params(ctx.params).enable_scheme == ("tfjob", "pytorchjob")
 
 
+def test_the_pytorchjob_component_grants_in_the_namespaced_role_too(rendered, tmp_path_factory):
+    """Namespaced overlay + PyTorchJob component: the Role (there is no ClusterRole) gets the
+    PyTorchJob rules, as the ClusterRole does without the overlay."""
+    target = tmp_path_factory.mktemp("namespaced-pytorchjob")
+    overlay, component = MANIFESTS / "overlays/namespaced", MANIFESTS / "components/pytorchjob"
+    (target / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(overlay, target)],
+                "components": [os.path.relpath(component, target)],
+            }
+        )
+    )
+    objs = render(target, tmp_path_factory)
+    assert not by_kind(objs, "ClusterRole")
+    (role,) = by_kind(objs, "Role")
+    assert _rules([{**role, "kind": "ClusterRole"}]) == _rules(rendered["pytorchjob"])
+
+
 @pytest.mark.parametrize(
     ("overlay", "group", "scheduler"),
     [

@@ -220,7 +220,16 @@ def object_body(req: Request, kind: str, custom: bool = False) -> Any:
     if not req.body:
         raise errors.bad_request("the request body is empty")
     if ctype == protobuf.CONTENT_TYPE:
-        return protobuf.decode(req.body)
+        try:
+            return protobuf.decode(req.body, kind)
+        except protobuf.UndecodableObject as e:
+            version = e.api_version.rpartition("/")[2]
+            raise errors.bad_request(
+                f"{e.kind} in version {orjson.dumps(version).decode()} cannot be handled as a "
+                f"{kind}: {e}"
+            ) from e
+        except protobuf.ProtobufError as e:
+            raise _unrecognized(kind, str(e), req.body) from e
     try:
         if ctype == "application/yaml":
             return yaml_value(req.body)

@@ -8,6 +8,12 @@ then a ``runtime.Unknown`` envelope holding the typed message). Replies are alwa
 kubectl accepts. Each supported kind is described by a small field-number table taken from the
 public API's ``generated.proto`` layout; unknown field numbers are skipped, and a kind without a
 table gets 415 so the caller knows to send JSON or YAML instead.
+
+A malformed body (a truncated varint or length, a length past the end, a wire type a field
+does not take, a bad tag or group) is refused as the Go code kube-apiserver runs refuses it
+(``ProtobufError`` with its message, which the server answers with its 400); varints are read
+to 64 bits and ten bytes, as there, so no body costs more than one pass over it. Go's messages
+name the Go type being read; a nested message is named here after its field (D78).
 """
 
 from __future__ import annotations
@@ -254,54 +260,156 @@ KINDS: dict[str, Schema] = {
 }
 
 
+_U64 = (1 << 64) - 1
+_VARINT, _FIXED64, _BYTES, _GROUP_START, _GROUP_END, _FIXED32 = range(6)
+# field number -> (Go field name, wire type)
+Layout = dict[int, tuple[str, int]]
+_UNKNOWN: Layout = {
+    1: ("TypeMeta", _BYTES),
+    2: ("Raw", _BYTES),
+    3: ("ContentEncoding", _BYTES),
+    4: ("ContentType", _BYTES),
+}
+_TYPE_META: Layout = {1: ("APIVersion", _BYTES), 2: ("Kind", _BYTES)}
+_MAP_ENTRY: Layout = {1: ("key", _BYTES), 2: ("value", _BYTES)}
+_QUANTITY: Layout = {1: ("String_", _BYTES)}
+_INT_OR_STRING: Layout = {1: ("Type", _VARINT), 2: ("IntVal", _VARINT), 3: ("StrVal", _BYTES)}
+_TIMESTAMP: Layout = {1: ("Seconds", _VARINT), 2: ("Nanos", _VARINT)}
+_VARINT_KINDS = {"i", "i0", "?", "?0"}
+
+
+class ProtobufError(ValueError):
+    """A body Go's generated protobuf code refuses; ``str(err)`` is its message."""
+
+
+class UndecodableObject(ProtobufError):
+    """The envelope was read but the object in it was not: kube-apiserver's 400 then names
+    the ``api_version`` and ``kind`` it found."""
+
+    def __init__(self, api_version: str, kind: str, why: str) -> None:
+        super().__init__(why)
+        self.api_version = api_version
+        self.kind = kind
+
+
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """A varint at ``pos`` and where it ends, read as Go's generated code reads one: ten bytes
+    at most, kept to 64 bits."""
     result = shift = 0
     while True:
+        if shift >= 64:
+            raise ProtobufError("proto: integer overflow")
         if pos >= len(buf):
-            raise ValueError("truncated varint")
+            raise ProtobufError("unexpected EOF")
         b = buf[pos]
         pos += 1
         result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
+        if b < 0x80:
+            return result & _U64, pos
         shift += 7
 
 
-def _fields(buf: bytes) -> Iterator[tuple[int, int, int | bytes]]:
-    """Yield (field number, wire type, value) over one message."""
+def _length_delimited(buf: bytes, pos: int) -> tuple[int, int]:
+    """Where the bytes of a length-delimited value at ``pos`` start and end."""
+    n, pos = _varint(buf, pos)
+    if n >= 1 << 63:  # negative as Go's int
+        raise ProtobufError("proto: negative length found during unmarshal")
+    if pos + n > len(buf):
+        raise ProtobufError("unexpected EOF")
+    return pos, pos + n
+
+
+def _skip(buf: bytes, pos: int, wire: int) -> int:
+    """Where the value of an unknown field (its key read) ends: groups are skipped whole."""
+    depth = 0
+    while True:
+        if wire == _VARINT:
+            pos = _varint(buf, pos)[1]
+        elif wire == _BYTES:
+            pos = _length_delimited(buf, pos)[1]
+        elif wire in (_FIXED64, _FIXED32):
+            pos += 8 if wire == _FIXED64 else 4
+        elif wire == _GROUP_START:
+            depth += 1
+        elif wire == _GROUP_END:  # never the first: the caller refuses a field that is one
+            depth -= 1
+        else:
+            raise ProtobufError(f"proto: illegal wireType {wire}")
+        if pos > len(buf) or (depth and pos == len(buf)):
+            raise ProtobufError("unexpected EOF")
+        if not depth:
+            return pos
+        key, pos = _varint(buf, pos)
+        wire = key & 7
+
+
+def _fields(buf: bytes, name: str, layout: Layout) -> Iterator[tuple[int, int | bytes]]:
+    """``(field number, value)`` for each field of message ``name`` that ``layout`` knows
+    (an integer for a varint, bytes for a length-delimited value); other fields are skipped.
+    Checked as Go's generated code checks them, with its messages."""
     pos = 0
     while pos < len(buf):
         key, pos = _varint(buf, pos)
-        num, wire = key >> 3, key & 7
+        wire = key & 7
+        num = (key >> 3) & 0xFFFFFFFF  # Go's int32(key >> 3)
+        num = num - (1 << 32) if num >= 1 << 31 else num
+        if wire == _GROUP_END:
+            raise ProtobufError(f"proto: {name}: wiretype end group for non-group")
+        if num <= 0:
+            raise ProtobufError(f"proto: {name}: illegal tag {num} (wire type {key})")
+        known = layout.get(num)
+        if known is None:
+            pos = _skip(buf, pos, wire)
+            continue
+        field, expected = known
+        if wire != expected:
+            raise ProtobufError(f"proto: wrong wireType = {wire} for field {field}")
         value: int | bytes
-        if wire == 0:
+        if wire == _VARINT:
             value, pos = _varint(buf, pos)
-        elif wire == 2:
-            n, pos = _varint(buf, pos)
-            value, pos = buf[pos : pos + n], pos + n
-            if pos > len(buf):
-                raise ValueError("truncated field")
-        elif wire == 1:
-            value, pos = buf[pos : pos + 8], pos + 8
-        elif wire == 5:
-            value, pos = buf[pos : pos + 4], pos + 4
         else:
-            raise ValueError(f"unsupported wire type {wire}")
-        yield num, wire, value
+            start, pos = _length_delimited(buf, pos)
+            value = buf[start:pos]
+        yield num, value
 
 
-def _message(buf: bytes) -> dict[int, Any]:
-    """A message's fields by number (the last one wins, as for a non-repeated field)."""
-    return {num: value for num, _, value in _fields(buf)}
+def _message(buf: bytes, name: str, layout: Layout) -> dict[int, Any]:
+    """A message's known fields by number (the last one wins, as for a non-repeated field)."""
+    return dict(_fields(buf, name, layout))
+
+
+def _go_name(json_name: str) -> str:
+    """The Go field a JSON field decodes into, as the API types name them."""
+    if json_name in ("metadata", "uid"):
+        return {"metadata": "ObjectMeta", "uid": "UID"}[json_name]
+    if json_name.startswith("api"):
+        return "API" + json_name[3:]
+    return json_name[:1].upper() + json_name[1:]
+
+
+def _layout(schema: Schema) -> Layout:
+    return {
+        num: (
+            _go_name(name),
+            _VARINT if isinstance(kind, str) and kind in _VARINT_KINDS else _BYTES,
+        )
+        for num, (name, kind, _) in schema.items()
+    }
 
 
 def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+def _text(value: bytes) -> str:
+    """A proto2 string: Go keeps its bytes unchecked and writes invalid UTF-8 to JSON as
+    U+FFFD, which is what a reply shows."""
+    return value.decode("utf-8", "replace")
+
+
 def _scalar(kind: str, value: Any) -> Any:
     if kind == "s":
-        return value.decode("utf-8")
+        return _text(value)
     if kind == "b":
         return base64.b64encode(value).decode()
     if kind in ("i", "i0"):
@@ -309,76 +417,80 @@ def _scalar(kind: str, value: Any) -> Any:
     if kind in ("?", "?0"):
         return bool(value)
     if kind == "ios":  # intstr.IntOrString: type 0 -> intVal, 1 -> strVal
-        parts = _message(value)
-        return parts.get(3, b"").decode("utf-8") if parts.get(1) == 1 else _signed(parts.get(2, 0))
+        parts = _message(value, "IntOrString", _INT_OR_STRING)
+        if parts.get(1) == 1:
+            return _text(parts.get(3, b""))
+        return _signed(parts.get(2, 0))
     if kind == "t":
-        secs = _signed(_message(value).get(1, 0))
+        secs = _signed(_message(value, "Timestamp", _TIMESTAMP).get(1, 0))
         if not secs:
             return None
-        return datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return datetime.fromtimestamp(secs, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return None  # beyond year 9999: the server sets creationTimestamp on create
     raise ValueError(f"unknown scalar kind {kind}")
 
 
 def _map_entry(kind: str, entry_bytes: bytes) -> tuple[str, str]:
-    entry = _message(entry_bytes)
-    key = entry.get(1, b"").decode("utf-8")
+    entry = _message(entry_bytes, "MapEntry", _MAP_ENTRY)
+    key = _text(entry.get(1, b""))
     raw = entry.get(2, b"")
     if kind == "msb":
         return key, base64.b64encode(raw).decode()
     if kind == "msq":  # resource.Quantity is a message holding its string form
-        raw = _message(raw).get(1, b"")
-    return key, raw.decode("utf-8")
+        raw = _message(raw, "Quantity", _QUANTITY).get(1, b"")
+    return key, _text(raw)
 
 
-def _length_delimited(value: int | bytes) -> bytes:
-    """A nested message's bytes; a varint where a message belongs fails as it always did
-    (a TypeError, which the server answers with a 500)."""
-    if isinstance(value, int):
-        raise TypeError("a varint where a length-delimited field belongs")
-    return value
-
-
-def decode_message(buf: bytes, schema: Schema) -> dict[str, Any]:
+def decode_message(buf: bytes, schema: Schema, name: str) -> dict[str, Any]:
+    """Message ``name`` (a nested message is named by its field) as JSON; ``ProtobufError``."""
     out: dict[str, Any] = {}
-    for num, _, value in _fields(buf):
-        spec = schema.get(num)
-        if spec is None:
-            continue
-        name, kind, repeated = spec
+    for num, value in _fields(buf, name, _layout(schema)):
+        field, kind, repeated = schema[num]
         if kind in ("mss", "msb", "msq"):
-            out.setdefault(name, {}).update([_map_entry(kind, _length_delimited(value))])
+            assert isinstance(value, bytes)
+            out.setdefault(field, {}).update([_map_entry(kind, value)])
             continue
         item: Any
         if isinstance(kind, dict):
-            item = decode_message(_length_delimited(value), kind)
+            assert isinstance(value, bytes)
+            item = decode_message(value, kind, _go_name(field))
         else:
             item = _scalar(kind, value)
         if repeated:
-            out.setdefault(name, []).append(item)
+            out.setdefault(field, []).append(item)
         elif item in (None, "") or (kind in ("i0", "?0") and not item):
             continue
         else:
-            out[name] = item
+            out[field] = item
     return out
 
 
-def decode(body: bytes) -> dict[str, Any]:
-    """Decode a ``k8s\\0``-framed protobuf object into its JSON form; 415/400 when we cannot."""
+def decode(body: bytes, expected_kind: str) -> dict[str, Any]:
+    """The JSON form of a ``k8s\\0``-framed protobuf object POSTed where ``expected_kind``
+    belongs (the kind an envelope leaves out, as kube-apiserver defaults it). 415 for a kind
+    without a table; ``ProtobufError`` for a body the envelope cannot be read from,
+    ``UndecodableObject`` for an object that cannot, with kube-apiserver's reasons."""
     if not body.startswith(MAGIC):
-        raise errors.bad_request("protobuf body without the k8s magic prefix")
+        prefix = " ".join(str(b) for b in MAGIC)
+        raise ProtobufError(
+            f"provided data does not appear to be a protobuf message, expected prefix [{prefix}]"
+        )
+    if len(body) == len(MAGIC):
+        raise ProtobufError("empty body")
+    envelope = _message(body[len(MAGIC) :], "Unknown", _UNKNOWN)
+    type_meta = _message(envelope.get(1, b""), "TypeMeta", _TYPE_META)
+    api_version = _text(type_meta.get(1, b""))
+    kind = _text(type_meta.get(2, b"")) or expected_kind
+    schema = KINDS.get(kind)
+    if schema is None:
+        raise errors.unsupported_media_type(
+            f"{CONTENT_TYPE} bodies are not supported for kind {kind!r} by this server; "
+            "send application/json or application/yaml"
+        )
     try:
-        envelope = _message(body[len(MAGIC) :])
-        type_meta = {n: v.decode() for n, v in _message(envelope.get(1, b"")).items()}
-        api_version, kind = type_meta.get(1, ""), type_meta.get(2, "")
-        schema = KINDS.get(kind)
-        if schema is None:
-            raise errors.unsupported_media_type(
-                f"{CONTENT_TYPE} bodies are not supported for kind {kind!r} by this server; "
-                "send application/json or application/yaml"
-            )
-        obj = decode_message(envelope.get(2, b""), schema)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise errors.bad_request(
-            f"the body of the request could not be decoded as protobuf: {e}"
-        ) from e
+        obj = decode_message(envelope.get(2, b""), schema, kind)
+    except ProtobufError as e:
+        raise UndecodableObject(api_version, kind, str(e)) from e
     return {"apiVersion": api_version, "kind": kind, **obj}

@@ -6,7 +6,7 @@ import time
 import pytest
 import yaml
 
-from support.yaml_alias_vectors import ALIAS_VECTORS, LAUGHS, AliasVector
+from support.yaml_alias_vectors import ALIAS_VECTORS, LAUGHS, MANIFEST, AliasVector
 from tf_operator.k8s.safeyaml import MAX_EXPANDED_NODES, ExcessiveAliasing, load, load_all
 
 
@@ -39,17 +39,7 @@ def test_a_document_containing_itself_is_refused():
 
 
 def test_ordinary_aliases_and_merge_keys_still_work():
-    doc = load(
-        """
-defaults: &defaults
-  image: tf:1
-  command: [python, train.py]
-worker:
-  <<: *defaults
-  name: tensorflow
-ps: *defaults
-"""
-    )
+    doc = load(MANIFEST)
     assert doc["worker"] == {
         "image": "tf:1",
         "command": ["python", "train.py"],

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from localcluster.apiserver import APIServer, deepjson
@@ -20,6 +20,7 @@ from localcluster.apiserver.objects import equal, nesting_depth
 from localcluster.apiserver.protobuf import CONTENT_TYPE as PROTOBUF
 from localcluster.apiserver.protobuf import MAGIC
 from support.crd import install_crds
+from support.fuzz import FUZZ
 from support.protobuf_wire import envelope, field
 from support.yaml_alias_vectors import LAUGHS
 
@@ -266,13 +267,6 @@ PROTOBUF_SEEDS = [
         ),
     ),
 ]
-FUZZ = settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 edits = st.lists(
     st.tuples(
         st.sampled_from(["cut", "set", "insert", "delete"]),

@@ -7,23 +7,16 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from localcluster.apiserver import Registry, StatusError, params
 from localcluster.apiserver.httpcore import Request
 from localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
 from support.crd import install_crds
+from support.fuzz import FUZZ
 
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
-# derandomized: the same examples on every run (and in every pytest-xdist worker)
-FUZZ = settings(
-    max_examples=300,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 json_scalars = (
     st.none()

@@ -45,8 +45,10 @@ class InCluster:
     def kubectl(self, *args: str, check: bool = True):
         return kubectl(self.cluster, *args, check=check, timeout=120)
 
-    def apply(self, overlay: str) -> str:
-        return self.kubectl("apply", "-k", str(ROOT / "manifests/overlays" / overlay)).stdout
+    def apply(self, overlay: str | Path) -> str:
+        """``kubectl apply -k`` a shipped overlay (by name) or a kustomization directory."""
+        target = overlay if isinstance(overlay, Path) else ROOT / "manifests/overlays" / overlay
+        return self.kubectl("apply", "-k", str(target)).stdout
 
     def rollout(self, namespace: str = NAMESPACE, timeout: str = "90s") -> str:
         return self.kubectl(
@@ -66,8 +68,11 @@ class InCluster:
         record = (lock["metadata"].get("annotations") or {}).get(LEADER_ANNOTATION)
         return json.loads(record).get("holderIdentity") if record else None
 
-    def submit_job(self, name: str, namespace: str = "default") -> None:
-        """A TFJob of 1 PS + 2 workers whose containers are real processes."""
+    def submit_job(
+        self, name: str, namespace: str = "default", priority_class: str | None = None
+    ) -> None:
+        """A TFJob of 1 PS + 2 workers whose containers are real processes (their pods of
+        ``priority_class`` if given)."""
         ps = [sys.executable, "-c", "import time; time.sleep(3600)"]
         worker = [
             sys.executable,
@@ -92,6 +97,9 @@ class InCluster:
             }
             for rtype, replicas, command in (("PS", 1, ps), ("Worker", 2, worker))
         }
+        if priority_class:
+            for spec in specs.values():
+                spec["template"]["spec"]["priorityClassName"] = priority_class
         job = {
             "apiVersion": "kubeflow.org/v1",
             "kind": "TFJob",
@@ -151,13 +159,17 @@ class InCluster:
         with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=10) as resp:
             return resp.read().decode()
 
-    def operator_responses(self, code: int) -> int:
-        """How many requests of the operator got ``code`` so far."""
+    def operator_responses(self, code: int, verb: str = "", resource: str = "") -> int:
+        """How many requests of the operator got ``code`` so far (only those of ``verb`` on
+        ``resource`` when given)."""
         counts = self.cluster.server.request_metrics.snapshot()
         return sum(
             n
-            for (client, _verb, _res, status), n in counts.items()
-            if client == "tf-operator" and status == code
+            for (client, v, res, status), n in counts.items()
+            if client == "tf-operator"
+            and status == code
+            and verb in ("", v)
+            and resource in ("", res)
         )
 
 

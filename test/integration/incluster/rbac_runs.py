@@ -106,13 +106,14 @@ def manifest_rules(path: str) -> list[dict]:
 
 
 def component_rules(component: str) -> list[dict]:
-    """The rules a gang component's kustomization appends to the ClusterRole."""
+    """The rules a gang component's kustomization appends to the operator's role (its target
+    ``ClusterRole|Role``: the ClusterRole, or the namespaced overlay's Role)."""
     doc = yaml.safe_load(
         (ROOT / "manifests/components" / component / "kustomization.yaml").read_text()
     )
     rules = []
     for patch in doc.get("patches") or []:
-        if patch["target"]["kind"] == "ClusterRole":
+        if "ClusterRole" in patch["target"]["kind"].split("|"):
             rules += [
                 op["value"] for op in yaml.safe_load(patch["patch"]) if op["path"] == "/rules/-"
             ]

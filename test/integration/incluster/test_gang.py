@@ -1,16 +1,19 @@
 """The gang overlays deployed the same way: the operator runs with
 ``--enable-gang-scheduling``, creates a PodGroup for the job through its own RBAC (the
-component's PodGroup rule), the gang's pods are bound together (by the test, standing in for
-kube-batch / Volcano unless the cluster runs one, which also admits Volcano's group first), the
-job succeeds and the operator deletes
-the PodGroup; no 403 all along."""
+component's PodGroup rule), weighs the replicas by their PriorityClass for Volcano and
+scheduler-plugins (the component's PriorityClass reader), the gang's pods are bound together
+(by the test, standing in for kube-batch / Volcano unless the cluster runs one, which also
+admits Volcano's group first), the job succeeds and the operator deletes the PodGroup; no 403
+all along. The Volcano component also runs with the namespaced overlay: PodGroups through its
+Role, PriorityClasses through the component's ClusterRole."""
 
 import pytest
 
 from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
+from support.kustomize import combined_kustomization
 
-from .conftest import InCluster, metric, needs_mount_namespaces
+from .conftest import NAMESPACE, InCluster, metric, needs_mount_namespaces
 
 pytestmark = [pytest.mark.integration, needs_mount_namespaces]
 
@@ -24,35 +27,52 @@ SCHEDULER = {
     "gang-volcano": "volcano",
     "gang-scheduler-plugins": "scheduler-plugins-scheduler",  # the chart's profile (D75)
 }
+PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+PRIORITY_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "training"},
+    "value": 1000,
+}
+CASES = [pytest.param(overlay, False, id=overlay) for overlay in PODGROUPS] + [
+    pytest.param("gang-volcano", True, id="namespaced-gang-volcano")
+]
 
 
-@pytest.mark.parametrize("overlay", list(PODGROUPS))
-def test_gang_overlay(overlay):
+@pytest.mark.parametrize(("overlay", "namespaced"), CASES)
+def test_gang_overlay(tmp_path, overlay, namespaced):
     with LocalCluster(kubelet="process") as cluster:
         incluster = InCluster(cluster)
-        incluster.apply(overlay)
+        if namespaced:  # the operator of overlays/namespaced, with the gang component added
+            applied = incluster.apply(combined_kustomization(tmp_path, "namespaced", overlay))
+            assert "role.rbac.authorization.k8s.io/tf-job-operator created" in applied
+            assert "clusterrole.rbac.authorization.k8s.io/tf-job-operator " not in applied
+        else:
+            applied = incluster.apply(overlay)
+        namespace = NAMESPACE if namespaced else "default"
         incluster.rollout()
         wait_for(incluster.leader, 60, what="a leader")
         podgroups = PODGROUPS[overlay]
 
         def podgroup():
-            items, _ = cluster.registry.list(podgroups, "default")
+            items, _ = cluster.registry.list(podgroups, namespace)
             return items[0] if items else None
 
-        incluster.submit_job("gang")
+        cluster.registry.create(PRIORITY_CLASSES, None, PRIORITY_CLASS)
+        incluster.submit_job("gang", namespace, priority_class="training")
         group = wait_for(podgroup, 60, what="the job's PodGroup")
         assert group["spec"]["minMember"] == 3
         assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
         if overlay == "gang-volcano":
             # play Volcano's enqueue: the pods come once it admits the group (D62)
             admitted = {"status": {"phase": "Inqueue"}}
-            cluster.registry.patch(podgroups, "default", "gang", admitted, "merge")
-        incluster.play_gang_scheduler("gang", "default", 3, 60)
-        incluster.wait_succeeded("gang")
+            cluster.registry.patch(podgroups, namespace, "gang", admitted, "merge")
+        incluster.play_gang_scheduler("gang", namespace, 3, 60)
+        incluster.wait_succeeded("gang", namespace)
         text = incluster.scrape()
         assert metric(text, "tf_operator_jobs_successful") >= 1
         pods, _ = cluster.registry.list(
-            ("", "v1", "pods"), "default", label_selector="tf-job-name=gang"
+            ("", "v1", "pods"), namespace, label_selector="tf-job-name=gang"
         )
         assert {p["spec"]["schedulerName"] for p in pods} == {SCHEDULER[overlay]}
         if overlay == "gang-scheduler-plugins":
@@ -61,4 +81,7 @@ def test_gang_overlay(overlay):
             joined = [p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in pods]
         assert joined == ["gang"] * len(pods)
         wait_for(lambda: podgroup() is None, 60, what="the PodGroup deleted after the job")
+        # minResources (Volcano, scheduler-plugins) read the PriorityClass, and were allowed to
+        reads = incluster.operator_responses(200, "get", "priorityclasses")
+        assert (reads > 0) is (overlay != "gang-kube-batch")
         assert incluster.operator_responses(403) == 0

@@ -9,6 +9,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from support.kustomize import combined_kustomization
+
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "manifests"
 OVERLAYS = [
@@ -21,6 +23,7 @@ OVERLAYS = [
 ]
 # The kubectl on these machines (1.32) and the newest schema the validator ships.
 K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
+OPERATOR = "tf-job-operator"
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
 
@@ -45,6 +48,15 @@ def rendered(tmp_path_factory) -> dict[str, list[dict]]:
 
 def by_kind(objs: list[dict], kind: str) -> list[dict]:
     return [o for o in objs if o["kind"] == kind]
+
+
+def render_combined(
+    overlay: str, component: str, tmp_path_factory, namespace: str | None = None
+) -> list[dict]:
+    """An overlay with a component added by a user's own kustomization."""
+    target = tmp_path_factory.mktemp(f"{overlay}-{component}")
+    combined_kustomization(target, overlay, component, namespace=namespace)
+    return render(target, tmp_path_factory)
 
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
@@ -131,15 +143,19 @@ def test_metrics_service_is_scrapable(rendered):
     )
 
 
+def _triples(role: dict) -> set[tuple[str, str, str]]:
+    return {
+        (group, res, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for res in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
 def _rules(objs):
     (role,) = by_kind(objs, "ClusterRole")
-    grants = set()
-    for rule in role["rules"]:
-        for group in rule["apiGroups"]:
-            for res in rule["resources"]:
-                for verb in rule["verbs"]:
-                    grants.add((group, res, verb))
-    return grants
+    return _triples(role)
 
 
 def test_cluster_role_grants_what_the_operator_uses(rendered):
@@ -182,19 +198,7 @@ def test_the_pytorchjob_component_adds_the_kind(rendered):
 def test_the_pytorchjob_component_grants_in_the_namespaced_role_too(rendered, tmp_path_factory):
     """Namespaced overlay + PyTorchJob component: the Role (there is no ClusterRole) gets the
     PyTorchJob rules, as the ClusterRole does without the overlay."""
-    target = tmp_path_factory.mktemp("namespaced-pytorchjob")
-    overlay, component = MANIFESTS / "overlays/namespaced", MANIFESTS / "components/pytorchjob"
-    (target / "kustomization.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "kustomize.config.k8s.io/v1beta1",
-                "kind": "Kustomization",
-                "resources": [os.path.relpath(overlay, target)],
-                "components": [os.path.relpath(component, target)],
-            }
-        )
-    )
-    objs = render(target, tmp_path_factory)
+    objs = render_combined("namespaced", "pytorchjob", tmp_path_factory)
     assert not by_kind(objs, "ClusterRole")
     (role,) = by_kind(objs, "Role")
     assert _rules([{**role, "kind": "ClusterRole"}]) == _rules(rendered["pytorchjob"])
@@ -213,16 +217,94 @@ def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
     queues = {f"queues.{group}"} if scheduler == "kube-batch" else set()
     assert crds == {"tfjobs.kubeflow.org", f"podgroups.{group}"} | queues
-    grants = _rules(objs)
-    verbs = ("get", "list", "watch", "create", "patch", "delete")
-    assert {(group, "podgroups", v) for v in verbs} <= grants
-    # Volcano's and scheduler-plugins' minResources weigh replicas by their PriorityClass
-    priority = ("scheduling.k8s.io", "priorityclasses", "get")
-    assert (priority in grants) is (scheduler != "kube-batch")
     (deploy,) = by_kind(objs, "Deployment")
     args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--enable-gang-scheduling=true" in args
     assert f"--gang-scheduler-name={scheduler}" in args
+
+
+def operator_grants(objs: list[dict]) -> tuple[set, set]:
+    """What the operator's ServiceAccount may do (group, resource, verb): cluster-wide (through
+    ClusterRoleBindings) and in its own namespace (RoleBindings), following the bindings that
+    name it to the roles they refer to, as the RBAC authorizer does."""
+    (account,) = by_kind(objs, "ServiceAccount")
+    namespace = account["metadata"]["namespace"]
+    subject = {"kind": "ServiceAccount", "name": account["metadata"]["name"]}
+    roles = {(o["kind"], o["metadata"]["name"]): o for o in objs if o["kind"].endswith("Role")}
+    cluster_wide: set = set()
+    namespaced: set = set()
+    for binding in by_kind(objs, "ClusterRoleBinding") + by_kind(objs, "RoleBinding"):
+        if {**subject, "namespace": namespace} not in binding["subjects"]:
+            continue
+        ref = binding["roleRef"]
+        grants = _triples(roles[(ref["kind"], ref["name"])])
+        if binding["kind"] == "ClusterRoleBinding":
+            cluster_wide |= grants
+        else:
+            assert binding["metadata"]["namespace"] == namespace
+            namespaced |= grants
+    return cluster_wide, namespaced
+
+
+GANG_COMPONENTS = {
+    "gang-kube-batch": "kube-batch",
+    "gang-volcano": "volcano",
+    "gang-scheduler-plugins": "scheduler-plugins",
+}
+
+
+def gang_needs(scheduler: str) -> tuple[set, set]:
+    """What the gang code calls for ``scheduler``: the PodGroups it owns (read, informer,
+    create, resize, delete) and the cluster-scoped PriorityClasses it reads by name when the
+    backend computes minResources."""
+    from tf_operator.control.podgroup_control import backend_for
+    from tf_operator.k8s.client import PRIORITY_CLASSES
+
+    backend = backend_for(scheduler)
+    groups = backend.pod_groups
+    verbs = ("get", "list", "watch", "create", "patch", "delete")
+    podgroups = {(groups.group, groups.plural, verb) for verb in verbs}
+    reads = set()
+    if backend.computes_min_resources:
+        reads = {(PRIORITY_CLASSES.group, PRIORITY_CLASSES.plural, "get")}
+    assert groups.namespaced and not PRIORITY_CLASSES.namespaced
+    return podgroups, reads
+
+
+@pytest.mark.parametrize("component", list(GANG_COMPONENTS))
+@pytest.mark.parametrize("install", ["cluster-wide", "namespaced", "namespaced-elsewhere"])
+def test_gang_component_grants_the_operator_what_the_gang_code_calls(
+    rendered, tmp_path_factory, component, install
+):
+    """Each gang component, with the cluster-wide install or the namespaced overlay (also moved
+    to another namespace), gives the operator's ServiceAccount every verb the gang code uses:
+    PodGroups where its own role grants (the ClusterRole, or the namespaced overlay's Role) and
+    the cluster-scoped PriorityClass reads, which a Role cannot grant, through a ClusterRole of
+    their own; nothing else cluster-wide when namespaced."""
+    podgroups, reads = gang_needs(GANG_COMPONENTS[component])
+    assert {verb for _, _, verb in reads} <= {"get", "list", "watch"}
+    if install == "cluster-wide":
+        objs = rendered[component]
+        base_wide, base_namespaced = operator_grants(rendered["standalone"])
+        wide, namespaced = operator_grants(objs)
+        assert wide - base_wide == podgroups | reads and base_wide <= wide
+        assert namespaced == base_namespaced == set()
+    else:
+        elsewhere = "ml" if install == "namespaced-elsewhere" else None
+        objs = render_combined("namespaced", component, tmp_path_factory, namespace=elsewhere)
+        base_wide, base_namespaced = operator_grants(rendered["namespaced"])
+        wide, namespaced = operator_grants(objs)
+        assert namespaced - base_namespaced == podgroups and base_namespaced <= namespaced
+        assert base_wide == set() and wide == reads
+        assert {o["metadata"]["namespace"] for o in by_kind(objs, "ServiceAccount")} == {
+            elsewhere or "kubeflow"
+        }
+        for obj in objs:
+            kubernetes_validate.validate(obj, K8S_VERSIONS[-1], strict=True)
+    readers = [o for o in by_kind(objs, "ClusterRole") if o["metadata"]["name"] != OPERATOR]
+    assert [o["metadata"]["name"] for o in readers] == (
+        ["tf-job-operator-priorityclass-reader"] if reads else []
+    )
 
 
 def test_kube_batch_default_queue_renders(tmp_path_factory):

@@ -179,6 +179,21 @@ def test_cluster_role_grants_what_the_operator_uses(rendered):
     }
 
 
+@pytest.mark.parametrize("overlay", [o for o in OVERLAYS if o != "namespaced"])
+def test_a_cluster_wide_install_moved_to_another_namespace_binds_its_service_account_there(
+    overlay, tmp_path_factory
+):
+    """A user's kustomization that installs a shipped overlay in ``ml``: every binding names the
+    ServiceAccount where it now runs (a subject naming ``kubeflow`` would grant it nothing)."""
+    target = tmp_path_factory.mktemp(f"moved-{overlay}")
+    objs = render(combined_kustomization(target, overlay, namespace="ml"), tmp_path_factory)
+    (account,) = by_kind(objs, "ServiceAccount")
+    assert account["metadata"]["namespace"] == "ml"
+    bindings = by_kind(objs, "ClusterRoleBinding") + by_kind(objs, "RoleBinding")
+    subjects = [s for b in bindings for s in b["subjects"] if s["name"] == OPERATOR]
+    assert subjects and all(s["namespace"] == "ml" for s in subjects)
+
+
 def test_the_pytorchjob_component_adds_the_kind(rendered):
     from tf_operator.app import main as app_main
 

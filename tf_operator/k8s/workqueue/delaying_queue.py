@@ -2,8 +2,9 @@
 
 Pending items sit in a min-heap ordered by the monotonic time at which they become
 ready; one background thread (started on the first delayed add) moves due items into the
-queue and otherwise waits, on the injected clock, until the earliest deadline, a new
-delayed add, shutdown, or a heartbeat of `MAX_WAIT` seconds.
+queue and otherwise waits, on the injected clock, until the earliest deadline, a delayed
+add that becomes the earliest (a later one leaves it asleep: it wakes for the earlier one
+first anyway), shutdown, or a heartbeat of `MAX_WAIT` seconds.
 
 An item already waiting keeps a single pending entry: a later `add_after` with an
 earlier ready time moves it forward; one with a later time is ignored. Replaced heap
@@ -70,7 +71,11 @@ class DelayingQueue(Queue):
                     target=self._waiting_loop, name=f"workqueue-delay-{self.name}", daemon=True
                 )
                 self._thread.start()
-        self._wakeup.set()
+            # The thread already waits until the head's time or earlier; only a new head
+            # moves its deadline forward.
+            wake = self._heap[0][1] == seq
+        if wake:
+            self._wakeup.set()
 
     def pending_count(self) -> int:
         """Number of items waiting for their delay to pass."""

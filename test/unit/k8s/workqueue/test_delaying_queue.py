@@ -94,6 +94,23 @@ def test_re_add_with_later_time_is_ignored(q, clock):
     assert q.pending_count() == 0
 
 
+def test_only_a_new_earliest_item_wakes_the_waiting_thread(q, clock):
+    q.add_after("first", 2)
+    assert clock.block_until_waiters(1)  # the thread waits for "first"
+    assert not q._wakeup.is_set()
+    q.add_after("later", 5)  # due after "first": the thread's wait already ends in time
+    assert not q._wakeup.is_set()
+    q.add_after("earlier", 1)  # a new head: the thread must wait less
+    assert q._wakeup.is_set()
+    clock.step(1)
+    wait_for(lambda: len(q) == 1)
+    clock.step(1)
+    wait_for(lambda: len(q) == 2)
+    clock.step(3)
+    wait_for(lambda: len(q) == 3)
+    assert [q.get()[0] for _ in range(3)] == ["earlier", "first", "later"]
+
+
 def test_delayed_item_dedups_with_waiting_copy(q, clock):
     q.add("a")
     q.add_after("a", 1)

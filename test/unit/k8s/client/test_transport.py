@@ -152,6 +152,25 @@ def test_an_answer_that_never_comes_times_out_by_the_kernel_timeout():
     silent.close()
 
 
+def test_timeouts_microseconds_apart_leave_the_socket_alone(monkeypatch):
+    # A read timeout cut to what is left of a deadline differs by microseconds between
+    # requests; the socket's kernel timeout (three system calls) changes only by the ms.
+    from tf_operator.k8s.client import transport as module
+
+    changes = []
+    real = module.set_kernel_timeout
+    monkeypatch.setattr(
+        module, "set_kernel_timeout", lambda sock, s: (changes.append(s), real(sock, s))
+    )
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    server = ScriptedServer([ok] * 4)
+    t = server.transport()
+    for read in (59.9999931, 59.9999874, 59.9999902, 4.35):
+        assert t.send("GET", "/a", timeout=Timeout(connect=5.0, read=read))[2] == b"ok"
+    assert server.connections == 1
+    assert changes == [5.0, 59.999, 4.35]  # on connecting, then the first read and the last
+
+
 def test_answers_larger_than_one_receive_buffer_arrive_whole():
     body = bytes(range(256)) * 1024  # 256 KiB: several reads into the connection's buffer
     head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic, ParamSpec, TypeVar
 
-from tf_operator.common.jobcontroller.kind import J
+from tf_operator.common.jobcontroller.kind import J, PodEnv
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.util import event_object
 from tf_operator.k8s.controller.expectations import ExpectedCreate
@@ -65,6 +65,8 @@ class SyncContext(Generic[J]):
     errors: list[BaseException] = field(default_factory=list)
     raw: Obj = field(default_factory=dict)  # the cached object the job was decoded from
     creations_left: int = MAX_CREATIONS_PER_SYNC
+    # The job's cluster environment for the pods this pass creates (made on the first one).
+    pod_env: PodEnv | None = None
 
     def take_creation(self) -> bool:
         """Spend one creation of this pass's budget; False once it is used up."""

@@ -30,6 +30,9 @@ from tf_operator.apis.common.v1.types import (
 from tf_operator.k8s.client import Resource
 from tf_operator.k8s.objects import Obj
 
+# Put the cluster environment of pod ``index`` of replica type ``rt`` into a pod template.
+PodEnv = Callable[[Obj, str, int], None]
+
 
 class InvalidJobError(ValueError):
     """A cached object does not decode or validate as the kind; the text says why."""
@@ -137,8 +140,10 @@ class JobKind(Generic[J]):
     is_master_role: Callable[[J, str, int], bool]
     # The container port of a replica type's default port (its service's port).
     port: Callable[[J, str], int]
-    # Give pod ``index`` of replica type ``rt`` (lower case) its cluster environment.
-    set_cluster_spec: Callable[[Obj, J, str, int], None]
+    # For one version of a job, what gives pod ``index`` of replica type ``rt`` (lower case)
+    # its cluster environment: made once per pass, so what all the job's pods share (the
+    # cluster part of TF_CONFIG) is built once for the pods the pass creates.
+    cluster_env: Callable[[J], PodEnv]
     # Running/Succeeded as decided by one replica type from its counts and whether its pod 0
     # completed (every type's failures fail the job; see status.py).
     progress: Callable[[J, str, int, ReplicaStatus, bool], Progress]

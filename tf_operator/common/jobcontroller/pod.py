@@ -29,6 +29,7 @@ from tf_operator.common.jobcontroller.kind import (
     J,
     Job,
     JobKind,
+    PodEnv,
     owner_reference,
     replica_labels,
     replica_type_selector,
@@ -121,7 +122,11 @@ class PodReconciler(Generic[J]):
 
         def create(index: int) -> None:
             master_role = self._kind.is_master_role(job, rtype, index)
-            self.create_new_pod(job, rt, index, spec, master_role)
+            self.create_new_pod(job, rt, index, spec, master_role, env)
+
+        if ctx.pod_env is None:
+            ctx.pod_env = self._kind.cluster_env(job)
+        env = ctx.pod_env
 
         replicas = spec.replicas or 0
         self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
@@ -188,7 +193,7 @@ class PodReconciler(Generic[J]):
         self._recorder.event(ctx.job.object_ref(), EVENT_TYPE_NORMAL, EXITED_WITH_CODE_REASON, msg)
 
     def create_new_pod(
-        self, job: J, rt: str, index: int, spec: ReplicaSpec, master_role: bool
+        self, job: J, rt: str, index: int, spec: ReplicaSpec, master_role: bool, env: PodEnv
     ) -> None:
         logger = logger_for_replica({"metadata": job.metadata}, rt, self._kind.resource.kind)
         labels = replica_labels(self._kind, job.name, rt, index, master_role)
@@ -197,7 +202,7 @@ class PodReconciler(Generic[J]):
         tmeta = template.setdefault("metadata", {})
         tmeta["name"] = gen_general_name(job.name, rt, index)
         tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
-        self._kind.set_cluster_spec(template, job, rt, index)
+        env(template, rt, index)
         if (template.get("spec") or {}).get("restartPolicy"):
             msg = "Restart policy in pod template will be overwritten by restart policy in replica spec"
             logger.warning(msg)

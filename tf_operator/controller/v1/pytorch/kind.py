@@ -20,11 +20,12 @@ from tf_operator.apis.pytorch.v1.constants import (
 )
 from tf_operator.apis.pytorch.v1.defaults import set_defaults_pytorchjob
 from tf_operator.apis.pytorch.v1.types import PyTorchJob
-from tf_operator.common.jobcontroller.kind import JobKind, LabelKeys
+from tf_operator.common.jobcontroller.kind import JobKind, LabelKeys, PodEnv
 from tf_operator.controller.v1.metrics import framework_metrics
 from tf_operator.controller.v1.pytorch.envvar import get_port, set_cluster_spec
 from tf_operator.controller.v1.pytorch.informer import PYTORCHJOBS, decode_pytorchjob
 from tf_operator.controller.v1.pytorch.status import is_master_role, pytorch_progress
+from tf_operator.k8s.objects import Obj
 
 # v1.9's controller name: its events' source and its pods' operator-name label.
 CONTROLLER_NAME = "pytorchjob-controller"
@@ -38,6 +39,16 @@ PYTORCH_LABELS = LabelKeys(
     operator_name=CONTROLLER_NAME,
 )
 
+
+def cluster_env(job: PyTorchJob) -> PodEnv:
+    """The pods' environment of one job version (nothing in it is shared between pods)."""
+
+    def put(template: Obj, rt: str, index: int) -> None:
+        set_cluster_spec(template, job, rt, index)
+
+    return put
+
+
 PYTORCHJOB_KIND: JobKind[PyTorchJob] = JobKind(
     controller_name=CONTROLLER_NAME,
     resource=PYTORCHJOBS,
@@ -50,7 +61,7 @@ PYTORCHJOB_KIND: JobKind[PyTorchJob] = JobKind(
     set_defaults=set_defaults_pytorchjob,
     is_master_role=is_master_role,
     port=get_port,
-    set_cluster_spec=set_cluster_spec,
+    cluster_env=cluster_env,
     progress=pytorch_progress,
     writes_replica_selector=True,
 )

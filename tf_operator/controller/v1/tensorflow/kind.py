@@ -25,7 +25,7 @@ from tf_operator.controller.v1.metrics import framework_metrics
 from tf_operator.controller.v1.tensorflow import metrics
 from tf_operator.controller.v1.tensorflow.informer import TFJOBS, decode_tfjob
 from tf_operator.controller.v1.tensorflow.status import tf_progress
-from tf_operator.controller.v1.tensorflow.tensorflow import get_port_from_tfjob, set_cluster_spec
+from tf_operator.controller.v1.tensorflow.tensorflow import TFConfig, get_port_from_tfjob
 
 CONTROLLER_NAME = "tf-operator"
 TF_LABELS = LabelKeys(
@@ -59,6 +59,6 @@ TFJOB_KIND: JobKind[TFJob] = JobKind(
     set_defaults=set_defaults_tfjob,
     is_master_role=is_master_role,
     port=get_port_from_tfjob,
-    set_cluster_spec=set_cluster_spec,
+    cluster_env=lambda job: TFConfig(job).apply,
     progress=tf_progress,
 )

@@ -6,8 +6,12 @@ Byte-exact with v0.5.3::
 
 Compact JSON; cluster keys sorted (Go encodes map keys in byte order); every replica type but
 Evaluator appears in ``cluster``; host = ``<job>-<rt>-<i>.<ns>.svc`` plus ``.<domain>`` when
-``CUSTOM_CLUSTER_DOMAIN`` is set (read at each call, i.e. at pod creation). Go's encoder
+``CUSTOM_CLUSTER_DOMAIN`` is set (read when a pass creates its first pod). Go's encoder
 escapes ``<``, ``>``, ``&``, U+2028 and U+2029; so do we, so any string encodes as Go would.
+
+The cluster part is the same for every pod of one job version: :class:`TFConfig` encodes it
+once (at the first pod a pass creates) and splices each pod's task in, the same bytes as
+encoding the whole value per pod.
 
 With ``enableDynamicWorker`` (training-operator v1.9) every pod gets v1.9's sparse form
 instead, which names only the pod itself and the PS, so workers can come and go::
@@ -91,10 +95,35 @@ def go_json(value: object) -> str:
 
 def gen_tf_config_json_str(job: TFJob, rt: str, index: str | int) -> str:
     """The TF_CONFIG value for pod ``index`` of replica type ``rt`` (lower case)."""
-    cluster, task = gen_cluster_spec(job), {"type": rt, "index": int(index)}
-    if job.spec.enable_dynamic_worker:
-        return go_json({"cluster": sparse_cluster_spec(cluster, rt, int(index)), "task": task})
-    return go_json({"cluster": cluster, "task": task, "environment": "cloud"})
+    return TFConfig(job).value(rt, index)
+
+
+class TFConfig:
+    """TF_CONFIG of the pods of one job version (see the module docstring); the cluster is
+    built on first use. Create helpers may share one: a race builds the same value twice."""
+
+    def __init__(self, job: TFJob) -> None:
+        self._job = job
+        self._cluster: dict[str, list[str]] | None = None
+        self._encoded: str | None = None  # the cluster as JSON (not for the sparse form)
+
+    def value(self, rt: str, index: str | int) -> str:
+        """The TF_CONFIG value for pod ``index`` of replica type ``rt`` (lower case)."""
+        cluster = self._cluster
+        if cluster is None:
+            cluster = self._cluster = gen_cluster_spec(self._job)
+        task = {"type": rt, "index": int(index)}
+        if self._job.spec.enable_dynamic_worker:
+            return go_json({"cluster": sparse_cluster_spec(cluster, rt, int(index)), "task": task})
+        encoded = self._encoded
+        if encoded is None:
+            encoded = self._encoded = go_json(cluster)
+        # what go_json({"cluster": cluster, "task": task, "environment": "cloud"}) writes
+        return f'{{"cluster":{encoded},"task":{go_json(task)},"environment":"cloud"}}'
+
+    def apply(self, template: Obj, rt: str, index: int) -> None:
+        """:func:`set_cluster_spec` for this job version."""
+        set_cluster_spec(template, self._job, rt, index, self)
 
 
 def sparse_cluster_spec(cluster: dict[str, list[str]], rt: str, index: int) -> dict[str, object]:
@@ -115,8 +144,11 @@ def is_distributed(job: TFJob) -> bool:
     return sum(1 if s.replicas is None else s.replicas for s in specs if s is not None) != 1
 
 
-def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> None:
-    """Put TF_CONFIG into every container of the pod template.
+def set_cluster_spec(
+    template: Obj, job: TFJob, rt: str, index: str | int, config: TFConfig | None = None
+) -> None:
+    """Put TF_CONFIG into every container of the pod template (``config``: the job's, when
+    the caller keeps one for the job's pods).
 
     v0.5.3 appended a second entry when the user had already set TF_CONFIG; here an existing
     entry is replaced in place, so the variable is defined exactly once (divergence D30).
@@ -124,7 +156,7 @@ def set_cluster_spec(template: Obj, job: TFJob, rt: str, index: str | int) -> No
     """
     if job.run_policy.defaults.v1_9 and not is_distributed(job):
         return
-    value = gen_tf_config_json_str(job, rt, index)
+    value = (config or TFConfig(job)).value(rt, index)
     for container in (template.get("spec") or {}).get("containers") or []:
         env = container.get("env") or []
         others = [e for e in env if e.get("name") != TF_CONFIG]

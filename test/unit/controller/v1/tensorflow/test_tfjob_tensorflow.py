@@ -117,3 +117,26 @@ def test_dynamic_workers_without_ps_see_a_null_ps_list(tfu):
     assert gen_tf_config_json_str(job, "chief", 0) == (
         '{"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}'
     )
+
+
+def test_one_job_versions_pods_share_the_encoded_cluster(tfu, monkeypatch):
+    """TFConfig builds the cluster once for all the pods of a job version, and splices each
+    pod's task in: byte for byte what encoding the whole value gives, Go escapes included."""
+    from tf_operator.controller.v1.tensorflow import tensorflow
+
+    monkeypatch.setenv("CUSTOM_CLUSTER_DOMAIN", "a<b>&c\u2028")
+    job = _tfjob(tfu, defaults=DEFAULTS_V0_5_3, worker=3, ps=2)
+    built = []
+    real = tensorflow.gen_cluster_spec
+    monkeypatch.setattr(tensorflow, "gen_cluster_spec", lambda j: built.append(j) or real(j))
+    config = tensorflow.TFConfig(job)
+    pods = [("worker", i) for i in range(3)] + [("ps", i) for i in range(2)]
+    values = [config.value(rt, i) for rt, i in pods]
+    assert len(built) == 1
+    for (rt, i), value in zip(pods, values, strict=True):
+        whole = {"cluster": real(job), "task": {"type": rt, "index": i}, "environment": "cloud"}
+        assert value == go_json(whole)
+    assert "\\u003c" in values[0] and "\\u2028" in values[0]
+    template = job.to_dict()["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+    config.apply(template, "worker", 2)
+    assert template["spec"]["containers"][0]["env"] == [{"name": "TF_CONFIG", "value": values[2]}]

@@ -8,7 +8,8 @@ falls back to :func:`loads` and :func:`dumps` here when orjson refuses a documen
 alone, so an informer never chokes on a list holding one such object and a status write of
 such an object goes out. Both keep an explicit stack instead of recursing; they are slower
 than orjson and used only for those documents. :func:`nesting_depth` measures a decoded
-document the same way.
+document the same way; :func:`deeper_than` only tells whether it passes a limit, cheaply (a
+job's spec is checked on every pass).
 """
 
 from __future__ import annotations
@@ -169,6 +170,21 @@ def deepest(value: Any) -> tuple[int, tuple[str | int, ...]]:
             best = (len(path) + 1, path)
         work.extend((child, (*path, key)) for key, child in children)
     return best
+
+
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels (as :func:`deepest` counts them):
+    the cheap check for the common case, with no path kept and no scalar visited."""
+    containers = (dict, list, tuple)
+    work: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, containers) else []
+    while work:
+        item, depth = work.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, containers):
+                work.append((child, depth + 1))
+    return False
 
 
 def nesting_depth(value: Any) -> int:

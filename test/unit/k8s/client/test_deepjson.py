@@ -64,3 +64,12 @@ def test_what_json_cannot_say_is_refused():
 
 def test_depth_of_scalars_and_empty_containers():
     assert [deepjson.nesting_depth(v) for v in (1, {}, [], [[]], {"a": [{}]})] == [0, 1, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "value", [1, "x", {}, [], [[]], {"a": [{}]}, ({"b": (1, [2])},), nested(5), nested(300)]
+)
+def test_deeper_than_agrees_with_the_depth_at_every_limit(value):
+    depth = deepjson.nesting_depth(value)
+    for limit in range(max(0, depth - 2), depth + 3):
+        assert deepjson.deeper_than(value, limit) is (depth > limit)

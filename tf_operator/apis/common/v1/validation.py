@@ -24,7 +24,7 @@ from tf_operator.apis.common.v1.types import (
     RESTART_POLICY_ON_FAILURE,
     ReplicaSpec,
 )
-from tf_operator.k8s.client.deepjson import deepest
+from tf_operator.k8s.client.deepjson import deeper_than, deepest
 from tf_operator.k8s.quantity import is_quantity
 
 # A DNS-1035 label (service names) is at most 63 characters.
@@ -100,9 +100,9 @@ def check_replicas(invalid: str, key: str, value: ReplicaSpec) -> None:
 def check_nesting(invalid: str, spec: object) -> None:
     """A spec nested deeper than ``MAX_SPEC_NESTING`` levels is refused, naming where (D70).
     Measured without recursing, before anything else reads the spec."""
-    depth, path = deepest(spec)
-    if depth <= MAX_SPEC_NESTING:
+    if not deeper_than(spec, MAX_SPEC_NESTING):
         return
+    depth, path = deepest(spec)
     shown = ".".join(str(p) for p in path[:8]) + (".…" if len(path) > 8 else "")
     raise ValidationError(
         f"{invalid}: spec nests {depth} levels of objects and arrays (at spec.{shown}); "

@@ -226,6 +226,12 @@ class _FieldsAdapter(logging.LoggerAdapter[logging.Logger]):
         return msg, kwargs
 
 
+def debug_enabled() -> bool:
+    """Whether the project's DEBUG lines are written (check it before building a logger or
+    a message only a DEBUG line needs)."""
+    return _log.isEnabledFor(logging.DEBUG)
+
+
 def _with_fields(**fields: Any) -> logging.LoggerAdapter[logging.Logger]:
     return _FieldsAdapter(_log, fields)
 

@@ -13,6 +13,7 @@ from tf_operator.control.object_control import EventRecorder, RecordedObjectCont
 from tf_operator.control.util import job_logger, validate_controller_ref
 from tf_operator.k8s.client import SERVICES, KubeInterface
 from tf_operator.k8s.objects import Obj, json_copy
+from tf_operator.logger import debug_enabled
 
 FAILED_CREATE_SERVICE_REASON = "FailedCreateService"
 SUCCESSFUL_CREATE_SERVICE_REASON = "SuccessfulCreateService"
@@ -60,7 +61,8 @@ class ServiceControl(RecordedObjectControl):
         return self._create_recorded(namespace, body, controller_object)
 
     def _on_created(self, name: str, controller_object: Any) -> None:
-        job_logger(controller_object).debug("Controller created service %s", name)  # D53
+        if debug_enabled():  # no logger built for a line not written
+            job_logger(controller_object).debug("Controller created service %s", name)  # D53
 
     def delete_service(
         self, namespace: str, name: str, controller_object: Any, seen: Obj | None = None

@@ -155,3 +155,27 @@ def test_delete_by_uid_spares_a_newer_object_of_the_same_name(env):
     assert control.delete_service("ns", "job-worker-0", JOB, seen=older) is False
     assert client.resource(SERVICES).get("job-worker-0", "ns")["metadata"]["name"]
     assert recorder.events == []
+
+
+def test_a_created_service_is_logged_at_debug_and_no_logger_is_built_otherwise(
+    env, caplog, monkeypatch
+):
+    from tf_operator.control import service_control
+
+    client, recorder = env
+    control = ServiceControl(client, recorder)
+    service = {"metadata": {"name": "job-worker-0", "labels": {"a": "b"}}, "spec": {}}
+    with caplog.at_level("DEBUG", logger="tf_operator"):
+        control.create_services_with_controller_ref("ns", service, JOB, OWNER)
+    assert "Controller created service job-worker-0" in caplog.messages
+
+    built = []
+    monkeypatch.setattr(service_control, "job_logger", lambda obj: built.append(obj))
+    with caplog.at_level("INFO", logger="tf_operator"):
+        control.create_services_with_controller_ref(
+            "ns",
+            {**service, "metadata": {**service["metadata"], "name": "job-worker-1"}},
+            JOB,
+            OWNER,
+        )
+    assert built == []

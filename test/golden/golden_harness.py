@@ -25,6 +25,7 @@ import os
 import socket
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ NAMESPACES = ("", "v1", "namespaces")
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
 
 # Leader-lock traffic (renewals every few seconds) is not the operator reacting to a job.
+TERMINAL_CONDITIONS = frozenset({"Succeeded", "Failed"})
 LOCK_RESOURCES = frozenset({"endpoints", "leases", "configmaps"})
 POLL_S = 0.05
 
@@ -388,6 +390,32 @@ class Session:
             done = lambda: self.has_condition(case, step.until)  # noqa: E731
             what = f"TFJob condition {step.until}"
         wait_for(done, timeout, f"{case.name}: {what} after writing pod states {step.pods}")
+        if step.until not in TERMINAL_CONDITIONS and not step.until.startswith("recreated "):
+            # The condition can come from a pass that read only some of the states (Running
+            # needs one running worker); the next step must not race the rest, or the pass
+            # that ends the job counts replicas as they were before this step.
+            wait_for(
+                lambda: self._counts_running_pods(case),
+                timeout,
+                f"{case.name}: the replica statuses to count the pods Running after {step.pods}",
+            )
+
+    def _counts_running_pods(self, case: Case) -> bool:
+        """Whether the job's ``replicaStatuses`` count as active every pod now Running."""
+        pods, _ = self.registry.list(
+            PODS, case.namespace, label_selector=f"tf-job-name={case.job_name}"
+        )
+        running = Counter(
+            p["metadata"]["labels"]["tf-replica-type"]
+            for p in pods
+            if (p.get("status") or {}).get("phase") == "Running"
+        )
+        job = self.registry.get(TFJOBS, case.namespace, case.job_name)
+        statuses = (job.get("status") or {}).get("replicaStatuses") or {}
+        return all(
+            (statuses.get(rtype) or {}).get("active", 0) == running[rtype.lower()]
+            for rtype in case.tfjob["spec"]["tfReplicaSpecs"]
+        )
 
     def _uid(self, case: Case, replica: str) -> str | None:
         name = f"{case.job_name}-{replica}"

@@ -6,6 +6,7 @@ resources with CEL rules too) and deeper ones refused with its message; a YAML a
 from __future__ import annotations
 
 import http.client
+import urllib.parse
 import json
 import threading
 import time
@@ -335,7 +336,9 @@ def test_any_protobuf_body_gets_a_status_and_the_server_keeps_serving(server, po
     code, reply = call(server, "POST", path, body, PROTOBUF)
     assert code in (201, 400, 409, 415, 422), (code, reply)
     if code == 201:
-        assert call(server, "DELETE", f"{path}/{reply['metadata']['name']}")[0] == 200
+        # RBAC names take any character but '/' and '%' (kube-apiserver's path segment rule)
+        name = urllib.parse.quote(reply["metadata"]["name"], safe="")
+        assert call(server, "DELETE", f"{path}/{name}")[0] == 200
     else:
         assert (reply["kind"], reply["code"]) == ("Status", code), reply
     assert call(server, "GET", CMS)[0] == 200

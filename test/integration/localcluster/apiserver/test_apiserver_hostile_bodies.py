@@ -6,10 +6,10 @@ resources with CEL rules too) and deeper ones refused with its message; a YAML a
 from __future__ import annotations
 
 import http.client
-import urllib.parse
 import json
 import threading
 import time
+import urllib.parse
 from typing import Any
 
 import pytest

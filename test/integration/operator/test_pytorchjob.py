@@ -101,8 +101,9 @@ def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, 
     assert "ranks [1, 2]" in log
     status = registry.get(PYTORCHJOBS, "default", "rdzv")["status"]
     assert status["replicaStatuses"]["Master"]["succeeded"] == 1
-    reasons = {e["reason"] for e in both.events("rdzv")}
-    assert {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"} <= reasons
+    # events are sent after the status write that they announce, by the recorder's own thread
+    wanted = {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"}
+    wait_for(lambda: wanted <= {e["reason"] for e in both.events("rdzv")}, 30, str(wanted))
     # the same process runs TFJobs
     both.create(both.job("beside", {"Worker": {"command": both.python("print('ok')")}}))
     both.wait_condition("beside", "Succeeded", 60)
@@ -210,7 +211,11 @@ def test_the_sdk_drives_pytorchjobs(both, op):
     assert client.get_pod_names("sdk", replica_type="worker") == ["sdk-worker-0", "sdk-worker-1"]
     logs = sorted(line for _, line in client.get_logs("sdk", replica_type="worker"))
     assert logs == ["rank 1 of 3", "rank 2 of 3"]
-    assert "PyTorchJobSucceeded" in {e["reason"] for e in client.get_events("sdk")}
+    wait_for(
+        lambda: "PyTorchJobSucceeded" in {e["reason"] for e in client.get_events("sdk")},
+        30,
+        "the PyTorchJobSucceeded event (sent after the status write)",
+    )
     bad = pytorchjob("sdk-bad", 1, ["true"])
     bad["spec"]["pytorchReplicaSpecs"]["Master"]["replicas"] = 2
     with pytest.raises(Invalid, match=r"Master\].replicas: Forbidden: must be 1"):

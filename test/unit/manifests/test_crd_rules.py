@@ -454,3 +454,30 @@ def test_int32_fields_stop_at_int32(reg, field, nested):
     assert causes[0]["message"].endswith("should be less than or equal to 2147483647")
     where[field] = 2**31 - 1
     assert create(reg, body)
+
+
+def test_jobs_stored_before_the_run_policy_default_read_with_it_once_the_crd_is_updated():
+    """A cluster upgraded from a CRD without D90's default: its stored TFJobs read with
+    ``runPolicy: {suspend: false}`` once the shipped CRD is applied, as kube-apiserver defaults
+    what it reads from etcd, and keep their resourceVersion (nothing is written)."""
+    from support.crd import CRDS, tfjob_crd
+
+    shipped = tfjob_crd()
+    older = copy.deepcopy(shipped)
+    for version in older["spec"]["versions"]:  # v1 and v1beta2 may share one schema (YAML)
+        spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        spec["properties"]["runPolicy"].pop("default", None)
+    r = Registry()
+    try:
+        r.create(CRDS, None, older)
+        stored = create(r, job("before-upgrade"))
+        assert "runPolicy" not in stored["spec"]
+        current = r.get(CRDS, None, shipped["metadata"]["name"])
+        r.update(
+            CRDS, None, shipped["metadata"]["name"], {**shipped, "metadata": current["metadata"]}
+        )
+        read = r.get(TFJOBS, "default", "before-upgrade")
+        assert read["spec"]["runPolicy"] == {"suspend": False}
+        assert read["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    finally:
+        r.stop()

@@ -540,6 +540,7 @@ class Registry:
             return self.store.present(rt, version, self._remove(rt, key, new, old))
         if rt.storage_key == _CRD:
             self.store.register_type(crds.resource_type_for(new))
+            self._default_stored_objects(new, old)
         return self.store.present(rt, version, self.store.commit(rt, key, new, "MODIFIED", old))
 
     def _status_write(
@@ -815,6 +816,19 @@ class Registry:
         if rt.storage_key == _CRD:
             self._drop_custom_resources(last)
         return self.store.commit(rt, key, last, "DELETED", old)
+
+    def _default_stored_objects(self, crd: dict[str, Any], old_crd: dict[str, Any]) -> None:
+        """A CRD update that changes its storage version's schema: the stored objects read with
+        the new defaults from now on, as kube-apiserver defaults what it reads from etcd with
+        the storage version's schema. Nothing is written back: no new resourceVersion, no watch
+        event (lock held)."""
+        version = crds.storage_version(crd)
+        new_schema = crds.schema_for(crd, version) if version else None
+        if not new_schema or new_schema == crds.schema_for(old_crd, version or ""):
+            return
+        spec = crd.get("spec") or {}
+        storage_key = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
+        self.store.read_with(storage_key, lambda obj: schema.apply_defaults(obj, new_schema))
 
     def _drop_custom_resources(self, crd: dict[str, Any]) -> None:
         spec = crd.get("spec") or {}

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from . import deepjson, errors, paging
-from .objects import format_time, meta
+from .objects import clone, format_time, meta
 from .paging import Key, Snapshot
 from .resources import GVR, ResourceType, builtin_types
 from .selectors import combine, parse_field_selector, parse_label_selector
@@ -431,6 +431,23 @@ class Store:
             return sum(len(ws) for ws in self._watchers.values())
 
     # ------------------------------------------------------------------ commit
+    def read_with(self, sk: StorageKey, change: Callable[[dict[str, Any]], Any]) -> int:
+        """Replace each stored object of ``sk`` by a copy ``change`` mutated, where that differs,
+        without a write: the same resourceVersion, no history, no watch event (what an API
+        server reads differently from unchanged storage; lock held). Returns how many changed."""
+        changed = 0
+        for key, obj in list(self._store.get(sk, {}).items()):
+            new = clone(obj)  # stored objects are shared with readers: never mutated
+            change(new)
+            if new == obj:
+                continue
+            store, _ = self._writable(sk)
+            if self._shared_check is not None:
+                self._shared_check.replaced(sk, key, obj, new)
+            store[key] = new
+            changed += 1
+        return changed
+
     def commit(
         self,
         rt: ResourceType,

@@ -256,3 +256,43 @@ def test_status_writes_are_validated_against_the_schema(reg):
         subresource="status",
     )
     assert w["status"] == {"phase": "Ok"}
+
+
+def test_a_crd_update_that_adds_a_default_is_read_in_stored_objects_without_a_write(reg):
+    """kube-apiserver defaults what it reads from etcd with the storage version's schema: an
+    object stored before a default was added reads with it, at the same resourceVersion and
+    with no watch event; a value the object has is kept."""
+    body = widget_crd()
+    spec_schema = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"]["shape"] = {"type": "string"}
+    crd = reg.create(CRDS, None, body)
+    reg.create(WIDGETS, "default", {"metadata": {"name": "old"}, "spec": {"size": 1}})
+    reg.create(WIDGETS, "default", {"metadata": {"name": "set"}, "spec": {"size": 1, "shape": "x"}})
+    before = {w["metadata"]["name"]: w["metadata"]["resourceVersion"] for w in reg.list(WIDGETS)[0]}
+    _, list_rv = reg.list(WIDGETS)
+    watch = reg.watch(WIDGETS, resource_version=list_rv)
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    props["properties"]["shape"] = {"type": "string", "default": "round"}
+    reg.update(CRDS, None, "widgets.example.com", crd)
+    assert reg.get(WIDGETS, "default", "old")["spec"] == {
+        "size": 1,
+        "color": "red",
+        "shape": "round",
+    }
+    assert reg.get(WIDGETS, "default", "set")["spec"]["shape"] == "x"
+    listed = {w["metadata"]["name"]: w for w in reg.list(WIDGETS)[0]}
+    assert listed["old"]["spec"]["shape"] == "round"
+    assert {n: w["metadata"]["resourceVersion"] for n, w in listed.items()} == before
+    reg.create(WIDGETS, "default", {"metadata": {"name": "new"}, "spec": {"size": 1}})
+    etype, first = watch.get(timeout=5) or ("none", {})
+    assert (etype, first["metadata"]["name"]) == ("ADDED", "new")
+    watch.close("test done")
+
+
+def test_a_crd_update_that_leaves_the_schema_alone_replaces_no_stored_object(reg):
+    crd = reg.create(CRDS, None, widget_crd())
+    reg.create(WIDGETS, "default", {"metadata": {"name": "w"}, "spec": {"size": 1}})
+    stored = reg.store.stored(("example.com", "widgets"), ("default", "w"))
+    crd["spec"]["names"]["shortNames"] = ["wd", "wdg"]
+    reg.update(CRDS, None, "widgets.example.com", crd)
+    assert reg.store.stored(("example.com", "widgets"), ("default", "w")) is stored

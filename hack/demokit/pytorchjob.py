@@ -27,7 +27,6 @@ from typing import Any
 import yaml
 
 from demokit.harness import (
-    BIN,
     CRD_FILE,
     ROOT,
     Background,
@@ -36,8 +35,8 @@ from demokit.harness import (
     preflight,
     run_timed,
     start_cluster,
-    wait_until,
 )
+from demokit.steps import install_crds, start_operator
 
 EXAMPLE_DIR = ROOT / "examples/pytorch/local-dist-training"
 EXAMPLE = EXAMPLE_DIR / "pytorchjob.yaml"
@@ -46,48 +45,6 @@ NAMESPACE = "default"
 TERMINAL = ("Succeeded", "Failed")
 # How often the job and its pods are read while it runs.
 POLL_SECONDS = 0.5
-
-
-def install_crds(kube: Any) -> None:
-    from tf_operator.k8s.client import CUSTOM_RESOURCE_DEFINITIONS, is_already_exists
-
-    for path in (CRD_FILE, PYTORCH_CRD_FILE):
-        crd = yaml.safe_load(path.read_text())
-        try:
-            kube.resource(CUSTOM_RESOURCE_DEFINITIONS).create(crd)
-        except Exception as err:
-            if not is_already_exists(err):
-                raise DemoError(f"installing {path.name} failed: {err}") from err
-        print(f"installed CRD {crd['metadata']['name']} from {path.relative_to(ROOT)}")
-    from tf_operator.sdk import PYTORCHJOBS
-
-    jobs = kube.resource(PYTORCHJOBS)
-    wait_until(lambda: jobs.list() is not None, 30, "the PyTorchJob CRD to serve")
-
-
-def start_operator(workdir: Path, kubeconfig: str) -> Background:
-    operator = Background(
-        "tf-operator",
-        [
-            str(BIN / "tf-operator"),
-            f"--kubeconfig={kubeconfig}",
-            "--enable-scheme=tfjob",
-            "--enable-scheme=pytorchjob",
-            "--monitoring-port=0",
-            "--monitoring-address=127.0.0.1",
-            "--json-log-format=false",
-            "--no-leader-elect",
-        ],
-        workdir / "operator.log",
-    )
-    print(f"started tf-operator for TFJobs and PyTorchJobs (pid {operator.proc.pid})")
-    return operator
-
-
-def state_of(job: dict[str, Any]) -> str:
-    conditions = (job.get("status") or {}).get("conditions") or []
-    true = [c["type"] for c in conditions if c.get("status") == "True"]
-    return true[-1] if true else "Pending"
 
 
 def follow_master(client: Any, pod: str, lines: list[str], stop: threading.Event) -> None:
@@ -108,6 +65,8 @@ def follow_master(client: Any, pod: str, lines: list[str], stop: threading.Event
 
 def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float) -> dict[str, Any]:
     """Show the replicas and the Master's loss until the job ends; return its final object."""
+    from tf_operator.sdk import job_state
+
     name = job["metadata"]["name"]
     lines: list[str] = []
     stop = threading.Event()
@@ -125,17 +84,17 @@ def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float
             )
             losses = [line for line in lines if line.startswith(("step ", "rendezvous"))]
             line = (
-                f"[{state_of(current)}] {phases or 'no pods yet'} | {losses[-1] if losses else ''}"
+                f"[{job_state(current)}] {phases or 'no pods yet'} | {losses[-1] if losses else ''}"
             )
             if line != shown:
                 print(line.rstrip(" |"), flush=True)
                 shown = line
-            if state_of(current) in TERMINAL:
+            if job_state(current) in TERMINAL:
                 return dict(current)
             if not operator.alive():
                 raise DemoError(f"tf-operator exited:\n{operator.tail()}")
             if time.monotonic() > deadline:
-                raise DemoError(f"job not finished after {timeout:.0f}s ({state_of(current)})")
+                raise DemoError(f"job not finished after {timeout:.0f}s ({job_state(current)})")
             stop.wait(POLL_SECONDS)
     finally:
         stop.set()
@@ -160,13 +119,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> int:
     preflight()
-    from tf_operator.sdk import PyTorchJobClient
+    from tf_operator.sdk import PYTORCHJOBS, PyTorchJobClient, job_state
 
     cluster, kubeconfig = start_cluster(workdir)
     started.append(cluster)
     client = PyTorchJobClient(kubeconfig, NAMESPACE)
-    install_crds(client.kube)
-    operator = start_operator(workdir, kubeconfig)
+    install_crds(client.kube, PYTORCHJOBS, CRD_FILE, PYTORCH_CRD_FILE)
+    operator = start_operator(
+        workdir,
+        kubeconfig,
+        "--enable-scheme=tfjob",
+        "--enable-scheme=pytorchjob",
+        "--no-leader-elect",
+    )
     started.append(operator)
     if args.pytorchjob:
         job = yaml.safe_load(args.pytorchjob.read_text())
@@ -186,7 +151,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     for rtype, counts in sorted((status.get("replicaStatuses") or {}).items()):
         shown = {k: v for k, v in counts.items() if k != "selector"}
         print(f"  {rtype:<11} " + ", ".join(f"{k}={v}" for k, v in sorted(shown.items())))
-    return 0 if state_of(final) == "Succeeded" else 1
+    return 0 if job_state(final) == "Succeeded" else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,18 +29,17 @@ from typing import Any
 
 import yaml
 
+from demokit import steps
 from demokit.harness import (
     BIN,
     CRD_FILE,
     EXAMPLES,
-    ROOT,
     Background,
     DemoError,
     localise,
     preflight,
     run_timed,
     start_cluster,
-    wait_until,
 )
 
 DEFAULT_NAMESPACE = "default"
@@ -51,19 +50,9 @@ TERMINAL = ("Succeeded", "Failed")
 
 
 def install_crd(kube: Any) -> None:
-    from tf_operator.k8s.client import CUSTOM_RESOURCE_DEFINITIONS, is_already_exists
-
-    crd = yaml.safe_load(CRD_FILE.read_text())
-    try:
-        kube.resource(CUSTOM_RESOURCE_DEFINITIONS).create(crd)
-    except Exception as err:
-        if not is_already_exists(err):
-            raise DemoError(f"installing the CRD failed: {err}") from err
     from tf_operator.sdk import TFJOBS
 
-    tfjobs = kube.resource(TFJOBS)
-    wait_until(lambda: tfjobs.list() is not None, 30, "the TFJob CRD to serve")
-    print(f"installed CRD {crd['metadata']['name']} from {CRD_FILE.relative_to(ROOT)}")
+    steps.install_crds(kube, TFJOBS, CRD_FILE)
 
 
 def ensure_namespace(kube: Any, namespace: str) -> None:
@@ -79,20 +68,7 @@ def ensure_namespace(kube: Any, namespace: str) -> None:
 
 
 def start_operator(workdir: Path, kubeconfig: str) -> Background:
-    operator = Background(
-        "tf-operator",
-        [
-            str(BIN / "tf-operator"),
-            f"--kubeconfig={kubeconfig}",
-            "--monitoring-port=0",
-            "--monitoring-address=127.0.0.1",
-            "--json-log-format=false",
-            "--threadiness=2",
-        ],
-        workdir / "operator.log",
-    )
-    print(f"started tf-operator (pid {operator.proc.pid}, log {operator.log_path})")
-    return operator
+    return steps.start_operator(workdir, kubeconfig, "--threadiness=2")
 
 
 def start_dashboard(workdir: Path, kubeconfig: str, namespace: str) -> tuple[Background, str]:

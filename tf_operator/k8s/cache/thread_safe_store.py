@@ -3,7 +3,8 @@
 All reads and writes take one lock, so an index never disagrees with the
 items. Objects are stored by reference and must be treated as read-only by
 everyone who reads them from the cache (client-go's rule too): mutate a deep
-copy. Index values are kept as sets of keys per index value.
+copy. Index values are kept as sets of keys per index value; an update whose index values
+did not change leaves that index alone (client-go skips the common case of one unchanged value).
 """
 
 from __future__ import annotations
@@ -115,11 +116,15 @@ class ThreadSafeStore:
             raise KeyError(f"index {index_name!r} does not exist") from None
 
     def _update_indices(self, old: Any, new: Any, key: str) -> None:
-        if old is not None:
-            self._delete_from_indices(old, key)
         for name, fn in self._indexers.items():
             index = self._indices[name]
-            for value in fn(new):
+            values = fn(new)
+            if old is not None:
+                old_values = fn(old)
+                if old_values == values:
+                    continue  # the common update: the key is filed under the same values
+                _remove(index, old_values, key)
+            for value in values:
                 bucket = index.get(value)
                 if bucket is None:
                     index[value] = {key}
@@ -128,11 +133,14 @@ class ThreadSafeStore:
 
     def _delete_from_indices(self, obj: Any, key: str) -> None:
         for name, fn in self._indexers.items():
-            index = self._indices[name]
-            values: Iterable[str] = fn(obj)
-            for value in values:
-                bucket = index.get(value)
-                if bucket is not None:
-                    bucket.discard(key)
-                    if not bucket:
-                        del index[value]
+            _remove(self._indices[name], fn(obj), key)
+
+
+def _remove(index: dict[str, set[str]], values: Iterable[str], key: str) -> None:
+    """File ``key`` under none of ``values`` any more; an emptied value goes."""
+    for value in values:
+        bucket = index.get(value)
+        if bucket is not None:
+            bucket.discard(key)
+            if not bucket:
+                del index[value]

@@ -1,6 +1,8 @@
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tf_operator.k8s.cache import (
     NAMESPACE_INDEX,
@@ -105,3 +107,37 @@ def test_concurrent_writers_keep_index_consistent():
     assert len(idx) == 4 * 150
     total = sum(len(idx.by_index(NAMESPACE_INDEX, f"ns{k}")) for k in range(3))
     assert total == len(idx)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "update", "delete"]),
+            st.sampled_from(["a", "b", "c"]),
+            st.lists(st.sampled_from(["x", "y", "z"]), max_size=3),
+        ),
+        max_size=30,
+    )
+)
+def test_the_indices_always_match_the_items(ops):
+    """Whatever the writes (an update keeping, moving, widening or emptying an object's index
+    values), every index equals the one rebuilt from the stored items."""
+
+    def tags(o):
+        return list(o["metadata"]["labels"]["tags"].split(",")) if o["metadata"]["labels"] else []
+
+    idx = new_indexer(indexers={"tags": tags})
+    for op, name, values in ops:
+        item = obj(name, labels={"tags": ",".join(values)} if values else None)
+        if op == "delete":
+            idx.delete(item)
+        else:
+            getattr(idx, op)(item)
+    rebuilt: dict[str, set[str]] = {}
+    for item in idx.list():
+        for value in tags(item):
+            rebuilt.setdefault(value, set()).add(meta_namespace_key_func(item))
+    assert {
+        v: set(idx.index_keys("tags", v)) for v in idx.list_index_func_values("tags")
+    } == rebuilt

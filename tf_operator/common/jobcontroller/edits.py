@@ -53,6 +53,11 @@ def spec_json(raw: Obj) -> str:
     return json.dumps(raw.get("spec"), sort_keys=True, separators=(",", ":"))
 
 
+# The job to reconcile, the error of an invalid edit it ignores, and its spec as compact JSON
+# (None while it runs on its last valid spec).
+Decoded = tuple[J, InvalidJobError | None, str | None]
+
+
 class SpecEdits(Generic[J]):
     """Invalid edits of a job's spec; see the module docstring."""
 
@@ -71,19 +76,32 @@ class SpecEdits(Generic[J]):
         self._invalid = invalid
         self.reason = invalid.reason
 
-    def decode(self, raw: Obj, now: datetime) -> tuple[J, InvalidJobError | None] | None:
-        """The job to reconcile, with the error of an invalid edit it ignores; None when the
-        job cannot run: it keeps its final status, or it is reported as invalid."""
+    def decode(self, raw: Obj, now: datetime) -> Decoded[J] | None:
+        """The job to reconcile, with the error of an invalid edit it ignores and the compact
+        JSON of the spec it runs on (None when it runs on its last valid spec); None when the
+        job cannot run: it keeps its final status, or it is reported as invalid. A generation
+        of the spec found valid once is not checked again (only a spec change bumps it)."""
+        m = meta(raw)
+        key, uid, generation = object_key(raw), str(m.get("uid", "")), m.get("generation")
+        if type(generation) is not int or generation < 1:
+            generation = 0  # no usable generation: validate every time
+        known = self._memory.validated_spec(key, uid, generation) if generation else None
         try:
+            if known is not None:
+                return self._kind.decode_validated(raw, self._defaults), None, known
             try:  # before anything recursive reads it (D70)
                 check_nesting(f"{self._kind.resource.kind}Spec is not valid", raw.get("spec"))
             except ValidationError as err:
                 raise InvalidJobError(str(err)) from err
-            return self._kind.decode(raw, self._defaults), None
+            job = self._kind.decode(raw, self._defaults)
+            text = spec_json(raw)
+            if generation:
+                self._memory.spec_validated(key, uid, generation, text)
+            return job, None, text
         except InvalidJobError as err:
             restored = self.restore(raw)
             if restored is not None:
-                return restored, err
+                return restored, err, None
             if not self.ignore_if_final(raw, err):
                 self._invalid.report(raw, err, now)
             return None

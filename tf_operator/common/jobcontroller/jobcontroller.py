@@ -31,7 +31,7 @@ from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults, oth
 from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
-from tf_operator.common.jobcontroller.edits import SpecEdits, spec_json
+from tf_operator.common.jobcontroller.edits import SpecEdits
 from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
@@ -268,21 +268,24 @@ class JobController(Generic[J]):
                 # v1.9's managedBy: no pod, no status write, no event (D63)
                 logger.debug("%s %s is managed by %s; left alone", noun, key, manager)
                 return True
-            if self._waits_for_creates(key, raw):
+            met = self._met_before_decoding(key, raw)
+            if met is None:
                 waited = True
                 return False  # before decoding: most passes a burst queues end here
             now = truncate_time(self.clock.now())
             decoded = self.edits.decode(raw, now)
             if decoded is None:
                 return True
-            job, ignored = decoded
+            job, ignored, text = decoded
             self.memory.remember(key, job.uid)
             if self.memory.is_finished(key, job.uid) and not is_finished(job.status):
                 # Our finishing status write is not in the cache yet: a pass now could
                 # recreate the pods clean-up deleted. Its update event brings the key back.
                 logger.info("%s %s finished; waiting for the cache to show it", noun, key)
                 return True
-            if not self.expectations_met(key, job):
+            if not self._expectations_met_for(
+                key, (t for t in job.replica_specs() if t not in met)
+            ):
                 waited = True
                 self.memory.set_cleaned(
                     key, job.uid, False
@@ -296,7 +299,7 @@ class JobController(Generic[J]):
             self.kind.set_defaults(job)  # only the pass reads the defaults
             logger = logger_for_job({"metadata": job.metadata}, self.kind.resource.kind)
             ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
-            ctx.spec_json = None if ignored else spec_json(raw)
+            ctx.spec_json = text
             self.reconcile(ctx, ignored)
             return not ctx.creates
         finally:
@@ -336,16 +339,20 @@ class JobController(Generic[J]):
                     return False
         return True
 
-    def _waits_for_creates(self, key: str, raw: dict[str, object]) -> bool:
-        """True when a running job's creates or deletes are still unobserved for a replica
+    def _met_before_decoding(self, key: str, raw: dict[str, object]) -> frozenset[str] | None:
+        """None when a running job's creates or deletes are still unobserved for a replica
         type its cached object names, so the pass would end at its expectations anyway;
-        checked on the raw object (decoding validates it later). A finished job goes the
-        whole way: its edits are announced even while its clean-up is in flight."""
+        checked on the raw object (decoding validates it later). Otherwise the replica types
+        found met, which the pass need not check again (only its own creates raise them). A
+        finished job goes the whole way: its edits are announced even while its clean-up is
+        in flight."""
         if self.memory.is_finished(key, str(meta(raw).get("uid", ""))):
-            return False
+            return frozenset()
         spec = raw.get("spec")
         specs = spec.get(self.kind.replica_specs_field) if isinstance(spec, dict) else None
-        return isinstance(specs, dict) and not self._expectations_met_for(key, specs)
+        if not isinstance(specs, dict):
+            return frozenset()
+        return frozenset(specs) if self._expectations_met_for(key, specs) else None
 
     # ---- reconcile -------------------------------------------------------------------------
 

@@ -133,6 +133,8 @@ class JobKind(Generic[J]):
     # Decode and validate a cached object with the operator's defaults (the job's annotation
     # may pick others); raise InvalidJobError.
     decode: Callable[[Obj, Defaults], J]
+    # ``decode`` without the validation, for a job whose name and spec were found valid.
+    decode_validated: Callable[[Obj, Defaults], J]
     # The spec field holding the replica specs by type ("tfReplicaSpecs").
     replica_specs_field: str
     set_defaults: Callable[[J], None]

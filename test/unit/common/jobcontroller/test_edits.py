@@ -238,3 +238,51 @@ def test_spec_json_is_compact_sorted_and_takes_any_json_number():
     )
     wide = {"spec": {"n": 2**70}}
     assert json.loads(spec_json(wide)) == {"n": 2**70}
+
+
+def _count_validations(harness, monkeypatch):
+    """The passes' full decodes (validation included) of the controller's kind, counted."""
+    import dataclasses
+
+    edits, calls = harness.ctr.edits, []
+    kind = edits._kind
+
+    def decode(raw, defaults):
+        calls.append(raw["metadata"].get("generation"))
+        return kind.decode(raw, defaults)
+
+    monkeypatch.setattr(edits, "_kind", dataclasses.replace(kind, decode=decode))
+    return calls
+
+
+def test_a_spec_is_validated_once_per_generation(harness, k, monkeypatch):
+    """Status writes and pod events do not change the spec: a pass validates only a
+    generation of it this process has not found valid; an edit is validated again."""
+    calls = _count_validations(harness, monkeypatch)
+    job = _running(harness, k)
+    _resync(harness, job)
+    assert calls == [1]
+    recorded = harness.status(job)["lastValidSpec"]
+
+    _edit(harness, job, _break)
+    harness.sync(job)
+    # the edit, then its last valid spec to run on
+    assert calls == [1, 2, 2]
+    assert _condition(harness, job, "SpecIgnored")["status"] == "True"
+    assert harness.status(job)["lastValidSpec"] == recorded  # still the valid spec
+
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert calls == [1, 2, 2, 2, 2]  # an invalid generation is not remembered
+
+
+def test_a_job_without_a_generation_is_validated_every_pass(harness, k, monkeypatch):
+    calls = _count_validations(harness, monkeypatch)
+    job = _running(harness, k)
+    cached = copy.deepcopy(harness.job_informer.get_indexer().get(job))
+    del cached["metadata"]["generation"]
+    harness.cache_job(cached)
+    before = len(calls)
+    harness.sync(job)
+    harness.sync(job)
+    assert len(calls) == before + 2

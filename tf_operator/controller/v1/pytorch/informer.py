@@ -30,9 +30,18 @@ class InvalidPyTorchJobError(InvalidJobError):
 
 def decode_pytorchjob(raw: Any, defaults: Defaults = DEFAULTS_V1_9) -> PyTorchJob:
     """Decode and validate a PyTorchJob dict (the replica specs' defaults are not applied)."""
+    job = decode_validated_pytorchjob(raw, defaults)
     try:
-        job = PyTorchJob.from_dict(raw, defaults)
         validate_v1_pytorchjob(job)
-    except (DecodeError, ValidationError) as err:
+    except ValidationError as err:
         raise InvalidPyTorchJobError(str(err)) from err
     return job
+
+
+def decode_validated_pytorchjob(raw: Any, defaults: Defaults = DEFAULTS_V1_9) -> PyTorchJob:
+    """:func:`decode_pytorchjob` without the validation, for a job whose name and spec were
+    found valid before (its status still has to decode)."""
+    try:
+        return PyTorchJob.from_dict(raw, defaults)
+    except DecodeError as err:
+        raise InvalidPyTorchJobError(str(err)) from err

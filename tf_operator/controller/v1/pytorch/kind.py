@@ -23,7 +23,11 @@ from tf_operator.apis.pytorch.v1.types import PyTorchJob
 from tf_operator.common.jobcontroller.kind import JobKind, LabelKeys, PodEnv
 from tf_operator.controller.v1.metrics import framework_metrics
 from tf_operator.controller.v1.pytorch.envvar import get_port, set_cluster_spec
-from tf_operator.controller.v1.pytorch.informer import PYTORCHJOBS, decode_pytorchjob
+from tf_operator.controller.v1.pytorch.informer import (
+    PYTORCHJOBS,
+    decode_pytorchjob,
+    decode_validated_pytorchjob,
+)
 from tf_operator.controller.v1.pytorch.status import is_master_role, pytorch_progress
 from tf_operator.k8s.objects import Obj
 
@@ -57,6 +61,7 @@ PYTORCHJOB_KIND: JobKind[PyTorchJob] = JobKind(
     default_port_name=DEFAULT_PORT_NAME,
     metrics=framework_metrics(FRAMEWORK_NAME),
     decode=decode_pytorchjob,
+    decode_validated=decode_validated_pytorchjob,
     replica_specs_field="pytorchReplicaSpecs",
     set_defaults=set_defaults_pytorchjob,
     is_master_role=is_master_role,

@@ -32,9 +32,18 @@ class InvalidTFJobError(InvalidJobError):
 def decode_tfjob(raw: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
     """Decode and validate a TFJob dict (the replica specs' defaults are not applied; the run
     policy is normalised with ``defaults``, unless the job's annotation picks others)."""
+    job = decode_validated_tfjob(raw, defaults)
     try:
-        job = TFJob.from_dict(raw, defaults)
         validate_v1_tfjob(job)
-    except (DecodeError, ValidationError) as err:
+    except ValidationError as err:
         raise InvalidTFJobError(str(err)) from err
     return job
+
+
+def decode_validated_tfjob(raw: Any, defaults: Defaults = DEFAULTS_V0_5_3) -> TFJob:
+    """:func:`decode_tfjob` without the validation, for a job whose name and spec were found
+    valid before (its status still has to decode)."""
+    try:
+        return TFJob.from_dict(raw, defaults)
+    except DecodeError as err:
+        raise InvalidTFJobError(str(err)) from err

@@ -23,7 +23,11 @@ from tf_operator.apis.tensorflow.v1.types import (
 from tf_operator.common.jobcontroller.kind import JobKind, LabelKeys
 from tf_operator.controller.v1.metrics import framework_metrics
 from tf_operator.controller.v1.tensorflow import metrics
-from tf_operator.controller.v1.tensorflow.informer import TFJOBS, decode_tfjob
+from tf_operator.controller.v1.tensorflow.informer import (
+    TFJOBS,
+    decode_tfjob,
+    decode_validated_tfjob,
+)
 from tf_operator.controller.v1.tensorflow.status import tf_progress
 from tf_operator.controller.v1.tensorflow.tensorflow import TFConfig, get_port_from_tfjob
 
@@ -55,6 +59,7 @@ TFJOB_KIND: JobKind[TFJob] = JobKind(
     default_port_name=DEFAULT_PORT_NAME,
     metrics=TF_METRICS,
     decode=decode_tfjob,
+    decode_validated=decode_validated_tfjob,
     replica_specs_field="tfReplicaSpecs",
     set_defaults=set_defaults_tfjob,
     is_master_role=is_master_role,

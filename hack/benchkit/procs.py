@@ -9,6 +9,7 @@ TFJobs, pods, services; as many for the lean client; one or three for the floor)
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -24,6 +25,7 @@ from typing import Any
 from demokit.harness import stop_process_group
 
 OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
+THREAD_CPU = Path(__file__).parent / "threadcpu"  # its sitecustomize counts thread CPU
 REFERENCE_ENV = "TFOP_REFERENCE_BIN"
 
 
@@ -38,12 +40,19 @@ class Subject:
     watches: int = 3
     extra_env: dict[str, str] = field(default_factory=dict)
     profile: str = ""  # when set: run under py-spy, raw samples to this file
+    thread_cpu: str = ""  # when set: each thread's CPU seconds written to this file
 
 
 def profiled(subject: Subject, path: Path) -> Subject:
     """``subject`` with ``py-spy record --gil`` attached during the measured part of a
     scenario, writing raw stacks to ``path``."""
     return replace(subject, label=f"{subject.label} (under py-spy)", profile=str(path))
+
+
+def with_thread_cpu(subject: Subject, path: Path) -> Subject:
+    """``subject`` (a Python process) writing each of its threads' CPU seconds to ``path``
+    (``benchkit/threadcpu``); read with :meth:`MeasuredProcess.thread_cpu`."""
+    return replace(subject, thread_cpu=str(path))
 
 
 def operator(threadiness: int | None = None, label: str | None = None) -> Subject:
@@ -86,6 +95,9 @@ def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     env["KUBEFLOW_NAMESPACE"] = "default"
     env.update(subject.extra_env)
+    if subject.thread_cpu:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(THREAD_CPU), env.get("PYTHONPATH"))))
+        env["BENCHKIT_THREAD_CPU"] = subject.thread_cpu
     monitoring = [f"--monitoring-port={port}", "--json-log-format=true"]
     if subject.kind == "operator":
         argv = [str(OPERATOR_BIN), f"--kubeconfig={cluster.kubeconfig}", *monitoring]
@@ -144,6 +156,17 @@ class MeasuredProcess:
         """User + system CPU seconds so far (children included: there are none)."""
         times = self._ps.cpu_times()
         return times.user + times.system
+
+    def thread_cpu(self) -> dict[str, float]:
+        """CPU seconds by thread name as the subject last wrote them ({} unless it was
+        started ``with_thread_cpu``)."""
+        if not self.subject.thread_cpu:
+            return {}
+        try:
+            seconds = json.loads(Path(self.subject.thread_cpu).read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): float(v) for k, v in seconds.items()}
 
     def usage(self) -> dict[str, float]:
         """RSS and peak RSS (MiB), CPU seconds and thread count, now."""

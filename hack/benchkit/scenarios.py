@@ -124,6 +124,7 @@ def burst(
         result["startup_cpu_s"] = rnd(process.cpu(), 3)
         time.sleep(0.5)  # let the informers' initial lists finish before the burst
         idle = process.usage()
+        threads_idle = process.thread_cpu()
         before = lc.request_counts(cluster)
         cluster_cpu = lc.ClusterCPU()
         process.start_profile()
@@ -158,6 +159,9 @@ def burst(
         )
         after = lc.request_counts(cluster)
         process.stop_profile()
+        if threads_idle:
+            time.sleep(1.0)  # one more write of the thread figures, all of them quiet
+            result["cpu_ms_per_job_by_thread"] = _by_thread(threads_idle, process, jobs)
         result["cluster_cpu_s"] = cluster_cpu.seconds()
         result["cluster_cpu_by_thread"] = cluster_cpu.by_thread()
         if not alive():
@@ -182,6 +186,19 @@ def burst(
             result["cpu_vs_cluster"] = rnd(result["cpu_s_lifecycle"] / result["cluster_cpu_s"], 3)
         result["load_at_end"] = load()
     return result
+
+
+def _by_thread(
+    before: dict[str, float], process: procs.MeasuredProcess, jobs: int
+) -> dict[str, float]:
+    """The subject's CPU per job since ``before`` by kind of thread (numbered threads of one
+    pool together: ``create-0`` .. ``create-7`` as ``create``), largest first."""
+    spent: dict[str, float] = {}
+    for name, seconds in process.thread_cpu().items():
+        kind = re.sub(r"(-\d+)+$", "", name)
+        spent[kind] = spent.get(kind, 0.0) + seconds - before.get(name, 0.0)
+    per_job = {k: 1000 * v / jobs for k, v in spent.items() if 1000 * v / jobs >= 0.005}
+    return {k: round(v, 2) for k, v in sorted(per_job.items(), key=lambda kv: -kv[1])}
 
 
 def _wait_quiescent(

@@ -104,9 +104,9 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
         for key, subject, lifecycle in (
             ("floor", procs.floor("full"), False),
             ("floor_objects", procs.floor("objects"), False),
-            ("lean", procs.lean(), True),
-            ("operator_default", _maybe_profiled(args, procs.operator(), "default"), True),
-            ("operator_t4", _maybe_profiled(args, procs.operator(4), "threadiness4"), True),
+            ("lean", _instrumented(args, procs.lean(), "lean", profile=False), True),
+            ("operator_default", _instrumented(args, procs.operator(), "default"), True),
+            ("operator_t4", _instrumented(args, procs.operator(4), "threadiness4"), True),
             ("floor_again", procs.floor("full"), False),
         ):
             fig[key] = step(
@@ -119,6 +119,8 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
                 budget=args.budget,
                 keep_latencies=True,
             )
+            if fig[key].get("cpu_ms_per_job_by_thread"):
+                print(f"   CPU ms per job by thread: {fig[key]['cpu_ms_per_job_by_thread']}")
             if subject.profile and Path(subject.profile).exists():
                 summary = profile.summarise(profile.read_stacks(Path(subject.profile)))
                 print(f"   profile of {subject.label} ({subject.profile}):")
@@ -183,8 +185,15 @@ def _faster(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return best
 
 
-def _maybe_profiled(args: argparse.Namespace, subject: procs.Subject, name: str) -> procs.Subject:
-    if not args.profile:
+def _instrumented(
+    args: argparse.Namespace, subject: procs.Subject, name: str, profile: bool = True
+) -> procs.Subject:
+    """``subject`` under py-spy with ``--profile``, counting its threads' CPU with
+    ``--thread-cpu``."""
+    if args.thread_cpu:
+        path = Path(tempfile.mkdtemp(prefix="bench-thread-cpu-")) / f"{name}.json"
+        subject = procs.with_thread_cpu(subject, path)
+    if not args.profile or not profile:
         return subject
     args.profile.mkdir(parents=True, exist_ok=True)
     return procs.profiled(subject, args.profile.resolve() / f"operator-{name}.txt")
@@ -270,6 +279,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=Path,
         help="run the burst's operators under py-spy (GIL samples) writing raw stacks to this "
         "directory, and print where their CPU goes (figures of profiled runs are distorted)",
+    )
+    parser.add_argument(
+        "--thread-cpu",
+        action="store_true",
+        help="count the burst's operators' and lean client's CPU per job by thread (job "
+        "workers, create helpers, event senders, each informer), read from each thread's CPU "
+        "clock; their totals then include the counting thread's (listed too)",
     )
     return parser.parse_args(argv)
 

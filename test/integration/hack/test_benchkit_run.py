@@ -62,6 +62,19 @@ def test_operator_burst_measures_a_whole_lifecycle(settings):
     assert result["idle_rss_mib"] > 0 and result["threads"] > 1
 
 
+def test_thread_cpu_of_an_operator_burst_is_counted_by_kind_of_thread(settings, tmp_path):
+    subject = procs.with_thread_cpu(procs.operator(), tmp_path / "threads.json")
+    result = scenarios.burst(settings, subject, 2, lifecycle=True, budget=180)
+    assert result["complete"], result.get("log_tail")
+    by_thread = result["cpu_ms_per_job_by_thread"]
+    # the pools' numbered threads are summed under one name
+    assert {"job-worker", "create", "informer pods"} <= set(by_thread)
+    assert not any(name[-1].isdigit() for name in by_thread)
+    assert list(by_thread.values()) == sorted(by_thread.values(), reverse=True)
+    # each thread's clock counts only that thread, so their sum cannot exceed the process's
+    assert sum(by_thread.values()) <= result["cpu_ms_per_job"] + 10  # /proc counts in ticks
+
+
 def test_steady_load_scrapes_the_workqueue_depth(settings):
     result = scenarios.steady(settings, procs.operator(), rate=2.0, duration=3.0)
     assert result["jobs_with_all_pods"] == result["jobs"] == 6

@@ -79,24 +79,21 @@ class SpecEdits(Generic[J]):
     def decode(self, raw: Obj, now: datetime) -> Decoded[J] | None:
         """The job to reconcile, with the error of an invalid edit it ignores and the compact
         JSON of the spec it runs on (None when it runs on its last valid spec); None when the
-        job cannot run: it keeps its final status, or it is reported as invalid. A generation
-        of the spec found valid once is not checked again (only a spec change bumps it)."""
-        m = meta(raw)
-        key, uid, generation = object_key(raw), str(m.get("uid", "")), m.get("generation")
-        if type(generation) is not int or generation < 1:
-            generation = 0  # no usable generation: validate every time
-        known = self._memory.validated_spec(key, uid, generation) if generation else None
+        job cannot run: it keeps its final status, or it is reported as invalid. A spec equal
+        to one found valid before is not checked again (status writes and pod events leave
+        it as it was; comparing it costs a microsecond, checking it tens)."""
+        key, uid, spec = object_key(raw), str(meta(raw).get("uid", "")), raw.get("spec")
+        known = self._memory.validated_spec(key, uid, spec)
         try:
             if known is not None:
                 return self._kind.decode_validated(raw, self._defaults), None, known
             try:  # before anything recursive reads it (D70)
-                check_nesting(f"{self._kind.resource.kind}Spec is not valid", raw.get("spec"))
+                check_nesting(f"{self._kind.resource.kind}Spec is not valid", spec)
             except ValidationError as err:
                 raise InvalidJobError(str(err)) from err
             job = self._kind.decode(raw, self._defaults)
             text = spec_json(raw)
-            if generation:
-                self._memory.spec_validated(key, uid, generation, text)
+            self._memory.spec_validated(key, uid, spec, text)
             return job, None, text
         except InvalidJobError as err:
             restored = self.restore(raw)

@@ -41,8 +41,8 @@ class _Job:
     # the resourceVersion our last status write made, while its informer update needs no pass
     quiet_version: str = ""
     cleaned: bool = False  # a clean pass of the terminal branch ran last (D97)
-    # (metadata.generation, compact spec JSON) of the last spec decoded and found valid
-    valid_spec: tuple[int, str] | None = None
+    # the last spec decoded and found valid (the cache's, read-only) and its compact JSON
+    valid_spec: tuple[object, str] | None = None
 
 
 class JobMemory:
@@ -142,21 +142,24 @@ class JobMemory:
             job = self._jobs.get(key)
             return job is not None and job.uid == uid and job.cleaned
 
-    def validated_spec(self, key: str, uid: str, generation: int) -> str | None:
-        """The compact JSON of job ``key``'s spec when this process found that generation of
-        it valid (the name and spec decide validity, and only a spec change bumps the
-        generation), else None."""
+    def validated_spec(self, key: str, uid: str, spec: object) -> str | None:
+        """The compact JSON of job ``key``'s ``spec`` when this process found an equal spec
+        of it valid (validity depends on the name and the spec alone), else None. The
+        remembered spec becomes ``spec``: only the cache's newest copy stays referenced."""
         with self._lock:
             job = self._jobs.get(key)
             if job is None or job.uid != uid or job.valid_spec is None:
                 return None
-            validated, text = job.valid_spec
-            return text if validated == generation else None
+            known, text = job.valid_spec
+            if known is not spec and known != spec:
+                return None
+            job.valid_spec = (spec, text)
+            return text
 
-    def spec_validated(self, key: str, uid: str, generation: int, text: str) -> None:
-        """Remember that ``generation`` of job ``key``'s spec (JSON ``text``) is valid."""
+    def spec_validated(self, key: str, uid: str, spec: object, text: str) -> None:
+        """Remember that job ``key``'s ``spec`` (compact JSON ``text``) is valid."""
         with self._lock:
-            self._of(key, uid).valid_spec = (generation, text)
+            self._of(key, uid).valid_spec = (spec, text)
 
     def cache_behind_own_write(self, key: str, cached_version: str) -> bool:
         """True while the cache still holds the version our last status write replaced."""

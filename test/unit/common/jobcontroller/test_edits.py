@@ -255,9 +255,9 @@ def _count_validations(harness, monkeypatch):
     return calls
 
 
-def test_a_spec_is_validated_once_per_generation(harness, k, monkeypatch):
-    """Status writes and pod events do not change the spec: a pass validates only a
-    generation of it this process has not found valid; an edit is validated again."""
+def test_a_spec_is_validated_once_until_it_changes(harness, k, monkeypatch):
+    """Status writes and pod events leave the spec as it was: a pass validates only a spec
+    this process has not found valid; an edit is validated again."""
     calls = _count_validations(harness, monkeypatch)
     job = _running(harness, k)
     _resync(harness, job)
@@ -273,16 +273,22 @@ def test_a_spec_is_validated_once_per_generation(harness, k, monkeypatch):
 
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)
-    assert calls == [1, 2, 2, 2, 2]  # an invalid generation is not remembered
+    assert calls == [1, 2, 2, 2, 2]  # an invalid spec is not remembered
 
 
-def test_a_job_without_a_generation_is_validated_every_pass(harness, k, monkeypatch):
+def test_a_changed_spec_is_validated_whatever_its_generation_says(harness, k, monkeypatch):
+    """The spec itself is compared, not metadata.generation (a server could re-default a
+    stored spec without a new generation)."""
     calls = _count_validations(harness, monkeypatch)
     job = _running(harness, k)
-    cached = copy.deepcopy(harness.job_informer.get_indexer().get(job))
-    del cached["metadata"]["generation"]
-    harness.cache_job(cached)
+    cached = harness.job_informer.get_indexer().get(job)
+    edited = copy.deepcopy(cached)
+    _break(edited["spec"])
+    assert edited["metadata"]["generation"] == cached["metadata"]["generation"]
+    now = harness.clock.now()
+
+    assert harness.ctr.edits.decode(copy.deepcopy(cached), now)[1] is None
     before = len(calls)
-    harness.sync(job)
-    harness.sync(job)
-    assert len(calls) == before + 2
+    _, ignored, text = harness.ctr.edits.decode(edited, now)
+    assert len(calls) > before
+    assert INVALID[k.name] in str(ignored) and text is None

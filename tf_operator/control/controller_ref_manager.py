@@ -62,10 +62,7 @@ class ControllerRefManager:
         self._can_adopt = can_adopt
         self._can_adopt_once = threading.Lock()
         self._can_adopt_result: object = _NOT_RUN  # then None (passed) or the error
-
-    @property
-    def _uid(self) -> str:
-        return str(meta(self.controller).get("uid", ""))
+        self._uid = str(meta(controller).get("uid", ""))  # read once: every object checks it
 
     def _controller_deleting(self) -> bool:
         return bool(meta(self.controller).get("deletionTimestamp"))

@@ -364,9 +364,10 @@ class JobController(Generic[J]):
         self.edits.note(ctx, ignored)
         self.invalid.note_fixed(ctx)
         self.status.mark_created(ctx)
-        ctx.pods = self.pods.claim(job)
+        pods = self.pods.cached(job)  # one snapshot for the claim and the stale check
+        ctx.pods = self.pods.claim(job, pods)
         ctx.services = self.services.claim(job)
-        self.pods.replace_stale(ctx)  # an earlier job's pods are no run of this one (D67)
+        self.pods.replace_stale(ctx, pods)  # an earlier job's pods are no run of this one (D67)
 
         kind, finished = self.kind, is_finished(job.status)
         if not finished and job.run_policy.suspend:

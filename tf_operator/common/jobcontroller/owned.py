@@ -240,10 +240,11 @@ class OwnedObjects(Generic[J]):
 
     # ---- claiming and deleting -------------------------------------------------------------
 
-    def claim(self, job: J) -> list[Obj]:
-        """The job's objects, adopting and releasing as needed; see :mod:`.index`."""
+    def claim(self, job: J, objects: list[Obj] | None = None) -> list[Obj]:
+        """The job's objects among ``objects`` (by default the cached ones: see
+        :mod:`.index`), adopting and releasing as needed."""
         labels = job_labels(self._kind, job.name)
-        objects = self._objects(job)
+        objects = self.cached(job) if objects is None else objects
         namespace, name, uid = job.namespace, job.name, job.uid
 
         def fresh() -> Obj:
@@ -271,7 +272,8 @@ class OwnedObjects(Generic[J]):
             claimed = [obj for obj in claimed if not created_before(obj, job)]
         return claimed
 
-    def _objects(self, job: J) -> list[Obj]:
+    def cached(self, job: J) -> list[Obj]:
+        """The cached objects controlled by the job or labelled with its name."""
         return objects_for_job(
             self._informer.get_indexer(),
             self._kind.labels.job_name,
@@ -280,14 +282,15 @@ class OwnedObjects(Generic[J]):
             job.uid,
         )
 
-    def replace_stale(self, ctx: SyncContext[J]) -> None:
-        """Delete the objects this job controls that were created before it: an earlier job
-        of the same name ran them (D67). Their replacements follow once the deletions are
-        seen (see ``reconcile_indices``)."""
+    def replace_stale(self, ctx: SyncContext[J], objects: list[Obj] | None = None) -> None:
+        """Delete the objects this job controls that were created before it (among
+        ``objects``, by default the cached ones): an earlier job of the same name ran them
+        (D67). Their replacements follow once the deletions are seen (see
+        ``reconcile_indices``)."""
         if not self.owned.replace_stale:
             return
         job, kind = ctx.job, self._kind.resource.kind
-        for obj in self._objects(job):
+        for obj in self.cached(job) if objects is None else objects:
             if not _controlled_by(obj, job.uid) or not created_before(obj, job):
                 continue
             if meta(obj).get("deletionTimestamp"):

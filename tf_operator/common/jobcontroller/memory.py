@@ -12,7 +12,8 @@ write replaced would compute from a stale status and meet a 409 (an expectation 
 write, as pods and services have theirs; divergence D47). It also knows which informer updates
 need no pass (D97): the one showing our own status write when the pass that wrote it left
 nothing that update would bring back, and the deletions of a finished job's pods and services
-once a clean pass of its terminal branch has run. Anything that must survive a restart lives
+once a clean pass of its terminal branch has run. It keeps the last spec found valid, so that a
+pass validates only a spec that differs from it. Anything that must survive a restart lives
 in the job's status (divergence D11).
 """
 

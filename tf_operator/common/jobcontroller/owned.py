@@ -282,15 +282,15 @@ class OwnedObjects(Generic[J]):
             job.uid,
         )
 
-    def replace_stale(self, ctx: SyncContext[J], objects: list[Obj] | None = None) -> None:
-        """Delete the objects this job controls that were created before it (among
-        ``objects``, by default the cached ones): an earlier job of the same name ran them
-        (D67). Their replacements follow once the deletions are seen (see
+    def replace_stale(self, ctx: SyncContext[J], objects: list[Obj]) -> None:
+        """Delete the objects among ``objects`` (the pass's snapshot of the cache) that this
+        job controls and that were created before it: an earlier job of the same name ran
+        them (D67). Their replacements follow once the deletions are seen (see
         ``reconcile_indices``)."""
         if not self.owned.replace_stale:
             return
         job, kind = ctx.job, self._kind.resource.kind
-        for obj in self.cached(job) if objects is None else objects:
+        for obj in objects:
             if not _controlled_by(obj, job.uid) or not created_before(obj, job):
                 continue
             if meta(obj).get("deletionTimestamp"):

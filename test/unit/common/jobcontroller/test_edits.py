@@ -4,6 +4,7 @@ whatever the spec becomes, a running job edited into an invalid spec runs on its
 cache that missed our finishing write creates nothing."""
 
 import copy
+import dataclasses
 import json
 
 import pytest
@@ -242,8 +243,6 @@ def test_spec_json_is_compact_sorted_and_takes_any_json_number():
 
 def _count_validations(harness, monkeypatch):
     """The passes' full decodes (validation included) of the controller's kind, counted."""
-    import dataclasses
-
     edits, calls = harness.ctr.edits, []
     kind = edits._kind
 

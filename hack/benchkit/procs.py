@@ -157,16 +157,23 @@ class MeasuredProcess:
         times = self._ps.cpu_times()
         return times.user + times.system
 
-    def thread_cpu(self) -> dict[str, float]:
-        """CPU seconds by thread name as the subject last wrote them ({} unless it was
-        started ``with_thread_cpu``)."""
+    def thread_cpu(self, timeout: float = 5.0) -> dict[str, float]:
+        """CPU seconds by thread name, from the subject's first write of them after this call
+        ({} unless it was started ``with_thread_cpu``, or without such a write within
+        ``timeout``)."""
         if not self.subject.thread_cpu:
             return {}
-        try:
-            seconds = json.loads(Path(self.subject.thread_cpu).read_text())
-        except (OSError, ValueError):
-            return {}
-        return {str(k): float(v) for k, v in seconds.items()}
+        path = Path(self.subject.thread_cpu)
+        asked, deadline = time.time_ns(), time.monotonic() + timeout
+        while time.monotonic() < deadline and self.alive():
+            try:
+                if path.stat().st_mtime_ns > asked:
+                    seconds = json.loads(path.read_text())
+                    return {str(k): float(v) for k, v in seconds.items()}
+            except (OSError, ValueError):
+                pass  # not written yet
+            time.sleep(0.05)
+        return {}
 
     def usage(self) -> dict[str, float]:
         """RSS and peak RSS (MiB), CPU seconds and thread count, now."""

@@ -160,7 +160,6 @@ def burst(
         after = lc.request_counts(cluster)
         process.stop_profile()
         if threads_idle:
-            time.sleep(1.0)  # one more write of the thread figures, all of them quiet
             result["cpu_ms_per_job_by_thread"] = _by_thread(threads_idle, process, jobs)
         result["cluster_cpu_s"] = cluster_cpu.seconds()
         result["cluster_cpu_by_thread"] = cluster_cpu.by_thread()

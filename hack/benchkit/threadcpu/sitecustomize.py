@@ -3,8 +3,8 @@
 The harness puts this directory first on the subject's ``PYTHONPATH`` and names a file in
 ``BENCHKIT_THREAD_CPU``; Python then imports this module at start-up, before the subject's own
 code. From then on a daemon thread writes ``{thread name: CPU seconds}`` of every thread, the
-ended ones included, to that file every 0.5 s (the harness reads it while the subject is idle,
-before and after the measured part, so the last write is exact enough). Linux thread CPU
+ended ones included, to that file every 0.5 s (the harness waits for the first write after it
+asks, while the subject is idle before and after the measured part). Linux thread CPU
 clocks are read from outside each thread, so the subject's threads are not touched. Without
 the variable nothing happens.
 """

@@ -7,7 +7,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from localcluster.apiserver import Registry
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.node import NodeConfig, register_node
 from localcluster.scheduler.ledger import NodeLedger
 

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 from benchkit.paths import CRD_FILE
 
 if TYPE_CHECKING:  # imported where used: the local cluster loads only when a case runs
-    from localcluster.apiserver import Registry
     from localcluster.cluster import LocalCluster
+    from localcluster.controlplane.emulated import Registry
 
 MARKER = "BENCH_RESULT "
 GOAL_P99_MS = 250.0

@@ -39,10 +39,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.auth.tokenrequest import create_token
-from localcluster.apiserver.kubeconfig import write_kubeconfig
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.server import APIServer
 from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
@@ -51,6 +47,10 @@ from localcluster.controllers.namespace_objects import (
     root_ca_publisher,
 )
 from localcluster.controllers.replicaset import ReplicaSetController
+from localcluster.controlplane.emulated.auth.tokenrequest import create_token
+from localcluster.controlplane.emulated.registry import Registry
+from localcluster.controlplane.emulated.server import APIServer
+from localcluster.controlplane.emulated.serving.kubeconfig import write_kubeconfig
 from localcluster.coscheduling import CoschedulingArgs, CoschedulingScheduler, PodGroupController
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode

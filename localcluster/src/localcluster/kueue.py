@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PODSET_LABEL = "kueue.x-k8s.io/podset"

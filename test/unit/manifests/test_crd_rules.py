@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 from support.crd import install_crds
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
 from localcluster.batchscheduler.flavours import DEFAULT_QUEUE, Flavour
+from localcluster.controlplane.emulated.registry import Registry
 
 if TYPE_CHECKING:
     from localcluster.batchscheduler.scheduler import BatchScheduler

@@ -27,7 +27,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler.api import (
     DEFAULT_TASK_PRIORITY,
     ON_NODE,
@@ -50,6 +49,7 @@ from localcluster.batchscheduler.flavours import (
 )
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
 from localcluster.scheduler.predicates import nonzero_requests, running_and_effective_requests

@@ -17,7 +17,6 @@ import logging
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler import status
 from localcluster.batchscheduler.actions import ACTIONS
 from localcluster.batchscheduler.api import JobInfo, TaskStatus
@@ -27,6 +26,7 @@ from localcluster.batchscheduler.flavours import FLAVOURS, Flavour
 from localcluster.batchscheduler.plugins import build
 from localcluster.batchscheduler.session import CycleSummary, Session
 from localcluster.client.events import now_rfc3339
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.scheduler.ledger import NodeLedger
 
 logger = logging.getLogger(__name__)

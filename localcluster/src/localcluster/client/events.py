@@ -10,8 +10,8 @@ import time
 import uuid
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.watch import Watch
+from localcluster.controlplane.emulated.registry import Registry
+from localcluster.controlplane.emulated.storage.watch import Watch
 
 logger = logging.getLogger(__name__)
 

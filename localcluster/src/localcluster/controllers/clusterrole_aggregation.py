@@ -13,10 +13,10 @@ import copy
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.workloads import label_selector_matches
+from localcluster.apimachinery.selectors import label_selector_matches
 from localcluster.client.informer import RegistryInformer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
+from localcluster.controlplane.emulated.registry import Registry
 
 CLUSTER_ROLES = ("rbac.authorization.k8s.io", "v1", "clusterroles")
 

@@ -29,13 +29,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import deploymentutil as du
 from localcluster.controllers import ownership
 from localcluster.controllers.replicaset import REPLICA_SETS, is_active
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

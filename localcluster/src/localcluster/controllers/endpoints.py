@@ -23,7 +23,6 @@ import logging
 import threading
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import (
     ENDPOINTS,
     PODS,
@@ -31,6 +30,7 @@ from localcluster.client.informer import (
     RegistryInformer,
     object_key,
 )
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

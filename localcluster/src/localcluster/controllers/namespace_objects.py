@@ -16,10 +16,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
 from localcluster.client.informer import NAMESPACES, RegistryInformer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
-from localcluster.apiserver.workloads import label_selector_matches
+from localcluster.apimachinery.gvr import GVR
+from localcluster.apimachinery.selectors import label_selector_matches
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.objects import format_time, parse_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time, parse_time
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import ownership
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

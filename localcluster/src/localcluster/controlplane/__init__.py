@@ -1,2 +1,7 @@
-"""The two control planes the local cluster can run: ``emulated`` (the API-server emulator,
-in this process) and ``real`` (etcd and Kubernetes' own servers, built from Go modules)."""
+"""The local cluster's two control planes, behind the same client seam.
+
+``emulated``: the in-process API-server emulator (``Registry`` plus an HTTP(S) front end), fast
+and self-contained. ``real``: etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+run as processes, built from Kubernetes' Go modules. The agents (kubelets, schedulers, controllers) import neither: they talk to
+whichever one runs through ``localcluster.client.ClusterClient``.
+"""

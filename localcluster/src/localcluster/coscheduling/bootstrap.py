@@ -17,7 +17,7 @@ from localcluster.coscheduling.scheduler import CoschedulingScheduler
 from localcluster.scheduler.ledger import NodeLedger
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.controlplane.emulated import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from localcluster.apiserver.objects import parse_time
+from localcluster.apimachinery.objects import parse_time
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer, object_key
 from localcluster.client.keyqueue import KeyQueue, run_worker
@@ -41,7 +41,7 @@ from localcluster.coscheduling.podgroup import (
 )
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.controlplane.emulated import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.controlplane.emulated import Registry
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ import tempfile
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import ENDPOINTS, SERVICES, RegistryInformer
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 
 logger = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import base64
 import re
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.kubelet.podstatus import PodRecord
 
 CONFIGMAPS = ("", "v1", "configmaps")

@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
 from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, RegistryInformer
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.node import NodeConfig, register_node, renew_lease

@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
 from localcluster.client.informer import LEASES, NODES
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

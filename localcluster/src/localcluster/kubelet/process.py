@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.kubelet.dns import (
     HOSTS_ENV,
     ClusterHosts,

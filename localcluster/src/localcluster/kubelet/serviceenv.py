@@ -7,7 +7,7 @@ listener) instead: that is where in-cluster client configuration must connect.
 
 from __future__ import annotations
 
-from localcluster.apiserver.registry import Registry
+from localcluster.controlplane.emulated.registry import Registry
 
 ENDPOINTS = ("", "v1", "endpoints")
 

@@ -25,8 +25,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.kubelet.env import CONFIGMAPS, SECRETS, ContainerConfigError, field_value
 from localcluster.kubelet.mounts import Bind
 from localcluster.kubelet.podstatus import PodRecord

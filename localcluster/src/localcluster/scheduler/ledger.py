@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import NODES, PODS, RegistryInformer, object_key
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.scheduler.predicates import (
     NodeInfo,
     add_amounts,

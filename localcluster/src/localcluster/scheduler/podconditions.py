@@ -13,9 +13,9 @@ import logging
 import threading
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.events import now_rfc3339, record_event
 from localcluster.client.informer import PODS, object_key
+from localcluster.controlplane.emulated.registry import Registry
 
 logger = logging.getLogger(__name__)
 

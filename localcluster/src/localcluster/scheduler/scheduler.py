@@ -22,8 +22,8 @@ import threading
 from collections import deque
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.client.informer import object_key
+from localcluster.controlplane.emulated.registry import Registry
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node

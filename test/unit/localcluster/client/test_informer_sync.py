@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from localcluster.apiserver import Registry
 from localcluster.client.informer import RegistryInformer
+from localcluster.controlplane.emulated import Registry
 
 CONFIGMAPS = ("", "v1", "configmaps")
 WIDGETS = ("example.com", "v1", "widgets")
@@ -55,7 +55,7 @@ def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
 def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, monkeypatch):
     """410 Gone (the history was compacted past the list's resourceVersion) is routine for a
     reflector: relist, log one warning, no traceback."""
-    from localcluster.apiserver import errors
+    from localcluster.apimachinery import errors
 
     reg, stop = registry
     real_watch, calls = reg.watch, []

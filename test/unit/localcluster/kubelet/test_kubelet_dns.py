@@ -3,7 +3,7 @@
 import os
 import threading
 
-from localcluster.apiserver import Registry
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.dns import SITECUSTOMIZE, ClusterHosts, write_in_place
 from localcluster.testing import wait_for
 

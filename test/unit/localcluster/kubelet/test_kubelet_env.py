@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from localcluster.apiserver import Registry
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.env import (
     ContainerConfigError,
     container_argv,

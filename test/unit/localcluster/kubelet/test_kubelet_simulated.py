@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 from localcluster.kubelet import (
     EXIT_CODE,
     RUN_SECONDS,

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from localcluster.apiserver import Registry
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.node import NodeConfig, register_node
 from localcluster.scheduler import Scheduler
 from localcluster.testing import wait_for, wait_for_pod

@@ -2,7 +2,8 @@
 
 One CA signs everything: the API server's serving certificate (loopback and the in-cluster
 names of the ``kubernetes`` Service), the client certificate kube-apiserver presents to
-kubelets (``--kubelet-client-certificate``), and the kubelets' serving certificate. A separate
+kubelets (``--kubelet-client-certificate``), the kubelets' serving certificate, and the
+aggregation layer's front-proxy client certificate (``--proxy-client-cert-file``). A separate
 RSA key pair signs and verifies service-account tokens. kube-controller-manager signs CSRs
 with the CA (``--cluster-signing-*``) and publishes it as ``kube-root-ca.crt``.
 """
@@ -44,6 +45,7 @@ class ControlPlanePKI:
     apiserver: KeyPair
     kubelet_client: KeyPair
     kubelet_serving: KeyPair
+    front_proxy_client: KeyPair
     service_account_key: str
     service_account_public_key: str
 
@@ -82,6 +84,16 @@ class ControlPlanePKI:
                 ca,
                 "serverAuth",
                 ("DNS:localhost", "IP:127.0.0.1"),
+            ),
+            # the aggregation layer's client identity (kube-apiserver's --proxy-client-*)
+            front_proxy_client=_signed(
+                openssl,
+                directory,
+                "front-proxy-client",
+                "/CN=front-proxy-client",
+                ca,
+                "clientAuth",
+                (),
             ),
             service_account_key=str(directory / "sa.key"),
             service_account_public_key=str(directory / "sa.pub"),

@@ -177,6 +177,15 @@ class RealControlPlane:
             f"--tls-cert-file={pki.apiserver.cert}",
             f"--tls-private-key-file={pki.apiserver.key}",
             f"--client-ca-file={pki.ca.cert}",
+            # the aggregation layer, as kubeadm sets it up (without it every component logs
+            # that the request-header CA bundle is missing)
+            f"--requestheader-client-ca-file={pki.ca.cert}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki.front_proxy_client.cert}",
+            f"--proxy-client-key-file={pki.front_proxy_client.key}",
             f"--token-auth-file={tokens}",
             "--authorization-mode=Node,RBAC",
             "--enable-admission-plugins=NodeRestriction",

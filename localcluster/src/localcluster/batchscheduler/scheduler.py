@@ -25,8 +25,8 @@ from localcluster.batchscheduler.conf import load_conf
 from localcluster.batchscheduler.flavours import FLAVOURS, Flavour
 from localcluster.batchscheduler.plugins import build
 from localcluster.batchscheduler.session import CycleSummary, Session
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import now_rfc3339
-from localcluster.controlplane.emulated.registry import Registry
 from localcluster.scheduler.ledger import NodeLedger
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class BatchScheduler:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         flavour: str | Flavour,
         *,
         ledger: NodeLedger | None = None,
@@ -52,8 +52,8 @@ class BatchScheduler:
     ) -> None:
         self.flavour = flavour if isinstance(flavour, Flavour) else FLAVOURS[flavour]
         self.conf = load_conf(conf, self.flavour)
-        self.ledger = ledger or NodeLedger(registry)
-        self.cache = BatchCache(registry, self.ledger, self.flavour)
+        self.ledger = ledger or NodeLedger(client)
+        self.cache = BatchCache(client, self.ledger, self.flavour)
         self.schedule_period = schedule_period
         self._cycle_lock = threading.Lock()
         self._paused = threading.Event()

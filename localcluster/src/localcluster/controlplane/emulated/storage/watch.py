@@ -130,7 +130,7 @@ class Watch:
 
     def wait(self, timeout: float) -> bool:
         """Block until an event may be queued (or the watch closed), without consuming it; lets
-        a consumer pop under its own lock (``RegistryInformer.sync``)."""
+        a consumer pop under its own lock (``Informer.sync``)."""
         if self._queue or self.closed:
             return True
         self._ready.clear()

@@ -56,7 +56,9 @@ from localcluster.controllers.replicaset import ReplicaSetController
 from localcluster.controlplane.emulated.registry import Registry
 from localcluster.controlplane.emulated.server import APIServer
 from localcluster.controlplane.emulated.serving.kubeconfig import write_kubeconfig
+from localcluster.controlplane.real import RealControlPlane
 from localcluster.coscheduling import CoschedulingArgs, CoschedulingScheduler, PodGroupController
+from localcluster.features import REAL_FEATURE_GATES, REAL_RUNTIME_CONFIG
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
 from localcluster.kubelet.images import ImageTable, LocalImage, discover
@@ -74,6 +76,8 @@ from localcluster.scheduler.ledger import NodeLedger
 logger = logging.getLogger(__name__)
 
 KUBELET_MODES = ("none", "simulated", "process")
+# The emulator in this process, or etcd and Kubernetes' own servers (``controlplane.real``).
+CONTROL_PLANES = ("emulated", "real")
 
 
 @dataclass
@@ -163,9 +167,20 @@ class LocalCluster:
         agents_over_http: bool = False,
         api_server: ExternalAPIServer | None = None,
         controllers: bool | None = None,
+        control_plane: str = "emulated",
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
+        if control_plane not in CONTROL_PLANES:
+            raise ValueError(
+                f"control_plane must be one of {CONTROL_PLANES}, not {control_plane!r}"
+            )
+        if control_plane == "real" and api_server is not None:
+            raise ValueError("control_plane='real' starts its own API server: give no api_server")
+        self.control_plane = control_plane
+        # the real control plane is started in start(); its servers stand in for the emulator's
+        # scheduler and controllers, as an external API server's do
+        self.real_plane: RealControlPlane | None = None
         self.kubelet_mode = kubelet
         self.node_spec = node or NodeSpec()
         # node pools (``<pool>-<i>`` nodes) replace ``nodes`` x ``node`` when given
@@ -192,9 +207,10 @@ class LocalCluster:
         # an external API server comes with its own kube-controller-manager and kube-scheduler
         self.external = api_server
         self._agents_over_http = agents_over_http
-        default_scheduler = kubelet != "none" and api_server is None
+        emulated = api_server is None and control_plane == "emulated"
+        default_scheduler = kubelet != "none" and emulated
         self._run_scheduler = default_scheduler if scheduler is None else scheduler
-        self._run_controllers = (api_server is None) if controllers is None else controllers
+        self._run_controllers = emulated if controllers is None else controllers
         self._run_endpoints = endpoints and self._run_controllers
         # in-cluster clients (process pods) need HTTPS: by default only the process kubelet
         self._secure_port = secure_port if secure_port is not None or kubelet != "process" else 0
@@ -257,6 +273,8 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         try:
+            if self.control_plane == "real":
+                self.external = self._start_real_control_plane()
             if self.external is not None:
                 self._client = self.external.client(AGENTS_USER_AGENT)
                 self.kubeconfig = self.external.kubeconfig
@@ -274,6 +292,22 @@ class LocalCluster:
             self.dns_mode,
         )
         return self
+
+    def _start_real_control_plane(self) -> ExternalAPIServer:
+        """etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built on first
+        need; the agents attach to it as to any external API server."""
+        self.real_plane = plane = RealControlPlane(
+            state_dir=os.path.join(self.state_dir, "control-plane"),
+            feature_gates=REAL_FEATURE_GATES,
+            runtime_config=REAL_RUNTIME_CONFIG,
+        )
+        plane.start()
+        kubeconfig = self._kubeconfig_path
+        shutil.copyfile(plane.kubeconfig, kubeconfig)
+        os.chmod(kubeconfig, 0o600)
+        return ExternalAPIServer(
+            plane.url, kubeconfig, token=plane.admin_token, ca_file=plane.ca_file
+        )
 
     def _start_emulator(self) -> None:
         self.server = server = APIServer(
@@ -428,6 +462,8 @@ class LocalCluster:
             self._client.close()
         if self.server is not None:
             self.server.stop()
+        if self.real_plane is not None:
+            self.real_plane.stop()
         if self._own_state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
 

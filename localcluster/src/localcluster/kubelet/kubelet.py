@@ -399,6 +399,12 @@ class Kubelet:
         with self._lock:
             return len(self._records)
 
+    def container_names(self, namespace: str, name: str) -> list[str] | None:
+        """The containers of a pod this kubelet runs; None if it does not run it."""
+        with self._lock:
+            record = self._records.get(f"{namespace}/{name}")
+            return None if record is None else list(record.containers)
+
     def logs(
         self, namespace: str, name: str, container: str | None, request: LogRequest
     ) -> Iterator[bytes] | None:

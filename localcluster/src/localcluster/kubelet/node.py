@@ -39,6 +39,8 @@ class NodeConfig:
     taints: list[dict[str, Any]] = field(
         default_factory=list
     )  # core/v1 Taints, written to spec.taints
+    # where the kubelets' HTTPS server listens (status.daemonEndpoints), 0 when none runs
+    kubelet_port: int = 0
 
 
 def _micro_now() -> str:
@@ -92,7 +94,7 @@ def build_node(config: NodeConfig) -> dict[str, Any]:
                 {"type": "InternalIP", "address": config.address},
                 {"type": "Hostname", "address": config.name},
             ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": config.kubelet_port}},
             "nodeInfo": {
                 "machineID": config.name,
                 "systemUUID": config.name,

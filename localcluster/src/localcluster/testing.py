@@ -4,7 +4,8 @@
   ``cluster = cluster_fixture(kubelet="simulated")`` at module level (a ``LocalCluster`` is
   itself a context manager where a test needs one outside a fixture).
 - ``wait_for(fn, timeout)``: poll until ``fn()`` returns something truthy.
-- ``wait_for_pod(registry, namespace, name, predicate, timeout)``.
+- ``wait_for_pod(api, namespace, name, predicate, timeout)``: ``api`` is ``cluster.client`` (or
+  the emulator's ``cluster.registry``).
 - ``kubectl(cluster, *args)``: run the real kubectl against the cluster with a
   private HOME (kubectl caches discovery and the server version there).
 """
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
+from localcluster.client.api import ClusterClient
 from localcluster.cluster import LocalCluster
 from localcluster.controlplane.emulated.registry import Registry
 
@@ -60,7 +62,7 @@ def wait_for(
 
 
 def wait_for_pod(
-    registry: Registry,
+    api: ClusterClient | Registry,
     namespace: str,
     name: str,
     predicate: Callable[[dict[str, Any]], bool],
@@ -69,7 +71,7 @@ def wait_for_pod(
     """The pod once ``predicate(pod)`` holds."""
 
     def check() -> dict[str, Any] | None:
-        pod = registry.get(PODS, namespace, name)
+        pod = api.get(PODS, namespace, name)
         return pod if predicate(pod) else None
 
     return cast(dict[str, Any], wait_for(check, timeout, what=f"pod {namespace}/{name}"))

@@ -13,6 +13,7 @@ from localcluster.cluster import ExternalAPIServer
 from localcluster.controlplane.emulated import APIServer
 from localcluster.controlplane.emulated.serving.kubeconfig import write_kubeconfig
 from localcluster.kubelet import EXIT_CODE, RUN_SECONDS
+from localcluster.kubelet.dns import probe_mount_namespace
 from localcluster.testing import wait_for
 
 pytestmark = pytest.mark.integration
@@ -169,3 +170,30 @@ def test_agents_attach_to_an_external_api_server(tmp_path):
         assert sum(n for key, n in counted.items() if key[0] == AGENTS) > 0
     finally:
         outside.stop()
+
+
+@pytest.mark.skipif(not probe_mount_namespace(), reason="needs mount namespaces (root)")
+def test_process_pods_get_their_token_and_api_address_over_http():
+    """The process kubelet over HTTP: the pod's projected token comes from the TokenRequest
+    API through the client, KUBERNETES_SERVICE_* from the kubelet's configuration."""
+    show = (
+        "test -s /var/run/secrets/kubernetes.io/serviceaccount/token && echo token;"
+        " echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"
+    )
+    with LocalCluster(kubelet="process", agents_over_http=True) as cluster:
+        client = cluster.client
+        assert isinstance(client, HttpClient)
+        spec = {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "x", "command": ["sh", "-c", show]}],
+        }
+        client.create(PODS, "default", {"metadata": {"name": "incluster"}, "spec": spec})
+
+        def phase() -> str:
+            return str(client.get(PODS, "default", "incluster")["status"].get("phase"))
+
+        wait_for(lambda: phase() in ("Succeeded", "Failed"), 60, what="the pod finished")
+        log = client.request("GET", "/api/v1/namespaces/default/pods/incluster/log").data
+        assert phase() == "Succeeded", log
+        assert cluster.server is not None
+        assert log.decode().split() == ["token", f"127.0.0.1:{cluster.server.secure_port}"]

@@ -16,14 +16,19 @@ and write, like real components over HTTP), built once here: by default an
   service-account token at its standard path and images mapped to local commands
   (``kubelet.images``: declared by installed distributions, plus ``images``).
 
-Like kind, the cluster runs what kube-controller-manager would: endpoints,
-Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
+Like kind, the cluster runs what kube-controller-manager would (``controllers``; off by
+default with an external API server, which brings its own, as it brings its kube-scheduler):
+endpoints, Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
 of every namespace, ClusterRole aggregation; its API server
 enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
 (``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
 
 Use it as a context manager; ``kubeconfig`` is the path of a kubeconfig that
 kubectl and the Python client accept unchanged (as ``system:masters``).
+
+``kubelet_server=True`` (the default with ``api_server=``) starts the kubelets' HTTPS server
+(``GET /containerLogs/...``, what kube-apiserver's ``pods/log`` proxies to): every Node names
+its port (``kubelet_port``), its certificates are in ``kubelet_pki``.
 
 ``node_pools`` gives nodes of different shapes (``NodePool``: labels, taints, GPUs);
 ``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;

@@ -23,13 +23,22 @@ from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
 from tf_operator.app.server import controller_configuration
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind, replica_type_selector
+from tf_operator.controller.v1.jax import JAXJOBS, new_jax_controller
+from tf_operator.controller.v1.jax.informer import InvalidJAXJobError
+from tf_operator.controller.v1.jax.kind import JAXJOB_KIND
+from tf_operator.controller.v1.paddle import PADDLEJOBS, new_paddle_controller
+from tf_operator.controller.v1.paddle.informer import InvalidPaddleJobError
+from tf_operator.controller.v1.paddle.kind import PADDLEJOB_KIND
 from tf_operator.controller.v1.pytorch import PYTORCHJOBS, new_pytorch_controller
 from tf_operator.controller.v1.pytorch.informer import InvalidPyTorchJobError
 from tf_operator.controller.v1.pytorch.kind import PYTORCHJOB_KIND
-from tf_operator.controller.v1.registry import PYTORCHJOB, TFJOB
+from tf_operator.controller.v1.registry import JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
 from tf_operator.controller.v1.tensorflow.informer import InvalidTFJobError
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
+from tf_operator.controller.v1.xgboost import XGBOOSTJOBS, new_xgboost_controller
+from tf_operator.controller.v1.xgboost.informer import InvalidXGBoostJobError
+from tf_operator.controller.v1.xgboost.kind import XGBOOSTJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES, Resource
 from tf_operator.k8s.informers import SharedInformerFactory
 
@@ -232,8 +241,68 @@ PYTORCHJOB_CASE = KindCase(
     invalid_error=InvalidPyTorchJobError,
     default_restart_policy="OnFailure",
 )
-KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
-SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}
+PADDLEJOB_CASE = KindCase(
+    name="paddlejob",
+    kind=PADDLEJOB_KIND,
+    resource=PADDLEJOBS,
+    new_controller=new_paddle_controller,
+    container="paddle",
+    port_name="master",
+    port=36543,
+    specs_field="paddleReplicaSpecs",
+    leader="Master",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="paddle",
+    invalid_error=InvalidPaddleJobError,
+    default_restart_policy="OnFailure",
+)
+XGBOOSTJOB_CASE = KindCase(
+    name="xgboostjob",
+    kind=XGBOOSTJOB_KIND,
+    resource=XGBOOSTJOBS,
+    new_controller=new_xgboost_controller,
+    container="xgboost",
+    port_name="xgboostjob-port",
+    port=9999,
+    specs_field="xgbReplicaSpecs",
+    leader="Master",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="xgboost",
+    invalid_error=InvalidXGBoostJobError,
+    default_restart_policy="Never",
+)
+JAXJOB_CASE = KindCase(
+    name="jaxjob",
+    kind=JAXJOB_KIND,
+    resource=JAXJOBS,
+    new_controller=new_jax_controller,
+    container="jax",
+    port_name="jaxjob-port",
+    port=6666,
+    specs_field="jaxReplicaSpecs",
+    leader="Worker",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="jax",
+    invalid_error=InvalidJAXJobError,
+    default_restart_policy="Never",
+)
+KINDS = (TFJOB_CASE, PYTORCHJOB_CASE, PADDLEJOB_CASE)
+SCHEMES = {
+    TFJOB_CASE.name: TFJOB,
+    PYTORCHJOB_CASE.name: PYTORCHJOB,
+    PADDLEJOB_CASE.name: PADDLEJOB,
+    XGBOOSTJOB_CASE.name: XGBOOSTJOB,
+    JAXJOB_CASE.name: JAXJOB,
+}
 
 
 class JobHarness:

@@ -1,8 +1,9 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
 ``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
-``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`, anything
-else :mod:`demokit.tfjob` (each parses its own arguments).
+``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`,
+``--xgboost``, ``--jax`` and ``--paddle`` run :mod:`demokit.kinds`, anything else
+:mod:`demokit.tfjob` (each parses its own arguments).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
         from demokit import pytorchjob
 
         return pytorchjob.main(argv)
+    if any(a in ("--xgboost", "--jax", "--paddle") for a in argv):
+        from demokit import kinds
+
+        return kinds.main(argv)
     if "--in-cluster" in argv:
         from demokit import incluster
 

@@ -70,9 +70,11 @@ class Http:
         return Response(response.status_code, bytes(response.body))
 
 
-def dashboard(plurals=tuple(k.plural for k in KINDS.values()), authenticator=None, caller=None):
-    by_plural = {k.plural: k for k in KINDS.values()}
-    clients = {p: Client(by_plural[p]) for p in plurals}
+BY_PLURAL = {k.plural: k for k in KINDS.values()}
+
+
+def dashboard(plurals=tuple(BY_PLURAL), authenticator=None, caller=None):
+    clients = {p: Client(BY_PLURAL[p]) for p in plurals}
     dash = Dashboard(clients, None, True, "ns", authenticator=authenticator)  # type: ignore[arg-type]
     return Http(dash, caller), clients
 

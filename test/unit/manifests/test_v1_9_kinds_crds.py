@@ -252,3 +252,22 @@ def test_printer_columns_and_scale_are_v1_9s(reg, kind):
         "statusReplicasPath": ".status.replicaStatuses.Worker.active",
         "labelSelectorPath": ".status.replicaStatuses.Worker.selector",
     }
+
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = [
+    (kind, path)
+    for kind, folder in ((XGBOOST, "xgboost"), (JAX, "jax"), (PADDLE, "paddle"))
+    for path in sorted((ROOT / "examples" / folder).rglob("*.yaml"))
+]
+
+
+@pytest.mark.parametrize(("kind", "path"), EXAMPLES, ids=lambda v: getattr(v, "name", str(v)))
+def test_every_example_of_the_kind_is_admitted_as_written(reg, kind, path):
+    import yaml
+
+    body = yaml.safe_load(path.read_text())
+    assert body["kind"] == kind.name
+    body["metadata"].pop("namespace", None)
+    stored = reg.create(kind.resource, "default", copy.deepcopy(body))
+    assert stored["spec"][kind.field] == body["spec"][kind.field]

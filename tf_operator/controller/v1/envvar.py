@@ -1,10 +1,10 @@
 """Putting a kind's injected environment into a pod template's containers, each variable once.
 
-training-operator v1.9's kinds append their variables to what the template had, so a variable
-the user also set was defined twice and the operator's won (the later definition). Here the
-operator's replaces the user's where it stood and the others are appended in the kind's order,
-so each name is defined once (as D30 does for ``TF_CONFIG`` and the PyTorchJob kind for its
-variables). An entry is a plain ``EnvVar`` dict: ``{"name", "value"}`` or ``{"name",
+training-operator v1.9's kinds append their variables to what the template had, so a variable the
+user also set was defined twice and the operator's won (the later definition). Here the operator's
+replaces the user's where it stood and the others are appended in the kind's order, so each name is
+defined once (as D30 does for ``TF_CONFIG`` and the PyTorchJob kind for its variables; divergences
+D130, D131, D132). An entry is a plain ``EnvVar`` dict: ``{"name", "value"}`` or ``{"name",
 "valueFrom"}`` (the downward API).
 """
 

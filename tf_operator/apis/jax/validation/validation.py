@@ -2,14 +2,14 @@
 
 v1.9's validating webhook refuses: a name that is not a DNS-1035 label; a missing
 ``jaxReplicaSpecs``; a replica type other than ``Worker`` (exactly so spelled); a replica spec
-without containers, a container without an image, a template with no container named ``jax``.
-The CRD (``manifests/components/jaxjob/crd.yaml``) refuses the same at admission; the operator
-checks them again for clusters that do not enforce the CRD's rules (as D37 for TFJob) and
-reports a failure on the job (D8). Beyond v1.9, as for every kind (D81): an empty
-``jaxReplicaSpecs``, more than 1000 replicas, restart and clean-pod policies outside their
-enums, negative run-policy numbers, a schedulingPolicy out of range, a malformed template,
-names the operator would generate longer than 63 characters, and (v1.9's JAXJob webhook alone
-left it out) a ``runPolicy.managedBy`` the other kinds refuse.
+without containers, a container without an image, a template with no container named ``jax``. The
+CRD (``manifests/components/jaxjob/crd.yaml``) refuses the same at admission; the operator checks
+them again for clusters that do not enforce the CRD's rules (as D37 for TFJob) and reports a failure
+on the job (D8). Beyond v1.9, as for every kind (D81, D131): an empty ``jaxReplicaSpecs``, more than
+1000 replicas, restart and clean-pod policies outside their enums, negative run-policy numbers, a
+schedulingPolicy out of range, a malformed template, names the operator would generate longer than
+63 characters, and (v1.9's JAXJob webhook alone left it out) a ``runPolicy.managedBy`` the other
+kinds refuse.
 """
 
 from __future__ import annotations

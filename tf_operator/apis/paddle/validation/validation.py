@@ -1,14 +1,15 @@
 """Validation of a PaddleJob, as training-operator v1.9's PaddleJob webhook has it.
 
 v1.9's validating webhook refuses: a name that is not a DNS-1035 label; a missing
-``paddleReplicaSpecs``; a replica type other than ``Master`` or ``Worker`` (exactly so spelled);
-a replica spec without containers, a container without an image, a template with no container
-named ``paddle``; a ``runPolicy.managedBy`` it does not know. It sets no bound on the
-Master's replicas. The CRD (``manifests/components/paddlejob/crd.yaml``) refuses the same at
-admission; the operator checks them again for clusters that do not enforce the CRD's rules (as D37 for TFJob) and reports a failure on the job (D8). Beyond v1.9, as for
-every kind (D81): an empty ``paddleReplicaSpecs``, more than 1000 replicas of a type, restart
-and clean-pod policies outside their enums, negative run-policy numbers, a schedulingPolicy out of
-range, a malformed template, and names the operator would generate longer than 63 characters.
+``paddleReplicaSpecs``; a replica type other than ``Master`` or ``Worker`` (exactly so spelled); a
+replica spec without containers, a container without an image, a template with no container named
+``paddle``; a ``runPolicy.managedBy`` it does not know. It sets no bound on the Master's replicas.
+The CRD (``manifests/components/paddlejob/crd.yaml``) refuses the same at admission; the operator
+checks them again for clusters that do not enforce the CRD's rules (as D37 for TFJob) and reports a
+failure on the job (D8). Beyond v1.9, as for every kind (D81, D132): an empty
+``paddleReplicaSpecs``, more than 1000 replicas of a type, restart and clean-pod policies outside
+their enums, negative run-policy numbers, a schedulingPolicy out of range, a malformed template, and
+names the operator would generate longer than 63 characters.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Container ``jax``, port ``jaxjob-port`` (6666 by default), the pods' environment
 v1.9 has them. Pods and services carry v1.9's ``training.kubeflow.org/*`` labels
 (``operator-name: jaxjob-controller``) and, like every kind's here, labels of the kind's
 own that select them (``group-name``, ``jax-job-name``, ``jax-replica-type``,
-``jax-replica-index``, ``jax-job-role``; divergence D81). v1.9 writes
+``jax-replica-index``, ``jax-job-role``; divergences D81, D131). v1.9 writes
 ``replicaStatuses[*].selector`` for a JAXJob (its CRD's scale subresource reads the Worker's);
 so does this kind.
 """

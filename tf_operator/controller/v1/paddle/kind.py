@@ -5,7 +5,7 @@ Container ``paddle``, port ``master`` (36543 by default), the pods' environment
 v1.9 has them. Pods and services carry v1.9's ``training.kubeflow.org/*`` labels
 (``operator-name: paddlejob-controller``) and, like every kind's here, labels of the kind's
 own that select them (``group-name``, ``paddle-job-name``, ``paddle-replica-type``,
-``paddle-replica-index``, ``paddle-job-role``; divergence D81). v1.9 writes
+``paddle-replica-index``, ``paddle-job-role``; divergences D81, D132). v1.9 writes
 ``replicaStatuses[*].selector`` for a PaddleJob (its CRD's scale subresource reads the
 Worker's); so does this kind.
 """

@@ -5,7 +5,7 @@ Container ``xgboost``, port ``xgboostjob-port`` (9999 by default), the pods' env
 v1.9 has them. Pods and services carry v1.9's ``training.kubeflow.org/*`` labels
 (``operator-name: xgboostjob-controller``) and, like every kind's here, labels of the kind's
 own that select them (``group-name``, ``xgboost-job-name``, ``xgboost-replica-type``,
-``xgboost-replica-index``, ``xgboost-job-role``; divergence D81). v1.9 writes no
+``xgboost-replica-index``, ``xgboost-job-role``; divergences D81, D130). v1.9 writes no
 ``replicaStatuses[*].selector`` for an XGBoostJob (its CRD has no scale subresource); nor does
 this kind.
 """

@@ -2,9 +2,12 @@
 
 A :class:`KindCase` builds a kind's jobs, pods and services the way its controller expects them
 (container, port, labels, replica types: a "leader" type that decides, the Chief of a TFJob or
-the Master of a PyTorchJob, and workers); :data:`KINDS` parametrises the generic reconciler tests
-over every kind (``test/unit/common/jobcontroller``). :class:`JobHarness` wires one controller
-of a kind over a FakeKubeClient: objects are created in the fake API and preloaded into the
+the Master of a PyTorchJob or a PaddleJob, and workers); :data:`KINDS` parametrises the generic
+reconciler tests (``test/unit/common/jobcontroller``) over every kind whose jobs may have workers
+alone or a leader beside them: TFJob, PyTorchJob and PaddleJob. An XGBoostJob always has a Master
+and a JAXJob has only workers, so their cases (:data:`XGBOOSTJOB_CASE`, :data:`JAXJOB_CASE`) serve
+their own tests (``test/unit/controller/v1/{xgboost,jax}``, ``test_v1_9_kinds_run_policy.py``).
+:class:`JobHarness` wires one controller of a kind over a FakeKubeClient: objects are created in the fake API and preloaded into the
 informers' indexers, which are never started; a test runs one sync and inspects the exact API
 actions, events and the written status.
 """

@@ -11,11 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from localcluster.apiserver import Registry, StatusError
 from support.crd import JAX_CRD_FILE, PADDLE_CRD_FILE, XGBOOST_CRD_FILE, install_crds
+from tf_operator.apis.common.v1.run_policy import DEFAULTS_V1_9
+from tf_operator.common.jobcontroller.kind import InvalidJobError
+from tf_operator.controller.v1.jax.kind import JAXJOB_KIND
+from tf_operator.controller.v1.paddle.kind import PADDLEJOB_KIND
+from tf_operator.controller.v1.xgboost.kind import XGBOOSTJOB_KIND
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+ROOT = Path(__file__).resolve().parents[3]
 _names = iter(range(10**6))
 
 
@@ -254,7 +261,6 @@ def test_printer_columns_and_scale_are_v1_9s(reg, kind):
     }
 
 
-ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = [
     (kind, path)
     for kind, folder in ((XGBOOST, "xgboost"), (JAX, "jax"), (PADDLE, "paddle"))
@@ -264,10 +270,38 @@ EXAMPLES = [
 
 @pytest.mark.parametrize(("kind", "path"), EXAMPLES, ids=lambda v: getattr(v, "name", str(v)))
 def test_every_example_of_the_kind_is_admitted_as_written(reg, kind, path):
-    import yaml
-
     body = yaml.safe_load(path.read_text())
     assert body["kind"] == kind.name
     body["metadata"].pop("namespace", None)
     stored = reg.create(kind.resource, "default", copy.deepcopy(body))
     assert stored["spec"][kind.field] == body["spec"][kind.field]
+
+
+def _job_kind(kind: Kind):
+    return {"XGBoostJob": XGBOOSTJOB_KIND, "JAXJob": JAXJOB_KIND, "PaddleJob": PADDLEJOB_KIND}[
+        kind.name
+    ]
+
+
+def _names_a_manager(case: tuple) -> bool:
+    body = case[0].job(name="test")
+    case[1](body)
+    return bool((body["spec"].get("runPolicy") or {}).get("managedBy"))
+
+
+# A managedBy the operator does not know is refused by the CRD; the operator, on a cluster that
+# does not enforce it, leaves such a job to the controller it names (D63) rather than failing it.
+AGREEMENT = [c for c in CASES if not _names_a_manager(c)]
+
+
+@pytest.mark.parametrize(
+    ("kind", "mutate", "why"), AGREEMENT, ids=[f"{c[0]}-{i}" for i, c in enumerate(AGREEMENT)]
+)
+def test_the_operator_refuses_what_the_crd_refuses(kind, mutate, why):
+    """For clusters that do not enforce the CRD's rules, the operator's own validation refuses
+    the same jobs (D8)."""
+    body = kind.job(name="test")
+    mutate(body)
+    with pytest.raises(InvalidJobError):
+        _job_kind(kind).decode(body, DEFAULTS_V1_9)
+    _job_kind(kind).decode(kind.job(name="test"), DEFAULTS_V1_9)  # the unmutated one passes

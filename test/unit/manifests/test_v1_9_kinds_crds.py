@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 from support.crd import JAX_CRD_FILE, PADDLE_CRD_FILE, XGBOOST_CRD_FILE, install_crds
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V1_9
 from tf_operator.common.jobcontroller.kind import InvalidJobError

@@ -910,11 +910,12 @@ class Registry:
                     rt, key, old, finalizers, grace_period_seconds == 0, dry_run
                 )
                 return self.store.present(rt, version, marked)
-            if not dry_run:
-                self._remove(rt, key, clone(old), old)
-            # the object as it was last stored (its resourceVersion too), as etcd answers a
-            # delete; the DELETED event carries the deletion's resourceVersion
-            return self.store.present(rt, version, old)
+            if rt.storage_key == _POD:
+                return self.store.present(rt, version, self._delete_pod_now(rt, key, old, dry_run))
+            if dry_run:
+                return self.store.present(rt, version, old)
+            # answered at the deletion's resourceVersion, as etcd's delete is decoded
+            return self.store.present(rt, version, self._remove(rt, key, clone(old), old))
 
     def _deletion_finalizers(
         self, om: dict[str, Any], propagation_policy: str | None
@@ -993,6 +994,23 @@ class Registry:
             return False
         return int(_grace_seconds(pod, grace)) > 0
 
+    def _delete_pod_now(
+        self, rt: ResourceType, key: Key, old: dict[str, Any], dry_run: bool
+    ) -> dict[str, Any]:
+        """A pod no kubelet must stop goes as kube-apiserver deletes it: its deletion is
+        written first (deletionTimestamp, a zero grace period, a new generation), then it is
+        removed; the answer is that state at the deletion's resourceVersion (watchers see
+        MODIFIED, then DELETED)."""
+        marked = clone(old)
+        m = marked["metadata"]
+        m.setdefault("deletionTimestamp", self.store.now())
+        m["deletionGracePeriodSeconds"] = 0
+        m["generation"] = int(m.get("generation") or 1) + 1
+        if dry_run:
+            return marked
+        stored = self.store.commit(rt, key, marked, "MODIFIED", old)
+        return self._remove(rt, key, clone(stored), stored)
+
     def _delete_gracefully(
         self, rt: ResourceType, key: Key, old: dict[str, Any], grace: int | None, dry_run: bool
     ) -> dict[str, Any]:
@@ -1003,6 +1021,7 @@ class Registry:
         new = clone(old)
         new["metadata"]["deletionTimestamp"] = format_time(self.store.clock() + grace)
         new["metadata"]["deletionGracePeriodSeconds"] = grace
+        new["metadata"]["generation"] = int(om.get("generation") or 1) + 1  # as kube-apiserver
         if dry_run:
             return new
         return self.store.commit(rt, key, new, "MODIFIED", old)
@@ -1048,25 +1067,26 @@ class Registry:
         propagation_policy: str | None = None,
         dry_run: bool = False,
     ) -> builtins.list[dict[str, Any]]:
+        """The objects deleted, as they were listed before (kube-apiserver's answer)."""
         items, _, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
         out = []
         for item in items:
             m = meta(item)
             try:
-                out.append(
-                    self.delete_shared(
-                        gvr,
-                        m.get("namespace"),
-                        m["name"],
-                        grace_period_seconds,
-                        propagation_policy,
-                        None,
-                        dry_run,
-                    )
+                self.delete_shared(
+                    gvr,
+                    m.get("namespace"),
+                    m["name"],
+                    grace_period_seconds,
+                    propagation_policy,
+                    None,
+                    dry_run,
                 )
             except StatusError as e:
                 if e.code != 404:
                     raise
+            else:
+                out.append(item)
         return out
 
     # ------------------------------------------------------------------ scale

@@ -22,7 +22,7 @@ Semantics kept from apiextensions-apiserver (``schema/cel/validation.go``):
   ``<error> evaluating rule: <rule or message>``;
 * rules compile when the CRD is written: a CRD with a rule that does not compile is refused.
 
-Not modelled: the static and runtime cost budgets, ``optionalOldSelf`` and typed declarations
+Not modelled: the static and runtime cost budgets (divergence D195), ``optionalOldSelf`` and typed declarations
 (``self`` is ``dyn``, so a misspelt field is a runtime "no such key" instead of a compile error).
 """
 

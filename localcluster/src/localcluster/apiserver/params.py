@@ -148,7 +148,7 @@ def _json(raw: bytes) -> Any:
     faster), anything else through the standard parser; a body both refuse (too deep for them,
     or malformed) is read as Go reads it (``deepjson``: nesting to 10,000 levels, and Go's
     verdict and message, a ``deepjson.JSONSyntaxError``, for a malformed one). ValueError for a
-    number Go cannot hold."""
+    number Go cannot hold. A duplicate key keeps its last value, unreported (divergence D193)."""
     if raw.lstrip()[:1] in (b"{", b"[") and _NOT_FOR_ORJSON.search(raw) is None:
         try:
             return orjson.loads(raw)

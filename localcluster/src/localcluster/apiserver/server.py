@@ -62,6 +62,7 @@ FAULTS_PATH = "/_localcluster/faults"
 # Optional admission plugins (kube-apiserver enables ServiceAccount by default; it needs the
 # controller that creates each namespace's ``default`` account, so a bare server leaves it off,
 # as envtest does, and ``LocalCluster`` turns it on).
+# Priority and DefaultTolerationSeconds are not among them: divergence D192
 ADMISSION_PLUGINS = ("ServiceAccount",)
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -31,6 +31,9 @@ for itself and no client can choose:
   ``managedFields``, which the emulator records only for apply: divergence D190);
 - the resourceVersions quoted in a 410's message (``too old resource version: A (B)``).
 
+With ``DIFFERENTIAL_DUMP=<prefix>`` set, ``compare`` also writes each backend's whole record to
+``<prefix>.<backend>.json``, for reading a difference beyond the diff's context.
+
 Everything else is compared as served: status codes, kinds, reasons, messages, causes, field
 order inside lists, defaults.
 """
@@ -40,6 +43,7 @@ from __future__ import annotations
 import difflib
 import http.client
 import json
+import os
 import re
 import ssl
 import urllib.parse
@@ -324,6 +328,11 @@ def compare(backends: Sequence[Backend], sequence: Any) -> str:
         for future in [pool.submit(sequence, r) for r in recorders]:
             future.result()
     reference = recorders[0]
+    dump = os.environ.get("DIFFERENTIAL_DUMP")
+    if dump:  # both records whole, for a reader of a difference
+        for r in recorders:
+            with open(f"{dump}.{r.backend.name}.json", "w") as out:
+                out.write(render(r.record))
     return "\n".join(
         difference(reference.record, r.record, (reference.backend.name, r.backend.name))
         for r in recorders[1:]

@@ -23,6 +23,7 @@ MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 LABEL = {"differential": "yes"}
+SELECTED = {"labelSelector": "differential=yes"}
 
 
 def namespace(r: Recorder, name: str) -> str:
@@ -33,6 +34,8 @@ def namespace(r: Recorder, name: str) -> str:
         Answer.ok,
         what="the default service account",
     )
+    # published by a controller: waited for, so that it comes before the sequence's writes
+    r.wait(Step("GET", f"/api/v1/namespaces/{name}/configmaps/kube-root-ca.crt"), Answer.ok)
     return name
 
 
@@ -299,7 +302,7 @@ def test_watch_from_a_resource_version(backends):
         r.send(Step("PUT", f"{base}/w", {**configmap("w", {"a": "2"})}))
         r.send(Step("POST", base, configmap("v")))
         r.send(Step("DELETE", f"{base}/w"))
-        r.watch(Step("GET", base, query={"watch": "1", "resourceVersion": first}), 3)
+        r.watch(Step("GET", base, query={"watch": "1", "resourceVersion": first, **SELECTED}), 3)
         r.watch(
             Step(
                 "GET",
@@ -635,6 +638,14 @@ def apply_conflict(r: Recorder) -> None:
     )
 
 
+def label_selector_syntax(r: Recorder) -> None:
+    ns = namespace(r, "diff-label-syntax")
+    for selector in ("tier in (a", "!!bad"):
+        r.send(
+            Step("GET", f"/api/v1/namespaces/{ns}/configmaps", query={"labelSelector": selector})
+        )
+
+
 def admission_defaults(r: Recorder) -> None:
     ns = namespace(r, "diff-admission")
     pod = {
@@ -653,10 +664,111 @@ def admission_defaults(r: Recorder) -> None:
         pytest.param(duplicate_field, id="D193-duplicate-fields"),
         pytest.param(apply_conflict, id="D190-apply-conflicts"),
         pytest.param(admission_defaults, id="D192-priority-and-toleration-admission"),
+        pytest.param(label_selector_syntax, id="D196-label-selector-syntax-messages"),
     ],
 )
 @pytest.mark.xfail(strict=True, reason="a documented difference (docs/emulator-differences.md)")
 def test_documented_differences_still_differ(backends, sequence):
     """Each documented difference, shown: when the emulator stops differing, this passes,
     strict xfail fails it, and the entry in docs/emulator-differences.md is due for removal."""
+    check(backends, sequence)
+
+
+# -- selectors, secrets, namespaces ------------------------------------------------------
+
+
+def test_selectors_and_secrets(backends):
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-select")
+        base = f"/api/v1/namespaces/{ns}/configmaps"
+        r.send(Step("POST", base, configmap("s1", labels={"tier": "a"} | LABEL)))
+        r.send(Step("GET", base, query={"labelSelector": "tier in (a,b)"}))
+        r.send(Step("GET", base, query={"fieldSelector": "metadata.name=s1"}))
+        r.send(Step("GET", base, query={"fieldSelector": "data.a=1"}))
+        r.send(Step("GET", base, query={"fieldSelector": "metadata.name"}))
+        secrets = f"/api/v1/namespaces/{ns}/secrets"
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "sec"},
+            "stringData": {"k": "v"},
+        }
+        r.send(Step("POST", secrets, secret))
+        r.send(
+            Step(
+                "POST",
+                secrets,
+                {**secret, "metadata": {"name": "bad"}, "data": {"k": "not base64!"}},
+            )
+        )
+        r.send(
+            Step(
+                "POST",
+                secrets,
+                {**secret, "metadata": {"name": "typed"}, "type": "kubernetes.io/tls"},
+            )
+        )
+        r.send(Step("PUT", f"{secrets}/sec", {**secret, "type": "Other"}))
+
+    check(backends, sequence)
+
+
+def test_namespace_deletion(backends):
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-ns-delete")
+        cms = f"/api/v1/namespaces/{ns}/configmaps"
+        # a finalizer holds the namespace in Terminating until the sequence lets it go
+        r.send(Step("POST", cms, configmap("inside", finalizers=["example.com/hold"])))
+        r.send(Step("DELETE", f"/api/v1/namespaces/{ns}"))
+        r.send(Step("POST", cms, configmap("late")))
+        r.until(
+            Step("GET", f"{cms}/inside"),
+            lambda a: a.ok() and a.body["metadata"].get("deletionTimestamp"),
+            what="the held configmap deleting",
+        )
+        r.send(Step("PATCH", f"{cms}/inside", {"metadata": {"finalizers": None}}, MERGE))
+        r.until(
+            Step("GET", f"/api/v1/namespaces/{ns}"),
+            lambda a: a.status == 404,
+            what="the namespace gone",
+        )
+        r.send(Step("DELETE", "/api/v1/namespaces/default"))
+        r.send(
+            Step("DELETE", "/api/v1/namespaces/kube-system", query={"dryRun": "All"}),
+            lambda n: {"kind": n["kind"]},
+        )
+
+    check(backends, sequence)
+
+
+def test_foreground_deletion_while_blocked(backends):
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-fg")
+        base = f"/api/v1/namespaces/{ns}/configmaps"
+        owner = r.send(Step("POST", base, configmap("owner"))).body
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "owner",
+            "uid": owner["metadata"]["uid"],
+            "blockOwnerDeletion": True,
+        }
+        r.send(
+            Step(
+                "POST",
+                base,
+                configmap("dep", ownerReferences=[ref], finalizers=["example.com/hold"]),
+            )
+        )
+        body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"}
+        r.send(Step("DELETE", f"{base}/owner", body))
+        r.until(
+            Step("GET", f"{base}/dep"),
+            lambda a: a.ok() and a.body["metadata"].get("deletionTimestamp"),
+            what="the dependent deleting",
+        )
+        r.send(Step("GET", f"{base}/owner"))
+        r.send(Step("PATCH", f"{base}/dep", {"metadata": {"finalizers": None}}, MERGE))
+        r.until(Step("GET", f"{base}/owner"), lambda a: a.status == 404, what="the owner gone")
+
     check(backends, sequence)

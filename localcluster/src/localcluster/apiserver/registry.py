@@ -87,6 +87,7 @@ def _grace_seconds(pod: dict[str, Any], grace: int | None) -> int:
 
 
 _TYPE_META = ("apiVersion", "kind", "metadata")
+_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 # Schema errors that keep kube-apiserver from running the CEL rules (``hasBlockingErr``)
 _BLOCKS_RULES = frozenset(
     {
@@ -459,12 +460,20 @@ class Registry:
         if ns is None:
             raise errors.not_found("", "namespaces", namespace)
         if meta(ns).get("deletionTimestamp"):
-            raise errors.forbidden(
+            refusal = errors.forbidden(
                 rt.group,
                 rt.plural,
                 name,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
             )
+            refusal.status["details"]["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise refusal
 
     # ------------------------------------------------------------------ defaults and validation
     def _defaults(
@@ -559,6 +568,8 @@ class Registry:
             causes += validation.validate_pod(obj)
         elif rt.storage_key == ("", "services"):
             causes += ports.service_port_errors(obj)
+        elif rt.storage_key == ("", "secrets"):
+            causes += validation.validate_secret(obj, old)
         else:
             for path, spec in decoding.pod_specs(rt, obj):
                 causes += validation.validate_pod_spec(spec, path)
@@ -659,7 +670,15 @@ class Registry:
             and not nm.get("finalizers")
             and not nm.get("deletionGracePeriodSeconds")
         ):
-            return self.store.present(rt, version, self._remove(rt, key, new, old))
+            # the write that empties a deleting object's finalizers deletes it instead; it
+            # answers the object as written, at the version it replaced (kube-apiserver's
+            # deleteWithoutFinalizers)
+            self._remove(rt, key, new, old)
+            return self.store.present(
+                rt,
+                version,
+                {**new, "metadata": {**nm, "resourceVersion": om.get("resourceVersion", "")}},
+            )
         if rt.storage_key == _CRD:
             self.store.register_type(crds.resource_type_for(new))
             self._default_stored_objects(new, old)
@@ -1029,11 +1048,12 @@ class Registry:
     def _delete_namespace(
         self, rt: ResourceType, key: Key, old: dict[str, Any], dry_run: bool
     ) -> dict[str, Any]:
+        if key[1] in _IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
+            raise errors.forbidden("", "namespaces", key[1], "this namespace may not be deleted")
         if meta(old).get("deletionTimestamp"):
             return old
         new = clone(old)
         new["metadata"]["deletionTimestamp"] = self.store.now()
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
         new.setdefault("status", {})["phase"] = "Terminating"
         if dry_run:
             return new

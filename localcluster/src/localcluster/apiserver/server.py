@@ -29,7 +29,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from . import discovery, errors, params, tables
+from . import crds, discovery, errors, params, selectors, tables
 from .auth import bootstrap
 from .auth.admission import ServiceAccountAdmission
 from .auth.authenticator import UNSECURED_USER
@@ -441,6 +441,13 @@ class APIServer:
         gvr: tuple[Any, ...],
         namespace: str | None,
     ) -> None:
+        if req.method in ("GET", "DELETE"):
+            selectors.check_field_selector(
+                rt.storage_key,
+                rt.is_custom,
+                req.query.get("fieldSelector"),
+                crds.selectable_fields(rt.crd, gvr[1]) if rt.is_custom else frozenset(),
+            )
         if req.method == "GET":
             watch = params.as_bool(req.query.get("watch"))
             params.resource_version(req, listing=not watch)

@@ -339,6 +339,16 @@ def test_list_paging(backends):
                 },
             )
         )
+        r.send(
+            Step("GET", base, query={"labelSelector": "page!=x", "limit": "2", "continue": token})
+        )
+        r.send(
+            Step(
+                "GET",
+                "/api/v1/namespaces/default/configmaps",
+                query={"limit": "2", "continue": token},
+            )
+        )
         r.send(Step("GET", base, query={**query, "continue": "garbage"}))
         r.send(Step("GET", base, query={**query, "limit": "0"}))
         r.send(Step("GET", base, query={**query, "limit": "-1"}))

@@ -56,6 +56,12 @@ from tf_operator.common.jobcontroller.status import (
     is_succeeded,
     is_suspended,
 )
+from tf_operator.common.jobcontroller.success_policy import (
+    WORKER_TYPE,
+    SuccessPolicy,
+    record_policy_in_force,
+    stops_running_replicas,
+)
 from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
@@ -158,6 +164,7 @@ class JobController(Generic[J]):
         )
         self.service_reconciler = ServiceReconciler(kind, self.services, service_control)
         self.status = StatusReconciler(kind)
+        self.success_policy: SuccessPolicy[J] = SuccessPolicy(self.status.succeed)
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock
@@ -368,6 +375,7 @@ class JobController(Generic[J]):
         ctx.pods = self.pods.claim(job, pods)
         ctx.services = self.services.claim(job)
         self.pods.replace_stale(ctx, pods)  # an earlier job's pods are no run of this one (D67)
+        record_policy_in_force(job)  # the lifecycle policy in force is kept in status (D100)
 
         kind, finished = self.kind, is_finished(job.status)
         if not finished and job.run_policy.suspend:
@@ -382,12 +390,16 @@ class JobController(Generic[J]):
 
         # a gang backend may hold the pods back until it admits the job's group (D62)
         admitted = self.pod_groups is None or self.pod_groups.sync(ctx)
+        worker0_completed = False
         try:
             for rtype, spec in job.replica_specs().items() if admitted else ():
                 tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
                 if tally is not None:
                     self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
+                    worker0_completed |= rtype == WORKER_TYPE and tally.index0_completed
                 ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+            if admitted:
+                self.success_policy.decide(ctx, worker0_completed)  # a success rule (D101)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:
@@ -437,7 +449,9 @@ class JobController(Generic[J]):
             self.status.fail(ctx, failure.message, failure.reason)
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
-        ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=bool(failure))
+        # what still runs stops once a success rule is met (D101)
+        kill_active = bool(failure) or stops_running_replicas(job, is_succeeded(job.status))
+        ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=kill_active)
         # the TTL waits while the job is suspended, as v1.9's CleanupJob does (D61)
         if not job.run_policy.suspend and ctx.collect(self.cleanup.expire, ctx):
             ctx.flush(self.recorder)

@@ -281,8 +281,9 @@ class StatusReconciler(Generic[J]):
         name = self._kind.resource.kind
         if progress.running:
             self._set(ctx, JOB_RUNNING, self.running_reason, f"{name} {job.name} is running.")
-        if progress.succeeded:
-            self.succeed(ctx)
+        lifecycle = job.run_policy.lifecycle
+        if progress.succeeded and (lifecycle is None or lifecycle.success is None):
+            self.succeed(ctx)  # a success rule decides instead (success_policy, D101)
         if failed <= 0:
             return
         if failed - tally.restarting > 0:

@@ -87,3 +87,45 @@ def test_evaluators_are_waited_for(sim, op):
     sim.wait_condition(name, "Succeeded", 40)
     # the evaluator ran to its end: it was not killed when the chief finished
     assert live_pods(sim, name)["evaluator-0"] == "Succeeded"
+
+
+PODS = ("", "v1", "pods")
+
+
+def evict(sim, pod_name):
+    """What a kubelet's node-pressure eviction leaves: the pod Failed, reason Evicted, with a
+    DisruptionTarget condition (the local kubelets do not evict by themselves)."""
+    pod = sim.registry.get(PODS, "default", pod_name)
+    pod["status"]["phase"] = "Failed"
+    pod["status"]["reason"] = "Evicted"
+    pod["status"]["conditions"] = [
+        *(pod["status"].get("conditions") or []),
+        {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"},
+    ]
+    sim.registry.update(PODS, "default", pod_name, pod, subresource="status")
+
+
+def test_an_evicted_worker_is_recreated_without_spending_the_budget(sim, op):
+    name = "lc-evict"
+    job = sim.job(
+        name,
+        {"PS": {}, "Worker": {"replicas": 2, "annotations": finishing("4")}},
+        backoffLimit=0,  # any counted restart would fail the job
+        lifecyclePolicy={"failure": {}},
+    )
+    sim.create(job)
+    sim.wait_for(lambda: live_pods(sim, name).get("worker-1") == "Running", 30, "worker-1 runs")
+    first = {p["metadata"]["name"]: p["metadata"]["uid"] for p in sim.pods(name)}
+    evict(sim, f"{name}-worker-1")
+
+    def recreated():
+        pods = {p["metadata"]["name"]: p["metadata"]["uid"] for p in sim.pods(name)}
+        return pods.get(f"{name}-worker-1") not in (None, first[f"{name}-worker-1"])
+
+    sim.wait_for(recreated, 30, "worker-1 recreated")
+    sim.wait_condition(name, "Succeeded", 60)
+    status = sim.get(name)["status"]
+    assert status["restartsByCause"] == {"Disruption": 1}
+    assert status["exitCodeRestarts"]["count"] == 0
+    events = [e["reason"] for e in sim.events(name)]
+    assert "TFJobRestarting" in events

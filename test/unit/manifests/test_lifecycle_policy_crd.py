@@ -222,3 +222,47 @@ def test_a_foreign_full_update_keeps_the_policy_in_force(reg, gvr, body, cls):
     decoded = cls.from_dict(after)
     assert decoded.run_policy.lifecycle is not None
     assert decoded.run_policy.lifecycle.to_dict() == policy
+
+
+RESTART_ON_EXIT = {"action": "RestartJob", "onExitCodes": {"operator": "NotIn", "values": [0]}}
+
+
+def test_a_failure_policy_is_stored_as_written(reg):
+    failure = {
+        "countDisruptions": False,
+        "rules": [
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42, 43]}},
+            {"action": "Ignore", "onDisruption": True, "onReplicaTypes": ["ps"]},
+            RESTART_ON_EXIT,
+        ],
+    }
+    stored = reg.create(TFJOBS, "default", tfjob({"failure": failure}))
+    assert stored["spec"]["lifecyclePolicy"] == {"failure": failure}
+    stored = reg.create(
+        PYTORCHJOBS, "default", pytorchjob({"failure": {"rules": [RESTART_ON_EXIT]}})
+    )
+    assert stored["spec"]["lifecyclePolicy"]["failure"]["rules"] == [RESTART_ON_EXIT]
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"action": "FailJob"}, "a failure rule needs at least one of onExitCodes"),
+        ({"action": "Retry", "onDisruption": True}, "Unsupported value"),
+        (
+            {"action": "Ignore", "onReplicaTypes": ["Chief"]},
+            "onReplicaTypes names a replica type the job does not have",
+        ),
+        (
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": []}},
+            "should have at least 1 items",
+        ),
+        (
+            {"action": "FailJob", "onExitCodes": {"operator": "Between", "values": [1]}},
+            "Unsupported value",
+        ),
+    ],
+    ids=["no-matcher", "action", "replica-type", "no-codes", "operator"],
+)
+def test_a_malformed_failure_rule_is_refused(reg, rule, message):
+    assert message in refusal(reg, TFJOBS, tfjob({"failure": {"rules": [rule]}}))

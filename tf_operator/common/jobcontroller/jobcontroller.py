@@ -32,6 +32,7 @@ from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits
+from tf_operator.common.jobcontroller.failure_policy import restart_whole_job
 from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
@@ -390,15 +391,18 @@ class JobController(Generic[J]):
 
         # a gang backend may hold the pods back until it admits the job's group (D62)
         admitted = self.pod_groups is None or self.pod_groups.sync(ctx)
-        worker0_completed = False
+        worker0_completed = restart_job = False
         try:
             for rtype, spec in job.replica_specs().items() if admitted else ():
                 tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
                 if tally is not None:
                     self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
                     worker0_completed |= rtype == WORKER_TYPE and tally.index0_completed
+                    restart_job |= tally.restart_job
                 ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
-            if admitted:
+            if restart_job and not is_finished(job.status):
+                restart_whole_job(ctx)  # a failure rule restarts every replica (D103)
+            elif admitted:
                 self.success_policy.decide(ctx, worker0_completed)  # a success rule (D101)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run

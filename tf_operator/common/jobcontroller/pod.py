@@ -25,6 +25,12 @@ from tf_operator.apis.common.v1.types import (
     ReplicaStatus,
 )
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
+from tf_operator.common.jobcontroller.failure_policy import (
+    CAUSE_EXIT_CODE,
+    count_cause,
+    failure_policy,
+    judge_pod,
+)
 from tf_operator.common.jobcontroller.kind import (
     J,
     Job,
@@ -84,9 +90,11 @@ def pod_uid(pod: Obj) -> str:
 class ReplicaTally:
     """What one replica type's pass learned about its pods (input of the status rules)."""
 
-    restarting: int = 0  # failed pods being recreated under ExitCode
+    restarting: int = 0  # failed pods being recreated (ExitCode, a failure policy)
     new_restarts: int = 0  # of those, recorded by this pass
     index0_completed: bool = False
+    fail_message: str | None = None  # a failure rule fails the job (D102)
+    restart_job: bool = False  # a failure rule restarts every replica (D103)
 
 
 class PodReconciler(Generic[J]):
@@ -154,7 +162,10 @@ class PodReconciler(Generic[J]):
             self._report_exit_code(ctx, pod, exit_code, logger)
         phase = phase_of(pod)
         defaults = ctx.job.run_policy.defaults
-        if (
+        code = None if exit_code == NO_EXIT_CODE else exit_code
+        if judge_pod(ctx, rtype, pod, code, phase, tally):
+            pass  # the job's failure policy decided (D102)
+        elif (
             spec.restart_policy == RESTART_POLICY_EXIT_CODE
             and phase == "Failed"
             and defaults.is_retryable_exit_code(exit_code)
@@ -166,6 +177,8 @@ class PodReconciler(Generic[J]):
                 logger.info("Need to restart the pod: %s.%s", m.get("namespace"), m.get("name"))
                 if self._record_failure(ctx.job, pod):
                     tally.new_restarts += 1
+                    if failure_policy(ctx.job) is not None:
+                        count_cause(ctx.job, CAUSE_EXIT_CODE)  # restarts by cause (D103)
                 ctx.restarts.append(pod)
         if index == 0 and defaults.index0_completed(exit_code, phase):
             tally.index0_completed = True

@@ -50,6 +50,20 @@ LEADER_RULES = (SUCCESS_CHIEF, SUCCESS_MASTER)
 WORKER_RULES = (SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
 
 
+# failure rules' actions
+ACTION_RESTART_REPLICA = "RestartReplica"  # recreate the replica, counted in the budget
+ACTION_RESTART_JOB = "RestartJob"  # recreate every replica together, counted once
+ACTION_FAIL_JOB = "FailJob"  # fail the job at once
+ACTION_IGNORE = "Ignore"  # recreate the replica without counting
+ACTIONS = (ACTION_RESTART_REPLICA, ACTION_RESTART_JOB, ACTION_FAIL_JOB, ACTION_IGNORE)
+# no rule matched and it is no disruption: the replica's restart policy decides, as before
+ACTION_DEFAULT = ""
+EXIT_CODES_IN = "In"
+EXIT_CODES_NOT_IN = "NotIn"
+MAX_FAILURE_RULES = 20
+MAX_EXIT_CODES = 255
+
+
 class LifecyclePolicyError(DecodeError):
     """The policy contradicts itself or the job (the CRD's CEL rules refuse the same)."""
 
@@ -105,20 +119,142 @@ class SuccessRule:
 
 
 @dataclass(frozen=True)
+class FailureRule:
+    """One rule of ``lifecyclePolicy.failure.rules``: what a replica's end it matches (every
+    matcher given must hold) and the action it takes."""
+
+    action: str
+    exit_codes_operator: str | None = None  # In, NotIn
+    exit_codes: tuple[int, ...] = ()
+    replica_types: tuple[str, ...] = ()
+    on_disruption: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("action", "onExitCodes", "onReplicaTypes", "onDisruption")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> FailureRule:
+        data = expect_dict(data, path, allow_none=False) or {}
+        action = opt_str(data, "action", path)
+        if action is None:
+            raise DecodeError(f"{path}.action: Required value")
+        codes = expect_dict(data.get("onExitCodes"), f"{path}.onExitCodes")
+        values: list[int] = []
+        if codes is not None:
+            raw = codes.get("values")
+            if not isinstance(raw, list) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in raw
+            ):
+                raise DecodeError(f"{path}.onExitCodes.values: expected a list of integers")
+            values = list(raw)
+        types = data.get("onReplicaTypes")
+        if types is not None and (
+            not isinstance(types, list) or not all(isinstance(t, str) for t in types)
+        ):
+            raise DecodeError(f"{path}.onReplicaTypes: expected a list of strings")
+        return cls(
+            action=action,
+            exit_codes_operator=None
+            if codes is None
+            else (opt_str(codes, "operator", f"{path}.onExitCodes") or ""),
+            exit_codes=tuple(values),
+            replica_types=tuple(types or ()),
+            on_disruption=opt_bool(data, "onDisruption", path),
+            extra=rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.exit_codes_operator is not None:
+            out["onExitCodes"] = {
+                "operator": self.exit_codes_operator,
+                "values": list(self.exit_codes),
+            }
+        if self.replica_types:
+            out["onReplicaTypes"] = list(self.replica_types)
+        put_present(out, (("onDisruption", self.on_disruption),))
+        out.update(json_copy(self.extra))
+        return out
+
+    def matches(self, rtype: str, exit_code: int | None, disruption: bool) -> bool:
+        """Whether a replica of type ``rtype`` that ended so matches every matcher given
+        (``exit_code`` None: its container reported none)."""
+        if self.replica_types and rtype.lower() not in {t.lower() for t in self.replica_types}:
+            return False
+        if self.on_disruption is not None and self.on_disruption != disruption:
+            return False
+        if self.exit_codes_operator is not None:
+            if exit_code is None:
+                return False
+            inside = exit_code in self.exit_codes
+            return inside if self.exit_codes_operator == EXIT_CODES_IN else not inside
+        return True
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """``lifecyclePolicy.failure``: the rules, first match wins; a disruption no rule matches
+    is recreated without counting unless ``countDisruptions``."""
+
+    rules: tuple[FailureRule, ...] = ()
+    count_disruptions: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("rules", "countDisruptions")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> FailurePolicy:
+        data = expect_dict(data, path, allow_none=False) or {}
+        rules = data.get("rules") or []
+        if not isinstance(rules, list):
+            raise DecodeError(f"{path}.rules: expected a list")
+        return cls(
+            rules=tuple(
+                FailureRule.from_dict(r, f"{path}.rules[{i}]") for i, r in enumerate(rules)
+            ),
+            count_disruptions=bool(opt_bool(data, "countDisruptions", path)),
+            extra=rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.rules:
+            out["rules"] = [r.to_dict() for r in self.rules]
+        if self.count_disruptions:
+            out["countDisruptions"] = True
+        out.update(json_copy(self.extra))
+        return out
+
+    def decide(self, rtype: str, exit_code: int | None, disruption: bool) -> tuple[str, int]:
+        """The action for a replica's end and the index of the rule that gave it (-1: the
+        default, :data:`ACTION_DEFAULT` for what is not a disruption)."""
+        for index, rule in enumerate(self.rules):
+            if rule.matches(rtype, exit_code, disruption):
+                return rule.action, index
+        if disruption:
+            return (ACTION_RESTART_REPLICA if self.count_disruptions else ACTION_IGNORE), -1
+        return ACTION_DEFAULT, -1
+
+
+@dataclass(frozen=True)
 class LifecyclePolicy:
     """``spec.lifecyclePolicy`` (and the copy in force, ``status.lifecyclePolicy``)."""
 
     success: SuccessRule | None = None
+    failure: FailurePolicy | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("success",)
+    _KEYS = ("success", "failure")
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> LifecyclePolicy:
         data = expect_dict(data, path, allow_none=False) or {}
-        success = data.get("success")
+        success, failure = data.get("success"), data.get("failure")
         return cls(
             success=None if success is None else SuccessRule.from_dict(success, f"{path}.success"),
+            failure=None
+            if failure is None
+            else FailurePolicy.from_dict(failure, f"{path}.failure"),
             extra=rest(data, cls._KEYS),
         )
 
@@ -126,6 +262,8 @@ class LifecyclePolicy:
         out: dict[str, Any] = {}
         if self.success is not None:
             out["success"] = self.success.to_dict()
+        if self.failure is not None:
+            out["failure"] = self.failure.to_dict()
         out.update(json_copy(self.extra))
         return out
 
@@ -143,6 +281,44 @@ def policy_in_force(
     if written is not None:
         return LifecyclePolicy.from_dict(written, f"spec.{LIFECYCLE_POLICY_FIELD}")
     return None
+
+
+def check_failure_policy(invalid: str, failure: FailurePolicy, replica_types: set[str]) -> None:
+    """Refuse what the CRD's rules refuse in ``lifecyclePolicy.failure``."""
+    path = f"spec.{LIFECYCLE_POLICY_FIELD}.failure.rules"
+    if len(failure.rules) > MAX_FAILURE_RULES:
+        raise LifecyclePolicyError(f"{invalid}: {path}: at most {MAX_FAILURE_RULES} rules")
+    types = {t.lower() for t in replica_types}
+    for index, rule in enumerate(failure.rules):
+        here = f"{path}[{index}]"
+        if rule.action not in ACTIONS:
+            raise LifecyclePolicyError(
+                f"{invalid}: {here}.action: unsupported value {rule.action!r}: expected one of "
+                f"{', '.join(ACTIONS)}"
+            )
+        if (
+            rule.exit_codes_operator is None
+            and not rule.replica_types
+            and (rule.on_disruption is None)
+        ):
+            raise LifecyclePolicyError(
+                f"{invalid}: {here}: give at least one of onExitCodes, onReplicaTypes and "
+                "onDisruption"
+            )
+        if rule.exit_codes_operator is not None:
+            if rule.exit_codes_operator not in (EXIT_CODES_IN, EXIT_CODES_NOT_IN):
+                raise LifecyclePolicyError(
+                    f"{invalid}: {here}.onExitCodes.operator must be In or NotIn"
+                )
+            if not 1 <= len(rule.exit_codes) <= MAX_EXIT_CODES:
+                raise LifecyclePolicyError(
+                    f"{invalid}: {here}.onExitCodes.values: 1 to {MAX_EXIT_CODES} exit codes"
+                )
+        for rtype in rule.replica_types:
+            if rtype.lower() not in types:
+                raise LifecyclePolicyError(
+                    f"{invalid}: {here}.onReplicaTypes names {rtype}, which the job does not have"
+                )
 
 
 def check_success_rule(

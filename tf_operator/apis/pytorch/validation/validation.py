@@ -20,6 +20,7 @@ from __future__ import annotations
 from tf_operator.apis.common.v1.lifecycle import (
     PYTORCH_SUCCESS_RULES,
     LifecyclePolicyError,
+    check_failure_policy,
     check_success_rule,
 )
 from tf_operator.apis.common.v1.types import ReplicaSpec
@@ -114,13 +115,17 @@ def _check_elastic_policy(spec: PyTorchJobSpec) -> None:
 def _check_lifecycle_policy(job: PyTorchJob) -> None:
     """The lifecycle policy in force against the job's replica types (D100)."""
     policy = job.run_policy.lifecycle
-    if policy is None or policy.success is None:
+    if policy is None:
         return
     replicas = {
         key: 1 if spec is None or spec.replicas is None else spec.replicas
         for key, spec in (job.spec.pytorch_replica_specs or {}).items()
     }
     try:
+        if policy.failure is not None:
+            check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.success is None:
+            return
         check_success_rule(
             _INVALID,
             policy.success,

@@ -32,6 +32,7 @@ from __future__ import annotations
 from tf_operator.apis.common.v1.lifecycle import (
     TF_SUCCESS_RULES,
     LifecyclePolicyError,
+    check_failure_policy,
     check_success_rule,
 )
 from tf_operator.apis.common.v1.types import ReplicaSpec
@@ -149,7 +150,7 @@ def _check_run_policy(spec: TFJobSpec) -> None:
 def _check_lifecycle_policy(job: TFJob) -> None:
     """The lifecycle policy in force against the job's replica types (D100)."""
     policy = job.run_policy.lifecycle
-    if policy is None or policy.success is None:
+    if policy is None:
         return
     replicas = {
         canonical_replica_type(key) or key: 1
@@ -158,6 +159,10 @@ def _check_lifecycle_policy(job: TFJob) -> None:
         for key, spec in (job.spec.tf_replica_specs or {}).items()
     }
     try:
+        if policy.failure is not None:
+            check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.success is None:
+            return
         check_success_rule(
             _INVALID,
             policy.success,

@@ -129,3 +129,31 @@ def test_an_evicted_worker_is_recreated_without_spending_the_budget(sim, op):
     assert status["exitCodeRestarts"]["count"] == 0
     events = [e["reason"] for e in sim.events(name)]
     assert "TFJobRestarting" in events
+
+
+def test_an_unschedulable_replica_is_told_then_fails_the_job_at_the_start_up_deadline(sim, op):
+    name = "lc-startup"
+    huge = {"resources": {"requests": {"cpu": "100000"}}}  # no node has it
+    job = sim.job(
+        name,
+        {"PS": {}, "Worker": {"replicas": 2, "container": huge}},
+        lifecyclePolicy={"startup": {"deadlineSeconds": 4}},
+    )
+    sim.create(job)
+
+    def told():
+        created = sim.condition(name, "Created")
+        return (
+            created is not None
+            and "Blocked: pod lc-startup-worker-0: Unschedulable" in (created["message"])
+        )
+
+    sim.wait_for(told, 20, "the blocking reason on the Created condition")
+    # the recorder's thread sends the event after the status write it follows
+    sim.wait_for(
+        lambda: any(e["reason"] == "ReplicaBlocked" for e in sim.events(name)), 20, "the event"
+    )
+    failed = sim.wait_condition(name, "Failed", 30)
+    assert failed["reason"] == "StartupDeadlineExceeded"
+    assert "did not start within 4s: pod lc-startup-worker-0: Unschedulable" in failed["message"]
+    sim.wait_for(lambda: live_pods(sim, name) == {}, 20, "every pod stopped")

@@ -266,3 +266,17 @@ def test_a_failure_policy_is_stored_as_written(reg):
 )
 def test_a_malformed_failure_rule_is_refused(reg, rule, message):
     assert message in refusal(reg, TFJOBS, tfjob({"failure": {"rules": [rule]}}))
+
+
+def test_a_startup_policy_defaults_its_action_and_refuses_others(reg):
+    stored = reg.create(TFJOBS, "default", tfjob({"startup": {"deadlineSeconds": 300}}))
+    assert stored["spec"]["lifecyclePolicy"]["startup"] == {
+        "deadlineSeconds": 300,
+        "action": "FailJob",
+    }
+    assert "Unsupported value" in refusal(
+        reg, TFJOBS, tfjob({"startup": {"deadlineSeconds": 1, "action": "Ignore"}})
+    )
+    assert "should be greater than or equal to 1" in refusal(
+        reg, TFJOBS, tfjob({"startup": {"deadlineSeconds": 0}})
+    )

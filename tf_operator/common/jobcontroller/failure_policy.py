@@ -46,8 +46,10 @@ CAUSE_FAILURE_RULE = "FailureRule"  # a RestartReplica rule
 CAUSE_IGNORED = "Ignored"  # an Ignore rule on what is not a disruption
 CAUSE_JOB_RESTART = "JobRestart"  # every replica recreated together, once per restart
 
-# The Failed condition's reason when a rule fails the job (batch/v1 Job's).
+# The Failed condition's reason when a rule fails the job (batch/v1 Job's), and when the
+# start-up deadline does (D104).
 POD_FAILURE_POLICY_REASON = "PodFailurePolicy"
+STARTUP_DEADLINE_EXCEEDED = "StartupDeadlineExceeded"
 
 # Status reasons a kubelet gives a pod it stopped for the infrastructure, not the program.
 DISRUPTION_REASONS = frozenset(
@@ -70,6 +72,17 @@ def is_disruption(pod: Obj) -> bool:
         c.get("type") == DISRUPTION_TARGET and c.get("status") == "True"
         for c in status.get("conditions") or ()
         if isinstance(c, dict)
+    )
+
+
+def stops_active_replicas(job: Job) -> bool:
+    """Whether the job failed by its lifecycle policy (a FailJob rule, the start-up deadline):
+    then every active pod is deleted, as a limit failure's are (D16)."""
+    return any(
+        c.type == "Failed"
+        and c.status == "True"
+        and c.reason in (POD_FAILURE_POLICY_REASON, STARTUP_DEADLINE_EXCEEDED)
+        for c in job.status.conditions or []
     )
 
 
@@ -155,13 +168,13 @@ def judge_pod(
     return True
 
 
-def restart_whole_job(ctx: SyncContext[J]) -> None:
+def restart_whole_job(ctx: SyncContext[J], cause: str = CAUSE_JOB_RESTART) -> None:
     """A ``RestartJob`` rule matched: count one restart, and delete every pod of the job once
     the status records it (each pod's UID kept, so none is judged as it goes)."""
     job = ctx.job
     restarts = _restarts(job)
     restarts.count += 1
-    count_cause(job, CAUSE_JOB_RESTART)
+    count_cause(job, cause)
     queued = {id(p) for p in ctx.restarts}
     for pod in ctx.pods:
         uid = str(meta(pod).get("uid") or meta(pod).get("name", ""))

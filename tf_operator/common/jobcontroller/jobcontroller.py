@@ -32,7 +32,10 @@ from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits
-from tf_operator.common.jobcontroller.failure_policy import restart_whole_job
+from tf_operator.common.jobcontroller.failure_policy import (
+    restart_whole_job,
+    stops_active_replicas,
+)
 from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
@@ -50,6 +53,7 @@ from tf_operator.common.jobcontroller.owned import (
 from tf_operator.common.jobcontroller.pod import PodReconciler, pod_uid
 from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
 from tf_operator.common.jobcontroller.service import ServiceReconciler
+from tf_operator.common.jobcontroller.startup import StartupWatch
 from tf_operator.common.jobcontroller.status import (
     StatusReconciler,
     StatusWriter,
@@ -166,6 +170,9 @@ class JobController(Generic[J]):
         self.service_reconciler = ServiceReconciler(kind, self.services, service_control)
         self.status = StatusReconciler(kind)
         self.success_policy: SuccessPolicy[J] = SuccessPolicy(self.status.succeed)
+        self.startup: StartupWatch[J] = StartupWatch(
+            kind.labels.replica_type, self.status.fail, self._requeue
+        )
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock
@@ -404,6 +411,9 @@ class JobController(Generic[J]):
                 restart_whole_job(ctx)  # a failure rule restarts every replica (D103)
             elif admitted:
                 self.success_policy.decide(ctx, worker0_completed)  # a success rule (D101)
+            if not restart_job and not is_finished(job.status):
+                gang = ctx.gang_unschedulable or ctx.gang_wait
+                self.startup.check(ctx, admitted, gang)  # blocking reason, deadline (D104)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:
@@ -454,7 +464,11 @@ class JobController(Generic[J]):
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         # what still runs stops once a success rule is met (D101)
-        kill_active = bool(failure) or stops_running_replicas(job, is_succeeded(job.status))
+        kill_active = (
+            bool(failure)
+            or stops_running_replicas(job, is_succeeded(job.status))
+            or stops_active_replicas(job)  # failed by a failure rule or the start-up deadline
+        )
         ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=kill_active)
         # the TTL waits while the job is suspended, as v1.9's CleanupJob does (D61)
         if not job.run_policy.suspend and ctx.collect(self.cleanup.expire, ctx):
@@ -479,6 +493,9 @@ class JobController(Generic[J]):
         self.status_writer.write_if_changed(ctx)
         if is_finished(ctx.job.status):
             self.memory.mark_finished(ctx.key, ctx.job.uid)
+
+    def _requeue(self, key: str, seconds: float) -> None:
+        self.work_queue.add_after(key, seconds)
 
     def _arm_deadline(self, ctx: SyncContext[J]) -> None:
         """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the

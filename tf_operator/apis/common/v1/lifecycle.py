@@ -237,24 +237,61 @@ class FailurePolicy:
 
 
 @dataclass(frozen=True)
+class StartupPolicy:
+    """``lifecyclePolicy.startup``: the blocking reason of a replica that does not start is
+    told on the job; with ``deadlineSeconds``, a replica still not started after that long
+    fails or restarts the job (``action``)."""
+
+    deadline_seconds: int | None = None
+    action: str = ACTION_FAIL_JOB
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("deadlineSeconds", "action")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str) -> StartupPolicy:
+        data = expect_dict(data, path, allow_none=False) or {}
+        return cls(
+            deadline_seconds=opt_int(data, "deadlineSeconds", path),
+            action=opt_str(data, "action", path) or ACTION_FAIL_JOB,
+            extra=rest(data, cls._KEYS),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        put_present(out, (("deadlineSeconds", self.deadline_seconds),))
+        out["action"] = self.action
+        out.update(json_copy(self.extra))
+        return out
+
+
+STARTUP_ACTIONS = (ACTION_FAIL_JOB, ACTION_RESTART_JOB)
+
+
+@dataclass(frozen=True)
 class LifecyclePolicy:
     """``spec.lifecyclePolicy`` (and the copy in force, ``status.lifecyclePolicy``)."""
 
     success: SuccessRule | None = None
     failure: FailurePolicy | None = None
+    startup: StartupPolicy | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("success", "failure")
+    _KEYS = ("success", "failure", "startup")
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> LifecyclePolicy:
         data = expect_dict(data, path, allow_none=False) or {}
         success, failure = data.get("success"), data.get("failure")
+        startup = data.get("startup")
         return cls(
             success=None if success is None else SuccessRule.from_dict(success, f"{path}.success"),
             failure=None
             if failure is None
             else FailurePolicy.from_dict(failure, f"{path}.failure"),
+            startup=None
+            if startup is None
+            else StartupPolicy.from_dict(startup, f"{path}.startup"),
             extra=rest(data, cls._KEYS),
         )
 
@@ -264,6 +301,8 @@ class LifecyclePolicy:
             out["success"] = self.success.to_dict()
         if self.failure is not None:
             out["failure"] = self.failure.to_dict()
+        if self.startup is not None:
+            out["startup"] = self.startup.to_dict()
         out.update(json_copy(self.extra))
         return out
 
@@ -319,6 +358,19 @@ def check_failure_policy(invalid: str, failure: FailurePolicy, replica_types: se
                 raise LifecyclePolicyError(
                     f"{invalid}: {here}.onReplicaTypes names {rtype}, which the job does not have"
                 )
+
+
+def check_startup_policy(invalid: str, startup: StartupPolicy) -> None:
+    """Refuse what the CRD refuses in ``lifecyclePolicy.startup``."""
+    path = f"spec.{LIFECYCLE_POLICY_FIELD}.startup"
+    if startup.action not in STARTUP_ACTIONS:
+        raise LifecyclePolicyError(
+            f"{invalid}: {path}.action: unsupported value {startup.action!r}: expected "
+            f"{' or '.join(STARTUP_ACTIONS)}"
+        )
+    deadline = startup.deadline_seconds
+    if deadline is not None and not 1 <= deadline <= 2**31 - 1:
+        raise LifecyclePolicyError(f"{invalid}: {path}.deadlineSeconds must be at least 1")
 
 
 def check_success_rule(

@@ -21,6 +21,7 @@ from tf_operator.apis.common.v1.lifecycle import (
     PYTORCH_SUCCESS_RULES,
     LifecyclePolicyError,
     check_failure_policy,
+    check_startup_policy,
     check_success_rule,
 )
 from tf_operator.apis.common.v1.types import ReplicaSpec
@@ -124,6 +125,8 @@ def _check_lifecycle_policy(job: PyTorchJob) -> None:
     try:
         if policy.failure is not None:
             check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.startup is not None:
+            check_startup_policy(_INVALID, policy.startup)
         if policy.success is None:
             return
         check_success_rule(

@@ -33,6 +33,7 @@ from tf_operator.apis.common.v1.lifecycle import (
     TF_SUCCESS_RULES,
     LifecyclePolicyError,
     check_failure_policy,
+    check_startup_policy,
     check_success_rule,
 )
 from tf_operator.apis.common.v1.types import ReplicaSpec
@@ -161,6 +162,8 @@ def _check_lifecycle_policy(job: TFJob) -> None:
     try:
         if policy.failure is not None:
             check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.startup is not None:
+            check_startup_policy(_INVALID, policy.startup)
         if policy.success is None:
             return
         check_success_rule(

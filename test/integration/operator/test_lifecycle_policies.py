@@ -157,3 +157,41 @@ def test_an_unschedulable_replica_is_told_then_fails_the_job_at_the_start_up_dea
     assert failed["reason"] == "StartupDeadlineExceeded"
     assert "did not start within 4s: pod lc-startup-worker-0: Unschedulable" in failed["message"]
     sim.wait_for(lambda: live_pods(sim, name) == {}, 20, "every pod stopped")
+
+
+def test_an_ordered_start_creates_no_worker_before_the_ps_runs(sim, op):
+    name = "lc-ordered"
+    huge = {"resources": {"requests": {"cpu": "100000"}}}  # the PS cannot be placed
+    job = sim.job(
+        name,
+        {"PS": {"container": huge}, "Worker": {"replicas": 2}},
+        lifecyclePolicy={"startup": {"ordered": True}},
+    )
+    sim.create(job)
+
+    def told():
+        created = sim.condition(name, "Created")
+        return (
+            created is not None
+            and "Blocked: pod lc-ordered-ps-0: Unschedulable" in (created["message"])
+        )
+
+    sim.wait_for(told, 20, "the PS told unschedulable")
+    assert set(live_pods(sim, name)) == {"ps-0"}  # the workers wait for it
+
+
+def test_an_ordered_start_runs_the_workers_once_the_ps_runs(sim, op):
+    name = "lc-ordered-ok"
+    job = sim.job(
+        name,
+        {"PS": {}, "Worker": {"replicas": 2, "annotations": finishing("0.3")}},
+        cleanPodPolicy="None",  # the pods stay to be compared
+        lifecyclePolicy={"startup": {"ordered": True}},
+    )
+    sim.create(job)
+    sim.wait_condition(name, "Succeeded", 40)
+    pods = {p["metadata"]["name"]: p for p in sim.pods(name)}
+    ps_started = pods[f"{name}-ps-0"]["status"]["startTime"]
+    for index in range(2):
+        worker = pods[f"{name}-worker-{index}"]
+        assert worker["metadata"]["creationTimestamp"] >= ps_started

@@ -43,6 +43,7 @@ from tf_operator.common.jobcontroller.kind import (
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
+from tf_operator.common.jobcontroller.startup import holds_back
 from tf_operator.common.jobcontroller.util import gen_general_name
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControlInterface
@@ -137,7 +138,10 @@ class PodReconciler(Generic[J]):
         env = ctx.pod_env
 
         replicas = spec.replicas or 0
-        self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
+        held = holds_back(ctx, rtype, self._kind.labels.replica_type)  # ordered start (D105)
+        self._pods.reconcile_indices(
+            ctx, ctx.pods, rt, replicas, logger, create, observe, may_create=not held
+        )
         return tally
 
     def restart_recorded(self, ctx: SyncContext[J]) -> None:

@@ -47,6 +47,38 @@ def startup_policy(job: Job) -> StartupPolicy | None:
     return None if policy is None else policy.startup
 
 
+# With an ordered start, these replica types run before the others' pods are created.
+FIRST_TYPES = ("PS", "Chief", "Master")
+
+
+def holds_back(ctx: SyncContext[J], rtype: str, replica_type_label: str) -> bool:
+    """Whether an ordered start keeps the pods of ``rtype`` from being created in this pass:
+    the job asks for one, ``rtype`` is not a PS or Chief (Master), and not every pod of those
+    types runs yet (D105)."""
+    policy = startup_policy(ctx.job)
+    if policy is None or not policy.ordered or rtype in FIRST_TYPES:
+        return False
+    specs = ctx.job.replica_specs()
+    for first in (t for t in FIRST_TYPES if t in specs):
+        running = sum(
+            1
+            for p in ctx.pods
+            if labels_of(p).get(replica_type_label) == first.lower()
+            and (p.get("status") or {}).get("phase") == "Running"
+            and not meta(p).get("deletionTimestamp")
+        )
+        if running < (specs[first].replicas or 0):
+            return True
+    return False
+
+
+def publishes_not_ready_addresses(job: Job) -> bool:
+    """Whether the job's services publish their pods' addresses before they are ready
+    (D105)."""
+    policy = startup_policy(job)
+    return policy is not None and bool(policy.publish_not_ready_addresses)
+
+
 def pod_blocking_reason(pod: Obj) -> str | None:
     """Why a pending pod does not start, if it says (pure)."""
     status = pod.get("status") or {}

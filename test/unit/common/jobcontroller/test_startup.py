@@ -9,6 +9,7 @@ import pytest
 from support.jobkinds import START, TFJOB_CASE, JobHarness
 from tf_operator.common.jobcontroller.startup import pod_blocking_reason
 from tf_operator.common.jobcontroller.transform import strip_pod
+from tf_operator.k8s.client import PODS
 
 TF = TFJOB_CASE
 PULL = {
@@ -187,3 +188,51 @@ def test_a_gang_that_has_not_admitted_the_job_is_told_and_its_deadline_fails_the
     failed = next(c for c in harness.status(job)["conditions"] if c["type"] == "Failed")
     assert failed["reason"] == "StartupDeadlineExceeded"
     assert "PodGroup default/test-tfjob waits to be admitted" in failed["message"]
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_an_ordered_start_creates_the_workers_once_the_ps_and_chief_run(ordered):
+    harness = JobHarness(TF)
+    job = TF.new_job_with({"Chief": 1, "PS": 2, "Worker": 2})
+    job["spec"]["lifecyclePolicy"] = {"startup": {"ordered": ordered}}
+    job = _recache(harness, harness.add_job(job))
+    harness.sync(job)
+    created = sorted(p["metadata"]["name"] for p in harness.created("pods"))
+    first = ["test-tfjob-chief-0", "test-tfjob-ps-0", "test-tfjob-ps-1"]
+    workers = ["test-tfjob-worker-0", "test-tfjob-worker-1"]
+    assert created == (first if ordered else sorted(first + workers))
+    if not ordered:
+        return
+    # the chief and one PS run, the other PS is still pending: the workers still wait
+    harness.ctr.expectations.delete_expectations_with_prefix("default/")
+    made = {p["metadata"]["name"]: p for p in harness.client.resource(PODS).list()["items"]}
+
+    def observe(name: str, phase: str) -> None:
+        pod = made[name]
+        pod["metadata"]["creationTimestamp"] = "2026-01-01T12:00:00Z"
+        pod["status"] = {"phase": phase}
+        harness.pod_informer.get_indexer().update(strip_pod(pod))
+
+    observe("test-tfjob-chief-0", "Running")
+    observe("test-tfjob-ps-0", "Running")
+    observe("test-tfjob-ps-1", "Pending")
+    _recache(harness, job)
+    harness.client.clear_actions()
+    harness.sync(job)
+    assert harness.created("pods") == []
+    observe("test-tfjob-ps-1", "Running")
+    _recache(harness, job)
+    harness.client.clear_actions()
+    harness.sync(job)
+    assert sorted(p["metadata"]["name"] for p in harness.created("pods")) == workers
+
+
+@pytest.mark.parametrize("publish", [None, True])
+def test_services_publish_not_ready_addresses_when_asked(publish):
+    harness = JobHarness(TF)
+    startup = {} if publish is None else {"publishNotReadyAddresses": publish}
+    job = _job(harness, startup)
+    harness.sync(job)
+    specs = [s["spec"] for s in harness.created("services")]
+    assert len(specs) == 3
+    assert all(s.get("publishNotReadyAddresses") is publish for s in specs)

@@ -244,9 +244,14 @@ class StartupPolicy:
 
     deadline_seconds: int | None = None
     action: str = ACTION_FAIL_JOB
+    # the PS and the Chief (Master) run before the other replicas' pods are created
+    ordered: bool | None = None
+    # the replicas' headless services publish their pods' addresses before they are ready,
+    # so peer names resolve as soon as a pod has an address
+    publish_not_ready_addresses: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("deadlineSeconds", "action")
+    _KEYS = ("deadlineSeconds", "action", "ordered", "publishNotReadyAddresses")
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> StartupPolicy:
@@ -254,6 +259,8 @@ class StartupPolicy:
         return cls(
             deadline_seconds=opt_int(data, "deadlineSeconds", path),
             action=opt_str(data, "action", path) or ACTION_FAIL_JOB,
+            ordered=opt_bool(data, "ordered", path),
+            publish_not_ready_addresses=opt_bool(data, "publishNotReadyAddresses", path),
             extra=rest(data, cls._KEYS),
         )
 
@@ -261,6 +268,13 @@ class StartupPolicy:
         out: dict[str, Any] = {}
         put_present(out, (("deadlineSeconds", self.deadline_seconds),))
         out["action"] = self.action
+        put_present(
+            out,
+            (
+                ("ordered", self.ordered),
+                ("publishNotReadyAddresses", self.publish_not_ready_addresses),
+            ),
+        )
         out.update(json_copy(self.extra))
         return out
 

@@ -31,6 +31,7 @@ from tf_operator.apis.common.v1.lifecycle import (
     ACTION_FAIL_JOB,
     ACTION_IGNORE,
     ACTION_RESTART_JOB,
+    RESTARTS_BY_CAUSE,
     FailurePolicy,
 )
 from tf_operator.apis.common.v1.types import ExitCodeRestarts
@@ -39,7 +40,6 @@ from tf_operator.common.jobcontroller.kind import J, Job
 from tf_operator.k8s.objects import Obj, meta
 
 # Why a job's replicas were recreated, as status.restartsByCause counts them.
-RESTARTS_BY_CAUSE = "restartsByCause"
 CAUSE_DISRUPTION = "Disruption"  # not counted against backoffLimit unless countDisruptions
 CAUSE_EXIT_CODE = "ExitCode"  # restartPolicy ExitCode with a retryable code
 CAUSE_FAILURE_RULE = "FailureRule"  # a RestartReplica rule

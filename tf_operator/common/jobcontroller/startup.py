@@ -24,7 +24,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Generic
 
-from tf_operator.apis.common.v1.lifecycle import ACTION_RESTART_JOB, StartupPolicy
+from tf_operator.apis.common.v1.lifecycle import (
+    ACTION_RESTART_JOB,
+    BLOCKED_PREFIX,
+    StartupPolicy,
+)
 from tf_operator.apis.common.v1.types import JOB_CREATED, parse_time
 from tf_operator.common.jobcontroller.context import SyncContext
 from tf_operator.common.jobcontroller.failure_policy import (
@@ -36,7 +40,6 @@ from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.objects import Obj, labels_of, meta
 
 REPLICA_BLOCKED_REASON = "ReplicaBlocked"
-BLOCKED_PREFIX = " Blocked: "
 CAUSE_STARTUP_DEADLINE = "StartupDeadline"
 # Container waiting reasons that are a normal part of starting, not a block.
 STARTING_REASONS = frozenset({"ContainerCreating", "PodInitializing", ""})

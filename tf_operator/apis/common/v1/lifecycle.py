@@ -37,6 +37,10 @@ from tf_operator.k8s.objects import json_copy
 
 # Where the policy is written (spec) and where the one in force is kept (status).
 LIFECYCLE_POLICY_FIELD = "lifecyclePolicy"
+# status.restartsByCause: replicas recreated for a job with a failure policy, by cause (D103)
+RESTARTS_BY_CAUSE = "restartsByCause"
+# What follows this in the Created condition's message is why a replica does not start (D104)
+BLOCKED_PREFIX = " Blocked: "
 
 # success rules
 SUCCESS_CHIEF = "Chief"  # the Chief (or its legacy name Master) succeeded

@@ -20,6 +20,7 @@ from tf_operator.apis.common.v1.lifecycle import (
     EXIT_CODES_NOT_IN,
     LIFECYCLE_POLICY_FIELD,
     RESTARTS_BY_CAUSE,
+    RESTARTS_BY_REPLICA_TYPE,
     FailurePolicy,
     FailureRule,
     StartupPolicy,
@@ -65,12 +66,19 @@ def failure_rule(
     return FailureRule(action, operator, codes, tuple(replica_types or ()), on_disruption).to_dict()
 
 
-def failure_policy(*rules: Mapping[str, Any], count_disruptions: bool = False) -> dict[str, Any]:
+def failure_policy(
+    *rules: Mapping[str, Any],
+    count_disruptions: bool = False,
+    replica_type_limits: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
     """``lifecyclePolicy.failure``: the rules in order (first match wins); disruptions no rule
-    matches are recreated without spending the budget unless ``count_disruptions``."""
-    policy = FailurePolicy.from_dict(
-        {"rules": [dict(r) for r in rules], "countDisruptions": count_disruptions}, "failure"
-    )
+    matches are recreated without spending the budget unless ``count_disruptions``;
+    ``replica_type_limits`` caps the counted restarts of a replica type's replicas."""
+    data: dict[str, Any] = {"rules": [dict(r) for r in rules]}
+    data["countDisruptions"] = count_disruptions
+    if replica_type_limits:
+        data["replicaTypeLimits"] = dict(replica_type_limits)
+    policy = FailurePolicy.from_dict(data, "failure")
     return policy.to_dict()
 
 
@@ -116,6 +124,12 @@ def policy_in_force(job: Mapping[str, Any]) -> dict[str, Any] | None:
     spec = job.get("spec") or {}
     policy = status.get(LIFECYCLE_POLICY_FIELD) or spec.get(LIFECYCLE_POLICY_FIELD)
     return dict(policy) if isinstance(policy, Mapping) else None
+
+
+def restarts_by_replica_type(job: Mapping[str, Any]) -> dict[str, int]:
+    """Counted restarts of each replica type's replicas (what ``replicaTypeLimits`` caps)."""
+    counts = (job.get("status") or {}).get(RESTARTS_BY_REPLICA_TYPE) or {}
+    return {str(k): int(v) for k, v in counts.items()}
 
 
 def restarts_by_cause(job: Mapping[str, Any]) -> dict[str, int]:

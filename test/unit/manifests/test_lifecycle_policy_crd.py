@@ -280,3 +280,15 @@ def test_a_startup_policy_defaults_its_action_and_refuses_others(reg):
     assert "should be greater than or equal to 1" in refusal(
         reg, TFJOBS, tfjob({"startup": {"deadlineSeconds": 0}})
     )
+
+
+def test_replica_type_limits_name_the_jobs_replica_types(reg):
+    limits = {"Worker": 3, "ps": 0}
+    stored = reg.create(TFJOBS, "default", tfjob({"failure": {"replicaTypeLimits": limits}}))
+    assert stored["spec"]["lifecyclePolicy"]["failure"]["replicaTypeLimits"] == limits
+    assert "replicaTypeLimits names a replica type the job does not have" in refusal(
+        reg, TFJOBS, tfjob({"failure": {"replicaTypeLimits": {"Chief": 1}}})
+    )
+    assert "should be greater than or equal to 0" in refusal(
+        reg, TFJOBS, tfjob({"failure": {"replicaTypeLimits": {"Worker": -1}}})
+    )

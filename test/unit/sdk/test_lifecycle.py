@@ -14,6 +14,7 @@ from tf_operator.sdk.lifecycle import (
     policy_in_force,
     restart_budget,
     restarts_by_cause,
+    restarts_by_replica_type,
     startup_policy,
     success_policy,
     with_lifecycle_policy,
@@ -32,6 +33,7 @@ def test_the_builders_write_the_policy_the_crd_takes():
         failure=failure_policy(
             failure_rule("FailJob", exit_codes_in=[42]),
             failure_rule("RestartJob", replica_types=["Worker"], exit_codes_not_in=[0]),
+            replica_type_limits={"Worker": 5},
         ),
         startup=startup_policy(deadline_seconds=600, ordered=True),
     )
@@ -45,7 +47,8 @@ def test_the_builders_write_the_policy_the_crd_takes():
                     "onExitCodes": {"operator": "NotIn", "values": [0]},
                     "onReplicaTypes": ["Worker"],
                 },
-            ]
+            ],
+            "replicaTypeLimits": {"Worker": 5},
         },
         "startup": {"deadlineSeconds": 600, "action": "FailJob", "ordered": True},
     }
@@ -84,6 +87,8 @@ def test_the_readers_show_the_policy_the_budget_the_causes_and_the_block():
     assert policy_in_force(job) == in_force
     assert restart_budget(job) == (2, 3)
     assert restarts_by_cause(job) == {"Disruption": 3, "JobRestart": 1, "FailureRule": 1}
+    job["status"]["restartsByReplicaType"] = {"Worker": 1}
+    assert restarts_by_replica_type(job) == {"Worker": 1}
     assert blocking_reason(job) == "pod train-worker-1: ImagePullBackOff"
     job["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
     text = describe(job, [], [], now=datetime(2026, 1, 1, 1, tzinfo=UTC))

@@ -31,7 +31,9 @@ from tf_operator.apis.common.v1.lifecycle import (
     ACTION_FAIL_JOB,
     ACTION_IGNORE,
     ACTION_RESTART_JOB,
+    ACTION_RESTART_REPLICA,
     RESTARTS_BY_CAUSE,
+    RESTARTS_BY_REPLICA_TYPE,
     FailurePolicy,
 )
 from tf_operator.apis.common.v1.types import ExitCodeRestarts
@@ -88,8 +90,26 @@ def stops_active_replicas(job: Job) -> bool:
 
 def count_cause(job: Job, cause: str) -> None:
     """One more recreation of ``cause`` in ``status.restartsByCause``."""
-    causes = job.status.extra.setdefault(RESTARTS_BY_CAUSE, {})
-    causes[cause] = int(causes.get(cause, 0)) + 1
+    _count(job, RESTARTS_BY_CAUSE, cause)
+
+
+def _count(job: Job, field: str, key: str) -> None:
+    counts = job.status.extra.setdefault(field, {})
+    counts[key] = int(counts.get(key, 0)) + 1
+
+
+def over_replica_type_limit(job: Job, policy: FailurePolicy, rtype: str) -> str | None:
+    """Why one more counted restart of ``rtype`` would pass its limit, if it would."""
+    limit = policy.limit_of(rtype)
+    if limit is None:
+        return None
+    used = int((job.status.extra.get(RESTARTS_BY_REPLICA_TYPE) or {}).get(rtype, 0))
+    if used < limit:
+        return None
+    return (
+        f"its {rtype} replicas were restarted {used} times, their limit "
+        f"(lifecyclePolicy.failure.replicaTypeLimits)"
+    )
 
 
 def _restarts(job: Job) -> ExitCodeRestarts:
@@ -115,10 +135,13 @@ def judge_pod(
     exit_code: int | None,
     phase: str,
     tally: Tally,
+    retryable: bool = False,
 ) -> bool:
     """Judge one pod of the job by its failure policy; False when the policy has nothing to
-    say (no policy, the pod has not ended, or no rule matched what is no disruption), and the
-    restart policy decides as before."""
+    say (no policy, the pod has not ended, or no rule matched what is no disruption and its
+    restart policy does not recreate it), and the restart policy decides as before.
+    ``retryable``: its restart policy (ExitCode) would recreate it; then it is counted here,
+    under its replica type's limit."""
     job = ctx.job
     policy = failure_policy(job)
     if policy is None:
@@ -137,6 +160,9 @@ def judge_pod(
     # a pod deleted by someone else is a disruption too (the operator records its own)
     disruption = terminating or is_disruption(pod)
     action, index = policy.decide(rtype, exit_code, disruption)
+    cause = CAUSE_DISRUPTION if disruption and index < 0 else CAUSE_FAILURE_RULE
+    if action == ACTION_DEFAULT and retryable:
+        action, cause = ACTION_RESTART_REPLICA, CAUSE_EXIT_CODE
     if action == ACTION_DEFAULT:
         return False
     m = meta(pod)
@@ -151,6 +177,10 @@ def judge_pod(
             f"{what}: lifecyclePolicy.failure.rules[{index}] says FailJob"
         )
         return True
+    over = over_replica_type_limit(job, policy, rtype)
+    if action == ACTION_RESTART_REPLICA and over is not None:
+        tally.fail_message = f"{type(job).__name__} {job.name} has failed because {what}: {over}"
+        return True
     tally.restarting += 1
     tally.new_restarts += 1
     if action == ACTION_RESTART_JOB:
@@ -159,9 +189,10 @@ def judge_pod(
     elif action == ACTION_IGNORE:
         restarts.counted_pods.append(uid)
         count_cause(job, CAUSE_DISRUPTION if disruption else CAUSE_IGNORED)
-    else:  # RestartReplica, or a disruption counted by countDisruptions
+    else:  # RestartReplica, a disruption counted by countDisruptions, an ExitCode recreation
         restarts.record(uid)
-        count_cause(job, CAUSE_DISRUPTION if disruption and index < 0 else CAUSE_FAILURE_RULE)
+        count_cause(job, cause)
+        _count(job, RESTARTS_BY_REPLICA_TYPE, rtype)
     ctx.logger.info("%s: %s", what, action)
     if not terminating:
         ctx.restarts.append(pod)

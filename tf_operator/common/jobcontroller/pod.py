@@ -25,12 +25,7 @@ from tf_operator.apis.common.v1.types import (
     ReplicaStatus,
 )
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
-from tf_operator.common.jobcontroller.failure_policy import (
-    CAUSE_EXIT_CODE,
-    count_cause,
-    failure_policy,
-    judge_pod,
-)
+from tf_operator.common.jobcontroller.failure_policy import judge_pod
 from tf_operator.common.jobcontroller.kind import (
     J,
     Job,
@@ -167,8 +162,11 @@ class PodReconciler(Generic[J]):
         phase = phase_of(pod)
         defaults = ctx.job.run_policy.defaults
         code = None if exit_code == NO_EXIT_CODE else exit_code
-        if judge_pod(ctx, rtype, pod, code, phase, tally):
-            pass  # the job's failure policy decided (D102)
+        retryable = spec.restart_policy == RESTART_POLICY_EXIT_CODE and (
+            defaults.is_retryable_exit_code(exit_code)
+        )
+        if judge_pod(ctx, rtype, pod, code, phase, tally, retryable):
+            pass  # the job's failure policy decided (D102, D103)
         elif (
             spec.restart_policy == RESTART_POLICY_EXIT_CODE
             and phase == "Failed"
@@ -181,8 +179,6 @@ class PodReconciler(Generic[J]):
                 logger.info("Need to restart the pod: %s.%s", m.get("namespace"), m.get("name"))
                 if self._record_failure(ctx.job, pod):
                     tally.new_restarts += 1
-                    if failure_policy(ctx.job) is not None:
-                        count_cause(ctx.job, CAUSE_EXIT_CODE)  # restarts by cause (D103)
                 ctx.restarts.append(pod)
         if index == 0 and defaults.index0_completed(exit_code, phase):
             tally.index0_completed = True

@@ -261,3 +261,31 @@ def test_the_operator_refuses_what_the_crd_refuses(rule, message):
     job["spec"]["lifecyclePolicy"] = {"failure": {"rules": [rule]}}
     with pytest.raises(TF.invalid_error, match=message):
         TF.kind.decode(job, DEFAULTS_V0_5_3)
+
+
+def test_a_replica_type_limit_fails_the_job_at_the_restart_past_it():
+    harness = JobHarness(TF)
+    failure = {"replicaTypeLimits": {"Worker": 1}}
+    job = _job(harness, TF, {"PS": 1, "Worker": 2}, failure, restart_policy="ExitCode")
+    harness.add_pods(job, "ps", active=1)
+    harness.add_pods(job, "worker", active=1)
+    harness.add_pod(_ended(TF, job, "worker", 1, 137))
+    _complete(harness, job, {"ps": 1, "worker": 2})
+    harness.sync(job)  # the first ExitCode recreation of a worker: within the limit
+    status = _status(harness, job)
+    assert status["restartsByReplicaType"] == {"Worker": 1}
+    assert status["restartsByCause"] == {"ExitCode": 1}
+    assert harness.deleted("pods") == ["test-tfjob-worker-1"]
+    # its replacement fails the same way: one past the limit
+    _resync(harness, job)  # recreates worker 1
+    pods = harness.client.resource(PODS)
+    again = pods.get("test-tfjob-worker-1", namespace="default")
+    again["status"] = _ended(TF, job, "worker", 1, 137)["status"]
+    again = pods.update_status(again, namespace="default")
+    harness.pod_informer.get_indexer().add(strip_pod(again))
+    harness.ctr.expectations.delete_expectations_with_prefix("default/")
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    failed = next(c for c in _status(harness, job)["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "PodFailurePolicy"
+    assert "its Worker replicas were restarted 1 times, their limit" in failed["message"]

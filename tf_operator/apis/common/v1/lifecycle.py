@@ -39,6 +39,8 @@ from tf_operator.k8s.objects import json_copy
 LIFECYCLE_POLICY_FIELD = "lifecyclePolicy"
 # status.restartsByCause: replicas recreated for a job with a failure policy, by cause (D103)
 RESTARTS_BY_CAUSE = "restartsByCause"
+# status.restartsByReplicaType: the counted restarts of each replica type's replicas (D103)
+RESTARTS_BY_REPLICA_TYPE = "restartsByReplicaType"
 # What follows this in the Created condition's message is why a replica does not start (D104)
 BLOCKED_PREFIX = " Blocked: "
 
@@ -195,6 +197,14 @@ class FailureRule:
         return True
 
 
+def _limits(data: Any, path: str) -> dict[str, int]:
+    limits = expect_dict(data, path) or {}
+    for name, value in limits.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DecodeError(f"{path}.{name}: expected an integer, got {value!r}")
+    return dict(limits)
+
+
 @dataclass(frozen=True)
 class FailurePolicy:
     """``lifecyclePolicy.failure``: the rules, first match wins; a disruption no rule matches
@@ -202,9 +212,11 @@ class FailurePolicy:
 
     rules: tuple[FailureRule, ...] = ()
     count_disruptions: bool = False
+    # replica type -> the most counted restarts of its replicas (beside backoffLimit)
+    replica_type_limits: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
-    _KEYS = ("rules", "countDisruptions")
+    _KEYS = ("rules", "countDisruptions", "replicaTypeLimits")
 
     @classmethod
     def from_dict(cls, data: Any, path: str) -> FailurePolicy:
@@ -217,6 +229,7 @@ class FailurePolicy:
                 FailureRule.from_dict(r, f"{path}.rules[{i}]") for i, r in enumerate(rules)
             ),
             count_disruptions=bool(opt_bool(data, "countDisruptions", path)),
+            replica_type_limits=_limits(data.get("replicaTypeLimits"), f"{path}.replicaTypeLimits"),
             extra=rest(data, cls._KEYS),
         )
 
@@ -226,8 +239,17 @@ class FailurePolicy:
             out["rules"] = [r.to_dict() for r in self.rules]
         if self.count_disruptions:
             out["countDisruptions"] = True
+        if self.replica_type_limits:
+            out["replicaTypeLimits"] = dict(self.replica_type_limits)
         out.update(json_copy(self.extra))
         return out
+
+    def limit_of(self, rtype: str) -> int | None:
+        """The most counted restarts of ``rtype``'s replicas, if limited (any case)."""
+        for name, limit in self.replica_type_limits.items():
+            if name.lower() == rtype.lower():
+                return limit
+        return None
 
     def decide(self, rtype: str, exit_code: int | None, disruption: bool) -> tuple[str, int]:
         """The action for a replica's end and the index of the rule that gave it (-1: the
@@ -346,6 +368,12 @@ def check_failure_policy(invalid: str, failure: FailurePolicy, replica_types: se
     if len(failure.rules) > MAX_FAILURE_RULES:
         raise LifecyclePolicyError(f"{invalid}: {path}: at most {MAX_FAILURE_RULES} rules")
     types = {t.lower() for t in replica_types}
+    for rtype, limit in failure.replica_type_limits.items():
+        where = f"spec.{LIFECYCLE_POLICY_FIELD}.failure.replicaTypeLimits.{rtype}"
+        if rtype.lower() not in types:
+            raise LifecyclePolicyError(f"{invalid}: {where} names no replica type of the job")
+        if not 0 <= limit <= 2**31 - 1:
+            raise LifecyclePolicyError(f"{invalid}: {where} must be at least 0")
     for index, rule in enumerate(failure.rules):
         here = f"{path}[{index}]"
         if rule.action not in ACTIONS:

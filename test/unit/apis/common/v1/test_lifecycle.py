@@ -7,6 +7,7 @@ FULL = {
     "success": {"rule": "MinWorkers", "minWorkersPercent": 50, "waitForEvaluators": True},
     "failure": {
         "countDisruptions": True,
+        "replicaTypeLimits": {"Worker": 3},
         "rules": [
             {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
             {"action": "RestartJob", "onReplicaTypes": ["Worker"], "onDisruption": False},

@@ -14,8 +14,13 @@ suspended job loses its pods, services and PodGroup and a resumed one starts afr
 missing pods and services are handed at the end of its walk to the create helpers, which run
 them in slow-start batches while the worker goes on (D46). A failed pass, or a failed create,
 requeues the job with rate limiting; the key's backoff is forgotten only by a pass that leaves
-no create in flight. Seams for tests: ``sync_handler``, the reconciler
-attributes, the injected ``clock``. ``D<n>``: docs/divergences.md.
+no create in flight. A job's lifecycle policy (docs/policies.md, D100-D105) is kept in its
+status by the pass and obeyed by three topic modules the pass calls: :mod:`.failure_policy`
+(each ended pod judged in the walk; a whole-job restart after it), :mod:`.success_policy`
+(the job's success after the walk) and :mod:`.startup` (the blocking reason, the start-up
+deadline, the ordered start); a job without one passes through them unchanged. Seams for
+tests: ``sync_handler``, the reconciler attributes, the injected ``clock``. ``D<n>``:
+docs/divergences.md.
 """
 
 from __future__ import annotations

@@ -89,6 +89,16 @@ def test_invalid_job_reported_once(harness, k):
             "runPolicy.schedulingPolicy.minResources.cpu is not a quantity (got 'two')",
             id="minResources (D37)",
         ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"scheduleTimeoutSeconds": 0}}},
+            "runPolicy.schedulingPolicy.scheduleTimeoutSeconds must be within [1, 2147483647]",
+            id="a gang timeout that cannot work (D150)",
+        ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"scheduleTimeoutSeconds": -1}}},
+            "runPolicy.schedulingPolicy.scheduleTimeoutSeconds must be within [1, 2147483647]",
+            id="a negative gang timeout (D150)",
+        ),
     ],
 )
 def test_what_the_crd_refuses_of_v1_9_fields_fails_the_job(harness, k, edit, error):

@@ -425,6 +425,10 @@ class JobController(Generic[J]):
         ctx.collect(self.cleanup.delete_everything, ctx)
         if self.pod_groups is not None:
             ctx.collect(self.pod_groups.delete, ctx)
+        if ctx.errors:
+            # Written only once every deletion is issued: a suspension with active 0 tells
+            # Kueue the job has let go of its flavour (D151). The pass is retried.
+            ctx.raise_errors()
         self.status.suspend(ctx)
         self._write_status(ctx)
         ctx.raise_errors()

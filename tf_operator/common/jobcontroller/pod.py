@@ -87,6 +87,7 @@ class ReplicaTally:
     restarting: int = 0  # failed pods being recreated under ExitCode
     new_restarts: int = 0  # of those, recorded by this pass
     index0_completed: bool = False
+    running: int = 0  # pods in phase Running (what makes the job Running)
 
 
 class PodReconciler(Generic[J]):
@@ -129,7 +130,12 @@ class PodReconciler(Generic[J]):
         env = ctx.pod_env
 
         replicas = spec.replicas or 0
+        queued = len(ctx.creates.get(self._pods.owned.expectation_suffix, ()))
         self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
+        # The pods this pass creates are active from now on, as batch/v1 Job counts them
+        # (D151): whoever reads the status (Kueue) sees the job active before they show up.
+        created = len(ctx.creates.get(self._pods.owned.expectation_suffix, ())) - queued
+        (job.status.replica_statuses or {})[rtype].active += created
         return tally
 
     def restart_recorded(self, ctx: SyncContext[J]) -> None:
@@ -169,7 +175,9 @@ class PodReconciler(Generic[J]):
                 ctx.restarts.append(pod)
         if index == 0 and defaults.index0_completed(exit_code, phase):
             tally.index0_completed = True
-        count_pod(ctx.job, rtype, phase)
+        if phase == "Running":
+            tally.running += 1
+        count_pod(ctx.job, rtype, phase, terminating=bool(meta(pod).get("deletionTimestamp")))
 
     @staticmethod
     def _record_failure(job: Job, pod: Obj) -> bool:
@@ -225,11 +233,15 @@ def reset_counts(job: Job, rtype: str) -> None:
     job.status.replica_statuses[rtype] = ReplicaStatus()
 
 
-def count_pod(job: Job, rtype: str, phase: str) -> None:
-    """Count one pod into ``status.replicaStatuses[rtype]`` by its phase."""
+def count_pod(job: Job, rtype: str, phase: str, terminating: bool = False) -> None:
+    """Count one pod into ``status.replicaStatuses[rtype]`` by its phase. Active is every
+    created pod that has not finished and is not terminating, as batch/v1 Job counts it;
+    v0.5.3 and v1.9 counted Running pods only, so a job whose pods were still Pending read as
+    inactive (D151)."""
     counts = (job.status.replica_statuses or {})[rtype]
-    if phase == "Running":
-        counts.active += 1
+    if phase not in ("Succeeded", "Failed"):
+        if not terminating:
+            counts.active += 1
     elif phase == "Succeeded":
         counts.succeeded += 1
     elif phase == "Failed":

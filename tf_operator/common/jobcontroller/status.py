@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Generic
 
@@ -259,7 +260,8 @@ class StatusReconciler(Generic[J]):
         job = ctx.job
         counts = (job.status.replica_statuses or {})[rtype]
         expected = replicas - counts.succeeded
-        running, failed = counts.active, counts.failed
+        # active counts created pods not yet finished (D151); Running pods make the job Running
+        running, failed = tally.running, counts.failed
         ctx.logger.debug(  # D53
             "%s=%s, ReplicaType=%s expected=%d, running=%d, failed=%d",
             self._kind.resource.kind,
@@ -277,7 +279,9 @@ class StatusReconciler(Generic[J]):
                 ctx.logger.info(
                     "Job with ActiveDeadlineSeconds will sync after %d seconds", deadline
                 )
-        progress = self._kind.progress(job, rtype, replicas, counts, tally.index0_completed)
+        progress = self._kind.progress(
+            job, rtype, replicas, replace(counts, active=running), tally.index0_completed
+        )
         name = self._kind.resource.kind
         if progress.running:
             self._set(ctx, JOB_RUNNING, self.running_reason, f"{name} {job.name} is running.")

@@ -63,6 +63,9 @@ class SyncContext(Generic[J]):
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    # Why a pod or service of the job can never be created (its name is held by another
+    # controller's object): the pass fails the job (D152).
+    conflicts: list[str] = field(default_factory=list)
     raw: Obj = field(default_factory=dict)  # the cached object the job was decoded from
     creations_left: int = MAX_CREATIONS_PER_SYNC
     # The job's cluster environment for the pods this pass creates (made on the first one).

@@ -61,6 +61,7 @@ from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl
+from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
 from tf_operator.k8s.client import KubeInterface
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
@@ -73,6 +74,8 @@ from tf_operator.k8s.objects import meta
 from tf_operator.k8s.workqueue import default_controller_rate_limiter, new_rate_limiting_queue
 from tf_operator.logger import logger_for_job, logger_for_key, logger_for_kind
 
+# The Failed reason of a job whose pod or service name another controller's object holds.
+NAME_CONFLICT_REASON = "NameConflict"
 # How long `run` waits for each worker to finish its current key after stop.
 WORKER_JOIN_TIMEOUT = 30.0
 
@@ -388,6 +391,8 @@ class JobController(Generic[J]):
                 if tally is not None:
                     self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
                 ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+            if ctx.conflicts:  # before the creates are handed over: they are skipped (D152)
+                self.status.fail(ctx, ctx.conflicts[0], NAME_CONFLICT_REASON, EVENT_TYPE_WARNING)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:

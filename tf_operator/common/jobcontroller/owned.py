@@ -152,8 +152,11 @@ class OwnedObjects(Generic[J]):
         key = self._owners.owner_key(obj)
         if key is None:
             labels = self._kind.labels
-            if self.owned.log_unknown_owner and (
-                labels_of(obj).get(labels.group_name) == labels.group_name_value
+            ref_kind = (get_controller_of(obj) or {}).get("kind")
+            if (
+                self.owned.log_unknown_owner
+                and ref_kind == self._kind.resource.kind  # another kind's pod is not ours to log
+                and labels_of(obj).get(labels.group_name) == labels.group_name_value
             ):
                 self._logger(obj).info("This %s's job does not exist", self.owned.noun)
             return
@@ -327,6 +330,33 @@ class OwnedObjects(Generic[J]):
             or not valid_index(index)
         )
 
+    def _held_by_other(self, job: J, name: str) -> str:
+        """Why the name of a replica of ``job`` can never be created ("" when it can): the
+        cache holds an object of that name, not going, that another controller owns (a job
+        of another kind with the same name wants the same names), or that no controller owns
+        and the claim does not adopt. An earlier job of this kind and name (its owner being
+        garbage-collected) is no conflict: its objects go. (D152)"""
+        obj = self._informer.get_indexer().get_by_key(f"{job.namespace}/{name}")
+        if obj is None or meta(obj).get("deletionTimestamp"):
+            return ""
+        ref = get_controller_of(obj)
+        noun, kind = self.owned.noun, self._kind.resource.kind
+        if ref is None:
+            selector = selector_from_set(job_labels(self._kind, job.name))
+            if selector.matches(labels_of(obj)):
+                return ""  # the claim adopts it
+            holder = "no controller, and its labels are not this job's"
+        elif ref.get("uid") == job.uid:
+            return ""
+        elif ref.get("kind") == kind and ref.get("name") == job.name:
+            return ""  # an earlier job of this name: being garbage-collected
+        else:
+            holder = f"{ref.get('kind')} {ref.get('name')} controls it"
+        return (
+            f"{kind} {job.name} cannot create its {noun} {name}: a {noun} of that name exists "
+            f"and {holder}; rename the job or delete that {noun}"
+        )
+
     def delete(self, job: J, obj: Obj) -> bool:
         """Delete the cached ``obj`` under a deletion expectation; True when a delete was
         issued. The cache stands in for v0.5.3's live read (D52)."""
@@ -379,6 +409,8 @@ class OwnedObjects(Generic[J]):
                     observe(index, same_index[0])
             elif self._held_by_going(job, gen_general_name(job.name, rt, index)):
                 continue  # its holder is going: the create follows its deletion (D67)
+            elif conflict := self._held_by_other(job, gen_general_name(job.name, rt, index)):
+                ctx.conflicts.append(conflict)  # the job fails: the name is not ours (D152)
             elif ctx.take_creation():
                 logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))

@@ -239,7 +239,13 @@ class StatusReconciler(Generic[J]):
             ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg)
             ctx.count(self._kind.metrics.successful.inc)
 
-    def fail(self, ctx: SyncContext[J], message: str, reason: str | None = None) -> None:
+    def fail(
+        self,
+        ctx: SyncContext[J],
+        message: str,
+        reason: str | None = None,
+        event_type: str = EVENT_TYPE_NORMAL,
+    ) -> None:
         """Set Failed (once) with its event, metric and completion time; ``reason`` defaults
         to ``<Kind>Failed`` (a replica failure)."""
         job = ctx.job
@@ -249,7 +255,7 @@ class StatusReconciler(Generic[J]):
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         if self._set(ctx, JOB_FAILED, reason, message):
-            ctx.event(EVENT_TYPE_NORMAL, reason, message)
+            ctx.event(event_type, reason, message)
             ctx.count(self._kind.metrics.failed.inc)
 
     def update_replica_type(

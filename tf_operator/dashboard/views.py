@@ -4,6 +4,7 @@ any kind the SDK knows (TFJob, PyTorchJob) is shown the same way, its kind named
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -43,10 +44,18 @@ def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, An
     }
 
 
+@dataclass(frozen=True)
+class Panes:
+    """Which panes of a job page reading beyond the job the caller may see."""
+
+    events: bool = True  # list events
+    logs: bool = True  # get pods/log
+
+
 def job_detail(
     job: Mapping[str, Any],
     pods: Sequence[Mapping[str, Any]],
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any]] | None,  # None: not the caller's to read
     now: datetime | None = None,
 ) -> dict[str, Any]:
     status = job.get("status") or {}
@@ -84,7 +93,9 @@ def job_detail(
                 ),
             }
             for e in events
-        ],
+        ]
+        if events is not None
+        else None,
     }
 
 

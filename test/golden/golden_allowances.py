@@ -13,6 +13,7 @@ An allowance gets the case and one snapshot (``{"pods": [...], "services": [...]
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,7 +154,7 @@ def _limit_failure_reasons(case: Any, snapshot: dict) -> None:
 
 
 def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
-    """A running job's status carries its spec as compact JSON with sorted keys."""
+    """A running job's status carries the digest of its spec's compact JSON (D39, D153)."""
     status = snapshot.get("tfjob_status")
     if status is None:
         return  # only the state after the steps
@@ -165,7 +166,8 @@ def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
         # the spec as stored: the CRD defaults runPolicy to {}, then suspend to false (D90)
         spec = dict(case.tfjob["spec"])
         spec["runPolicy"] = {"suspend": False, **(spec.get("runPolicy") or {})}
-        status["lastValidSpec"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        status["lastValidSpecDigest"] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 _TRAINING = "training.kubeflow.org/"
@@ -256,9 +258,9 @@ ALLOWANCES = {
             "last_valid_spec_in_status",
             v053="kept no copy of the spec a job ran on: an invalid edit of a running job "
             "failed it, and the fix ran it again from scratch",
-            ours="keeps the spec a running job is reconciled on in status.lastValidSpec "
-            "(dropped once it finishes) and ignores an invalid edit, running on that spec "
-            "(divergence D39 in docs/divergences.md)",
+            ours="keeps the digest of the spec a running job is reconciled on in "
+            "status.lastValidSpecDigest (dropped once it finishes) and ignores an invalid edit, "
+            "running on that spec (divergences D39 and D153 in docs/divergences.md)",
             apply=_last_valid_spec_in_status,
         ),
     )

@@ -279,7 +279,7 @@ class JobController(Generic[J]):
             decoded = self.edits.decode(raw, now)
             if decoded is None:
                 return True
-            job, ignored, text = decoded
+            job, ignored, record = decoded
             self.memory.remember(key, job.uid)
             if self.memory.is_finished(key, job.uid) and not is_finished(job.status):
                 # Our finishing status write is not in the cache yet: a pass now could
@@ -302,7 +302,7 @@ class JobController(Generic[J]):
             self.kind.set_defaults(job)  # only the pass reads the defaults
             logger = logger_for_job({"metadata": job.metadata}, self.kind.resource.kind)
             ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
-            ctx.spec_json = text
+            ctx.spec_record = record
             self.reconcile(ctx, ignored)
             return not ctx.creates
         finally:

@@ -35,6 +35,8 @@ class StatusError(Exception):
             "reason": reason,
             "code": code,
         }
+        if not reason:  # StatusReasonUnknown: Go leaves the empty field out
+            del status["reason"]
         if details:
             status["details"] = details
         self.status = status

@@ -36,6 +36,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+import orjson
+
 from . import deepjson, errors, paging
 from .objects import clone, format_time, meta
 from .paging import Key, Snapshot
@@ -59,6 +61,37 @@ _EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
 StorageKey = tuple[str, str]  # (group, plural): one resource, whatever version it is served at
 CHECK_SHARED_ENV = "LOCALCLUSTER_CHECK_SHARED"
+
+
+# etcd's default --max-request-bytes (1.5 MiB): a write whose request (key and object) is
+# larger is refused by etcd with "request is too large", which kube-apiserver hands back as a
+# 500 Status without a reason (the error is no API status; ErrorToAPIStatus's default case).
+ETCD_MAX_REQUEST_BYTES = 1572864
+TOO_LARGE_MESSAGE = "etcdserver: request is too large"
+
+
+def check_storable(rt: ResourceType, key: Key, obj: dict[str, Any]) -> None:
+    """Refuse ``obj`` as etcd would when its key and encoding pass etcd's request limit.
+    kube-apiserver retries a too-large create or update once without ``managedFields``:
+    so do we, dropping them from ``obj`` when that makes it fit."""
+    group = f"{rt.group}/" if rt.group else ""
+    etcd_key = f"/registry/{group}{rt.plural}/{key[0] + '/' if key[0] else ''}{key[1]}"
+    if _encoded_size(obj) + len(etcd_key) <= ETCD_MAX_REQUEST_BYTES:
+        return
+    m = obj.get("metadata") or {}
+    if m.get("managedFields"):
+        trimmed = {**obj, "metadata": {k: v for k, v in m.items() if k != "managedFields"}}
+        if _encoded_size(trimmed) + len(etcd_key) <= ETCD_MAX_REQUEST_BYTES:
+            del m["managedFields"]
+            return
+    raise errors.StatusError(500, "", TOO_LARGE_MESSAGE)
+
+
+def _encoded_size(obj: dict[str, Any]) -> int:
+    try:
+        return len(orjson.dumps(obj))
+    except orjson.JSONEncodeError:  # deeper than orjson encodes: the slow, exact way
+        return len(json.dumps(obj, separators=(",", ":")).encode())
 
 
 class SharedObjectCheck:
@@ -456,7 +489,10 @@ class Store:
         etype: str,
         old: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
+        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held.
+        An object etcd would not take (see :func:`check_storable`) is refused first."""
+        if etype != "DELETED":
+            check_storable(rt, key, obj)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         if self._shared_check is not None:

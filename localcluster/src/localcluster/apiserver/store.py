@@ -88,10 +88,24 @@ def check_storable(rt: ResourceType, key: Key, obj: dict[str, Any]) -> None:
 
 
 def _encoded_size(obj: dict[str, Any]) -> int:
+    """The length of ``obj`` as compact JSON."""
     try:
         return len(orjson.dumps(obj))
-    except orjson.JSONEncodeError:  # deeper than orjson encodes: the slow, exact way
-        return len(json.dumps(obj, separators=(",", ":")).encode())
+    except orjson.JSONEncodeError:  # deeper than orjson encodes: counted without recursion
+        size, work = 0, [obj]
+        while work:
+            item = work.pop()
+            if isinstance(item, dict):
+                size += 1 + len(item)  # braces, colons and commas
+                for key, value in item.items():
+                    size += len(json.dumps(key).encode())
+                    work.append(value)
+            elif isinstance(item, list):
+                size += 1 + max(len(item), 1)  # brackets and commas
+                work.extend(item)
+            else:
+                size += len(json.dumps(item).encode())
+        return size
 
 
 class SharedObjectCheck:

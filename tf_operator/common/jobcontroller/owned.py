@@ -15,10 +15,11 @@ create helpers (D46), and names are deterministic, so two creates for one index 
 both succeed. Handlers run on informer threads, the rest on workers; nothing here is mutated
 after construction. ``D<n>``: docs/divergences.md.
 
-What is not a replica of this job is replaced, never counted (D67): a pod created before the
-job (an earlier job of the same name, deleted with ``--cascade=orphan``, left it; batch/v1 Job
-guards the same case with ``controller-uid`` in its selector) is left out of the claim and
-deleted with a Warning event; an object of a replica type without a valid index label is
+What is not a replica of this job is replaced, never counted (D67): a pod of an earlier job of
+the same name (deleted with ``--cascade=orphan``, it left it; batch/v1 Job guards the same case
+with ``controller-uid``) is left out of the claim and deleted with a Warning event. A pod says
+which job created it by its ``training.kubeflow.org/job-uid`` label, whatever its creation
+time (D154); one without the label counts as earlier when it was created before the job; an object of a replica type without a valid index label is
 deleted, as the Kubernetes Job controller deletes pods without a valid completion index. The
 replacement is created once the deletion is seen: no create is queued for a name an object
 this job controls still holds, since that create could only meet AlreadyExists.
@@ -34,6 +35,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Generic
 
+from tf_operator.apis.common.v1.types import JOB_UID_LABEL
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
 from tf_operator.common.jobcontroller.kind import J, Job, JobKind, job_labels
@@ -272,7 +274,7 @@ class OwnedObjects(Generic[J]):
         if self.owned.replace_stale:
             # adopted orphans among them are deleted by the next pass (replace_stale), once
             # the cache shows them controlled by the job and their deletion can be expected
-            claimed = [obj for obj in claimed if not created_before(obj, job)]
+            claimed = [obj for obj in claimed if not is_stale(obj, job)]
         return claimed
 
     def cached(self, job: J) -> list[Obj]:
@@ -294,7 +296,7 @@ class OwnedObjects(Generic[J]):
             return
         job, kind = ctx.job, self._kind.resource.kind
         for obj in objects:
-            if not _controlled_by(obj, job.uid) or not created_before(obj, job):
+            if not _controlled_by(obj, job.uid) or not is_stale(obj, job):
                 continue
             if meta(obj).get("deletionTimestamp"):
                 continue  # going already
@@ -326,7 +328,7 @@ class OwnedObjects(Generic[J]):
         index = labels_of(obj).get(self._kind.labels.replica_index)
         return bool(
             meta(obj).get("deletionTimestamp")
-            or (self.owned.replace_stale and created_before(obj, job))
+            or (self.owned.replace_stale and is_stale(obj, job))
             or not valid_index(index)
         )
 
@@ -507,6 +509,15 @@ def _parsed_timestamp(value: str) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def is_stale(obj: Obj, job: Job) -> bool:
+    """True when ``obj`` is an earlier job's: it carries another job's uid (D154), or, made
+    before that label existed, it was created before ``job``."""
+    uid = labels_of(obj).get(JOB_UID_LABEL)
+    if uid is not None:
+        return uid != job.uid
+    return created_before(obj, job)
 
 
 def created_before(obj: Obj, job: Job) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Generic
 
 from tf_operator.apis.common.v1.types import (
+    JOB_UID_LABEL,
     RESTART_POLICY_EXIT_CODE,
     ExitCodeRestarts,
     ReplicaSpec,
@@ -209,7 +210,8 @@ class PodReconciler(Generic[J]):
         template = json_copy(spec.template)
         tmeta = template.setdefault("metadata", {})
         tmeta["name"] = gen_general_name(job.name, rt, index)
-        tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
+        # the creating job's uid tells its pods from an earlier job's of the same name (D154)
+        tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels, JOB_UID_LABEL: job.uid}
         env(template, rt, index)
         if (template.get("spec") or {}).get("restartPolicy"):
             msg = "Restart policy in pod template will be overwritten by restart policy in replica spec"

@@ -44,6 +44,9 @@ JOB_NAME_LABEL = TRAINING_LABEL_PREFIX + "job-name"
 REPLICA_TYPE_LABEL = TRAINING_LABEL_PREFIX + "replica-type"
 REPLICA_INDEX_LABEL = TRAINING_LABEL_PREFIX + "replica-index"
 JOB_ROLE_LABEL = TRAINING_LABEL_PREFIX + "job-role"
+# Not in v1.9 (divergence D154): the uid of the job that created the pod, as batch/v1 stamps
+# controller-uid, so a pod of an earlier job of the same name is told apart whatever its time.
+JOB_UID_LABEL = TRAINING_LABEL_PREFIX + "job-uid"
 
 CONDITION_TRUE = "True"
 CONDITION_FALSE = "False"

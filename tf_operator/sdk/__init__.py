@@ -37,6 +37,7 @@ from tf_operator.sdk.errors import (
     Conflict,
     FieldCause,
     Invalid,
+    JobFinished,
     NotFound,
     WaitTimeout,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "Conflict",
     "FieldCause",
     "Invalid",
+    "JobFinished",
     "LogLine",
     "LogStream",
     "NotFound",

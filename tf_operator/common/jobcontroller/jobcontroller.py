@@ -28,7 +28,7 @@ from functools import partial
 from typing import Generic
 
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults, other_manager
-from tf_operator.apis.common.v1.types import truncate_time
+from tf_operator.apis.common.v1.types import JOB_FAILED, parse_time, truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits
@@ -55,6 +55,7 @@ from tf_operator.common.jobcontroller.status import (
     is_finished,
     is_succeeded,
     is_suspended,
+    raw_finished_conditions,
 )
 from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
@@ -63,7 +64,7 @@ from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl
 from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
-from tf_operator.k8s.client import KubeInterface
+from tf_operator.k8s.client import KubeInterface, is_not_found
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
@@ -278,6 +279,7 @@ class JobController(Generic[J]):
             now = truncate_time(self.clock.now())
             decoded = self.edits.decode(raw, now)
             if decoded is None:
+                self._expire_invalid(key, raw)
                 return True
             job, ignored, record = decoded
             self.memory.remember(key, job.uid)
@@ -309,6 +311,29 @@ class JobController(Generic[J]):
             elapsed = self.clock.monotonic() - started
             level = logging.DEBUG if waited else logging.INFO
             logger.log(level, 'Finished syncing %s "%s" (%.3fs)', noun, key, elapsed)
+
+    def _expire_invalid(self, key: str, raw: dict[str, object]) -> None:
+        """``ttlSecondsAfterFinished`` of a job Failed as invalid, which no pass decodes:
+        counted from its Failed condition, read from the raw spec (D155)."""
+        failed = [
+            c
+            for c in raw_finished_conditions(raw)
+            if c.get("type") == JOB_FAILED and c.get("reason") == self.invalid.reason
+        ]
+        ttl = raw_ttl_seconds(raw)
+        since = parse_time(failed[0].get("lastTransitionTime"), "") if failed else None
+        if ttl is None or since is None:
+            return
+        remaining = seconds_left(ttl, since, self.clock.now())
+        if remaining > 0:
+            self.work_queue.add_after(key, remaining)
+            return
+        m = meta(raw)
+        try:
+            self.job_client.delete(str(m.get("name")), namespace=str(m.get("namespace")))
+        except Exception as err:
+            if not is_not_found(err):
+                raise
 
     def _forget(self, key: str) -> None:
         """A job left the cache: count it once and drop everything kept for it (D5)."""
@@ -485,3 +510,16 @@ def _skip(creates: Iterable[ExpectedCreate]) -> None:
     """Lower the expectations of creates that will not run."""
     for create in creates:
         create.skip()
+
+
+def raw_ttl_seconds(raw: dict[str, object]) -> int | None:
+    """``ttlSecondsAfterFinished`` of an undecoded job (either placement), if it is one."""
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    run_policy = spec.get("runPolicy")
+    for holder in (run_policy if isinstance(run_policy, dict) else {}, spec):
+        value = holder.get("ttlSecondsAfterFinished")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None

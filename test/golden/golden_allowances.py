@@ -13,12 +13,13 @@ An allowance gets the case and one snapshot (``{"pods": [...], "services": [...]
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from golden_normalise import TF_CONFIG
+from golden_normalise import JOB_UID_LABEL, TF_CONFIG, TFJOB_UID
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
@@ -153,7 +154,7 @@ def _limit_failure_reasons(case: Any, snapshot: dict) -> None:
 
 
 def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
-    """A running job's status carries its spec as compact JSON with sorted keys."""
+    """A running job's status carries the digest of its spec's compact JSON (D39, D153)."""
     status = snapshot.get("tfjob_status")
     if status is None:
         return  # only the state after the steps
@@ -165,7 +166,25 @@ def _last_valid_spec_in_status(case: Any, snapshot: dict) -> None:
         # the spec as stored: the CRD defaults runPolicy to {}, then suspend to false (D90)
         spec = dict(case.tfjob["spec"])
         spec["runPolicy"] = {"suspend": False, **(spec.get("runPolicy") or {})}
-        status["lastValidSpec"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        text = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+        status["lastValidSpecDigest"] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _active_counts_created_pods(case: Any, snapshot: dict) -> None:
+    """Active counts every pod of a type that has not finished (D151): its pods in the
+    snapshot less those the status counts succeeded or failed."""
+    status = snapshot.get("tfjob_status")
+    if status is None:
+        return
+    for rtype, counts in (status.get("replicaStatuses") or {}).items():
+        pods = sum(
+            1
+            for p in snapshot["pods"]
+            if p["metadata"]["labels"].get("tf-replica-type") == rtype.lower()
+        )
+        active = pods - counts.get("succeeded", 0) - counts.get("failed", 0)
+        if active > counts.get("active", 0):
+            counts["active"] = active
 
 
 _TRAINING = "training.kubeflow.org/"
@@ -182,6 +201,8 @@ def _training_operator_labels(case: Any, snapshot: dict) -> None:
             labels[_TRAINING + "replica-index"] = labels["tf-replica-index"]
             if "tf-job-role" in labels:
                 labels[_TRAINING + "job-role"] = labels["tf-job-role"]
+            if kind == "pods":  # the creating job's uid (D154), a marker after normalising
+                labels[JOB_UID_LABEL] = TFJOB_UID
 
 
 ALLOWANCES = {
@@ -249,16 +270,27 @@ ALLOWANCES = {
             "tf-replica-index (and tf-job-role on the master) only",
             ours="also writes training-operator v1.9's training.kubeflow.org/operator-name, "
             "job-name, replica-type, replica-index and job-role, which Kueue and the Kubeflow "
-            "SDKs select on; v0.5.3's labels stay, and stay the selector (D63)",
+            "SDKs select on; v0.5.3's labels stay, and stay the selector (D63); and on pods "
+            "training.kubeflow.org/job-uid, the creating job's uid, which tells an earlier "
+            "job's pod apart whatever its creation time (D154)",
             apply=_training_operator_labels,
+        ),
+        Allowance(
+            "active_counts_created_pods",
+            v053="counted only Running pods as active: a recreated pod still Pending was "
+            "no replica of the job at all in its status",
+            ours="counts every created pod that has not finished as active, as batch/v1 Job "
+            "does, so Kueue does not read a job whose pods are being created as inactive "
+            "(divergence D151 in docs/divergences.md)",
+            apply=_active_counts_created_pods,
         ),
         Allowance(
             "last_valid_spec_in_status",
             v053="kept no copy of the spec a job ran on: an invalid edit of a running job "
             "failed it, and the fix ran it again from scratch",
-            ours="keeps the spec a running job is reconciled on in status.lastValidSpec "
-            "(dropped once it finishes) and ignores an invalid edit, running on that spec "
-            "(divergence D39 in docs/divergences.md)",
+            ours="keeps the digest of the spec a running job is reconciled on in "
+            "status.lastValidSpecDigest (dropped once it finishes) and ignores an invalid edit, "
+            "running on that spec (divergences D39 and D153 in docs/divergences.md)",
             apply=_last_valid_spec_in_status,
         ),
     )

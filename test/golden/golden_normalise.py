@@ -9,7 +9,9 @@ run decides, never what an operator wrote:
   ``managedFields``, ``selfLink``: assigned by the API server, different on every run;
 - ``metadata.ownerReferences[].uid``: the owning TFJob's uid, new on every run. It is replaced
   by the marker ``<tfjob uid>`` only when it equals the uid of the case's TFJob, so a wrong
-  owner still shows up as a difference;
+  owner still shows up as a difference; so is the value of the ``training.kubeflow.org/job-uid``
+  label (our addition, D154: the allowance ``training_operator_labels`` adds it to v0.5.3's
+  pods as the marker);
 - ``status`` of pods, services and PodGroups: written by the cluster (and, for pods, by the
   test's own stand-in kubelet), never by the operator;
 - fields holding the value the Kubernetes API server defaults them to (pod ``dnsPolicy:
@@ -38,6 +40,7 @@ import json
 from typing import Any
 
 TFJOB_UID = "<tfjob uid>"
+JOB_UID_LABEL = "training.kubeflow.org/job-uid"
 TIME = "<time>"
 TF_CONFIG = "TF_CONFIG"
 
@@ -153,6 +156,9 @@ def normalise_object(obj: dict, job_uid: str) -> dict:
     for ref in meta.get("ownerReferences") or []:
         if ref.get("uid") == job_uid:
             ref["uid"] = TFJOB_UID
+    labels = meta.get("labels") or {}
+    if labels.get(JOB_UID_LABEL) == job_uid:
+        labels[JOB_UID_LABEL] = TFJOB_UID
     return out
 
 

@@ -56,6 +56,7 @@ from starlette.staticfiles import StaticFiles
 from tf_operator.dashboard import views
 from tf_operator.dashboard.cache import Change, ClusterCache
 from tf_operator.dashboard.security import (
+    JOBS_GROUP,
     LOOPBACK_HOSTS,
     Authenticator,
     AuthMiddleware,
@@ -162,14 +163,26 @@ class Dashboard:
         """The client of the kind the request's address names (None: a kind not served)."""
         return self.clients.get(request.path_params.get("plural", ""))
 
-    async def _may(self, request: Request, verb: str, namespace: str, plural: str) -> bool:
-        """Whether the signed-in caller may ``verb`` this kind's jobs (always, without
-        Kubernetes sign-in: the guards in front decided)."""
+    async def _may(
+        self, request: Request, verb: str, namespace: str, plural: str, group: str = JOBS_GROUP
+    ) -> bool:
+        """Whether the signed-in caller may ``verb`` this kind's jobs, or ``plural`` of
+        ``group`` (always, without Kubernetes sign-in: the guards in front decided)."""
         caller = request.scope.get("state", {}).get("caller")
         if self.authenticator is None or not isinstance(caller, Caller):
             return True
         return bool(
-            await run_in_threadpool(self.authenticator.authorize, caller, verb, namespace, plural)
+            await run_in_threadpool(
+                self.authenticator.authorize, caller, verb, namespace, plural, group
+            )
+        )
+
+    async def _panes(self, request: Request, namespace: str) -> views.Panes:
+        """Which of a job page's panes read from outside the job the caller may see: its
+        events and its replicas' logs, each reviewed on exactly what it reads."""
+        return views.Panes(
+            events=await self._may(request, "list", namespace, "events", group=""),
+            logs=await self._may(request, "get", namespace, "pods/log", group=""),
         )
 
     async def _readable(self, request: Request, namespace: str) -> list[str]:
@@ -211,8 +224,11 @@ class Dashboard:
         )
         if job is None:
             return self._missing(ns, name, client, plural)
-        detail = await self._detail(client, job)
-        html = self.render("job.html", namespace=ns, name=name, kind=client.kind, detail=detail)
+        panes = await self._panes(request, ns)
+        detail = await self._detail(client, job, panes)
+        html = self.render(
+            "job.html", namespace=ns, name=name, kind=client.kind, detail=detail, panes=panes
+        )
         return HTMLResponse(html)
 
     @staticmethod
@@ -232,14 +248,18 @@ class Dashboard:
             names = []
         return sorted(set(names) | {current})
 
-    async def _detail(self, client: JobClient, job: dict[str, Any]) -> dict[str, Any]:
+    async def _detail(
+        self, client: JobClient, job: dict[str, Any], panes: views.Panes
+    ) -> dict[str, Any]:
         meta = job["metadata"]
         pods = self.cache.pods(client.kind.plural, meta["namespace"], meta["name"])
-        try:
-            events = await run_in_threadpool(client.get_events, meta["name"], meta["namespace"])
-        except ApiError as err:
-            log.info("events of %s/%s: %s", meta["namespace"], meta["name"], err)
-            events = []
+        events: list[dict[str, Any]] | None = None  # not the caller's to read
+        if panes.events:
+            try:
+                events = await run_in_threadpool(client.get_events, meta["name"], meta["namespace"])
+            except ApiError as err:
+                log.info("events of %s/%s: %s", meta["namespace"], meta["name"], err)
+                events = []
         return views.job_detail(job, pods, events)
 
     # ---- event streams ----------------------------------------------------------------------
@@ -293,10 +313,12 @@ class Dashboard:
         if client is None:
             return self._missing(ns, name, None, plural)
 
+        panes = await self._panes(request, ns)
+
         async def body(feed: _Feed) -> AsyncIterator[str]:
             followers: dict[tuple[str, str, int], _LogFollower] = {}
             try:
-                async for chunk in self._job_updates(client, ns, name, feed, followers):
+                async for chunk in self._job_updates(client, ns, name, feed, followers, panes):
                     yield chunk
             finally:
                 for follower in followers.values():
@@ -313,6 +335,7 @@ class Dashboard:
         name: str,
         feed: _Feed,
         followers: dict[tuple[str, str, int], _LogFollower],
+        panes: views.Panes,
     ) -> AsyncIterator[str]:
         plural = client.kind.plural
         batch: list[Any] = [Change("job", plural, ns, name)]  # render once on connect
@@ -322,10 +345,11 @@ class Dashboard:
                 if job is None:
                     yield _sse("deleted", {"name": name})
                     return
-                detail = await self._detail(client, job)
+                detail = await self._detail(client, job, panes)
                 yield _sse("detail", {"html": self.render("_detail.html", detail=detail)})
-                for pod, marker in await self._follow_logs(client, ns, name, feed, followers):
-                    yield _sse("log", {"pod": pod, "lines": [marker]})
+                if panes.logs:  # else no follower: the caller may not read its pods' logs
+                    for pod, marker in await self._follow_logs(client, ns, name, feed, followers):
+                        yield _sse("log", {"pod": pod, "lines": [marker]})
             lines: dict[str, list[str]] = {}
             for item in batch:
                 if isinstance(item, tuple):

@@ -18,7 +18,10 @@ The dashboard acts on the cluster with its own identity, so three guards stand i
   ``create``, ``patch`` or ``delete`` to write), answers cached for a minute. A request about
   one kind's jobs (``/namespaces/ns/pytorchjobs/...``) is reviewed on that kind's resource
   (``pytorchjobs``); one about every kind (a namespace's list) needs the verb on one kind at
-  least, and the dashboard then shows only the kinds the caller may read (``Dashboard``). A browser
+  least, and the dashboard then shows only the kinds the caller may read (``Dashboard``).
+  What a job page shows beyond the job is reviewed too, on exactly the resource it comes from:
+  its events (``list`` ``events``) and its replicas' logs (``get`` ``pods/log``); a pane the
+  caller may not read is left out, with a line saying why. A browser
   signs in once with ``?token=...``: the token is exchanged for a session cookie (HttpOnly,
   SameSite=Strict) and the address reloaded without it; API clients send
   ``Authorization: Bearer``.
@@ -44,6 +47,8 @@ from tf_operator.k8s.client import KubeInterface, Resource
 from tf_operator.sdk.kinds import KINDS
 
 log = logging.getLogger(__name__)
+
+JOBS_GROUP = "kubeflow.org"  # the API group of every job kind the dashboard serves
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 WRITE_HEADER = "X-TFJob-Dashboard"
@@ -121,8 +126,11 @@ class Authenticator(Protocol):
 
     def authenticate(self, token: str) -> Caller | None: ...
 
-    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
-        """May ``caller`` ``verb`` the ``resource`` (a job kind's plural) of ``namespace``?"""
+    def authorize(
+        self, caller: Caller, verb: str, namespace: str, resource: str, group: str = JOBS_GROUP
+    ) -> bool:
+        """May ``caller`` ``verb`` the ``resource`` of API ``group`` in ``namespace``? (a job
+        kind's plural by default; ``pods/log``: a subresource)"""
         ...
 
 
@@ -141,7 +149,9 @@ class TokenAuthenticator:
             return Caller("dashboard-token")
         return None
 
-    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
+    def authorize(
+        self, caller: Caller, verb: str, namespace: str, resource: str, group: str = JOBS_GROUP
+    ) -> bool:
         return True
 
 
@@ -185,20 +195,21 @@ class KubernetesAuthenticator:
             self._callers[key] = caller
         return caller
 
-    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
-        key = (caller, verb, namespace, resource)
+    def authorize(
+        self, caller: Caller, verb: str, namespace: str, resource: str, group: str = JOBS_GROUP
+    ) -> bool:
+        key = (caller, verb, namespace, f"{group}/{resource}")
         with self._lock:
             if key in self._decisions:
                 return self._decisions[key]
+        plural, _, subresource = resource.partition("/")
+        attributes = {"group": group, "resource": plural, "verb": verb, "namespace": namespace}
+        if subresource:
+            attributes["subresource"] = subresource
         spec: dict[str, Any] = {
             "user": caller.name,
             "groups": list(caller.groups),
-            "resourceAttributes": {
-                "group": "kubeflow.org",
-                "resource": resource,
-                "verb": verb,
-                "namespace": namespace,
-            },
+            "resourceAttributes": attributes,
         }
         if caller.uid:
             spec["uid"] = caller.uid

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -50,10 +51,18 @@ def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, An
     }
 
 
+@dataclass(frozen=True)
+class Panes:
+    """Which panes of a job page reading beyond the job the caller may see."""
+
+    events: bool = True  # list events
+    logs: bool = True  # get pods/log
+
+
 def job_detail(
     job: Mapping[str, Any],
     pods: Sequence[Mapping[str, Any]],
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any]] | None,  # None: not the caller's to read
     now: datetime | None = None,
 ) -> dict[str, Any]:
     status = job.get("status") or {}
@@ -92,7 +101,9 @@ def job_detail(
                 ),
             }
             for e in events
-        ],
+        ]
+        if events is not None
+        else None,
     }
 
 

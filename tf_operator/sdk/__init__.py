@@ -44,6 +44,7 @@ from tf_operator.sdk.errors import (
     Conflict,
     FieldCause,
     Invalid,
+    JobFinished,
     NotFound,
     WaitTimeout,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "Conflict",
     "FieldCause",
     "Invalid",
+    "JobFinished",
     "LogLine",
     "LogStream",
     "NotFound",

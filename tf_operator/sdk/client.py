@@ -31,7 +31,7 @@ from tf_operator.k8s.client.errors import (
 from tf_operator.sdk import conditions as cond
 from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
-from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
+from tf_operator.sdk.errors import Conflict, JobFinished, NotFound, WaitTimeout, translate
 from tf_operator.sdk.follow import JobLogFollower
 from tf_operator.sdk.kinds import (
     JAXJOB,
@@ -45,6 +45,8 @@ from tf_operator.sdk.kinds import (
 from tf_operator.sdk.logs import LogLine, LogStream
 
 TFJOBS = TFJOB.resource
+# How often suspend and resume read the job again after a write met a newer version of it.
+SUSPEND_ATTEMPTS = 5
 PYTORCHJOBS = PYTORCHJOB.resource
 XGBOOSTJOBS = XGBOOSTJOB.resource
 JAXJOBS = JAXJOB.resource
@@ -231,12 +233,36 @@ class JobClient:
 
     def suspend(self, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Set ``spec.runPolicy.suspend``: the operator deletes the job's pods and services and
-        marks it ``Suspended``; :meth:`resume` runs it again (a fresh ``startTime``)."""
-        return self.patch(name, runpolicy.suspend_patch(True), namespace)
+        marks it ``Suspended``; :meth:`resume` runs it again (a fresh ``startTime``). A
+        finished job raises :class:`JobFinished` and is left as it is."""
+        return self._set_suspend(name, namespace, True)
 
     def resume(self, name: str, namespace: str | None = None) -> dict[str, Any]:
-        """Clear ``spec.runPolicy.suspend``: the operator creates the job's pods again."""
-        return self.patch(name, runpolicy.suspend_patch(False), namespace)
+        """Clear ``spec.runPolicy.suspend``: the operator creates the job's pods again (not
+        for a finished job: :class:`JobFinished`)."""
+        return self._set_suspend(name, namespace, False)
+
+    def _set_suspend(self, name: str, namespace: str | None, suspend: bool) -> dict[str, Any]:
+        """The suspend patch, on the version read and found unfinished; when the job changed
+        meanwhile (409: the operator writes its status often), read and check it again, as
+        client-go's ``RetryOnConflict`` does."""
+        for attempt in range(SUSPEND_ATTEMPTS):
+            job = self.get(name, namespace)
+            if cond.is_finished(job):
+                verb = "suspended" if suspend else "resumed"
+                message = (
+                    f"{self.kind.kind} {self._ns(namespace)}/{name} has {cond.job_state(job)}: "
+                    f"a finished job cannot be {verb}"
+                )
+                raise JobFinished(409, "Conflict", message)
+            patch = runpolicy.suspend_patch(suspend)
+            patch["metadata"] = {"resourceVersion": job["metadata"]["resourceVersion"]}
+            try:
+                return self.patch(name, patch, namespace)
+            except Conflict:
+                if attempt == SUSPEND_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def delete(
         self, name: str, namespace: str | None = None, propagation: str | None = None

@@ -7,6 +7,8 @@ client-go's ``errors.IsNotFound`` family decides:
 * :class:`NotFound` (404): the TFJob (or pod) does not exist;
 * :class:`Conflict` (409): a write lost an optimistic-concurrency race, or
   :class:`AlreadyExists` (409 too): a create named an existing object;
+* :class:`JobFinished` (409, the SDK's own answer): a finished job cannot be suspended or
+  resumed;
 * :class:`Invalid` (422): the API server refused the object; ``causes`` lists each field error
   (``field``, ``reason``, ``message``) from the Status ``details``.
 
@@ -33,6 +35,7 @@ __all__ = [
     "Conflict",
     "FieldCause",
     "Invalid",
+    "JobFinished",
     "NotFound",
     "WaitTimeout",
     "translate",
@@ -49,6 +52,12 @@ class Conflict(ApiError):
 
 class AlreadyExists(Conflict):
     """409: an object of that name exists already."""
+
+
+class JobFinished(Conflict):
+    """A finished job (Succeeded or Failed, which are final) cannot be suspended or resumed:
+    the operator would ignore the change, and describing the job would say it is pending.
+    Raised by the SDK itself, before any write."""
 
 
 @dataclass(frozen=True)

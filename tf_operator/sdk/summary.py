@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from tf_operator.sdk.conditions import is_finished
 from tf_operator.sdk.kinds import replica_specs
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -78,6 +79,8 @@ def suspension(job: Mapping[str, Any]) -> str:
     requested = suspend_requested(job)
     if is_managed_elsewhere(job):
         return str(requested).lower()
+    if is_finished(job) and requested != is_suspended(job):
+        return f"{str(requested).lower()} (finished: not acted on)"
     if requested == is_suspended(job):
         return "true (suspended: no pods)" if requested else "false"
     return "true (being suspended)" if requested else "false (being resumed)"

@@ -33,7 +33,9 @@ class Rights:
 
     mode = "kubernetes"
 
-    def authorize(self, caller: Caller, verb: str, namespace: str, resource: str) -> bool:
+    def authorize(
+        self, caller: Caller, verb: str, namespace: str, resource: str, group: str = ""
+    ) -> bool:
         return (caller.name, verb, resource) == ("bob", "create", "pytorchjobs")
 
 

@@ -199,6 +199,14 @@ def _job():
         (lambda s: s.update(backoffLimit=-1), "must be >= 0"),
         (lambda s: s.update(activeDeadlineSeconds=-1), "must be >= 0"),
         (lambda s: s.update(ttlSecondsAfterFinished=-1), "must be >= 0"),
+        (
+            lambda s: s.update(runPolicy={"schedulingPolicy": {"minAvailable": 2**31}}),
+            "must be <= 2147483647",
+        ),
+        (
+            lambda s: s.update(runPolicy={"schedulingPolicy": {"scheduleTimeoutSeconds": 0}}),
+            "must be >= 1",  # D150
+        ),
     ],
 )
 def test_bad_specs_are_rejected(schema, mutate, error):

@@ -1,5 +1,7 @@
 """How a TFJob is summarised for people (``tf_operator.sdk.summary``)."""
 
+import pytest
+
 from tf_operator.sdk.summary import human_duration
 
 
@@ -62,3 +64,47 @@ def test_the_pod_names_a_follow_waits_for_are_the_kinds_replicas():
     client = JobClient(kube=NoKube(), kind=PYTORCHJOB)  # type: ignore[arg-type]
     assert client.expected_pod_names(job) == ["j-master-0", "j-worker-0", "j-worker-1"]
     assert client.expected_pod_names(job, "worker", 1) == ["j-worker-1"]
+
+
+FINISHED = {
+    "metadata": {"name": "done", "namespace": "ns", "resourceVersion": "7"},
+    "spec": {"runPolicy": {"suspend": True}},
+    "status": {"conditions": [{"type": "Succeeded", "status": "True"}]},
+}
+
+
+def test_a_finished_job_asked_to_suspend_is_not_being_suspended():
+    """Succeeded and Failed are final: the operator does not act on the field, so describe
+    must not say it is pending."""
+    from tf_operator.sdk.summary import suspension
+
+    assert suspension(FINISHED) == "true (finished: not acted on)"
+
+
+class OneJob:
+    """A cluster holding one job, which records the writes asked of it."""
+
+    def __init__(self, job: dict) -> None:
+        self.job = job
+        self.writes: list[str] = []
+
+    def resource(self, resource: object) -> "OneJob":
+        return self
+
+    def get(self, name: str, namespace: str | None = None) -> dict:
+        return self.job
+
+    def patch(self, *args: object, **kwargs: object) -> dict:
+        self.writes.append("patch")
+        return self.job
+
+
+def test_the_sdk_refuses_to_suspend_or_resume_a_finished_job():
+    from tf_operator.sdk import JobClient, JobFinished
+
+    cluster = OneJob(FINISHED)
+    client = JobClient(kube=cluster, namespace="ns")  # type: ignore[arg-type]
+    for change in (client.suspend, client.resume):
+        with pytest.raises(JobFinished, match="has Succeeded: a finished job cannot be"):
+            change("done")
+    assert cluster.writes == []

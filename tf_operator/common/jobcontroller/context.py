@@ -42,6 +42,16 @@ class ReconcileErrors(Exception):
         self.errors = errors
 
 
+@dataclass(frozen=True)
+class SpecRecord:
+    """What a job's status keeps of the spec a pass runs on (D39, D153): its digest, and the
+    spec itself as compact JSON only while the job runs on it because an invalid edit of its
+    spec is ignored (so that another process goes on from it)."""
+
+    digest: str
+    copy: str | None = None
+
+
 @dataclass
 class SyncContext(Generic[J]):
     """One reconcile pass of one job of the kind's own class ``J`` (see the module docstring)."""
@@ -51,9 +61,8 @@ class SyncContext(Generic[J]):
     now: datetime
     logger: logging.LoggerAdapter[logging.Logger]
     old_status: Obj = field(default_factory=dict)
-    # The job's spec as compact JSON when this pass runs on it; None when it runs on the last
-    # valid spec because an invalid edit is ignored (D39).
-    spec_json: str | None = None
+    # What the status records of the spec this pass runs on (D39, D153); None: nothing.
+    spec_record: SpecRecord | None = None
     pods: list[Obj] = field(default_factory=list)
     services: list[Obj] = field(default_factory=list)
     restarts: list[Obj] = field(default_factory=list)
@@ -63,6 +72,9 @@ class SyncContext(Generic[J]):
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (type, reason, message)
     metrics: list[Callable[[], None]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    # Why a pod or service of the job can never be created (its name is held by another
+    # controller's object): the pass fails the job (D152).
+    conflicts: list[str] = field(default_factory=list)
     raw: Obj = field(default_factory=dict)  # the cached object the job was decoded from
     creations_left: int = MAX_CREATIONS_PER_SYNC
     # The job's cluster environment for the pods this pass creates (made on the first one).

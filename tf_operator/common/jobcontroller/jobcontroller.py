@@ -33,7 +33,7 @@ from functools import partial
 from typing import Generic
 
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3, Defaults, other_manager
-from tf_operator.apis.common.v1.types import truncate_time
+from tf_operator.apis.common.v1.types import JOB_FAILED, parse_time, truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits
@@ -65,6 +65,7 @@ from tf_operator.common.jobcontroller.status import (
     is_finished,
     is_succeeded,
     is_suspended,
+    raw_finished_conditions,
 )
 from tf_operator.common.jobcontroller.success_policy import (
     WORKER_TYPE,
@@ -77,8 +78,9 @@ from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl
+from tf_operator.control.util import EVENT_TYPE_WARNING
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
-from tf_operator.k8s.client import KubeInterface
+from tf_operator.k8s.client import KubeInterface, is_not_found
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
@@ -89,6 +91,8 @@ from tf_operator.k8s.objects import meta
 from tf_operator.k8s.workqueue import default_controller_rate_limiter, new_rate_limiting_queue
 from tf_operator.logger import logger_for_job, logger_for_key, logger_for_kind
 
+# The Failed reason of a job whose pod or service name another controller's object holds.
+NAME_CONFLICT_REASON = "NameConflict"
 # How long `run` waits for each worker to finish its current key after stop.
 WORKER_JOIN_TIMEOUT = 30.0
 
@@ -295,8 +299,9 @@ class JobController(Generic[J]):
             now = truncate_time(self.clock.now())
             decoded = self.edits.decode(raw, now)
             if decoded is None:
+                self._expire_invalid(key, raw)
                 return True
-            job, ignored, text = decoded
+            job, ignored, record = decoded
             self.memory.remember(key, job.uid)
             if self.memory.is_finished(key, job.uid) and not is_finished(job.status):
                 # Our finishing status write is not in the cache yet: a pass now could
@@ -319,13 +324,36 @@ class JobController(Generic[J]):
             self.kind.set_defaults(job)  # only the pass reads the defaults
             logger = logger_for_job({"metadata": job.metadata}, self.kind.resource.kind)
             ctx = SyncContext(key, job, now, logger, job.status.to_dict(), raw=raw)
-            ctx.spec_json = text
+            ctx.spec_record = record
             self.reconcile(ctx, ignored)
             return not ctx.creates
         finally:
             elapsed = self.clock.monotonic() - started
             level = logging.DEBUG if waited else logging.INFO
             logger.log(level, 'Finished syncing %s "%s" (%.3fs)', noun, key, elapsed)
+
+    def _expire_invalid(self, key: str, raw: dict[str, object]) -> None:
+        """``ttlSecondsAfterFinished`` of a job Failed as invalid, which no pass decodes:
+        counted from its Failed condition, read from the raw spec (D155)."""
+        failed = [
+            c
+            for c in raw_finished_conditions(raw)
+            if c.get("type") == JOB_FAILED and c.get("reason") == self.invalid.reason
+        ]
+        ttl = raw_ttl_seconds(raw)
+        since = parse_time(failed[0].get("lastTransitionTime"), "") if failed else None
+        if ttl is None or since is None:
+            return
+        remaining = seconds_left(ttl, since, self.clock.now())
+        if remaining > 0:
+            self.work_queue.add_after(key, remaining)
+            return
+        m = meta(raw)
+        try:
+            self.job_client.delete(str(m.get("name")), namespace=str(m.get("namespace")))
+        except Exception as err:
+            if not is_not_found(err):
+                raise
 
     def _forget(self, key: str) -> None:
         """A job left the cache: count it once and drop everything kept for it (D5)."""
@@ -412,6 +440,8 @@ class JobController(Generic[J]):
                     worker0_completed |= rtype == WORKER_TYPE and tally.index0_completed
                     restart_job |= tally.restart_job
                 ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+            if ctx.conflicts:  # before the creates are handed over: they are skipped (D152)
+                self.status.fail(ctx, ctx.conflicts[0], NAME_CONFLICT_REASON, EVENT_TYPE_WARNING)
             if restart_job and not is_finished(job.status):
                 restart_whole_job(ctx)  # a failure rule restarts every replica (D103)
             elif admitted:
@@ -456,6 +486,10 @@ class JobController(Generic[J]):
         ctx.collect(self.cleanup.delete_everything, ctx)
         if self.pod_groups is not None:
             ctx.collect(self.pod_groups.delete, ctx)
+        if ctx.errors:
+            # Written only once every deletion is issued: a suspension with active 0 tells
+            # Kueue the job has let go of its flavour (D151). The pass is retried.
+            ctx.raise_errors()
         self.status.suspend(ctx)
         self._write_status(ctx)
         ctx.raise_errors()
@@ -516,3 +550,16 @@ def _skip(creates: Iterable[ExpectedCreate]) -> None:
     """Lower the expectations of creates that will not run."""
     for create in creates:
         create.skip()
+
+
+def raw_ttl_seconds(raw: dict[str, object]) -> int | None:
+    """``ttlSecondsAfterFinished`` of an undecoded job (either placement), if it is one."""
+    spec = raw.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    run_policy = spec.get("runPolicy")
+    for holder in (run_policy if isinstance(run_policy, dict) else {}, spec):
+        value = holder.get("ttlSecondsAfterFinished")
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None

@@ -42,7 +42,7 @@ class _Job:
     # the resourceVersion our last status write made, while its informer update needs no pass
     quiet_version: str = ""
     cleaned: bool = False  # a clean pass of the terminal branch ran last (D97)
-    # the last spec decoded and found valid (the cache's, read-only) and its compact JSON
+    # the last spec decoded and found valid (the cache's, read-only) and its digest
     valid_spec: tuple[object, str] | None = None
 
 
@@ -144,23 +144,30 @@ class JobMemory:
             return job is not None and job.uid == uid and job.cleaned
 
     def validated_spec(self, key: str, uid: str, spec: object) -> str | None:
-        """The compact JSON of job ``key``'s ``spec`` when this process found an equal spec
-        of it valid (validity depends on the name and the spec alone), else None. The
-        remembered spec becomes ``spec``: only the cache's newest copy stays referenced."""
+        """The digest of job ``key``'s ``spec`` when this process found an equal spec of it
+        valid (validity depends on the name and the spec alone), else None. The remembered
+        spec becomes ``spec``: only the cache's newest copy stays referenced."""
         with self._lock:
             job = self._jobs.get(key)
             if job is None or job.uid != uid or job.valid_spec is None:
                 return None
-            known, text = job.valid_spec
+            known, digest = job.valid_spec
             if known is not spec and known != spec:
                 return None
-            job.valid_spec = (spec, text)
-            return text
+            job.valid_spec = (spec, digest)
+            return digest
 
-    def spec_validated(self, key: str, uid: str, spec: object, text: str) -> None:
-        """Remember that job ``key``'s ``spec`` (compact JSON ``text``) is valid."""
+    def spec_validated(self, key: str, uid: str, spec: object, digest: str) -> None:
+        """Remember that job ``key``'s ``spec`` (its digest ``digest``) is valid."""
         with self._lock:
-            self._of(key, uid).valid_spec = (spec, text)
+            self._of(key, uid).valid_spec = (spec, digest)
+
+    def last_valid_spec(self, key: str, uid: str) -> tuple[object, str] | None:
+        """The last spec of job ``key`` this process found valid, and its digest (kept while
+        an invalid edit is ignored: the job runs on it)."""
+        with self._lock:
+            job = self._jobs.get(key)
+            return job.valid_spec if job is not None and job.uid == uid else None
 
     def cache_behind_own_write(self, key: str, cached_version: str) -> bool:
         """True while the cache still holds the version our last status write replaced."""

@@ -15,10 +15,11 @@ create helpers (D46), and names are deterministic, so two creates for one index 
 both succeed. Handlers run on informer threads, the rest on workers; nothing here is mutated
 after construction. ``D<n>``: docs/divergences.md.
 
-What is not a replica of this job is replaced, never counted (D67): a pod created before the
-job (an earlier job of the same name, deleted with ``--cascade=orphan``, left it; batch/v1 Job
-guards the same case with ``controller-uid`` in its selector) is left out of the claim and
-deleted with a Warning event; an object of a replica type without a valid index label is
+What is not a replica of this job is replaced, never counted (D67): a pod of an earlier job of
+the same name (deleted with ``--cascade=orphan``, it left it; batch/v1 Job guards the same case
+with ``controller-uid``) is left out of the claim and deleted with a Warning event. A pod says
+which job created it by its ``training.kubeflow.org/job-uid`` label, whatever its creation
+time (D154); one without the label counts as earlier when it was created before the job; an object of a replica type without a valid index label is
 deleted, as the Kubernetes Job controller deletes pods without a valid completion index. The
 replacement is created once the deletion is seen: no create is queued for a name an object
 this job controls still holds, since that create could only meet AlreadyExists.
@@ -34,6 +35,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Generic
 
+from tf_operator.apis.common.v1.types import JOB_UID_LABEL
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
 from tf_operator.common.jobcontroller.index import add_job_indexers, objects_for_job
 from tf_operator.common.jobcontroller.kind import J, Job, JobKind, job_labels
@@ -152,8 +154,11 @@ class OwnedObjects(Generic[J]):
         key = self._owners.owner_key(obj)
         if key is None:
             labels = self._kind.labels
-            if self.owned.log_unknown_owner and (
-                labels_of(obj).get(labels.group_name) == labels.group_name_value
+            ref_kind = (get_controller_of(obj) or {}).get("kind")
+            if (
+                self.owned.log_unknown_owner
+                and ref_kind == self._kind.resource.kind  # another kind's pod is not ours to log
+                and labels_of(obj).get(labels.group_name) == labels.group_name_value
             ):
                 self._logger(obj).info("This %s's job does not exist", self.owned.noun)
             return
@@ -269,7 +274,7 @@ class OwnedObjects(Generic[J]):
         if self.owned.replace_stale:
             # adopted orphans among them are deleted by the next pass (replace_stale), once
             # the cache shows them controlled by the job and their deletion can be expected
-            claimed = [obj for obj in claimed if not created_before(obj, job)]
+            claimed = [obj for obj in claimed if not is_stale(obj, job)]
         return claimed
 
     def cached(self, job: J) -> list[Obj]:
@@ -291,7 +296,7 @@ class OwnedObjects(Generic[J]):
             return
         job, kind = ctx.job, self._kind.resource.kind
         for obj in objects:
-            if not _controlled_by(obj, job.uid) or not created_before(obj, job):
+            if not _controlled_by(obj, job.uid) or not is_stale(obj, job):
                 continue
             if meta(obj).get("deletionTimestamp"):
                 continue  # going already
@@ -323,8 +328,35 @@ class OwnedObjects(Generic[J]):
         index = labels_of(obj).get(self._kind.labels.replica_index)
         return bool(
             meta(obj).get("deletionTimestamp")
-            or (self.owned.replace_stale and created_before(obj, job))
+            or (self.owned.replace_stale and is_stale(obj, job))
             or not valid_index(index)
+        )
+
+    def _held_by_other(self, job: J, name: str) -> str:
+        """Why the name of a replica of ``job`` can never be created ("" when it can): the
+        cache holds an object of that name, not going, that another controller owns (a job
+        of another kind with the same name wants the same names), or that no controller owns
+        and the claim does not adopt. An earlier job of this kind and name (its owner being
+        garbage-collected) is no conflict: its objects go. (D152)"""
+        obj = self._informer.get_indexer().get_by_key(f"{job.namespace}/{name}")
+        if obj is None or meta(obj).get("deletionTimestamp"):
+            return ""
+        ref = get_controller_of(obj)
+        noun, kind = self.owned.noun, self._kind.resource.kind
+        if ref is None:
+            selector = selector_from_set(job_labels(self._kind, job.name))
+            if selector.matches(labels_of(obj)):
+                return ""  # the claim adopts it
+            holder = "no controller, and its labels are not this job's"
+        elif ref.get("uid") == job.uid:
+            return ""
+        elif ref.get("kind") == kind and ref.get("name") == job.name:
+            return ""  # an earlier job of this name: being garbage-collected
+        else:
+            holder = f"{ref.get('kind')} {ref.get('name')} controls it"
+        return (
+            f"{kind} {job.name} cannot create its {noun} {name}: a {noun} of that name exists "
+            f"and {holder}; rename the job or delete that {noun}"
         )
 
     def delete(self, job: J, obj: Obj) -> bool:
@@ -381,6 +413,8 @@ class OwnedObjects(Generic[J]):
                     observe(index, same_index[0])
             elif self._held_by_going(job, gen_general_name(job.name, rt, index)):
                 continue  # its holder is going: the create follows its deletion (D67)
+            elif conflict := self._held_by_other(job, gen_general_name(job.name, rt, index)):
+                ctx.conflicts.append(conflict)  # the job fails: the name is not ours (D152)
             elif may_create and ctx.take_creation():
                 logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))
@@ -477,6 +511,15 @@ def _parsed_timestamp(value: str) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def is_stale(obj: Obj, job: Job) -> bool:
+    """True when ``obj`` is an earlier job's: it carries another job's uid (D154), or, made
+    before that label existed, it was created before ``job``."""
+    uid = labels_of(obj).get(JOB_UID_LABEL)
+    if uid is not None:
+        return uid != job.uid
+    return created_before(obj, job)
 
 
 def created_before(obj: Obj, job: Job) -> bool:

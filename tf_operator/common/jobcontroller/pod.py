@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Generic
 
 from tf_operator.apis.common.v1.types import (
+    JOB_UID_LABEL,
     RESTART_POLICY_EXIT_CODE,
     ExitCodeRestarts,
     ReplicaSpec,
@@ -91,6 +92,7 @@ class ReplicaTally:
     index0_completed: bool = False
     fail_message: str | None = None  # a failure rule fails the job (D102)
     restart_job: bool = False  # a failure rule restarts every replica (D103)
+    running: int = 0  # pods in phase Running (what makes the job Running)
 
 
 class PodReconciler(Generic[J]):
@@ -134,9 +136,14 @@ class PodReconciler(Generic[J]):
 
         replicas = spec.replicas or 0
         held = holds_back(ctx, rtype, self._kind.labels.replica_type)  # ordered start (D105)
+        queued = len(ctx.creates.get(self._pods.owned.expectation_suffix, ()))
         self._pods.reconcile_indices(
             ctx, ctx.pods, rt, replicas, logger, create, observe, may_create=not held
         )
+        # The pods this pass creates are active from now on, as batch/v1 Job counts them
+        # (D151): whoever reads the status (Kueue) sees the job active before they show up.
+        created = len(ctx.creates.get(self._pods.owned.expectation_suffix, ())) - queued
+        (job.status.replica_statuses or {})[rtype].active += created
         return tally
 
     def restart_recorded(self, ctx: SyncContext[J]) -> None:
@@ -182,7 +189,9 @@ class PodReconciler(Generic[J]):
                 ctx.restarts.append(pod)
         if index == 0 and defaults.index0_completed(exit_code, phase):
             tally.index0_completed = True
-        count_pod(ctx.job, rtype, phase)
+        if phase == "Running":
+            tally.running += 1
+        count_pod(ctx.job, rtype, phase, terminating=bool(meta(pod).get("deletionTimestamp")))
 
     @staticmethod
     def _record_failure(job: Job, pod: Obj) -> bool:
@@ -214,7 +223,8 @@ class PodReconciler(Generic[J]):
         template = json_copy(spec.template)
         tmeta = template.setdefault("metadata", {})
         tmeta["name"] = gen_general_name(job.name, rt, index)
-        tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
+        # the creating job's uid tells its pods from an earlier job's of the same name (D154)
+        tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels, JOB_UID_LABEL: job.uid}
         env(template, rt, index)
         if (template.get("spec") or {}).get("restartPolicy"):
             msg = "Restart policy in pod template will be overwritten by restart policy in replica spec"
@@ -238,11 +248,15 @@ def reset_counts(job: Job, rtype: str) -> None:
     job.status.replica_statuses[rtype] = ReplicaStatus()
 
 
-def count_pod(job: Job, rtype: str, phase: str) -> None:
-    """Count one pod into ``status.replicaStatuses[rtype]`` by its phase."""
+def count_pod(job: Job, rtype: str, phase: str, terminating: bool = False) -> None:
+    """Count one pod into ``status.replicaStatuses[rtype]`` by its phase. Active is every
+    created pod that has not finished and is not terminating, as batch/v1 Job counts it;
+    v0.5.3 and v1.9 counted Running pods only, so a job whose pods were still Pending read as
+    inactive (D151)."""
     counts = (job.status.replica_statuses or {})[rtype]
-    if phase == "Running":
-        counts.active += 1
+    if phase not in ("Succeeded", "Failed"):
+        if not terminating:
+            counts.active += 1
     elif phase == "Succeeded":
         counts.succeeded += 1
     elif phase == "Failed":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Generic
 
@@ -239,7 +240,13 @@ class StatusReconciler(Generic[J]):
             ctx.event(EVENT_TYPE_NORMAL, self.succeeded_reason, msg)
             ctx.count(self._kind.metrics.successful.inc)
 
-    def fail(self, ctx: SyncContext[J], message: str, reason: str | None = None) -> None:
+    def fail(
+        self,
+        ctx: SyncContext[J],
+        message: str,
+        reason: str | None = None,
+        event_type: str = EVENT_TYPE_NORMAL,
+    ) -> None:
         """Set Failed (once) with its event, metric and completion time; ``reason`` defaults
         to ``<Kind>Failed`` (a replica failure)."""
         job = ctx.job
@@ -249,7 +256,7 @@ class StatusReconciler(Generic[J]):
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
         if self._set(ctx, JOB_FAILED, reason, message):
-            ctx.event(EVENT_TYPE_NORMAL, reason, message)
+            ctx.event(event_type, reason, message)
             ctx.count(self._kind.metrics.failed.inc)
 
     def update_replica_type(
@@ -260,7 +267,8 @@ class StatusReconciler(Generic[J]):
         job = ctx.job
         counts = (job.status.replica_statuses or {})[rtype]
         expected = replicas - counts.succeeded
-        running, failed = counts.active, counts.failed
+        # active counts created pods not yet finished (D151); Running pods make the job Running
+        running, failed = tally.running, counts.failed
         ctx.logger.debug(  # D53
             "%s=%s, ReplicaType=%s expected=%d, running=%d, failed=%d",
             self._kind.resource.kind,
@@ -281,7 +289,9 @@ class StatusReconciler(Generic[J]):
         if tally.fail_message is not None:  # a failure rule said FailJob (D102)
             self.fail(ctx, tally.fail_message, POD_FAILURE_POLICY_REASON)
             return
-        progress = self._kind.progress(job, rtype, replicas, counts, tally.index0_completed)
+        progress = self._kind.progress(
+            job, rtype, replicas, replace(counts, active=running), tally.index0_completed
+        )
         name = self._kind.resource.kind
         if progress.running:
             self._set(ctx, JOB_RUNNING, self.running_reason, f"{name} {job.name} is running.")

@@ -8,7 +8,11 @@
   enough are assigned already or the gap is at most 10% of ``minMember``; it may back off.
 - Permit: ``SUCCESS`` lets every waiting member go with this one; ``WAIT`` holds the assumed
   pod up to the group's ``scheduleTimeoutSeconds`` (else the plugin's permit timeout); a pod
-  whose PodGroup does not exist is refused.
+  whose PodGroup does not exist is refused. A wait that cannot last (a group's
+  ``scheduleTimeoutSeconds`` of 0 or less) is a refusal with the timeout's message: the
+  member's timer ends as it is set, and its siblings are not woken (waking them would only
+  send them through the same refusal at once, ahead of every other gang in the queue); the
+  refused member goes back to the queue and backs off like any unschedulable pod.
 - Unreserve: a member that was assumed and then failed (timed out, rejected, bind failed)
   takes its waiting siblings down with it.
 
@@ -89,6 +93,30 @@ class PermitResult:
     wait_seconds: float = 0.0
 
 
+def go_duration(seconds: float) -> str:
+    """A duration as Go prints it ("10s", "1m0s", "1.5s", "500ms", "0s", "-1s")."""
+    if seconds == 0:
+        return "0s"
+    if seconds < 0:
+        return "-" + go_duration(-seconds)
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    tail = f"{secs + (seconds - whole):g}s"
+    if hours:
+        return f"{hours}h{minutes}m{tail}"
+    if minutes:
+        return f"{minutes}m{tail}"
+    return tail
+
+
+def timeout_message(wait_seconds: float) -> str:
+    """kube-scheduler's rejection of a pod whose wait at this plugin ended."""
+    return f"rejected due to timeout after waiting {go_duration(wait_seconds)} at plugin {NAME}"
+
+
 def pod_priority(pod: Obj) -> int:
     value = (pod.get("spec") or {}).get("priority")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -146,10 +174,13 @@ class Coscheduling:
             return PermitResult(Code.UNSCHEDULABLE, "PodGroup not found")
         key = group_key(pod)
         if verdict == Verdict.WAIT:
+            _, pg = self._manager.podgroup_of(pod)
+            wait = self._manager.wait_seconds(pg)
+            if wait <= 0:
+                return PermitResult(Code.UNSCHEDULABLE, timeout_message(wait))
             if activate:
                 self._waiting.activate_group(key, but=pod_key)
-            _, pg = self._manager.podgroup_of(pod)
-            return PermitResult(Code.WAIT, wait_seconds=self._manager.wait_seconds(pg))
+            return PermitResult(Code.WAIT, wait_seconds=wait)
         for waiting in self._waiting.waiting_in_group(key):
             self._waiting.allow(waiting)
         return PermitResult(Code.SUCCESS)

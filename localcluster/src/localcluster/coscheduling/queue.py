@@ -137,6 +137,10 @@ class SchedulingQueue:
         for record in (self._first_queued, self._attempts, self._failed_at, self._popped_cycle):
             record.pop(key, None)
 
+    def attempts(self, key: str) -> int:
+        """How many times the pod was popped since it was queued (0 once bound or gone)."""
+        return self._attempts.get(key, 0)
+
     # -- moving -------------------------------------------------------------------------------
 
     def move_all(self) -> None:

@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING
 
 from localcluster.client.informer import Informer, object_key
 from localcluster.coscheduling.manager import PodGroupManager
-from localcluster.coscheduling.plugin import NAME as PLUGIN_NAME
-from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArgs
+from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArgs, timeout_message
 from localcluster.coscheduling.podgroup import PODGROUPS, Obj, PodGroupSpec, group_key
 from localcluster.coscheduling.queue import SchedulingQueue
 from localcluster.scheduler.ledger import NodeLedger
@@ -56,21 +55,6 @@ REASON_SCHEDULER_ERROR = "SchedulerError"
 NO_NODES = "no nodes available to schedule pods"
 # The longest the worker sleeps without news (it wakes for waits and back-offs as they end).
 IDLE_SECONDS = 1.0
-
-
-def go_duration(seconds: float) -> str:
-    """A duration as Go prints it ("10s", "1m0s", "1.5s", "500ms")."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    tail = f"{secs + (seconds - whole):g}s"
-    if hours:
-        return f"{hours}h{minutes}m{tail}"
-    if minutes:
-        return f"{minutes}m{tail}"
-    return tail
 
 
 def fit_error(node_count: int, message: str, post_filter: str) -> str:
@@ -156,6 +140,11 @@ class CoschedulingScheduler:
         with self._cond:
             self._paused = False
             self._cond.notify()
+
+    def attempts(self, pod_key: str) -> int:
+        """Scheduling cycles run for a pending pod so far (for tests)."""
+        with self._cond:
+            return self._queue.attempts(pod_key)
 
     def waiting_pods(self) -> list[str]:
         """Keys of the pods held at Permit (for tests and the demo)."""
@@ -327,11 +316,7 @@ class CoschedulingScheduler:
                     # one wait ends at a time: its Unreserve rejects its siblings first
                     key, waiting = min(self._waiting.items(), key=lambda kw: kw[1].deadline)
                     if waiting.deadline <= self._clock():
-                        wait = go_duration(waiting.wait_seconds)
-                        why = (
-                            f"rejected due to timeout after waiting {wait} at plugin {PLUGIN_NAME}"
-                        )
-                        self.reject(key, why)
+                        self.reject(key, timeout_message(waiting.wait_seconds))
                 allowed, self._allowed = self._allowed, []
                 rejected, self._rejected = self._rejected, []
             if not allowed and not rejected:

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from localcluster.controlplane.emulated import APIServer
+from localcluster.testing import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -243,3 +244,59 @@ def test_deeply_nested_bodies_are_stored_and_served(server, depth):
     assert code == 200 and read["metadata"]["name"] == f"n{depth}"
     code, listed = call(server, "GET", "/api/v1/namespaces/default/configmaps")
     assert code == 200
+
+
+JSON = {"Content-Type": "application/json"}
+WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def _widget(name: str, size: int) -> bytes:
+    body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}}
+    return json.dumps({**body, "data": "x" * size}).encode()
+
+
+def test_objects_past_etcds_request_limit_are_refused_as_kube_apiserver_refuses_them(server):
+    """etcd's --max-request-bytes (1.5 MiB) bounds an object below the 3 MiB body limit: the
+    write fails with etcd's error, a 500 Status without a reason, and nothing is stored."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    code, _ = call(server, "POST", crds, json.dumps(WIDGET_CRD).encode(), JSON)
+    assert code == 201
+    wait_for(lambda: call(server, "GET", WIDGETS)[0] == 200, 10, what="widgets served")
+    limit = 1572864
+    assert call(server, "POST", WIDGETS, _widget("fits", limit - 1024), JSON)[0] == 201
+    code, status = call(server, "POST", WIDGETS, _widget("big", limit + 1), JSON)
+    assert (code, status["message"], "reason" in status) == (
+        500,
+        "etcdserver: request is too large",
+        False,
+    )
+    assert call(server, "GET", f"{WIDGETS}/big")[0] == 404
+    # an update growing an object past it is refused the same way; the object stays as it was
+    code, stored = call(server, "GET", f"{WIDGETS}/fits")
+    stored["data"] += "y" * 2048
+    code, status = call(server, "PUT", f"{WIDGETS}/fits", json.dumps(stored).encode(), JSON)
+    assert (code, status["message"]) == (500, "etcdserver: request is too large")
+    assert "y" not in call(server, "GET", f"{WIDGETS}/fits")[1]["data"]

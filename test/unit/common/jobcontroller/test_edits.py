@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from support.fake_recorder import FakeRecorder
 from tf_operator.k8s.client import PODS
 
 NS = "default"
@@ -88,7 +87,7 @@ def test_finished_job_edited_invalid_and_back_keeps_its_status_and_creates_nothi
     it again from scratch."""
     job = _finished(harness, k, phase)
     final = harness.status(job)
-    assert "lastValidSpec" not in final  # dropped once finished
+    assert "lastValidSpec" not in final and "lastValidSpecDigest" not in final  # dropped
     harness.recorder.clear()
 
     _edit(harness, job, _break)
@@ -167,23 +166,70 @@ def test_running_job_edited_invalid_runs_on_its_last_valid_spec(harness, k):
     assert [p["metadata"]["name"] for p in harness.created("pods")] == ["test-tfjob-worker-2"]
 
 
-def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, k, make_harness):
-    """The last valid spec lives in the job's status: an operator restart or a new leader,
-    which never saw the valid spec, goes on from it."""
-    job = _running(harness, k)
-    _edit(harness, job, _break)
+def _fresh(harness, job, make_harness):
+    """A new operator process (a restart, a new leader) over the same cluster."""
     fresh = make_harness(client=harness.client)
     fresh.cache_job(harness.stored_job(job))
     for pod in harness.pod_informer.get_indexer().list():
         fresh.pod_informer.get_indexer().add(pod)
     for service in harness.service_informer.get_indexer().list():
         fresh.service_informer.get_indexer().add(service)
-    fresh.recorder = FakeRecorder()
     harness.client.clear_actions()
+    return fresh
+
+
+def test_a_new_process_runs_an_edited_job_on_the_recorded_spec(harness, k, make_harness):
+    """While an edit is ignored the status keeps the spec the job runs on: an operator
+    restart or a new leader, which never saw the valid spec, goes on from it (D153)."""
+    job = _running(harness, k)
+    _edit(harness, job, _break)
+    harness.sync(job)  # ignores the edit, and records the spec it runs on
+    assert json.loads(harness.status(job)["lastValidSpec"]) == _running_spec(k)
+    fresh = _fresh(harness, job, make_harness)
     fresh.sync(job)
     assert _condition(fresh, job, "SpecIgnored")["status"] == "True"
     assert not any(c["type"] == "Failed" for c in fresh.status(job)["conditions"])
     assert fresh.created("pods") == [] and fresh.deleted("pods") == []
+
+
+def _running_spec(k):
+    """The spec of ``_running``'s job as stored."""
+    return k.new_job(worker=2)["spec"]
+
+
+def test_an_edit_no_operator_saw_coming_leaves_the_job_as_it_is(harness, k, make_harness):
+    """A process that never saw the job's last valid spec (the status keeps only its digest)
+    cannot run it: it keeps the job's status, creates and deletes nothing, and says so once
+    (D153); a valid spec again runs the job on."""
+    job = _running(harness, k)
+    _edit(harness, job, _break)
+    fresh = _fresh(harness, job, make_harness)
+    before = fresh.status(job)
+    fresh.sync(job)
+    fresh.sync(job)
+    assert fresh.status(job) == before and fresh.actions("update") == []
+    assert fresh.created("pods") == [] and fresh.deleted("pods") == []
+    warnings = [
+        e for e in fresh.recorder.events if "runs on a spec this operator does not know" in e
+    ]
+    assert len(warnings) == 1
+    _edit(fresh, job, lambda spec: spec.update(k.new_job(worker=3)["spec"]))
+    fresh.sync(job)
+    assert [p["metadata"]["name"] for p in fresh.created("pods")] == ["test-tfjob-worker-2"]
+
+
+def test_a_running_jobs_status_keeps_no_copy_of_its_spec(harness, k):
+    """v1.9 kept none; the port kept the whole spec (D39), doubling a job with a large spec,
+    its object and every cache of it. The status keeps the spec's digest (D153)."""
+    big = k.new_job(worker=2)
+    container = big["spec"][k.specs_field]["Worker"]["template"]["spec"]["containers"][0]
+    container["env"] = [{"name": "PAYLOAD", "value": "x" * 300_000}]
+    job = harness.add_job(big)
+    harness.sync(job)
+    status = harness.status(job)
+    assert "lastValidSpec" not in status
+    assert status["lastValidSpecDigest"].startswith("sha256:")
+    assert len(json.dumps(status)) < 2_000
 
 
 def test_job_never_valid_is_failed_and_stays_failed_when_fixed(harness, k):
@@ -262,14 +308,14 @@ def test_a_spec_is_validated_once_until_it_changes(harness, k, monkeypatch):
     job = _running(harness, k)
     _resync(harness, job)
     assert calls == [1]
-    recorded = harness.status(job)["lastValidSpec"]
+    recorded = harness.status(job)["lastValidSpecDigest"]
 
     _edit(harness, job, _break)
     harness.sync(job)
     # the edit, then its last valid spec to run on
     assert calls == [1, 2, 2]
     assert _condition(harness, job, "SpecIgnored")["status"] == "True"
-    assert harness.status(job)["lastValidSpec"] == recorded  # still the valid spec
+    assert harness.status(job)["lastValidSpecDigest"] == recorded  # still the valid spec
 
     harness.cache_job(harness.stored_job(job))
     harness.sync(job)
@@ -289,6 +335,7 @@ def test_a_changed_spec_is_validated_whatever_its_generation_says(harness, k, mo
 
     assert harness.ctr.edits.decode(copy.deepcopy(cached), now)[1] is None
     before = len(calls)
-    _, ignored, text = harness.ctr.edits.decode(edited, now)
+    _, ignored, record = harness.ctr.edits.decode(edited, now)
     assert len(calls) > before
-    assert INVALID[k.name] in str(ignored) and text is None
+    assert INVALID[k.name] in str(ignored)
+    assert record.copy is not None  # it runs on the last valid spec, kept while ignored

@@ -93,6 +93,16 @@ def test_invalid_job_reported_once(harness, k):
             "runPolicy.schedulingPolicy.minResources.cpu is not a quantity (got 'two')",
             id="minResources (D37)",
         ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"scheduleTimeoutSeconds": 0}}},
+            "runPolicy.schedulingPolicy.scheduleTimeoutSeconds must be within [1, 2147483647]",
+            id="a gang timeout that cannot work (D150)",
+        ),
+        pytest.param(
+            {"runPolicy": {"schedulingPolicy": {"scheduleTimeoutSeconds": -1}}},
+            "runPolicy.schedulingPolicy.scheduleTimeoutSeconds must be within [1, 2147483647]",
+            id="a negative gang timeout (D150)",
+        ),
     ],
 )
 def test_what_the_crd_refuses_of_v1_9_fields_fails_the_job(harness, k, edit, error):
@@ -346,3 +356,23 @@ def test_a_spec_as_deep_as_allowed_runs(harness, k):
     job = harness.add_job(body)
     harness.sync(job)
     assert [p["metadata"]["name"] for p in harness.created("pods")] == ["deep-enough-worker-0"]
+
+
+def test_the_ttl_removes_a_job_failed_as_invalid(harness, k):
+    """No pass decodes an invalid job, so v1.9's TTL never ran for one: it is counted from its
+    Failed condition, read from the raw spec (D155)."""
+    job = _invalid(k)
+    placement = job["spec"] if k.top_level_run_policy else job["spec"].setdefault("runPolicy", {})
+    placement["ttlSecondsAfterFinished"] = 10
+    bad = harness.add_job(job)
+    harness.sync(bad)
+    assert harness.conditions(bad)[0][:2] == ("Failed", "True")
+    harness.cache_job(harness.stored_job(bad))  # the report's write, as the informer shows it
+    harness.client.clear_actions()
+    harness.sync(bad)
+    assert harness.actions("delete") == []
+    harness.clock.step(11)
+    harness.sync(bad)
+    assert harness.actions("delete", k.resource.plural) == [
+        ("delete", k.resource.plural, "bad-tfjob")
+    ]

@@ -265,3 +265,57 @@ def test_a_job_managed_by_the_training_operator_is_ours(make_harness, k):
     job = harness.add_job(job)
     harness.sync(job)
     assert len(harness.created("pods")) == 1
+
+
+def _active(harness, job):
+    return {t: c.get("active", 0) for t, c in harness.status(job)["replicaStatuses"].items()}
+
+
+def test_created_and_pending_pods_are_active_but_only_running_ones_make_the_job_running(
+    make_harness, k
+):
+    """Kueue reads a job as active while a replica status counts an active pod: the pods a
+    pass creates and those still Pending count, as batch/v1 Job counts them, so an admitter
+    that evicts the job meanwhile waits for the operator to delete them (D151)."""
+    harness = make_harness()
+    job = harness.add_job(k.new_job(worker=2, leader=1))
+    harness.sync(job)  # creates every pod
+    assert _active(harness, job) == {k.leader: 1, "Worker": 2}
+    assert [c[0] for c in harness.conditions(job)] == ["Created"]
+    harness.cache_job(harness.stored_job(job))
+    for pod in harness.created("pods"):
+        stored = harness.client.resource(PODS).get(pod["metadata"]["name"], "default")
+        stored["status"] = {"phase": "Pending"}
+        harness.pod_informer.get_indexer().add(stored)
+        harness.ctr.pods.on_add(stored)
+    harness.sync(job)
+    assert _active(harness, job) == {k.leader: 1, "Worker": 2}
+    assert [c[0] for c in harness.conditions(job)] == ["Created"]
+
+
+def test_a_suspension_is_written_only_once_its_deletions_are_issued(make_harness, k):
+    """A failed deletion leaves the status as it was (its pods still active): the pass is
+    retried, and only a pass that issued every deletion writes Suspended with active 0 (D151)."""
+    from tf_operator.k8s.client import new_internal_error
+
+    harness = make_harness()
+    job = harness.add_job(_suspended(k, worker=2, leader=1), status=_running(k))
+    harness.add_pods(job, k.leader.lower(), active=1)
+    harness.add_pods(job, "worker", pending=1, active=1)
+    failing = []
+
+    def refuse_once(action):
+        if not failing:
+            failing.append(action.name)
+            return True, new_internal_error("etcd is slow")
+        return False, None
+
+    harness.client.prepend_reactor("delete", "pods", refuse_once)
+    with pytest.raises(Exception, match="etcd is slow"):
+        harness.sync(job)
+    assert "Suspended" not in [c[0] for c in harness.conditions(job)]
+    assert _active(harness, job) == {"Chief": 1, "Worker": 1}  # as _running wrote it
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert ("Suspended", "True", f"{k.kind_name}Suspended") in harness.conditions(job)
+    assert set(_active(harness, job).values()) == {0}

@@ -175,3 +175,30 @@ def test_the_controller_walks_the_phases_of_a_gang(cosched):
         "status"
     ]
     assert (status.get("succeeded"), "running" in status) == (2, False)
+
+
+def test_a_gang_that_can_never_wait_backs_off_and_never_starves_the_others(cosched):
+    # scheduleTimeoutSeconds 0: each member's wait at Permit would end as it begins. Permit
+    # refuses it without waking its siblings, so the members back off like any unschedulable
+    # pod instead of sending each other through Permit again ahead of every other gang.
+    c = cosched(one_node("8"))
+    c.podgroup("never", 3, scheduleTimeoutSeconds=0)
+    members = [f"never-{i}" for i in range(3)]
+    for name in members:
+        c.pod(name, "never")
+
+    def cycles() -> int:
+        return sum(c.scheduler.attempts(f"default/{name}") for name in members)
+
+    wait_for(lambda: cycles() >= 6, 10, what="the gang tried twice over")
+    before = cycles()
+    c.podgroup("fine", 2)  # created later: the queue sorts it after the stuck gang
+    c.pod("fine-0", "fine")
+    c.pod("fine-1", "fine")
+    c.wait_bound("fine-0", "fine-1")
+    # back-offs of 1, 2, 4... s: a handful of cycles each meanwhile, not thousands
+    assert cycles() - before <= 3 * 4
+    assert set(c.bound(*members).values()) == {None}
+    assert "rejected due to timeout after waiting 0s at plugin Coscheduling." in " ".join(
+        failures(c, *members)
+    )

@@ -79,6 +79,19 @@ DEFAULTS_V1_9 = Defaults(V1_9, CLEAN_POD_POLICY_NONE)
 DEFAULTS = {d.release: d for d in (DEFAULTS_V0_5_3, DEFAULTS_V1_9)}
 
 
+# How much of a value a user wrote an error message quotes: a condition's message and an event
+# are read by people, and a 70 KB annotation echoed whole into both would swamp them.
+MAX_QUOTED = 64
+
+
+def quoted(value: object) -> str:
+    """``repr(value)``, cut to ``MAX_QUOTED`` characters with its length when longer."""
+    text = repr(value)
+    if len(text) <= MAX_QUOTED:
+        return text
+    return f"{text[:MAX_QUOTED]}... ({len(text)} characters)"
+
+
 def defaults_for(metadata: Mapping[str, Any], fallback: Defaults) -> Defaults:
     """The defaults a job asks for with its annotation, else ``fallback`` (the operator's)."""
     annotations = metadata.get("annotations")
@@ -88,7 +101,7 @@ def defaults_for(metadata: Mapping[str, Any], fallback: Defaults) -> Defaults:
     found = DEFAULTS.get(release) if isinstance(release, str) else None
     if found is None:
         raise DecodeError(
-            f"metadata.annotations[{DEFAULTS_ANNOTATION}]: unknown release {release!r}: "
+            f"metadata.annotations[{DEFAULTS_ANNOTATION}]: unknown release {quoted(release)}: "
             f"expected {' or '.join(DEFAULTS)}"
         )
     return found

@@ -44,6 +44,9 @@ JOB_NAME_LABEL = TRAINING_LABEL_PREFIX + "job-name"
 REPLICA_TYPE_LABEL = TRAINING_LABEL_PREFIX + "replica-type"
 REPLICA_INDEX_LABEL = TRAINING_LABEL_PREFIX + "replica-index"
 JOB_ROLE_LABEL = TRAINING_LABEL_PREFIX + "job-role"
+# Not in v1.9 (divergence D154): the uid of the job that created the pod, as batch/v1 stamps
+# controller-uid, so a pod of an earlier job of the same name is told apart whatever its time.
+JOB_UID_LABEL = TRAINING_LABEL_PREFIX + "job-uid"
 
 CONDITION_TRUE = "True"
 CONDITION_FALSE = "False"
@@ -258,9 +261,11 @@ class JobStatus:
     completion_time: datetime | None = None
     last_reconcile_time: datetime | None = None
     exit_code_restarts: ExitCodeRestarts | None = None
-    # Not in v0.5.3 (divergence D39): the spec the running job was last reconciled on, as
-    # compact JSON, so an invalid edit can be ignored, even by another process.
+    # Not in v0.5.3 (divergences D39, D153): the digest of the spec the running job was last
+    # reconciled on, and that spec as compact JSON only while an invalid edit is ignored, so
+    # that another process goes on from it.
     last_valid_spec: str | None = None
+    last_valid_spec_digest: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     _KEYS = (
@@ -271,6 +276,7 @@ class JobStatus:
         "lastReconcileTime",
         "exitCodeRestarts",
         "lastValidSpec",
+        "lastValidSpecDigest",
     )
 
     @classmethod
@@ -304,6 +310,7 @@ class JobStatus:
             if data.get("exitCodeRestarts") is None
             else ExitCodeRestarts.from_dict(data["exitCodeRestarts"], f"{path}.exitCodeRestarts"),
             last_valid_spec=opt_str(data, "lastValidSpec", path),
+            last_valid_spec_digest=opt_str(data, "lastValidSpecDigest", path),
             extra=rest(data, cls._KEYS),
         )
 
@@ -327,6 +334,8 @@ class JobStatus:
             out["exitCodeRestarts"] = self.exit_code_restarts.to_dict()
         if self.last_valid_spec is not None:
             out["lastValidSpec"] = self.last_valid_spec
+        if self.last_valid_spec_digest is not None:
+            out["lastValidSpecDigest"] = self.last_valid_spec_digest
         out.update(json_copy(self.extra))
         return out
 

@@ -35,7 +35,6 @@ MAX_GENERATED_NAME_LENGTH = 63
 MAX_REPLICAS = 1000
 # The CRD's `format: int32` and `format: int64`.
 MAX_INT32 = 2**31 - 1
-MIN_INT32 = -(2**31)
 MAX_INT64 = 2**63 - 1
 # The deepest job spec the operator runs (levels of objects and arrays; a real pod template
 # needs about 15). kube-apiserver stores objects nested up to 10,000 levels, but the operator
@@ -171,9 +170,11 @@ def check_run_policy_fields(invalid: str, prefix: str, policy: RunPolicy) -> Non
     scheduling = policy.scheduling_policy
     if scheduling is None:
         return
+    # A gang timeout below a second can never be waited out: training-operator v1.9 passed it
+    # to the PodGroup, where coscheduling rejects every member at Permit (D150).
     for field, value, low in (
         ("minAvailable", scheduling.min_available, 0),
-        ("scheduleTimeoutSeconds", scheduling.schedule_timeout_seconds, MIN_INT32),
+        ("scheduleTimeoutSeconds", scheduling.schedule_timeout_seconds, 1),
     ):
         if value is not None and not low <= value <= MAX_INT32:
             raise ValidationError(

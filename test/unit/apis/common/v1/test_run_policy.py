@@ -249,3 +249,13 @@ def test_normalise_is_kind_independent():
         RunPolicy(backoff_limit=4, suspend=False), RunPolicy(), DEFAULTS_V1_9
     )
     assert (policy.backoff_limit, policy.clean_pod_policy, policy.suspend) == (4, "None", False)
+
+
+def test_a_huge_annotation_is_quoted_short_in_the_error():
+    """Its message becomes a condition and an event: a 70 KB value is cut, its length told."""
+    huge = "v" * 70_000
+    with pytest.raises(DecodeError) as raised:
+        defaults_for({"annotations": {DEFAULTS_ANNOTATION: huge}}, DEFAULTS_V0_5_3)
+    message = str(raised.value)
+    assert len(message) < 300
+    assert "... (70002 characters): expected v0.5.3 or v1.9" in message

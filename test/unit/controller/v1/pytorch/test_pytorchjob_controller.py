@@ -138,6 +138,7 @@ def test_labels_and_the_master_role(harness):
         "training.kubeflow.org/job-name": NAME,
         "training.kubeflow.org/replica-type": "worker",
         "training.kubeflow.org/replica-index": "0",
+        "training.kubeflow.org/job-uid": job["metadata"]["uid"],  # D154
     }
 
 

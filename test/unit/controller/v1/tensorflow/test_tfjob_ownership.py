@@ -78,6 +78,41 @@ def test_an_earlier_jobs_orphan_is_adopted_then_replaced(harness, tfu):
     assert harness.created("pods") == []
 
 
+def test_an_orphan_of_the_same_second_from_another_job_is_replaced(harness, tfu):
+    """Timestamps are whole seconds: an earlier job's orphan created in the second the job was
+    created again is told apart by the uid its creator stamped on it (D154)."""
+    from tf_operator.apis.common.v1.types import JOB_UID_LABEL
+
+    job = harness.add_job(tfu.new_tfjob(worker=1))
+    orphan = tfu.new_pod(job, "worker", 0, "Succeeded")
+    del orphan["metadata"]["ownerReferences"]
+    orphan["metadata"]["labels"][JOB_UID_LABEL] = "uid-of-the-earlier-job"
+    stored = harness.add_pod(orphan, cache=False)
+    stored["metadata"]["creationTimestamp"] = job["metadata"]["creationTimestamp"]
+    harness.pod_informer.get_indexer().add(stored)
+    harness.sync(job)
+    assert not any(c[0] == "Succeeded" for c in harness.conditions(job))
+    adopted = harness.client.resource(PODS).get("test-tfjob-worker-0", namespace="default")
+    adopted["metadata"]["creationTimestamp"] = job["metadata"]["creationTimestamp"]
+    harness.pod_informer.get_indexer().update(adopted)
+    _next_pass(harness, job)
+    assert harness.deleted("pods") == ["test-tfjob-worker-0"]
+    assert not any(c[0] == "Succeeded" for c in harness.conditions(job))
+
+
+def test_the_pods_a_job_creates_carry_its_uid(harness, tfu):
+    from tf_operator.apis.common.v1.types import JOB_UID_LABEL
+
+    job = harness.add_job(tfu.new_tfjob(worker=2))
+    harness.sync(job)
+    created = harness.created("pods")
+    assert [p["metadata"]["labels"][JOB_UID_LABEL] for p in created] == [job["metadata"]["uid"]] * 2
+    # services are not runs: they carry no uid (an earlier job's serves the new one too)
+    assert harness.created("services") and all(
+        JOB_UID_LABEL not in s["metadata"]["labels"] for s in harness.created("services")
+    )
+
+
 def test_a_pod_of_the_job_itself_is_counted(harness, tfu):
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.add_pod(tfu.new_pod(job, "worker", 0, "Succeeded"))

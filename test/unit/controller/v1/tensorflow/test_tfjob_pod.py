@@ -138,6 +138,7 @@ def test_copy_labels_and_annotations(harness, tfu):
         "training.kubeflow.org/replica-type": "worker",
         "training.kubeflow.org/replica-index": "0",
         "training.kubeflow.org/job-role": "master",
+        "training.kubeflow.org/job-uid": job["metadata"]["uid"],  # the creating job's (D154)
     }
     assert pod["metadata"]["annotations"] == {"annotation1": "1"}
     assert pod["spec"]["restartPolicy"] == "Never"

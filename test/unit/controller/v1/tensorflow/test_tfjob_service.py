@@ -38,4 +38,5 @@ def test_tfjob_replica_statuses_carry_no_selector(harness, tfu):
     """As training-operator v1.9's TFJob controller (its PyTorchJob's writes one)."""
     job = harness.add_job(tfu.new_tfjob(worker=1))
     harness.sync(job)
-    assert harness.status(job)["replicaStatuses"] == {"Worker": {}}
+    # the pod the pass created is active (D151); no selector beside it
+    assert harness.status(job)["replicaStatuses"] == {"Worker": {"active": 1}}

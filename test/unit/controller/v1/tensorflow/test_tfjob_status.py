@@ -245,7 +245,9 @@ def test_status(harness, tfu, fields, row):
             continue
         failed = job.status.replica_statuses[rtype].failed
         restarting = failed if restart else 0
-        tally = ReplicaTally(restarting, restarting, worker0)
+        # the rows' active pods are Running ones (D151: active also counts Pending pods)
+        running = job.status.replica_statuses[rtype].active
+        tally = ReplicaTally(restarting, restarting, worker0, running=running)
         harness.ctr.status.update_replica_type(ctx, rtype, spec.replicas, tally)
     assert expected in [c.type for c in job.status.conditions]
     if fields and expected == "Running":  # v1.9's rows: the job goes on

@@ -37,6 +37,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+import orjson
+
 from localcluster.apimachinery import deepjson, errors
 from localcluster.apimachinery.gvr import GVR
 from localcluster.apimachinery.objects import clone, format_time, meta
@@ -62,6 +64,51 @@ _EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 Ref = tuple[tuple[str, str], str, str]  # (storage_key, namespace, name)
 StorageKey = tuple[str, str]  # (group, plural): one resource, whatever version it is served at
 CHECK_SHARED_ENV = "LOCALCLUSTER_CHECK_SHARED"
+
+
+# etcd's default --max-request-bytes (1.5 MiB): a write whose request (key and object) is
+# larger is refused by etcd with "request is too large", which kube-apiserver hands back as a
+# 500 Status without a reason (the error is no API status; ErrorToAPIStatus's default case).
+ETCD_MAX_REQUEST_BYTES = 1572864
+TOO_LARGE_MESSAGE = "etcdserver: request is too large"
+
+
+def check_storable(rt: ResourceType, key: Key, obj: dict[str, Any]) -> None:
+    """Refuse ``obj`` as etcd would when its key and encoding pass etcd's request limit.
+    kube-apiserver retries a too-large create or update once without ``managedFields``:
+    so do we, dropping them from ``obj`` when that makes it fit."""
+    group = f"{rt.group}/" if rt.group else ""
+    etcd_key = f"/registry/{group}{rt.plural}/{key[0] + '/' if key[0] else ''}{key[1]}"
+    if _encoded_size(obj) + len(etcd_key) <= ETCD_MAX_REQUEST_BYTES:
+        return
+    m = obj.get("metadata") or {}
+    if m.get("managedFields"):
+        trimmed = {**obj, "metadata": {k: v for k, v in m.items() if k != "managedFields"}}
+        if _encoded_size(trimmed) + len(etcd_key) <= ETCD_MAX_REQUEST_BYTES:
+            del m["managedFields"]
+            return
+    raise errors.StatusError(500, "", TOO_LARGE_MESSAGE)
+
+
+def _encoded_size(obj: dict[str, Any]) -> int:
+    """The length of ``obj`` as compact JSON."""
+    try:
+        return len(orjson.dumps(obj))
+    except orjson.JSONEncodeError:  # deeper than orjson encodes: counted without recursion
+        size, work = 0, [obj]
+        while work:
+            item = work.pop()
+            if isinstance(item, dict):
+                size += 1 + len(item)  # braces, colons and commas
+                for key, value in item.items():
+                    size += len(json.dumps(key).encode())
+                    work.append(value)
+            elif isinstance(item, list):
+                size += 1 + max(len(item), 1)  # brackets and commas
+                work.extend(item)
+            else:
+                size += len(json.dumps(item).encode())
+        return size
 
 
 class SharedObjectCheck:
@@ -459,7 +506,10 @@ class Store:
         etype: str,
         old: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held."""
+        """Store ``obj`` (a fresh dict owned by the registry) under the next RV; lock held.
+        An object etcd would not take (see :func:`check_storable`) is refused first."""
+        if etype != "DELETED":
+            check_storable(rt, key, obj)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         if self._shared_check is not None:

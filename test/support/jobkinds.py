@@ -299,6 +299,8 @@ JAXJOB_CASE = KindCase(
     default_restart_policy="Never",
 )
 KINDS = (TFJOB_CASE, PYTORCHJOB_CASE, PADDLEJOB_CASE)
+# The kinds whose API types carry spec.lifecyclePolicy (docs/policies.md): TFJob and PyTorchJob.
+LIFECYCLE_KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
 SCHEMES = {
     TFJOB_CASE.name: TFJOB,
     PYTORCHJOB_CASE.name: PYTORCHJOB,

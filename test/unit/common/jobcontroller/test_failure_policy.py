@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.jobkinds import KINDS, TFJOB_CASE, JobHarness, KindCase
+from support.jobkinds import LIFECYCLE_KINDS, TFJOB_CASE, JobHarness, KindCase
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3
 from tf_operator.common.jobcontroller.failure_policy import is_disruption
 from tf_operator.common.jobcontroller.transform import strip_pod
@@ -74,7 +74,7 @@ DISRUPTIONS = {
 }
 
 
-@pytest.mark.parametrize("case", KINDS, ids=str)
+@pytest.mark.parametrize("case", LIFECYCLE_KINDS, ids=str)
 @pytest.mark.parametrize("how", list(DISRUPTIONS))
 @pytest.mark.parametrize("failure", [None, {}], ids=["none", "policy"])
 def test_a_disrupted_replica_is_recreated_without_spending_the_budget(case, how, failure):

@@ -8,6 +8,7 @@ import logging
 OTHER_KIND = {
     "tfjob": ("PyTorchJob", "kubeflow.org/v1"),
     "pytorchjob": ("TFJob", "kubeflow.org/v1"),
+    "paddlejob": ("TFJob", "kubeflow.org/v1"),
 }
 
 

@@ -59,12 +59,15 @@ def test_lists_at_rv0_then_watches_from_list_rv(fake, recording_store, fast_back
     fake.resource(PODS).patch("a", {"metadata": {"labels": {"x": "1"}}}, "ns")
     fake.resource(PODS).delete("b", "ns")
     recording_store.wait_for(lambda s: s.ops("delete"))
+    # kube-apiserver deletes an unscheduled pod in two writes, as the emulator does: its
+    # deletionTimestamp (an update), then its removal
     assert [c for c in recording_store.calls if c[0] != "replace"] == [
         ("add", "c"),
         ("update", "a"),
+        ("update", "b"),
         ("delete", "b"),
     ]
-    assert r.last_sync_resource_version() == rv(fake, 5)
+    assert r.last_sync_resource_version() == rv(fake, 6)
     lst, watch = fake.filter_actions("list"), fake.filter_actions("watch")
     assert (lst[0].options["resource_version"], lst[0].options["limit"]) == ("0", 500)
     assert watch[0].options["resource_version"] == rv(fake, 2)
@@ -143,7 +146,8 @@ def test_compacted_history_gives_error_event_and_relist(
     fake.compact()  # the client's resourceVersion is now too old
     gate.set()
     recording_store.wait_for(lambda s: len(s.ops("replace")) == 2)
-    assert recording_store.ops("replace")[1] == (["b", "z"], rv(fake, 4))
+    # the pod's deletion is two writes (deletionTimestamp, then removal)
+    assert recording_store.ops("replace")[1] == (["b", "z"], rv(fake, 5))
 
 
 def test_connection_drop_rewatches_with_backoff(fake, recording_store, fast_backoff, stop_event):

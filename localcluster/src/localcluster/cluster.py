@@ -41,7 +41,9 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from localcluster.apimachinery.errors import StatusError
 from localcluster.client.api import ClusterClient
 from localcluster.client.http import HttpClient
 from localcluster.client.inprocess import InProcessClient
@@ -67,6 +69,7 @@ from localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
 from localcluster.kubelet.node import NodeConfig
 from localcluster.kubelet.process import ProcessRuntime
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.serviceenv import InClusterAPI, from_endpoints
 from localcluster.kubelet.simulated import SimulatedRuntime
 from localcluster.kubelet.timers import TimerQueue
 from localcluster.nodepool import NodePool
@@ -116,6 +119,9 @@ class ExternalAPIServer:
     ca_file: str | None = None
     client_cert: tuple[str, str] | None = None
     insecure_skip_tls_verify: bool = False
+    # where process pods reach it (KUBERNETES_SERVICE_HOST/PORT); default: the
+    # ``default/kubernetes`` Endpoints, else the host and port of ``url``
+    in_cluster: InClusterAPI | None = None
 
     def client(self, user_agent: str) -> HttpClient:
         return HttpClient(
@@ -352,8 +358,9 @@ class LocalCluster:
                 )
                 self._threads += self.hosts.start(self._stop)
         configs = self._node_configs(self._nodes_requested) if self.node_count else []
+        in_cluster = self._in_cluster_api() if self.kubelet_mode == "process" else None
         for config in configs:
-            kubelet = self._new_kubelet(client, config)
+            kubelet = self._new_kubelet(client, config, in_cluster)
             self._threads += kubelet.start(self._stop)
             self.kubelets.append(kubelet)
         for kubelet in self.kubelets:
@@ -390,6 +397,24 @@ class LocalCluster:
         for controller in controllers:
             controller.wait_ready(30)
 
+    def _in_cluster_api(self) -> InClusterAPI | None:
+        """Where process pods reach the API server: configured, or as it advertises itself
+        (a real kube-apiserver on loopback keeps no ``default/kubernetes`` Endpoints, as it
+        refuses loopback addresses there: then the host and port of its URL)."""
+        if self.external is not None and self.external.in_cluster is not None:
+            return self.external.in_cluster
+        try:
+            endpoints = self.client.get(("", "v1", "endpoints"), "default", "kubernetes")
+        except StatusError as err:
+            if err.code != 404:
+                raise
+            endpoints = {}
+        api = from_endpoints(endpoints)
+        if api is None and self.external is not None:
+            url = urlsplit(self.external.url)
+            api = InClusterAPI(url.hostname or "127.0.0.1", url.port or 443)
+        return api
+
     def _node_configs(self, nodes: int) -> list[NodeConfig]:
         spec = self.node_spec
         pools = self.node_pools or [
@@ -412,7 +437,9 @@ class LocalCluster:
             for name in pool.node_names()
         ]
 
-    def _new_kubelet(self, client: ClusterClient, config: NodeConfig) -> Kubelet:
+    def _new_kubelet(
+        self, client: ClusterClient, config: NodeConfig, in_cluster: InClusterAPI | None
+    ) -> Kubelet:
         timers = TimerQueue()
         runtime: ContainerRuntime
         if self.kubelet_mode == "simulated":
@@ -428,6 +455,7 @@ class LocalCluster:
                 dns_mode=self.dns_mode,
                 cluster_domain=self._domains[0] if self._domains else "cluster.local",
                 images=self.images,
+                api=in_cluster,
             )
         return Kubelet(
             client,

@@ -44,7 +44,7 @@ from localcluster.kubelet.mounts import Bind, namespace_prefix, probe_overlay
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from localcluster.kubelet.serviceenv import kubernetes_service_env
+from localcluster.kubelet.serviceenv import InClusterAPI, kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
 from localcluster.kubelet.volumes import PodVolumes, VolumeError
 
@@ -105,9 +105,11 @@ class ProcessRuntime(ContainerRuntime):
         dns_mode: str = "none",
         cluster_domain: str = "cluster.local",
         images: ImageTable | None = None,
+        api: InClusterAPI | None = None,
     ) -> None:
         self._client = client
         self._images = images or ImageTable()
+        self._service_env = kubernetes_service_env(api)
         self._volumes = PodVolumes(client, timers)
         self._mount_namespaces: bool | None = None
         self._state_dir = state_dir
@@ -146,7 +148,7 @@ class ProcessRuntime(ContainerRuntime):
         if image is not None and image.path:
             env["PATH"] = os.pathsep.join([*image.path, env.get("PATH", os.defpath)])
         env["HOSTNAME"] = self._hostname(record)[0]
-        env.update(kubernetes_service_env(self._client))
+        env.update(self._service_env)
         env[POD_IP_ENV] = record.pod_ip
         return env
 

@@ -43,11 +43,6 @@ ENDPOINTS = ("", "v1", "endpoints")
 SERVICES = ("", "v1", "services")
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 
-# kube-apiserver serves ``kubectl logs`` by asking the kubelet's HTTPS server, which the local
-# cluster gains with the seam branch (``LocalCluster.kubelet_port``); until then the real
-# control plane's logs are read from the kubelet directly
-KUBELET_SERVES_LOGS = hasattr(LocalCluster, "kubelet_port")
-
 needs_mount_namespaces = pytest.mark.skipif(
     not probe_mount_namespace(),
     reason="the operator's in-cluster config needs the token at its standard path (root)",
@@ -74,10 +69,8 @@ class InCluster:
         ).stdout
 
     def logs(self, namespace: str, pod: str) -> str:
-        """``kubectl logs`` of the pod; on the real control plane, until the kubelets serve
-        logs over HTTPS (``KUBELET_SERVES_LOGS``), the kubelet's own copy."""
-        if self.cluster.control_plane == "real" and not KUBELET_SERVES_LOGS:
-            return b"".join(self.cluster._logs(namespace, pod, None)).decode(errors="replace")
+        """``kubectl logs`` of the pod (on the real control plane kube-apiserver asks the
+        kubelets' HTTPS server)."""
         return self.kubectl("logs", "-n", namespace, pod).stdout
 
     def operator_pods(self, namespace: str = NAMESPACE) -> list[dict]:

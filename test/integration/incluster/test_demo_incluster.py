@@ -7,16 +7,12 @@ import sys
 
 import pytest
 
-from .conftest import KUBELET_SERVES_LOGS, ROOT, needs_mount_namespaces
+from .conftest import ROOT, needs_mount_namespaces
 
 pytestmark = [pytest.mark.integration, needs_mount_namespaces]
 
 
 def test_in_cluster_demo(control_plane):
-    if control_plane == "real" and not KUBELET_SERVES_LOGS:
-        pytest.skip(
-            "the demo runs kubectl logs: on the real control plane kube-apiserver asks the kubelet's HTTPS server (branch seam), not on this branch yet"
-        )
     real = ["--real"] if control_plane == "real" else []
     out = subprocess.run(
         [sys.executable, str(ROOT / "hack/demo.py"), *real, "--in-cluster"],

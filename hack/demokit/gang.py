@@ -42,7 +42,7 @@ from typing import Any, cast
 
 import yaml
 
-from demokit.harness import ROOT, stop_process_group
+from demokit.harness import ROOT, stop_process_group, wait_until
 
 BIN = Path(sys.executable).parent
 NS = "default"
@@ -122,8 +122,15 @@ class Api:
         self.group, self.version = PODGROUP_API[scheduler]
 
     def install_tfjob_crd(self) -> None:
+        """Create the TFJob CRD and wait until TFJobs list (kube-apiserver serves a new CRD a
+        moment after it stores it)."""
         crd = yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text())
         self.crds.create_custom_resource_definition(crd, _preload_content=False)
+        wait_until(
+            lambda: self.custom.list_namespaced_custom_object("kubeflow.org", "v1", NS, "tfjobs"),
+            30,
+            "tfjobs to be served",
+        )
 
     def nodes(self) -> list[Any]:
         return sorted(self.core.list_node().items, key=lambda n: n.metadata.name)

@@ -270,8 +270,15 @@ def pod_status(pod: dict, state: Any) -> dict:
 class Session:
     """One environment: its cluster, its cases submitted, and an operator running on them."""
 
-    def __init__(self, environment: Environment, cases: list[Case], workdir: Path) -> None:
+    def __init__(
+        self,
+        environment: Environment,
+        cases: list[Case],
+        workdir: Path,
+        control_plane: str = "emulated",
+    ) -> None:
         self.environment = environment
+        self.control_plane = control_plane  # LocalCluster's: "emulated" or "real"
         self.cases = cases
         self.workdir = workdir
         self.cluster: LocalCluster | None = None
@@ -280,14 +287,17 @@ class Session:
 
     @property
     def registry(self) -> Any:
+        """The cluster's client (the same calls on either control plane)."""
         assert self.cluster is not None
-        return self.cluster.registry
+        return self.cluster.client
 
     @contextlib.contextmanager
     def running(self, binary: str, stop_grace: float) -> Iterator[Session]:
         """Start the cluster, submit every case's TFJob, start ``binary``; stop all after."""
         with LocalCluster(
-            kubelet="none", state_dir=str(self.workdir / f"cluster-{self.environment.name}")
+            control_plane=self.control_plane,
+            kubelet="none",
+            state_dir=str(self.workdir / f"cluster-{self.environment.name}"),
         ) as cluster:
             self.cluster = cluster
             self._install()
@@ -308,7 +318,18 @@ class Session:
             if ns not in existing:
                 self.registry.create(NAMESPACES, None, {"metadata": {"name": ns}})
         self._create_service_accounts()
-        wait_for(self._tfjobs_served, 30, "the TFJob CRD to be served")
+        for ns in self.environment.namespaces:
+            # ServiceAccount admission refuses pods until the namespace's default account
+            # exists (kube-controller-manager makes it a moment after the namespace)
+            wait_for(
+                lambda ns=ns: any(
+                    a["metadata"]["name"] == "default"
+                    for a in self.registry.list(SERVICE_ACCOUNTS, ns).items
+                ),
+                30,
+                f"the default ServiceAccount of {ns}",
+            )
+        wait_for(self._served, 30, "the TFJob (and PodGroup) CRDs to be served")
 
     def _create_service_accounts(self) -> None:
         """The accounts the cases' templates name: ServiceAccount admission (as on any real
@@ -326,9 +347,13 @@ class Session:
                     if getattr(err, "code", None) != 409:
                         raise
 
-    def _tfjobs_served(self) -> bool:
+    def _served(self) -> bool:
+        """Whether the CRDs' resources list: kube-apiserver answers 429 (storage initialising)
+        for a moment after discovery already names a new resource."""
         try:
             self.registry.list(TFJOBS, "default")
+            if self.environment.gang:
+                self.registry.list(PODGROUPS, "default")
         except Exception:  # noqa: BLE001 - not served yet
             return False
         return True
@@ -336,7 +361,7 @@ class Session:
     # -- reading back ------------------------------------------------------------------
 
     def _owned(self, gvr: tuple[str, str, str], case: Case) -> list[dict]:
-        items, _ = self.registry.list(gvr, case.namespace)
+        items = self.registry.list(gvr, case.namespace).items
         uid = self.job_uids[case.name]
         owned = [
             o
@@ -366,16 +391,17 @@ class Session:
 
     def operator_requests(self) -> int:
         """Requests the operator made so far, leader-lock traffic aside (every HTTP request
-        here is the operator's: the harness uses the registry in process)."""
+        here is the operator's: the harness uses the registry in process; the emulated control
+        plane only)."""
         counts = self.cluster.server.request_metrics.snapshot()  # type: ignore[union-attr]
         return sum(n for (_, _, res, _), n in counts.items() if res not in LOCK_RESOURCES)
 
     # -- lifecycle steps -----------------------------------------------------------------
 
     def apply_step(self, case: Case, step: Step, timeout: float) -> None:
-        pods, _ = self.registry.list(
+        pods = self.registry.list(
             PODS, case.namespace, label_selector=f"tf-job-name={case.job_name}"
-        )
+        ).items
         by_replica = {p["metadata"]["name"].removeprefix(case.job_name + "-"): p for p in pods}
         for replica, state in step.pods.items():
             targets = list(by_replica.values()) if replica == "all" else [by_replica[replica]]
@@ -402,9 +428,9 @@ class Session:
 
     def _counts_running_pods(self, case: Case) -> bool:
         """Whether the job's ``replicaStatuses`` count as active every pod now Running."""
-        pods, _ = self.registry.list(
+        pods = self.registry.list(
             PODS, case.namespace, label_selector=f"tf-job-name={case.job_name}"
-        )
+        ).items
         running = Counter(
             p["metadata"]["labels"]["tf-replica-type"]
             for p in pods
@@ -419,7 +445,9 @@ class Session:
 
     def _uid(self, case: Case, replica: str) -> str | None:
         name = f"{case.job_name}-{replica}"
-        items, _ = self.registry.list(PODS, case.namespace, field_selector=f"metadata.name={name}")
+        items = self.registry.list(
+            PODS, case.namespace, field_selector=f"metadata.name={name}"
+        ).items
         return items[0]["metadata"]["uid"] if items else None
 
     def _write_status(self, namespace: str, name: str, state: Any) -> None:

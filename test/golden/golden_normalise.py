@@ -71,6 +71,20 @@ _CONTAINER_DEFAULTS: dict[str, Any] = {
     "terminationMessagePolicy": "File",
     "resources": {},
 }
+_PROBE_DEFAULTS: dict[str, Any] = {
+    "timeoutSeconds": 1,
+    "periodSeconds": 10,
+    "successThreshold": 1,
+    "failureThreshold": 3,
+}
+# What kube-apiserver's admission adds to every pod (the Priority and DefaultTolerationSeconds
+# plugins, plugin/pkg/admission): the emulator runs neither, so a pod on the real control plane
+# carries them and one on the emulator (or in a fixture) does not.
+_PRIORITY_DEFAULTS: dict[str, Any] = {"preemptionPolicy": "PreemptLowerPriority"}
+_DEFAULT_TOLERATIONS = [
+    {"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": 300}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+]
 _SERVICE_DEFAULTS: dict[str, Any] = {
     "type": "ClusterIP",
     "sessionAffinity": "None",
@@ -122,12 +136,35 @@ def _drop_service_account_admission(spec: dict) -> None:
             container.pop("volumeMounts", None)
 
 
+def _drop_priority_and_toleration_admission(spec: dict) -> None:
+    if not spec.get("priorityClassName"):
+        _drop_defaults(spec, {"priority": 0})
+    _drop_defaults(spec, _PRIORITY_DEFAULTS)
+    if "tolerations" in spec:
+        spec["tolerations"] = [t for t in spec["tolerations"] if t not in _DEFAULT_TOLERATIONS]
+        if not spec["tolerations"]:
+            del spec["tolerations"]
+
+
+def _drop_container_field_defaults(container: dict) -> None:
+    """Probe timings and a field reference's ``apiVersion`` (``v1``), as defaults.go sets them."""
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if isinstance(container.get(probe), dict):
+            _drop_defaults(container[probe], _PROBE_DEFAULTS)
+    for env in container.get("env") or []:
+        ref = (env.get("valueFrom") or {}).get("fieldRef")
+        if isinstance(ref, dict):
+            _drop_defaults(ref, {"apiVersion": "v1"})
+
+
 def _normalise_pod_spec(spec: dict) -> None:
     _drop_service_account_admission(spec)
+    _drop_priority_and_toleration_admission(spec)
     _drop_defaults(spec, _POD_DEFAULTS)
     for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         _drop_defaulted_requests(container)
         _drop_defaults(container, _CONTAINER_DEFAULTS)
+        _drop_container_field_defaults(container)
         if container.get("imagePullPolicy") == _default_pull_policy(container.get("image", "")):
             del container["imagePullPolicy"]
         for port in container.get("ports") or []:

@@ -3,7 +3,8 @@
 The fixtures under ``v0.5.3/`` were recorded from the Go tf-operator v0.5.3 binary, built from
 upstream source, by ``record.py`` (see README.md). Here the ``tf-operator`` console script runs
 the same TFJobs on the same kind of local cluster (kubelet ``none``: nothing runs, pods stay
-Pending), one cluster and operator per environment with all its cases at once, and every case
+Pending), one cluster and operator per environment and control plane (the emulator, and the
+real kube-apiserver: ids ``emulated`` and ``real``) with all its cases at once, and every case
 must end up with objects equal to its fixtures after the normaliser and the case's named
 allowances (``golden_allowances``). TF_CONFIG is checked twice: parsed (same cluster, task and
 environment) and as the exact string v0.5.3 wrote (compact JSON, cluster keys sorted).
@@ -39,6 +40,8 @@ from golden_harness import (
     wait_for,
 )
 from golden_normalise import TFJOB_UID, dumps, normalise_object, tf_configs
+
+from localcluster.testing import BACKENDS
 
 OPERATOR_BIN = str(Path(sys.executable).parent / "tf-operator")
 MATCH_TIMEOUT_S = 60.0
@@ -159,9 +162,12 @@ def check_case(session: Session, case: Case) -> list[str]:
 @pytest.mark.integration
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("environment", sorted(ENVIRONMENTS))
-def test_operator_writes_what_v053_wrote(environment: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("control_plane", BACKENDS)
+def test_operator_writes_what_v053_wrote(
+    control_plane: str, environment: str, tmp_path: Path
+) -> None:
     cases = [c for c in CASES if c.environment == environment]
-    session = Session(ENVIRONMENTS[environment], cases, tmp_path)
+    session = Session(ENVIRONMENTS[environment], cases, tmp_path, control_plane)
     with session.running(OPERATOR_BIN, stop_grace=10), ThreadPoolExecutor(len(cases)) as pool:
         results = list(zip(cases, pool.map(lambda c: check_case(session, c), cases), strict=True))
         alive = session.operator.alive()  # type: ignore[union-attr]

@@ -200,6 +200,7 @@ class LocalCluster:
         kubelet_ca: CertificateAuthority | None = None,
         kubelet_client_ca: str | None = None,
         control_plane: str = "emulated",
+        apiserver_args: tuple[str, ...] = (),
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
@@ -209,6 +210,10 @@ class LocalCluster:
             )
         if control_plane == "real" and api_server is not None:
             raise ValueError("control_plane='real' starts its own API server: give no api_server")
+        if apiserver_args and control_plane != "real":
+            raise ValueError("apiserver_args are kube-apiserver flags: control_plane='real' only")
+        # more kube-apiserver flags (e.g. an audit log) for the real control plane
+        self._apiserver_args = list(apiserver_args)
         self.control_plane = control_plane
         # the real control plane is started in start(); its servers stand in for the emulator's
         # scheduler and controllers, as an external API server's do
@@ -343,6 +348,7 @@ class LocalCluster:
             state_dir=os.path.join(self.state_dir, "control-plane"),
             feature_gates=REAL_FEATURE_GATES,
             runtime_config=REAL_RUNTIME_CONFIG,
+            extra_apiserver_args=self._apiserver_args,
         )
         plane.start()
         kubeconfig = self._kubeconfig_path

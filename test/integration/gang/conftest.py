@@ -2,7 +2,10 @@
 ``tf-operator`` binary (this repo's console script) started with ``--enable-gang-scheduling``.
 
 ``start_operator(cluster, *flags)`` runs the binary against the cluster's kubeconfig and stops
-it after the test; its log is kept under the test's tmp_path.
+it after the test; its log is kept under the test's tmp_path. ``control_plane`` is the control
+plane of a test that starts its own cluster (ids ``emulated`` and ``real``); module-scoped cluster
+fixtures take ``params=BACKENDS`` themselves. Tests talk through ``cluster.client``, the same on
+both control planes; the helpers below take it (or the emulator's registry).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
-from localcluster.testing import wait_for
+from localcluster.testing import BACKENDS, wait_for
 from support.crd import install_crds
 from support.operator_process import OperatorProcess
 
@@ -40,18 +43,25 @@ def start_operator(tmp_path) -> Iterator:
         operator.stop()
 
 
+@pytest.fixture(params=BACKENDS)
+def control_plane(request) -> str:
+    """The control plane of a cluster the test starts itself."""
+    return str(request.param)
+
+
 @contextlib.contextmanager
-def volcano_on_two_cpus(start_operator) -> Iterator[LocalCluster]:
-    """A simulated cluster of one 2-CPU node under Volcano, the CRDs installed and the operator
-    gang-scheduling with Volcano."""
+def volcano_on_two_cpus(start_operator, control_plane: str = "emulated") -> Iterator[LocalCluster]:
+    """A simulated cluster of one 2-CPU node under Volcano on that control plane, the
+    CRDs installed and the operator gang-scheduling with Volcano."""
     with LocalCluster(
+        control_plane=control_plane,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=[NodePool("n", cpu="2", memory="8Gi")],
         batch_schedulers=("volcano",),
         batch_schedule_period=0.2,
     ) as cluster:
-        install_crds(cluster.registry)
+        install_crds(cluster.client)
         start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
         yield cluster
 
@@ -68,8 +78,8 @@ def gang_too_big_for_it(name: str) -> dict:
     }
 
 
-def events_about(registry, name: str, kind: str | None = None) -> list[dict]:
-    items, _ = registry.list(EVENTS, "default")
+def events_about(client, name: str, kind: str | None = None) -> list[dict]:
+    items = client.list(EVENTS, "default")[0]
     return [
         e
         for e in items
@@ -78,15 +88,23 @@ def events_about(registry, name: str, kind: str | None = None) -> list[dict]:
     ]
 
 
-def tfjob_condition(registry, name: str, ctype: str) -> dict | None:
-    job = registry.get(TFJOBS, "default", name)
+def tfjob_condition(client, name: str, ctype: str) -> dict | None:
+    job = client.get(TFJOBS, "default", name)
     for cond in (job.get("status") or {}).get("conditions") or []:
         if cond["type"] == ctype and cond["status"] == "True":
             return cond
     return None
 
 
+def event_source(event: dict) -> str:
+    """Who reported a core/v1 event: ``source.component``, or ``reportingComponent`` for one
+    written through events.k8s.io/v1 (kube-scheduler's, on the real control plane)."""
+    return (event.get("source") or {}).get("component") or event.get("reportingComponent") or ""
+
+
 __all__ = [
+    "BACKENDS",
+    "event_source",
     "events_about",
     "gang_too_big_for_it",
     "tfjob_condition",

@@ -1,6 +1,6 @@
 """The local cluster's command line for gang scheduling: --node-pool, --batch-scheduler,
 --batch-scheduler-conf, --batch-schedule-period, --scheduler-plugins and --coscheduling-arg,
-seen through the official client."""
+seen through the official client, on either control plane (``--control-plane``)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ pytestmark = pytest.mark.integration
 
 
 @contextlib.contextmanager
-def cluster_cli(tmp_path: Path, *flags: str) -> Iterator:
-    """``python -m localcluster`` with a simulated kubelet and these flags, once ready: the
-    official client's ApiClient on its kubeconfig. It must stop cleanly on SIGTERM."""
+def cluster_cli(tmp_path: Path, control_plane: str, *flags: str) -> Iterator:
+    """``python -m localcluster`` with a simulated kubelet on ``control_plane`` and these flags,
+    once ready: the official client's ApiClient on its kubeconfig. It must stop cleanly on
+    SIGTERM."""
     kubeconfig = tmp_path / "kubeconfig"
     argv = [sys.executable, "-m", "localcluster", "--port", "0", "--kubelet", "simulated"]
+    argv += ["--control-plane", control_plane]
     argv += ["--kubeconfig", str(kubeconfig), "--log-level", "warning", *flags]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -37,11 +39,12 @@ def cluster_cli(tmp_path: Path, *flags: str) -> Iterator:
         assert proc.wait(30) == 0
 
 
-def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
+def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path, control_plane):
     conf = tmp_path / "volcano.yaml"
     conf.write_text('actions: "enqueue, allocate, backfill"\ntiers: []\n')
     with cluster_cli(
         tmp_path,
+        control_plane,
         "--node-pool", "name=cpu,count=2,cpu=4,memory=8Gi,labels=resType=CPU",
         "--node-pool", "name=gpu,gpus=2,labels=resType=GPU;zone=a,taints=nvidia.com/gpu=present:NoSchedule",
         "--batch-scheduler", "volcano", "--batch-scheduler", "kube-batch",
@@ -65,9 +68,9 @@ def test_node_pools_and_batch_schedulers_from_the_command_line(tmp_path):
             assert [q["metadata"]["name"] for q in queues] == ["default"]
 
 
-def test_scheduler_plugins_from_the_command_line(tmp_path):
+def test_scheduler_plugins_from_the_command_line(tmp_path, control_plane):
     flags = ("--scheduler-plugins", "--coscheduling-arg", "permitWaitingTimeSeconds=5")
-    with cluster_cli(tmp_path, *flags) as api:
+    with cluster_cli(tmp_path, control_plane, *flags) as api:
         from kubernetes import client
 
         custom = client.CustomObjectsApi(api)

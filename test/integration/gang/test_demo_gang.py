@@ -1,5 +1,5 @@
 """`make demo ARGS="--gang volcano|kube-batch"` and the `--without-task-spec` story, through
-hack/demo.py's dispatch, as a user runs them."""
+hack/demo.py's dispatch, as a user runs them, on either control plane (``--real``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 import pytest
 
 from .conftest import ROOT
+
+DEMO_FLAGS = {"emulated": (), "real": ("--real",)}
 
 pytestmark = pytest.mark.integration
 
@@ -32,8 +34,8 @@ def demo(*args: str) -> subprocess.CompletedProcess:
         ("coscheduling", "(Pending -> )?Scheduling"),
     ],
 )
-def test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu(scheduler, waiting):
-    out = demo("--gang", scheduler)
+def test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu(control_plane, scheduler, waiting):
+    out = demo(*DEMO_FLAGS[control_plane], "--gang", scheduler)
     assert out.returncode == 0, out.stdout + out.stderr
     # Volcano marks the group Completed, the PodGroup controller of scheduler-plugins Finished,
     # once its pods have succeeded, when that comes before the operator deletes the group
@@ -58,8 +60,9 @@ def test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu(scheduler, waiting
     assert "TFJob tf-test Succeeded" in out.stdout
 
 
-def test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why():
-    out = demo("--gang", "volcano", "--without-task-spec", "--timeout", "4")
+def test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why(control_plane):
+    flags = ("--gang", "volcano", "--without-task-spec", "--timeout", "4")
+    out = demo(*DEMO_FLAGS[control_plane], *flags)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "nothing is bound" in out.stdout
     assert (

@@ -8,7 +8,7 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
-from localcluster.testing import kubectl
+from localcluster.testing import BACKENDS, kubectl, wait_for
 
 from .conftest import PODS, ROOT
 
@@ -20,10 +20,11 @@ GROUPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request, tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     with LocalCluster(
+        control_plane=request.param,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=[NodePool("n", cpu="2", memory="8Gi")],
@@ -34,7 +35,7 @@ def cluster(tmp_path_factory):
         for flavour, gvr in GROUPS.items():
             for name, cpu in (("fits", "1"), ("too-big", "3")):
                 group = f"{flavour}-{name}"
-                c.registry.create(
+                c.client.create(
                     gvr,
                     "default",
                     {
@@ -56,8 +57,17 @@ def cluster(tmp_path_factory):
                         ],
                     },
                 }
-                c.registry.create(PODS, "default", pod)
-            c.batch_schedulers[flavour].run_once()
+                c.client.create(PODS, "default", pod)
+            scheduler = c.batch_schedulers[flavour]
+
+            def seen(scheduler=scheduler) -> bool:
+                # over HTTP (the real control plane) the scheduler's watch delivers the pods a
+                # moment after they are stored: one cycle must see both groups with their pod
+                jobs = scheduler.cache.snapshot().jobs.values()
+                return sum(len(job.tasks) for job in jobs) == 2
+
+            wait_for(seen, 30, what=f"{flavour} seeing its two pods")
+            scheduler.run_once()
         yield c
 
 
@@ -95,13 +105,13 @@ def test_pg_short_name_is_volcanos(cluster):
     ]
 
 
-def test_kube_batch_overlay_then_default_queue_apply(tmp_path):
-    with LocalCluster(kubelet="none") as cluster:
+def test_kube_batch_overlay_then_default_queue_apply(tmp_path, control_plane):
+    with LocalCluster(control_plane=control_plane, kubelet="none") as cluster:
         for target in ("overlays/gang-kube-batch", "components/gang-kube-batch/default-queue"):
             manifests = str(ROOT / "manifests" / target)
             out = kubectl(cluster, "apply", "-k", manifests, home=str(tmp_path), check=True)
         assert "queue.scheduling.incubator.k8s.io/default created" in out.stdout
-        queue = cluster.registry.get(
+        queue = cluster.client.get(
             ("scheduling.incubator.k8s.io", "v1alpha1", "queues"), None, "default"
         )
         assert queue["spec"] == {"weight": 1}

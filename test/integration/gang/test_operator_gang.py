@@ -8,6 +8,7 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
+from localcluster.testing import BACKENDS
 from support.crd import install_crds
 
 from .conftest import PODS, TFJOBS, tfjob_condition, wait_for
@@ -85,9 +86,10 @@ AFFINITY = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster():
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request):
     with LocalCluster(
+        control_plane=request.param,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=POOLS,
@@ -95,13 +97,13 @@ def cluster():
         batch_scheduler_conf={"volcano": VOLCANO_TASK_SPEC_MODE},
         batch_schedule_period=0.2,
     ) as c:
-        install_crds(c.registry)
+        install_crds(c.client)
         yield c
 
 
 @pytest.mark.parametrize(("name", "placement"), [("tf-test", SELECTOR), ("tf-aff", AFFINITY)])
 def test_s8_operator_end_to_end(cluster, start_operator, name, placement):
-    registry = cluster.registry
+    registry = cluster.client
     start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
     registry.create(TFJOBS, "default", tfjob(name, placement))
 
@@ -109,7 +111,7 @@ def test_s8_operator_end_to_end(cluster, start_operator, name, placement):
     assert group["spec"]["minMember"] == 3
 
     def placed() -> dict | None:
-        items, _ = registry.list(PODS, "default", label_selector=f"tf-job-name={name}")
+        items = registry.list(PODS, "default", label_selector=f"tf-job-name={name}").items
         nodes = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in items}
         return (
             {p["metadata"]["name"]: p for p in items}
@@ -127,7 +129,7 @@ def test_s8_operator_end_to_end(cluster, start_operator, name, placement):
     wait_for(lambda: tfjob_condition(registry, name, "Succeeded"), 30, what="TFJob Succeeded")
 
     def podgroup_gone() -> bool:
-        items, _ = registry.list(PODGROUPS, "default")
+        items = registry.list(PODGROUPS, "default").items
         return name not in {i["metadata"]["name"] for i in items}
 
     wait_for(podgroup_gone, 30, what="PodGroup deleted by the operator")

@@ -10,6 +10,7 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
+from localcluster.testing import BACKENDS
 from support.crd import install_crds
 
 from .conftest import PODS, TFJOBS, events_about, tfjob_condition, wait_for
@@ -23,16 +24,17 @@ PODGROUPS = {
 RUN = {"localcluster.tf-operator.io/run-seconds": "0.5"}
 
 
-@pytest.fixture(scope="module")
-def cluster():
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request):
     with LocalCluster(
+        control_plane=request.param,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=[NodePool("n", cpu="4", memory="8Gi")],
         batch_schedulers=("kube-batch", "volcano"),
         batch_schedule_period=0.2,
     ) as c:
-        install_crds(c.registry)
+        install_crds(c.client)
         yield c
 
 
@@ -56,7 +58,7 @@ def tfjob(name: str, min_available: int) -> dict:
 
 @pytest.mark.parametrize("scheduler", ["kube-batch", "volcano"])
 def test_the_pod_group_follows_the_policy_until_the_gang_fits(cluster, start_operator, scheduler):
-    registry, podgroups = cluster.registry, PODGROUPS[scheduler]
+    registry, podgroups = cluster.client, PODGROUPS[scheduler]
     name = f"policy-{scheduler}"
     start_operator(cluster, "--enable-gang-scheduling=true", f"--gang-scheduler-name={scheduler}")
     registry.create(TFJOBS, "default", tfjob(name, 10))
@@ -76,7 +78,7 @@ def test_the_pod_group_follows_the_policy_until_the_gang_fits(cluster, start_ope
     wait_for(unschedulable, 30, what="the gang of 10 found unschedulable")
     assert tfjob_condition(registry, name, "Created") is not None
     assert tfjob_condition(registry, name, "Running") is None
-    pods, _ = registry.list(PODS, "default", label_selector=f"tf-job-name={name}")
+    pods = registry.list(PODS, "default", label_selector=f"tf-job-name={name}").items
     assert all(not p["spec"].get("nodeName") for p in pods)
 
     job = registry.get(TFJOBS, "default", name)
@@ -93,7 +95,7 @@ def test_the_pod_group_follows_the_policy_until_the_gang_fits(cluster, start_ope
 def test_volcano_pods_wait_for_the_group_to_be_admitted(cluster, start_operator):
     """The operator creates no pod before Volcano's enqueue admits the group, and tells the
     job why it waits (one PodGroupPending event)."""
-    registry = cluster.registry
+    registry = cluster.client
     start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
     # Volcano's own scheduler is not asked to schedule this queue: its group stays Pending
     job = tfjob("queued", 1)
@@ -106,7 +108,7 @@ def test_volcano_pods_wait_for_the_group_to_be_admitted(cluster, start_operator)
         30,
         what="the PodGroupPending event",
     )
-    pods, _ = registry.list(PODS, "default", label_selector="tf-job-name=queued")
+    pods = registry.list(PODS, "default", label_selector="tf-job-name=queued").items
     assert pods == []
     group = registry.get(PODGROUPS["volcano"], "default", "queued")
     assert (group.get("status") or {}).get("phase", "Pending") == "Pending"

@@ -16,17 +16,19 @@ pytestmark = pytest.mark.integration
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 
 
-def unschedulable_condition(registry, name: str) -> dict | None:
-    group = registry.get(PODGROUPS, "default", name)
+def unschedulable_condition(client, name: str) -> dict | None:
+    group = client.get(PODGROUPS, "default", name)
     for cond in (group.get("status") or {}).get("conditions") or []:
         if cond["type"] == "Unschedulable" and cond["status"] == "True":
             return cond
     return None
 
 
-def test_unschedulable_podgroup_becomes_one_warning_event_on_the_tfjob(start_operator):
-    with volcano_on_two_cpus(start_operator) as cluster:
-        registry = cluster.registry
+def test_unschedulable_podgroup_becomes_one_warning_event_on_the_tfjob(
+    start_operator, control_plane
+):
+    with volcano_on_two_cpus(start_operator, control_plane) as cluster:
+        registry = cluster.client
         registry.create(TFJOBS, "default", gang_too_big_for_it("too-big"))
         cond = wait_for(lambda: unschedulable_condition(registry, "too-big"), 30, what="condition")
 

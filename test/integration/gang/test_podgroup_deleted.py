@@ -14,16 +14,16 @@ pytestmark = pytest.mark.integration
 PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 
 
-def test_a_deleted_pod_group_comes_back_before_the_resync(start_operator):
-    with volcano_on_two_cpus(start_operator) as cluster:
-        registry = cluster.registry
+def test_a_deleted_pod_group_comes_back_before_the_resync(start_operator, control_plane):
+    with volcano_on_two_cpus(start_operator, control_plane) as cluster:
+        registry = cluster.client
         registry.create(TFJOBS, "default", gang_too_big_for_it("waiting"))  # never placed
         first = wait_for(lambda: registry.get(PODGROUPS, "default", "waiting"), 30, what="group")
         registry.delete(PODGROUPS, "default", "waiting")
         deleted = time.monotonic()
 
         def again() -> dict | None:
-            items, _ = registry.list(PODGROUPS, "default")
+            items = registry.list(PODGROUPS, "default").items
             return next(
                 (g for g in items if g["metadata"]["uid"] != first["metadata"]["uid"]), None
             )

@@ -1,5 +1,6 @@
 """S18: each scheduler takes only its own pods. Only Volcano runs (periodic loop); a kube-batch
-pod with its PodGroup stays untouched by everyone, the default scheduler binds its own pod."""
+pod with its PodGroup stays untouched by everyone, the default scheduler (ours, or
+kube-scheduler on the real control plane) binds its own pod."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.testing import wait_for
 from support.crd import install_crds
 
-from .conftest import EVENTS, PODS, ROOT
+from .conftest import EVENTS, PODS, ROOT, event_source
 
 pytestmark = pytest.mark.integration
 
@@ -38,14 +39,15 @@ def pod(name: str, scheduler: str | None, group: str | None) -> dict:
     return {"metadata": meta, "spec": spec}
 
 
-def test_s18_routing():
+def test_s18_routing(control_plane):
     with LocalCluster(
+        control_plane=control_plane,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         batch_schedulers=("volcano",),
         batch_schedule_period=0.2,
     ) as cluster:
-        registry = cluster.registry
+        registry = cluster.client
         install_crds(registry, ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml")
         registry.create(KB_PODGROUPS, "default", podgroup(KB_PODGROUPS, "kb"))
         registry.create(VC_PODGROUPS, "default", podgroup(VC_PODGROUPS, "vc"))
@@ -56,7 +58,7 @@ def test_s18_routing():
         def node(name: str) -> str | None:
             return registry.get(PODS, "default", name)["spec"].get("nodeName")
 
-        wait_for(lambda: node("vc-0") and node("df-0"), 3, what="vc-0 and df-0 bound")
+        wait_for(lambda: node("vc-0") and node("df-0"), 10, what="vc-0 and df-0 bound")
         # a few more volcano cycles: kb-0 must still be untouched
         scheduler = cluster.batch_schedulers["volcano"]
         scheduler.run_once()
@@ -65,7 +67,7 @@ def test_s18_routing():
         assert not kb["spec"].get("nodeName")
         assert not [c for c in kb["status"].get("conditions") or [] if c["type"] == "PodScheduled"]
         assert "status" not in registry.get(KB_PODGROUPS, "default", "kb")
-        events, _ = registry.list(EVENTS, "default")
+        events = registry.list(EVENTS, "default").items
         about = {}
         for e in events:
             about.setdefault(e["involvedObject"]["name"], []).append(e)
@@ -74,13 +76,11 @@ def test_s18_routing():
             e["involvedObject"]["name"]
             for e in events
             if e["reason"] == "Scheduled"
-            and e["source"]["component"] == "volcano"
+            and event_source(e) == "volcano"
             and e["involvedObject"].get("kind") == "Pod"
         ]
         assert scheduled == ["vc-0"]
         default = {
-            e["involvedObject"]["name"]
-            for e in events
-            if e["source"]["component"] == "default-scheduler"
+            e["involvedObject"]["name"] for e in events if event_source(e) == "default-scheduler"
         }
         assert default == {"df-0"}

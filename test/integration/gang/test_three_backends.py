@@ -16,6 +16,7 @@ import pytest
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.kubelet.node import NodeConfig, register_node
 from localcluster.nodepool import NodePool
+from localcluster.testing import BACKENDS as CONTROL_PLANES
 from support.crd import install_crds
 
 from .conftest import PODS, TFJOBS, events_about, tfjob_condition, wait_for
@@ -45,8 +46,9 @@ NEVER_FITS = {
 }
 
 
-def cluster_of(pools: list[NodePool]) -> LocalCluster:
+def cluster_of(pools: list[NodePool], control_plane: str) -> LocalCluster:
     return LocalCluster(
+        control_plane=control_plane,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=pools,
@@ -56,11 +58,11 @@ def cluster_of(pools: list[NodePool]) -> LocalCluster:
     )
 
 
-@pytest.fixture(scope="module")
-def cluster():
+@pytest.fixture(scope="module", params=CONTROL_PLANES)
+def cluster(request):
     # two nodes of 4 CPUs: room for the job below, not for the gang that never fits
-    with cluster_of([NodePool("n", count=2, cpu="4", memory="8Gi")]) as c:
-        install_crds(c.registry)
+    with cluster_of([NodePool("n", count=2, cpu="4", memory="8Gi")], request.param) as c:
+        install_crds(c.client)
         yield c
 
 
@@ -86,8 +88,7 @@ def tfjob(name: str, specs: dict, scheduling: dict | None = None) -> dict:
 
 
 def pods_of(registry, name: str) -> list[dict]:
-    items, _ = registry.list(PODS, "default", label_selector=f"tf-job-name={name}")
-    return items
+    return registry.list(PODS, "default", label_selector=f"tf-job-name={name}").items
 
 
 def told(registry, name: str) -> list[str]:
@@ -104,7 +105,7 @@ def gang_flags(backend: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_same_tfjob_succeeds_with_each_backend(cluster, start_operator, backend):
-    registry, name = cluster.registry, f"same-{backend}"
+    registry, name = cluster.client, f"same-{backend}"
     start_operator(cluster, *gang_flags(backend))
     registry.create(
         TFJOBS, "default", tfjob(name, {"PS": replica(1, "500m"), "Worker": replica(2, "1")})
@@ -126,7 +127,7 @@ def test_the_same_tfjob_succeeds_with_each_backend(cluster, start_operator, back
     wait_for(lambda: tfjob_condition(registry, name, "Succeeded"), 30, what="TFJob Succeeded")
 
     def group_gone() -> bool:
-        items, _ = registry.list(PODGROUPS[backend], "default")
+        items = registry.list(PODGROUPS[backend], "default").items
         return name not in {i["metadata"]["name"] for i in items}
 
     wait_for(group_gone, 30, what="PodGroup deleted by the operator")
@@ -134,7 +135,7 @@ def test_the_same_tfjob_succeeds_with_each_backend(cluster, start_operator, back
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_gang_that_never_fits_is_told_on_the_tfjob(cluster, start_operator, backend):
-    registry, name = cluster.registry, f"never-{backend}"
+    registry, name = cluster.client, f"never-{backend}"
     start_operator(cluster, *gang_flags(backend))
     # three workers of 4 CPUs on two nodes of 4: two would fit, the gang never does
     registry.create(TFJOBS, "default", tfjob(name, {"Worker": replica(3, "4")}))
@@ -154,15 +155,15 @@ def test_a_gang_that_never_fits_is_told_on_the_tfjob(cluster, start_operator, ba
 
 
 def test_a_scheduler_plugins_gang_that_times_out_backs_off_and_is_placed_when_it_fits(
-    start_operator,
+    start_operator, control_plane
 ):
     """Ten one-CPU workers on a node of nine, their minResources (one CPU) no obstacle: nine
     are held at Permit, the tenth finds no node, and the gap (10%) is too small for PostFilter
     to give up: the held ones wait out the group's scheduleTimeoutSeconds (1 s), are rejected
     together, back off and are held again. A second node lets the whole gang be bound at
     once."""
-    with cluster_of([NodePool("n", cpu="9", memory="16Gi")]) as cluster:
-        registry, name = cluster.registry, "times-out"
+    with cluster_of([NodePool("n", cpu="9", memory="16Gi")], control_plane) as cluster:
+        registry, name = cluster.client, "times-out"
         install_crds(registry)
         start_operator(cluster, *gang_flags("scheduler-plugins"))
         scheduling = {"scheduleTimeoutSeconds": 1, "minResources": {"cpu": "1"}}

@@ -7,10 +7,20 @@ leader lease, running a TFJob made of real processes, playing a gang scheduler f
 overlays, scraping ``/metrics`` the way Prometheus does (Endpoints -> pod IP -> path) and
 counting the operator's 403s from the API server's ``apiserver_request_total`` (client
 ``tf-operator``).
+
+Every cluster runs once on each control plane (ids ``emulated`` and ``real``): the module's
+``incluster`` fixture takes ``params=BACKENDS``, a test that starts its own takes
+``control_plane`` and ``in_cluster(control_plane, tmp_path)``. On the real control plane the
+operator pod's in-cluster configuration reaches the real kube-apiserver (the kubelet is given
+its address; the CA comes from ``kube-root-ca.crt``, the token from the TokenRequest API), the
+real RBAC authorizer judges it, the requests are counted from kube-apiserver's audit log
+(``support.audit``), and ``/metrics`` is scraped at the IP of a pod the Service selects
+(kube-apiserver refuses loopback addresses in Endpoints).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import urllib.request
@@ -21,7 +31,8 @@ import pytest
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.kubelet.dns import probe_mount_namespace
-from localcluster.testing import kubectl, wait_for
+from localcluster.testing import BACKENDS, kubectl, wait_for
+from support.audit import AuditLog
 
 ROOT = Path(__file__).resolve().parents[3]
 NAMESPACE = "kubeflow"
@@ -29,6 +40,7 @@ OPERATOR = "tf-job-operator"
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
 PODS = ("", "v1", "pods")
 ENDPOINTS = ("", "v1", "endpoints")
+SERVICES = ("", "v1", "services")
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 
 needs_mount_namespaces = pytest.mark.skipif(
@@ -38,9 +50,10 @@ needs_mount_namespaces = pytest.mark.skipif(
 
 
 class InCluster:
-    def __init__(self, cluster: LocalCluster) -> None:
+    def __init__(self, cluster: LocalCluster, audit: AuditLog | None = None) -> None:
         self.cluster = cluster
-        self.registry = cluster.registry
+        self.client = cluster.client
+        self.audit = audit  # the real control plane's request log
 
     def kubectl(self, *args: str, check: bool = True):
         return kubectl(self.cluster, *args, check=check, timeout=120)
@@ -55,14 +68,19 @@ class InCluster:
             "rollout", "status", f"deployment/{OPERATOR}", "-n", namespace, f"--timeout={timeout}"
         ).stdout
 
+    def logs(self, namespace: str, pod: str) -> str:
+        """``kubectl logs`` of the pod (on the real control plane kube-apiserver asks the
+        kubelets' HTTPS server)."""
+        return self.kubectl("logs", "-n", namespace, pod).stdout
+
     def operator_pods(self, namespace: str = NAMESPACE) -> list[dict]:
-        pods, _ = self.registry.list(PODS, namespace, label_selector=f"name={OPERATOR}")
+        pods = self.client.list(PODS, namespace, label_selector=f"name={OPERATOR}").items
         return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
     def leader(self, namespace: str = NAMESPACE) -> str | None:
         """The holder of the operator's leader lock (an Endpoints, as v0.5.3)."""
         try:
-            lock = self.registry.get(ENDPOINTS, namespace, "tf-operator")
+            lock = self.client.get(ENDPOINTS, namespace, "tf-operator")
         except Exception:  # noqa: BLE001 - not created yet
             return None
         record = (lock["metadata"].get("annotations") or {}).get(LEADER_ANNOTATION)
@@ -106,7 +124,7 @@ class InCluster:
             "metadata": {"name": name},
             "spec": {"tfReplicaSpecs": specs},
         }
-        self.registry.create(TFJOBS, namespace, job)
+        self.client.create(TFJOBS, namespace, job)
 
     def wait_succeeded(self, name: str, namespace: str = "default", timeout: float = 90) -> dict:
         return wait_for(
@@ -118,7 +136,7 @@ class InCluster:
         return self.wait_succeeded(name, namespace, timeout)
 
     def _succeeded(self, name: str, namespace: str) -> dict | None:
-        job = self.registry.get(TFJOBS, namespace, name)
+        job = self.client.get(TFJOBS, namespace, name)
         conditions = (job.get("status") or {}).get("conditions") or []
         return (
             job
@@ -130,7 +148,7 @@ class InCluster:
         """Bind the gang's pods together once all exist (unless a batch scheduler already did)."""
 
         def gang():
-            pods, _ = self.registry.list(PODS, namespace, label_selector=f"tf-job-name={job}")
+            pods = self.client.list(PODS, namespace, label_selector=f"tf-job-name={job}").items
             return pods if len(pods) == members else None
 
         node = self.cluster.node_names[0]
@@ -138,15 +156,18 @@ class InCluster:
             if pod["spec"].get("nodeName"):
                 continue
             try:
-                self.registry.bind_pod(namespace, pod["metadata"]["name"], node)
+                self.client.bind(namespace, pod["metadata"]["name"], node)
             except Exception as err:  # noqa: BLE001 - bound meanwhile by a real batch scheduler
                 assert getattr(err, "code", None) == 409, err
 
     def scrape(self, namespace: str = NAMESPACE, service: str = OPERATOR) -> str:
-        """GET /metrics from every ready endpoint of the Service, as Prometheus would."""
+        """GET /metrics from a ready endpoint of the Service, as Prometheus would (on the real
+        control plane, which keeps no loopback endpoints, from a ready pod it selects)."""
 
         def addresses():
-            endpoints = self.registry.get(ENDPOINTS, namespace, service)
+            if self.cluster.control_plane == "real":
+                return self._ready_pod_addresses(namespace, service) or None
+            endpoints = self.client.get(ENDPOINTS, namespace, service)
             found = [
                 (a["ip"], p["port"])
                 for subset in endpoints.get("subsets") or []
@@ -159,9 +180,37 @@ class InCluster:
         with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=10) as resp:
             return resp.read().decode()
 
+    def _ready_pod_addresses(self, namespace: str, service: str) -> list[tuple[str, int]]:
+        """(pod IP, target port) of the ready pods the Service selects: its endpoints."""
+        svc = self.client.get(SERVICES, namespace, service)
+        selector = ",".join(f"{k}={v}" for k, v in (svc["spec"].get("selector") or {}).items())
+        pods = self.client.list(PODS, namespace, label_selector=selector).items
+        found = []
+        for pod in pods:
+            status = pod.get("status") or {}
+            ready = any(
+                c["type"] == "Ready" and c["status"] == "True"
+                for c in status.get("conditions") or []
+            )
+            if not ready or not status.get("podIP"):
+                continue
+            for port in svc["spec"].get("ports") or []:
+                target = port.get("targetPort", port["port"])
+                if isinstance(target, str):  # a named container port
+                    target = next(
+                        p["containerPort"]
+                        for c in pod["spec"]["containers"]
+                        for p in c.get("ports") or []
+                        if p.get("name") == target
+                    )
+                found.append((status["podIP"], int(target)))
+        return found
+
     def operator_responses(self, code: int, verb: str = "", resource: str = "") -> int:
         """How many requests of the operator got ``code`` so far (only those of ``verb`` on
         ``resource`` when given)."""
+        if self.audit is not None:
+            return self.audit.responses("tf-operator", code, verb, resource)
         counts = self.cluster.server.request_metrics.snapshot()
         return sum(
             n
@@ -180,7 +229,29 @@ def metric(text: str, name: str) -> float:
     raise AssertionError(f"metric {name} not found in:\n{text}")
 
 
-@pytest.fixture(scope="module")
-def incluster() -> Iterator[InCluster]:
-    with LocalCluster(kubelet="process", simulated=SimulatedTiming(restart_delay=0.5)) as cluster:
-        yield InCluster(cluster)
+@contextlib.contextmanager
+def in_cluster(control_plane: str, directory: Path, **kwargs: object) -> Iterator[InCluster]:
+    """A process-kubelet cluster on ``control_plane`` (its audit log under ``directory`` on the
+    real one), wrapped in :class:`InCluster`."""
+    audit = AuditLog(directory / "audit") if control_plane == "real" else None
+    with LocalCluster(
+        control_plane=control_plane,
+        kubelet="process",
+        apiserver_args=audit.apiserver_args if audit is not None else (),
+        **kwargs,  # type: ignore[arg-type]
+    ) as cluster:
+        yield InCluster(cluster, audit)
+
+
+@pytest.fixture(params=BACKENDS)
+def control_plane(request) -> str:
+    """The control plane of a cluster the test starts itself."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def incluster(request, tmp_path_factory) -> Iterator[InCluster]:
+    directory = tmp_path_factory.mktemp("incluster")
+    timing = SimulatedTiming(restart_delay=0.5)
+    with in_cluster(request.param, directory, simulated=timing) as cluster:
+        yield cluster

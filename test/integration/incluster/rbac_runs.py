@@ -11,7 +11,9 @@ whose owner reference was removed, a service deleted twice (the repeated
 ``SuccessfulCreateService`` event is a patch), a PodGroup resized (gang), and the job finishing
 (cleanup deletes, the PodGroup deleted, TTL deletion of the job). The pods never run: the test writes their status,
 as envtest would, so a run takes seconds. With ``stop_on`` a run ends as soon as the API
-server denies that operation.
+server denies that operation. On either control plane: the decisions are the emulator
+authorizer's, or those kube-apiserver's audit log records (``decisions``: anything with a
+``decisions_of(username)``).
 """
 
 from __future__ import annotations
@@ -20,14 +22,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-from localcluster.controlplane.emulated.auth.tokenrequest import create_token
 from localcluster.controlplane.emulated.auth.user import service_account_username
 from localcluster.testing import wait_for
 
@@ -145,9 +146,12 @@ class RoleRun:
         tmp: Path,
         gang: bool = False,
         lock: str = "endpoints",
+        decisions: Any = None,
     ) -> None:
         self.cluster = cluster
-        self.reg = cluster.registry
+        self.reg = cluster.client
+        # who counts the authorizer's decisions: the emulator's, or kube-apiserver's audit log
+        self.decisions = decisions if decisions is not None else cluster.server.auth
         self.ns = ns
         self.rules = rules
         self.scope = scope
@@ -181,20 +185,19 @@ class RoleRun:
             )
             reg.create((RBAC, "v1", "rolebindings"), self.ns, {"metadata": {"name": OPERATOR_SA},
                        "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": OPERATOR_SA}, "subjects": [subject]})  # fmt: skip
-        server = self.cluster.server
-        token = create_token(
-            reg, server.auth.tokens, self.ns, OPERATOR_SA, {"spec": {}}, time.time()
-        )
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+        token = reg.create_token(self.ns, OPERATOR_SA, request)
+        if self.cluster.control_plane == "real":
+            url, ca = self.cluster.url, self.cluster.real_plane.ca_file
+        else:
+            url, ca = self.cluster.server.secure_url, self.cluster.server.cert_file
         config = {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
                 {
                     "name": "c",
-                    "cluster": {
-                        "server": server.secure_url,
-                        "certificate-authority": server.cert_file,
-                    },
+                    "cluster": {"server": url, "certificate-authority": ca},
                 }
             ],
             "users": [{"name": "u", "user": {"token": token["status"]["token"]}}],
@@ -226,6 +229,8 @@ class RoleRun:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
         self.reg.delete(("", "v1", "namespaces"), None, self.ns)
+        if self.cluster.control_plane == "real":
+            return  # kube-controller-manager empties it meanwhile; every run has its own name
         wait_for(
             lambda: (
                 self.ns
@@ -325,7 +330,7 @@ class RoleRun:
         """Walk the scenario (only leader election with ``election_only``); with ``stop_on``,
         end as soon as that operation is denied."""
         self._start(self._setup())
-        auth = self.cluster.server.auth
+        auth = self.decisions
 
         def denied() -> bool:
             return (

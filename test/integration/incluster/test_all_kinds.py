@@ -35,12 +35,13 @@ def test_every_kind_runs_from_the_all_kinds_overlay(incluster):
     incluster.run_job("beside")  # a TFJob, as ever
 
     def succeeded(plural: str, namespace: str, name: str) -> bool:
-        job = incluster.registry.get(("kubeflow.org", "v1", plural), namespace, name)
+        job = incluster.client.get(("kubeflow.org", "v1", plural), namespace, name)
         conditions = (job.get("status") or {}).get("conditions") or []
         return any(c["type"] == "Succeeded" and c["status"] == "True" for c in conditions)
 
     for plural, namespace, name in submitted:
-        wait_for(lambda p=plural, ns=namespace, n=name: succeeded(p, ns, n), 90, f"{plural}/{name}")
+        done = lambda p=plural, ns=namespace, n=name: succeeded(p, ns, n)  # noqa: E731
+        wait_for(done, 90, what=f"{plural}/{name}")
     assert incluster.operator_responses(403) == 0
     logs = incluster.kubectl("logs", "-n", NAMESPACE, f"deployment/{OPERATOR}").stdout
     for kind in ("XGBoostJob", "JAXJob", "PaddleJob"):

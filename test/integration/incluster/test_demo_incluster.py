@@ -1,5 +1,5 @@
 """``make demo ARGS=--in-cluster``: the demo with the operator deployed from the manifests,
-its pod listed next to the job's pods."""
+its pod listed next to the job's pods, on either control plane (``--real``)."""
 
 import re
 import subprocess
@@ -12,9 +12,10 @@ from .conftest import ROOT, needs_mount_namespaces
 pytestmark = [pytest.mark.integration, needs_mount_namespaces]
 
 
-def test_in_cluster_demo():
+def test_in_cluster_demo(control_plane):
+    real = ["--real"] if control_plane == "real" else []
     out = subprocess.run(
-        [sys.executable, str(ROOT / "hack/demo.py"), "--in-cluster"],
+        [sys.executable, str(ROOT / "hack/demo.py"), *real, "--in-cluster"],
         capture_output=True,
         text=True,
         timeout=170,

@@ -9,11 +9,10 @@ Role, PriorityClasses through the component's ClusterRole."""
 
 import pytest
 
-from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
 from support.kustomize import combined_kustomization
 
-from .conftest import NAMESPACE, InCluster, metric, needs_mount_namespaces
+from .conftest import NAMESPACE, in_cluster, metric, needs_mount_namespaces
 
 pytestmark = [pytest.mark.integration, needs_mount_namespaces]
 
@@ -40,9 +39,9 @@ CASES = [pytest.param(overlay, False, id=overlay) for overlay in PODGROUPS] + [
 
 
 @pytest.mark.parametrize(("overlay", "namespaced"), CASES)
-def test_gang_overlay(tmp_path, overlay, namespaced):
-    with LocalCluster(kubelet="process") as cluster:
-        incluster = InCluster(cluster)
+def test_gang_overlay(tmp_path, control_plane, overlay, namespaced):
+    with in_cluster(control_plane, tmp_path) as incluster:
+        client = incluster.client
         if namespaced:  # the operator of overlays/namespaced, with the gang component added
             applied = incluster.apply(combined_kustomization(tmp_path, "namespaced", overlay))
             assert "role.rbac.authorization.k8s.io/tf-job-operator created" in applied
@@ -55,10 +54,10 @@ def test_gang_overlay(tmp_path, overlay, namespaced):
         podgroups = PODGROUPS[overlay]
 
         def podgroup():
-            items, _ = cluster.registry.list(podgroups, namespace)
+            items = client.list(podgroups, namespace).items
             return items[0] if items else None
 
-        cluster.registry.create(PRIORITY_CLASSES, None, PRIORITY_CLASS)
+        client.create(PRIORITY_CLASSES, None, PRIORITY_CLASS)
         incluster.submit_job("gang", namespace, priority_class="training")
         group = wait_for(podgroup, 60, what="the job's PodGroup")
         assert group["spec"]["minMember"] == 3
@@ -66,14 +65,12 @@ def test_gang_overlay(tmp_path, overlay, namespaced):
         if overlay == "gang-volcano":
             # play Volcano's enqueue: the pods come once it admits the group (D62)
             admitted = {"status": {"phase": "Inqueue"}}
-            cluster.registry.patch(podgroups, namespace, "gang", admitted, "merge")
+            client.patch(podgroups, namespace, "gang", admitted, "merge")
         incluster.play_gang_scheduler("gang", namespace, 3, 60)
         incluster.wait_succeeded("gang", namespace)
         text = incluster.scrape()
         assert metric(text, "tf_operator_jobs_successful") >= 1
-        pods, _ = cluster.registry.list(
-            ("", "v1", "pods"), namespace, label_selector="tf-job-name=gang"
-        )
+        pods = client.list(("", "v1", "pods"), namespace, label_selector="tf-job-name=gang").items
         assert {p["spec"]["schedulerName"] for p in pods} == {SCHEDULER[overlay]}
         if overlay == "gang-scheduler-plugins":
             joined = [p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] for p in pods]

@@ -7,7 +7,9 @@ the gang component's PodGroup rule) and for the namespaced overlay (its Role, --
   403 on exactly that operation (named in ``rbac_runs.OPERATIONS``).
 
 Each run is a real ``tf-operator`` process with the service account's token (see
-``rbac_runs``); a removal run stops at the first denial of the removed operation.
+``rbac_runs``); a removal run stops at the first denial of the removed operation. Both
+control planes: the emulator's authorizer, and kube-apiserver's RBAC authorizer with its
+decisions read from the audit log.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import pytest
 
 from localcluster.cluster import LocalCluster
+from localcluster.testing import BACKENDS
+from support.audit import AuditLog
 from support.crd import CRD_FILE, install_crds
 
 from .rbac_runs import (
@@ -34,12 +38,18 @@ NAMESPACED_RULES = manifest_rules("overlays/namespaced/role.yaml")
 LEASE = "coordination.k8s.io"
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with LocalCluster(kubelet="none", secure_port=0) as c:
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request, tmp_path_factory):
+    if request.param == "real":
+        audit = AuditLog(tmp_path_factory.mktemp("audit"))
+        kwargs: dict = {"apiserver_args": audit.apiserver_args}
+    else:
+        audit, kwargs = None, {"secure_port": 0}
+    with LocalCluster(control_plane=request.param, kubelet="none", **kwargs) as c:
         install_crds(
-            c.registry, CRD_FILE, ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml"
+            c.client, CRD_FILE, ROOT / "manifests/components/gang-kube-batch/podgroup-crd.yaml"
         )
+        c.audit = audit
         yield c
 
 
@@ -49,8 +59,9 @@ _runs = iter(range(10_000))
 def role_run(cluster, tmp_path, rules, scope, removed=None):
     gang = scope == "cluster"
     lock = "leases" if removed and removed[1] == LEASE else "endpoints"
+    name = f"lp-{scope[:2]}-{next(_runs)}"
     return RoleRun(
-        cluster, f"lp-{scope[:2]}-{next(_runs)}", rules, scope, tmp_path, gang=gang, lock=lock
+        cluster, name, rules, scope, tmp_path, gang=gang, lock=lock, decisions=cluster.audit
     )
 
 

@@ -28,7 +28,7 @@ def test_operator_deployed_from_the_manifests_runs_a_job(incluster):
 
     leader = wait_for(incluster.leader, 60, what="a leader")
     assert leader.startswith(f"{name}_")
-    logs = incluster.kubectl("logs", "-n", NAMESPACE, name).stdout
+    logs = incluster.logs(NAMESPACE, name)
     assert "using in-cluster configuration" in logs
 
     incluster.run_job("incluster")

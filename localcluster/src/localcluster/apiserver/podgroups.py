@@ -92,21 +92,6 @@ def pod_scheduling_group_errors(pod: dict[str, Any], old: dict[str, Any] | None)
     return causes
 
 
-def scheduling_group_of(pod: dict[str, Any]) -> str:
-    """The PodGroup a pod names in ``spec.schedulingGroup`` ("" when none)."""
-    group = (pod.get("spec") or {}).get("schedulingGroup")
-    name = group.get("podGroupName") if isinstance(group, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def gang_min_count(group: dict[str, Any]) -> int | None:
-    """A PodGroup's ``gang.minCount``; None for a basic (or malformed) policy."""
-    policy = (group.get("spec") or {}).get("schedulingPolicy")
-    gang = policy.get("gang") if isinstance(policy, dict) else None
-    count = gang.get("minCount") if isinstance(gang, dict) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
-
-
 # ---------------------------------------------------------------------------------- internals
 
 _SUBDOMAIN = (

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.podgroups import gang_min_count, scheduling_group_of
 from localcluster.apiserver.registry import Registry
 from localcluster.client.events import now_rfc3339
 from localcluster.client.informer import RegistryInformer, object_key
@@ -48,6 +47,21 @@ PODGROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULED = "Scheduled"
+
+
+def scheduling_group_of(pod: dict[str, Any]) -> str:
+    """The PodGroup a pod names in ``spec.schedulingGroup`` ("" when none)."""
+    group = (pod.get("spec") or {}).get("schedulingGroup")
+    name = group.get("podGroupName") if isinstance(group, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def gang_min_count(group: dict[str, Any]) -> int | None:
+    """A PodGroup's ``gang.minCount``; None for a basic (or malformed) policy."""
+    policy = (group.get("spec") or {}).get("schedulingPolicy")
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    count = gang.get("minCount") if isinstance(gang, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 def group_key(pod: dict[str, Any]) -> str:

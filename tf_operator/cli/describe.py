@@ -1,5 +1,5 @@
-"""``tfjob describe`` (and ``pytorchjob describe``): one job, its replicas, conditions and recent
-events, as text."""
+"""``tfjob describe`` (and ``pytorchjob describe``): one job, its PodGroup when it is
+gang-scheduled, its replicas, conditions and recent events, as text."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from tf_operator.apis.common.v1.run_policy import DEFAULTS_ANNOTATION, V1_9
 from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
 from tf_operator.sdk.kinds import TFJOB, JobKindInfo
+from tf_operator.sdk.podgroup import PodGroupInfo
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import queue_name, run_policy
 from tf_operator.sdk.summary import age, manager, replica_counts, suspension
@@ -24,6 +25,7 @@ def describe(
     events: Sequence[Mapping[str, Any]],
     now: datetime | None = None,
     kind: JobKindInfo = TFJOB,
+    group: PodGroupInfo | None = None,
 ) -> str:
     meta = job.get("metadata") or {}
     status = job.get("status") or {}
@@ -40,6 +42,7 @@ def describe(
         ("Suspend", suspension(job)),
         ("Managed by", manager(job)),
         *([("Queue", queue)] if (queue := queue_name(job)) else []),
+        *([("PodGroup", str(group))] if group is not None else []),
         ("Clean pod policy", clean_pod_policy(job, spec)),
         ("Start time", status.get("startTime") or "-"),
         ("Completion time", status.get("completionTime") or "-"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from tf_operator.sdk.conditions import get_conditions, is_finished, job_state, replica_statuses
 from tf_operator.sdk.kinds import kind_of
+from tf_operator.sdk.podgroup import PodGroupInfo
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -48,6 +49,7 @@ def job_detail(
     pods: Sequence[Mapping[str, Any]],
     events: Sequence[Mapping[str, Any]],
     now: datetime | None = None,
+    group: PodGroupInfo | None = None,
 ) -> dict[str, Any]:
     status = job.get("status") or {}
     ours = not is_managed_elsewhere(job) and not is_finished(job)
@@ -57,6 +59,7 @@ def job_detail(
         "manager": manager(job),
         # what the Suspend/Resume button offers: None when this operator would not act on it
         "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
+        "group": group,  # the job's PodGroup when it is gang-scheduled
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",
         "replicas": [replica_info(p, kind=kind_of(job.get("kind"))) for p in pods],

@@ -42,6 +42,7 @@ from tf_operator.sdk.errors import (
 )
 from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
 from tf_operator.sdk.logs import LogLine, LogStream
+from tf_operator.sdk.podgroup import PodGroupInfo, pod_group_info
 from tf_operator.sdk.replicas import ReplicaInfo, replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -67,6 +68,7 @@ __all__ = [
     "LogLine",
     "LogStream",
     "NotFound",
+    "PodGroupInfo",
     "ReplicaInfo",
     "TFJobClient",
     "WaitTimeout",
@@ -83,6 +85,7 @@ __all__ = [
     "job_state",
     "load_job",
     "managed_by",
+    "pod_group_info",
     "pod_selector",
     "queue_name",
     "replica_info",

@@ -8,8 +8,11 @@ once ``cluster_with_nodes`` can start it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +22,7 @@ from localcluster.kueue import Kueue, PodSetInfo
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.operator_process import OperatorProcess
+from tf_operator.sdk import TFJobClient
 
 from .public_cluster import (
     EVENTS,
@@ -175,6 +179,9 @@ def test_min_available_below_the_replicas_schedules_that_many(cluster):
     for pod in pods:
         assert pod["spec"]["schedulingGroup"] == {"podGroupName": group["metadata"]["name"]}
         assert pod["spec"].get("schedulerName") in (None, "default-scheduler")
+    with TFJobClient(cluster.kubeconfig, namespace=NS) as sdk:
+        info = sdk.get_pod_group("partial")
+    assert info is not None and (info.min_member, info.state) == (2, "Scheduled")
 
 
 def test_an_unplaceable_group_tells_its_reason_on_the_job(cluster):
@@ -201,6 +208,22 @@ def test_an_unplaceable_group_tells_its_reason_on_the_job(cluster):
     (event,) = wait_for(told, 30, what="the reason on the TFJob")
     assert event["type"] == "Warning" and name in event["message"]
     assert bound(cluster.job_pods("too-big")) == []
+    # users see the group and why it waits: the SDK and `tfjob describe`
+    with TFJobClient(cluster.kubeconfig, namespace=NS) as sdk:
+        info = sdk.get_pod_group("too-big")
+    assert info is not None
+    assert (info.name, info.min_member, info.state) == (name, 2, "Unschedulable")
+    assert info.message == cond["message"]
+    tfjob_cli = Path(sys.executable).parent / "tfjob"
+    out = subprocess.run(
+        [str(tfjob_cli), "--kubeconfig", cluster.kubeconfig, "-n", NS, "describe", "too-big"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    line = next(x for x in out.splitlines() if x.startswith("PodGroup:"))
+    assert name in line and "Unschedulable" in line and cond["message"] in line
 
 
 def _suspend(cluster: PublicCluster, name: str, suspend: bool) -> None:

@@ -1,6 +1,6 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
-``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
+``--gang [FLAVOUR]`` runs :mod:`demokit.gang` (``--gang kubernetes``: :mod:`demokit.gang_kubernetes`), ``--in-cluster`` runs :mod:`demokit.incluster`,
 ``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`, anything
 else :mod:`demokit.tfjob` (each parses its own arguments).
 """
@@ -15,6 +15,10 @@ def main(argv: list[str] | None = None) -> int:
     if any(a == "--gang" or a.startswith("--gang=") for a in argv):
         from demokit import gang
 
+        if "kubernetes" in argv or "--gang=kubernetes" in argv:
+            from demokit import gang_kubernetes
+
+            return gang.main(argv, runner=gang_kubernetes.run)
         return gang.main(argv)
     if "--queue" in argv:
         from demokit import queue

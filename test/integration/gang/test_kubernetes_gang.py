@@ -289,3 +289,22 @@ def test_deleting_the_job_leaves_no_group_workload_or_pod(cluster):
     cluster.client.resource(TFJOBS).delete("doomed", NS, propagation_policy="Background")
     wait_for(lambda: nothing_left(cluster, "doomed"), 30, what="collected")
     assert cluster.get(WORKLOADS, "doomed") is None
+
+
+def test_a_deleted_group_is_made_again_under_the_name_its_pods_carry(cluster):
+    """Pods never point at a missing group for long: the operator makes it again at once, under
+    the same name, and a gang that fits is then placed."""
+    cluster.client.resource(TFJOBS).create(tfjob("regrouped", 2, "3"), NS)  # too big: waits
+    (group,) = wait_for(lambda: cluster.job_groups("regrouped") or None, 30, what="group")
+    wait_for(lambda: len(cluster.job_pods("regrouped")) == 2, 30, what="pods")
+    name, uid = group["metadata"]["name"], group["metadata"]["uid"]
+    cluster.client.resource(POD_GROUPS).delete(name, NS)
+
+    def again() -> dict[str, Any] | None:
+        found = cluster.get(POD_GROUPS, name)
+        return found if found and found["metadata"]["uid"] != uid else None
+
+    wait_for(again, 10, what="the PodGroup made again")
+    for pod in cluster.job_pods("regrouped"):
+        assert pod["spec"]["schedulingGroup"]["podGroupName"] == name
+    assert bound(cluster.job_pods("regrouped")) == []

@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 PROJECTS := pyproject.toml localcluster/pyproject.toml hack/pyproject.toml
 PYTEST_ARGS ?=
 
-.PHONY: venv browser test unit integration lint demo bench clean
+.PHONY: venv browser control-plane test unit integration lint demo bench clean
 
 define new_venv
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,13 +35,19 @@ venv: $(STAMP)
 browser:
 	hack/ensure-chromium.sh
 
-test: $(STAMP) browser
+# The real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler), built
+# from Kubernetes' Go modules on first need into ~/.cache/tf-operator/control-plane; later runs
+# find it there at once.
+control-plane: $(STAMP)
+	$(BIN)/python -m localcluster.controlplane.real
+
+test: $(STAMP) browser control-plane
 	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n auto test/unit $(PYTEST_ARGS)
 
-integration: $(STAMP) browser
+integration: $(STAMP) browser control-plane
 	$(BIN)/python -m pytest -n auto test/integration $(PYTEST_ARGS)
 
 lint: $(STAMP)

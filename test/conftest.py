@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 # Every local cluster a test starts (in process or as a process of its own, which inherits
-# this) checks that no component mutates the stored objects it shares (localcluster.apiserver
+# this) checks that no component mutates the stored objects it shares (localcluster.controlplane.emulated
 # .store); the benchmarks and demos run without the check.
 os.environ.setdefault("LOCALCLUSTER_CHECK_SHARED", "1")
 

@@ -2,7 +2,9 @@
 
 ``--gang [FLAVOUR]`` runs :mod:`demokit.gang` (``--gang kubernetes``: :mod:`demokit.gang_kubernetes`), ``--in-cluster`` runs :mod:`demokit.incluster`,
 ``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`, anything
-else :mod:`demokit.tfjob` (each parses its own arguments).
+else :mod:`demokit.tfjob` (each parses its own arguments). ``--real``, with any of them, runs
+the local cluster on the real control plane (etcd and Kubernetes' own servers, built from Go
+modules on first need, with the build's progress shown here) instead of the emulator.
 """
 
 from __future__ import annotations
@@ -12,6 +14,15 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "--real" in argv:
+        from demokit.harness import DemoError, use_real_control_plane
+
+        argv = [a for a in argv if a != "--real"]
+        try:
+            use_real_control_plane()
+        except DemoError as err:
+            print(f"make demo ARGS=--real: {err}", file=sys.stderr)
+            return 2
     if any(a == "--gang" or a.startswith("--gang=") for a in argv):
         from demokit import gang
 

@@ -146,6 +146,24 @@ def preflight() -> None:
         raise DemoError("cannot run the demo yet, missing: " + "; ".join(missing))
 
 
+# The local cluster's command reads its control plane from this variable (click's envvar).
+CONTROL_PLANE_ENV = "LOCALCLUSTER_CONTROL_PLANE"
+
+
+def use_real_control_plane() -> None:
+    """Build the real control plane now if needed (its progress on this terminal), then run
+    every local cluster this process starts on it."""
+    build = subprocess.run(
+        [str(BIN / "python"), "-m", "localcluster.controlplane.real"],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if build.returncode != 0:
+        raise DemoError("the real control plane is not available (see above)")
+    os.environ[CONTROL_PLANE_ENV] = "real"
+
+
 def start_cluster(workdir: Path) -> tuple[Background, str]:
     kubeconfig = workdir / "kubeconfig"
     cluster = Background(
@@ -164,7 +182,8 @@ def start_cluster(workdir: Path) -> tuple[Background, str]:
     if not line.startswith("ready "):
         raise DemoError(f"local cluster did not start: {line!r}\n{cluster.tail()}")
     _, url, path = line.split()
-    print(f"local cluster ready at {url} (kubelet: process)")
+    plane = os.environ.get(CONTROL_PLANE_ENV, "emulated")
+    print(f"local cluster ready at {url} (control plane: {plane}, kubelet: process)")
     return cluster, path
 
 

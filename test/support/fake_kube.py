@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 from tf_operator.k8s.client import Resource, TransportError, from_status
 from tf_operator.k8s.objects import Obj
 

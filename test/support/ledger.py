@@ -7,7 +7,8 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from localcluster.apiserver import Registry
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.node import NodeConfig, register_node
 from localcluster.scheduler.ledger import NodeLedger
 
@@ -20,11 +21,11 @@ def started_ledger(
     registry, stop = Registry(), threading.Event()
     for namespace in namespaces:
         registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": namespace}})
-    ledger = NodeLedger(registry)
+    ledger = NodeLedger(InProcessClient(registry))
     try:
         ledger.start(stop)
         for node in nodes:
-            register_node(registry, node)
+            register_node(InProcessClient(registry), node)
         assert ledger.sync()
         yield registry, ledger
     finally:

@@ -1,7 +1,7 @@
 """YAML alias test vectors that both of our bounded YAML readers must classify alike.
 
 The operator's tools read user YAML with ``tf_operator.k8s.safeyaml`` (a cap on the expanded
-size) and the local API server reads YAML bodies with ``localcluster.apiserver.yamlbody``
+size) and the local API server reads YAML bodies with ``localcluster.controlplane.emulated.serving.yamlbody``
 (go-yaml's aliasing ratio, as kube-apiserver). Their rules differ and they share no code (the
 local cluster never imports the operator), so these documents keep them aligned: every one
 marked refused must be refused by both, every other one read by both.

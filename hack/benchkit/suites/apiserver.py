@@ -35,7 +35,7 @@ NAMESPACE = "bench"
 SERVER_CODE = """
 import sys, threading
 sys.setswitchinterval(float(sys.argv[2]))
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 server = APIServer(port=0, watch_history=int(sys.argv[1]))
 server.start()
 print(server.port, flush=True)

@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 from benchkit.paths import CRD_FILE
 
 if TYPE_CHECKING:  # imported where used: the local cluster loads only when a case runs
-    from localcluster.apiserver import Registry
+    from localcluster.client.api import ClusterClient
     from localcluster.cluster import LocalCluster
+    from localcluster.controlplane.emulated import Registry
 
 MARKER = "BENCH_RESULT "
 GOAL_P99_MS = 250.0
@@ -67,11 +68,11 @@ def cluster(**kwargs: Any) -> LocalCluster:
     return LocalCluster(kubelet="none", endpoints=False, **kwargs)
 
 
-def add_nodes(registry: Registry, count: int, cpu: str = "8", memory: str = "32Gi") -> None:
+def add_nodes(client: ClusterClient, count: int, cpu: str = "8", memory: str = "32Gi") -> None:
     from localcluster.kubelet.node import NodeConfig, register_node
 
     for i in range(count):
-        register_node(registry, NodeConfig(f"node-{i}", cpu=cpu, memory=memory))
+        register_node(client, NodeConfig(f"node-{i}", cpu=cpu, memory=memory))
 
 
 def pod(name: str, scheduler: str, cpu: str | None, group: str | None = None) -> dict[str, Any]:
@@ -164,7 +165,7 @@ def deciding_cycles(
         batch_schedule_period=0,
         scheduler_plugins=bool(coscheduling_beside),
     ) as c:
-        add_nodes(c.registry, nodes)
+        add_nodes(c.client, nodes)
         if fill:
             fill_nodes(c.registry, nodes, fill)
         scheduler = c.batch_schedulers["volcano"]
@@ -204,7 +205,7 @@ def fill_nodes(registry: Registry, nodes: int, cpu: str) -> None:
 
 def bench_cycles(nodes: int, groups: int, members: int, cycles: int) -> dict[str, Any]:
     with cluster(scheduler=False, batch_schedulers=("volcano",), batch_schedule_period=0) as c:
-        add_nodes(c.registry, nodes)
+        add_nodes(c.client, nodes)
         scheduler = c.batch_schedulers["volcano"]
         gangs(c.registry, groups, ["500m"] * members)
         scheduler.cache.sync()
@@ -248,7 +249,7 @@ def bench_cycles(nodes: int, groups: int, members: int, cycles: int) -> dict[str
 def bench_coscheduling(nodes: int, groups: int, members: int, timeout: float) -> dict[str, Any]:
     """The coscheduling scheduler placing ``groups`` gangs queued all at once."""
     with cluster(scheduler=False, scheduler_plugins=True) as c:
-        add_nodes(c.registry, nodes)
+        add_nodes(c.client, nodes)
         scheduler = c.coscheduling
         assert scheduler is not None
         scheduler.pause()
@@ -290,7 +291,7 @@ def bench_end_to_end(nodes: int, jobs: int, workers: int, timeout: float) -> dic
         cluster(scheduler=False, batch_schedulers=("volcano",), batch_schedule_period=1.0) as c,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        add_nodes(c.registry, nodes)
+        add_nodes(c.client, nodes)
         for doc in yaml.safe_load_all(CRD_FILE.read_text()):
             if doc:
                 c.registry.create(CRDS, None, doc)
@@ -350,7 +351,7 @@ def wait_bound(registry: Registry, count: int, started: float, timeout: float) -
 
 def bench_default_scheduler(nodes: int, count: int, timeout: float) -> dict[str, Any]:
     with cluster(scheduler=True) as c:
-        add_nodes(c.registry, nodes)
+        add_nodes(c.client, nodes)
         started = time.monotonic()
         for i in range(count):
             c.registry.create(PODS, NS, pod(f"p-{i}", "default-scheduler", "100m"))

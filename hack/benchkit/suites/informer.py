@@ -129,7 +129,7 @@ def make_pod(i: int) -> dict[str, Any]:
 
 
 def serve_localcluster(n: int) -> str:
-    from localcluster.apiserver import APIServer
+    from localcluster.controlplane.emulated import APIServer
 
     server = APIServer(host="127.0.0.1", port=0)
     server.start()

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from localcluster.apiserver import Registry
+from localcluster.controlplane.emulated import Registry
 
 CONFIGMAPS = ("", "v1", "configmaps")
 

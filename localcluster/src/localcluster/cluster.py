@@ -1,7 +1,11 @@
 """``LocalCluster``: an API server plus nodes, scheduler, kubelets and endpoints, in one process.
 
-The pieces talk to each other only through ``server.registry`` (watch and
-write, like real components over HTTP). ``kubelet`` picks the runtime:
+The pieces talk to each other only through one ``ClusterClient`` (``cluster.client``: watch
+and write, like real components over HTTP), built once here: by default an
+``InProcessClient`` over the emulator's registry; with ``agents_over_http=True`` an
+``HttpClient`` to the emulator's own listener; with ``api_server=ExternalAPIServer(...)`` an
+``HttpClient`` to that API server (a real kube-apiserver), and no emulator is started.
+``kubelet`` picks the runtime:
 
 - ``"none"``: no nodes, no scheduler; pods stay Pending unless a client writes
   their status (envtest style).
@@ -34,15 +38,13 @@ import os
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.auth.tokenrequest import create_token
-from localcluster.apiserver.kubeconfig import write_kubeconfig
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.server import APIServer
+from localcluster.client.api import ClusterClient
+from localcluster.client.http import HttpClient
+from localcluster.client.inprocess import InProcessClient
 from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
@@ -51,6 +53,9 @@ from localcluster.controllers.namespace_objects import (
     root_ca_publisher,
 )
 from localcluster.controllers.replicaset import ReplicaSetController
+from localcluster.controlplane.emulated.registry import Registry
+from localcluster.controlplane.emulated.server import APIServer
+from localcluster.controlplane.emulated.serving.kubeconfig import write_kubeconfig
 from localcluster.coscheduling import CoschedulingArgs, CoschedulingScheduler, PodGroupController
 from localcluster.kubelet.backoff import DEFAULT_MAX
 from localcluster.kubelet.dns import ClusterHosts, resolve_mode
@@ -92,6 +97,37 @@ class SimulatedTiming:
     max_restart_delay: float = DEFAULT_MAX  # the back-off doubles up to this
 
 
+@dataclass(frozen=True)
+class ExternalAPIServer:
+    """An API server the cluster's agents attach to instead of starting the emulator.
+
+    ``url`` is where the agents connect, with ``token`` and/or ``client_cert`` (certificate
+    file, key file), verifying the server with ``ca_file``; ``kubeconfig`` is the file users,
+    kubectl and tests are given (``cluster.kubeconfig``).
+    """
+
+    url: str
+    kubeconfig: str
+    token: str | None = None
+    ca_file: str | None = None
+    client_cert: tuple[str, str] | None = None
+    insecure_skip_tls_verify: bool = False
+
+    def client(self, user_agent: str) -> HttpClient:
+        return HttpClient(
+            self.url,
+            token=self.token,
+            ca_file=self.ca_file,
+            client_cert=self.client_cert,
+            insecure_skip_tls_verify=self.insecure_skip_tls_verify,
+            user_agent=user_agent,
+        )
+
+
+# The User-Agent of the agents' requests over HTTP (``apiserver_request_total``'s client label).
+AGENTS_USER_AGENT = "localcluster-agents"
+
+
 class LocalCluster:
     """A whole local Kubernetes cluster in this process (see module docstring)."""
 
@@ -124,6 +160,9 @@ class LocalCluster:
         insecure: bool = False,
         images: Mapping[str, LocalImage] | None = None,
         discover_images: bool = True,
+        agents_over_http: bool = False,
+        api_server: ExternalAPIServer | None = None,
+        controllers: bool | None = None,
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
@@ -150,8 +189,13 @@ class LocalCluster:
         self._own_state_dir = state_dir is None
         self.state_dir = state_dir or tempfile.mkdtemp(prefix="localcluster-")
         self._kubeconfig_path = kubeconfig or os.path.join(self.state_dir, "kubeconfig")
-        self._run_scheduler = (kubelet != "none") if scheduler is None else scheduler
-        self._run_endpoints = endpoints
+        # an external API server comes with its own kube-controller-manager and kube-scheduler
+        self.external = api_server
+        self._agents_over_http = agents_over_http
+        default_scheduler = kubelet != "none" and api_server is None
+        self._run_scheduler = default_scheduler if scheduler is None else scheduler
+        self._run_controllers = (api_server is None) if controllers is None else controllers
+        self._run_endpoints = endpoints and self._run_controllers
         # in-cluster clients (process pods) need HTTPS: by default only the process kubelet
         self._secure_port = secure_port if secure_port is not None or kubelet != "process" else 0
         self._authorization_mode = authorization_mode
@@ -163,6 +207,7 @@ class LocalCluster:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.server: APIServer | None = None
+        self._client: ClusterClient | None = None
         self.kubelets: list[Kubelet] = []
         self.scheduler: Scheduler | None = None
         self.hosts: ClusterHosts | None = None
@@ -173,14 +218,26 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
+        if self.external is not None:
+            return self.external.url
         return self._server().url
 
     @property
     def registry(self) -> Registry:
+        """The emulator's registry (the emulated control plane only)."""
         return self._server().registry
 
+    @property
+    def client(self) -> ClusterClient:
+        """The client every agent of this cluster uses, on either control plane."""
+        if self._client is None:
+            raise RuntimeError("the local cluster has not been started")
+        return self._client
+
     def _server(self) -> APIServer:
-        """The API server, once ``start`` made it."""
+        """The emulator, once ``start`` made it."""
+        if self.external is not None:
+            raise RuntimeError("this local cluster runs on an external API server: no emulator")
         if self.server is None:
             raise RuntimeError("the local cluster has not been started")
         return self.server
@@ -199,6 +256,26 @@ class LocalCluster:
         self.stop()
 
     def start(self) -> LocalCluster:
+        try:
+            if self.external is not None:
+                self._client = self.external.client(AGENTS_USER_AGENT)
+                self.kubeconfig = self.external.kubeconfig
+            else:
+                self._start_emulator()
+            self._start_components()
+        except BaseException:
+            self.stop()
+            raise
+        logger.info(
+            "local cluster at %s: %d node(s), kubelet=%s, dns=%s",
+            self.url,
+            self.node_count,
+            self.kubelet_mode,
+            self.dns_mode,
+        )
+        return self
+
+    def _start_emulator(self) -> None:
         self.server = server = APIServer(
             host=self._host,
             port=self._port,
@@ -210,75 +287,70 @@ class LocalCluster:
             insecure=self._insecure,
             admission_plugins=("ServiceAccount",),
         )
-        try:
-            server.start()
-            self._start_components()
-        except BaseException:
-            self.stop()
-            raise
+        server.start()
+        if self._agents_over_http:
+            self._client = HttpClient(
+                server.url,
+                token=server.admin_token,
+                ca_file=server.cert_file,
+                user_agent=AGENTS_USER_AGENT,
+            )
+        else:
+            self._client = InProcessClient(server.registry, server.auth.tokens)
         self.kubeconfig = write_kubeconfig(
-            self._kubeconfig_path,
-            self.url,
-            server.admin_token,
-            getattr(server, "cert_file", None),
+            self._kubeconfig_path, server.url, server.admin_token, server.cert_file
         )
-        logger.info(
-            "local cluster at %s: %d node(s), kubelet=%s, dns=%s",
-            self.url,
-            self.node_count,
-            self.kubelet_mode,
-            self.dns_mode,
-        )
-        return self
 
     def _start_components(self) -> None:
-        registry = self.registry
+        client = self.client
         if self._run_endpoints:
-            self._threads += EndpointsController(registry).start(self._stop)
-        self._start_namespace_objects(registry)
-        self._threads += ReplicaSetController(registry).start(self._stop)
-        self._threads += DeploymentController(registry).start(self._stop)
-        self._threads += ClusterRoleAggregation(registry).start(self._stop)
+            self._threads += EndpointsController(client).start(self._stop)
+        if self._run_controllers:
+            self._start_namespace_objects(client)
+            self._threads += ReplicaSetController(client).start(self._stop)
+            self._threads += DeploymentController(client).start(self._stop)
+            self._threads += ClusterRoleAggregation(client).start(self._stop)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":
                 self.hosts = ClusterHosts(
-                    registry, os.path.join(self.state_dir, "hosts"), self._domains
+                    client, os.path.join(self.state_dir, "hosts"), self._domains
                 )
                 self._threads += self.hosts.start(self._stop)
         configs = self._node_configs(self._nodes_requested) if self.node_count else []
         for config in configs:
-            kubelet = self._new_kubelet(registry, config)
+            kubelet = self._new_kubelet(client, config)
             self._threads += kubelet.start(self._stop)
             self.kubelets.append(kubelet)
         for kubelet in self.kubelets:
             kubelet.wait_for_sync(30)
-        ledger = NodeLedger(registry)
+        ledger = NodeLedger(client)
         if self._run_scheduler:
-            self.scheduler = Scheduler(registry, ledger=ledger)
+            self.scheduler = Scheduler(client, ledger=ledger)
             self.scheduler.start(self._stop)
         flavours, confs, period = self._batch
         if flavours:
             from localcluster.batchscheduler.bootstrap import start_batch_schedulers
 
             self.batch_schedulers, threads = start_batch_schedulers(
-                registry, ledger, flavours, confs, period, self._stop
+                client, ledger, flavours, confs, period, self._stop
             )
             self._threads += threads
         if self._coscheduling_args is not None:
             from localcluster.coscheduling.bootstrap import start_scheduler_plugins
 
             self.coscheduling, self.podgroup_controller, threads = start_scheduler_plugins(
-                registry, ledger, self._coscheduling_args, self._stop
+                client, ledger, self._coscheduling_args, self._stop
             )
             self._threads += threads
-        self._server().register_log_provider(self._logs)
+        if self.server is not None:
+            self.server.register_log_provider(self._logs)
 
-    def _start_namespace_objects(self, registry: Registry) -> None:
-        controllers = [default_service_accounts(registry)]
-        cert_file = self._server().cert_file
+    def _start_namespace_objects(self, client: ClusterClient) -> None:
+        controllers = [default_service_accounts(client)]
+        cert_file = self.server.cert_file if self.server is not None else None
         if cert_file:
-            controllers.append(root_ca_publisher(registry, cert_file))
+            controllers.append(root_ca_publisher(client, cert_file))
         for controller in controllers:
             self._threads += controller.start(self._stop)
         for controller in controllers:
@@ -306,7 +378,7 @@ class LocalCluster:
             for name in pool.node_names()
         ]
 
-    def _new_kubelet(self, registry: Registry, config: NodeConfig) -> Kubelet:
+    def _new_kubelet(self, client: ClusterClient, config: NodeConfig) -> Kubelet:
         timers = TimerQueue()
         runtime: ContainerRuntime
         if self.kubelet_mode == "simulated":
@@ -315,29 +387,22 @@ class LocalCluster:
             )
         else:
             runtime = ProcessRuntime(
-                registry,
+                client,
                 os.path.join(self.state_dir, config.name),
                 timers,
                 hosts=self.hosts,
                 dns_mode=self.dns_mode,
                 cluster_domain=self._domains[0] if self._domains else "cluster.local",
                 images=self.images,
-                token_source=self._request_token,
             )
         return Kubelet(
-            registry,
+            client,
             config,
             runtime,
             self.ips,
             timers,
             restart_delay=self.timing.restart_delay,
             max_restart_delay=self.timing.max_restart_delay,
-        )
-
-    def _request_token(self, namespace: str, account: str, body: dict[str, Any]) -> dict[str, Any]:
-        """What a kubelet's token manager asks of the TokenRequest API."""
-        return create_token(
-            self.registry, self._server().auth.tokens, namespace, account, body, time.time()
         )
 
     def stop(self) -> None:
@@ -356,11 +421,13 @@ class LocalCluster:
             batch.join(2)
         if self.coscheduling is not None:
             self.coscheduling.join(2)
-        if self.server is not None:
-            self.server.stop()
         for thread in self._threads:
             thread.join(2)
         self._threads = []
+        if isinstance(self._client, HttpClient):
+            self._client.close()
+        if self.server is not None:
+            self.server.stop()
         if self._own_state_dir:
             shutil.rmtree(self.state_dir, ignore_errors=True)
 

@@ -30,7 +30,7 @@ what Kueue does once it has decided. The facts, from kueue ``pkg/controller/jobs
 
 Not played: topology-aware scheduling (its scheduling gates and annotations), elastic jobs,
 MultiKueue, priorities. The job is read and written through :class:`Jobs`:
-:class:`RegistryJobs` here, any API client elsewhere.
+:class:`ClientJobs` here, any API client elsewhere.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.apimachinery.errors import StatusError
+from localcluster.client.api import ClusterClient
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
@@ -97,19 +98,19 @@ class Jobs(Protocol):
         ...
 
 
-class RegistryJobs:
-    """:class:`Jobs` over a local cluster's registry (in process)."""
+class ClientJobs:
+    """:class:`Jobs` over a ``ClusterClient``."""
 
-    def __init__(self, registry: Registry, kind: KubeflowKind = TFJOB) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient, kind: KubeflowKind = TFJOB) -> None:
+        self._client = client
         self._gvr = kind.gvr
 
     def get(self, namespace: str, name: str) -> Obj:
-        return self._registry.get(self._gvr, namespace, name)
+        return self._client.get(self._gvr, namespace, name)
 
     def merge_patch(self, namespace: str, name: str, patch: Obj) -> Obj:
         try:
-            return self._registry.patch(self._gvr, namespace, name, patch, "merge")
+            return self._client.patch(self._gvr, namespace, name, patch, "merge")
         except StatusError as err:
             if err.code == 409:
                 raise Conflict(str(err)) from err

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
-from localcluster.apiserver.registry import Registry
 from localcluster.cluster import LocalCluster
+from localcluster.controlplane.emulated.registry import Registry
 
 PODS = ("", "v1", "pods")
 

@@ -187,7 +187,7 @@ def test_a_scheduler_plugins_gang_that_times_out_backs_off_and_is_placed_when_it
         wait_for(lambda: len(scheduler.waiting_pods()) == 9, 30, what="held again after back-off")
         assert not any(p["spec"].get("nodeName") for p in pods_of(registry, name))
         assert told(registry, name), "the job is told why its gang waits"
-        register_node(registry, NodeConfig("m-0", cpu="4", memory="16Gi"))
+        register_node(cluster.client, NodeConfig("m-0", cpu="4", memory="16Gi"))
 
         def all_bound() -> bool:
             pods = pods_of(registry, name)

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from localcluster.apiserver.auth.tokenrequest import create_token
-from localcluster.apiserver.auth.user import service_account_username
+from localcluster.controlplane.emulated.auth.tokenrequest import create_token
+from localcluster.controlplane.emulated.auth.user import service_account_username
 from localcluster.testing import wait_for
 
 ROOT = Path(__file__).resolve().parents[3]

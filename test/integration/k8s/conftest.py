@@ -31,7 +31,7 @@ def poll_until() -> Callable[..., None]:
 @pytest.fixture(scope="module")
 def apiserver_kube() -> Iterator[object]:
     """An HTTP client for a fresh API server emulator, shared by the tests of one module."""
-    from localcluster.apiserver import APIServer
+    from localcluster.controlplane.emulated import APIServer
 
     server = APIServer(host="127.0.0.1", port=0)
     server.start()

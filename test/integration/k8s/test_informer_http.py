@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 from tf_operator.k8s.cache import (
     Backoff,
     DeletedFinalStateUnknown,

@@ -9,7 +9,7 @@ from tf_operator.k8s.cache import Backoff
 from tf_operator.k8s.client import PODS, load_kube_client
 from tf_operator.k8s.informers import SharedInformerFactory
 
-apiserver = pytest.importorskip("localcluster.apiserver")
+apiserver = pytest.importorskip("localcluster.controlplane.emulated")
 pytestmark = pytest.mark.integration
 
 POD_SPEC = {"containers": [{"name": "c", "image": "busybox"}]}

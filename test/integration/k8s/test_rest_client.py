@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 from tf_operator.k8s.client import (
     NAMESPACES,
     NODES,

@@ -19,7 +19,7 @@ import pytest
 
 from localcluster import kueue
 from localcluster.cluster import LocalCluster, SimulatedTiming
-from localcluster.kueue import Kueue, PodSetInfo, RegistryJobs, Workload
+from localcluster.kueue import ClientJobs, Kueue, PodSetInfo, Workload
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.crd import install_crds
@@ -82,7 +82,7 @@ def on_pool(workload: Workload, pool: str, finish_in: str | None = None) -> list
 
 def pods(cluster: Any, name: str) -> list[dict[str, Any]]:
     """The job's pods, found as Kueue finds them."""
-    selector = Kueue(RegistryJobs(cluster.registry)).pod_selector(name)
+    selector = Kueue(ClientJobs(cluster.client)).pod_selector(name)
     items, _ = cluster.registry.list(PODS, NS, label_selector=selector)
     return list(items)
 
@@ -122,7 +122,7 @@ def queue_up(cluster: Any, name: str) -> Workload:
     """Once the operator has the job suspended, Kueue makes its Workload."""
     wait_for(lambda: conditions(cluster, name).get("Suspended") == "True", 30, what="Suspended")
     assert pods(cluster, name) == [] and services(cluster, name) == []
-    return Kueue(RegistryJobs(cluster.registry)).workload(NS, name)
+    return Kueue(ClientJobs(cluster.client)).workload(NS, name)
 
 
 def evict_and_check(cluster: Any, queue: Kueue, workload: Workload) -> None:
@@ -147,7 +147,7 @@ def evict_and_check(cluster: Any, queue: Kueue, workload: Workload) -> None:
 
 def test_admit_evict_admit_elsewhere_and_finish(cluster, operators):
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    queue, name = Kueue(RegistryJobs(cluster.registry)), "queued"
+    queue, name = Kueue(ClientJobs(cluster.client)), "queued"
     created = cluster.registry.create(TFJOBS, NS, queued_job(name))
     assert created["spec"]["runPolicy"]["suspend"] is True
     workload = queue_up(cluster, name)
@@ -179,7 +179,7 @@ def test_each_pod_set_gets_its_own_admission_in_kueues_order(cluster, operators)
     """Kueue gives pod set i of its Workload (Chief, Master, PS, Worker, Evaluator order, not
     the order the job lists them in) admission i: here each type goes to its own pool."""
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    queue, name = Kueue(RegistryJobs(cluster.registry)), "ordered"
+    queue, name = Kueue(ClientJobs(cluster.client)), "ordered"
     written = {"Evaluator": 1, "Worker": 2, "PS": 1, "Chief": 1}
     cluster.registry.create(TFJOBS, NS, queued_job(name, written))
     workload = queue_up(cluster, name)
@@ -204,7 +204,7 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     there); the deadline does not run while the job is evicted and counts afresh from its
     next admission; once it finished, the TTL deletes it."""
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    queue, name, deadline = Kueue(RegistryJobs(cluster.registry)), "limited", 2
+    queue, name, deadline = Kueue(ClientJobs(cluster.client)), "limited", 2
     job_ = queued_job(name, ttlSecondsAfterFinished=1, activeDeadlineSeconds=deadline)
     cluster.registry.create(TFJOBS, NS, job_)
     workload = queue_up(cluster, name)
@@ -249,7 +249,7 @@ def test_with_volcano_gang_scheduling(operators):
             "--gang-scheduler-name=volcano",
         )
         registry, name = gang_cluster.registry, "gang"
-        queue = Kueue(RegistryJobs(registry))
+        queue = Kueue(ClientJobs(gang_cluster.client))
 
         def group() -> dict[str, Any] | None:
             items, _ = registry.list(VOLCANO_PODGROUPS, NS)

@@ -183,7 +183,7 @@ class Env:
     def service_account_kubeconfig(self, name: str) -> tuple[str, str]:
         """A kubeconfig authenticating as a new cluster-admin ServiceAccount ``name`` of the
         default namespace, and that account's user name: operators given different ones
-        can be told apart by the API server (``localcluster.apiserver.request_user``)."""
+        can be told apart by the API server (``localcluster.controlplane.emulated.request_user``)."""
         self.registry.create(("", "v1", "serviceaccounts"), NS, {"metadata": {"name": name}})
         binding = {
             "metadata": {"name": f"{name}-admin"},

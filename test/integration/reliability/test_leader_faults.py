@@ -122,7 +122,7 @@ class Fencing:
     holds the lock is a violation, whatever metrics either of them reports."""
 
     def __init__(self, registry, operators: dict[str, str]) -> None:
-        from localcluster.apiserver import request_user
+        from localcluster.controlplane.emulated import request_user
 
         self._request_user = request_user
         self._operators = operators  # user name -> label

@@ -118,7 +118,7 @@ def test_misnamed_jobs_fail_with_a_warning_event(env, monkeypatch):
     """``my.job`` passes a real API server's name rule (only the CRD's CEL rule refuses it);
     the others are written past the name check, as a store without admission would keep them.
     The API server still validates every other object's name, events' included."""
-    from localcluster.apiserver import validation
+    from localcluster.controlplane.emulated.admission import validation
 
     check = validation.validate_name
     monkeypatch.setattr(

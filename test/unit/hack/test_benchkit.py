@@ -59,7 +59,7 @@ def test_replica_list_expands_every_replica_of_the_manifest():
 
 @pytest.fixture
 def registry():
-    from localcluster.apiserver.registry import Registry
+    from localcluster.controlplane.emulated.registry import Registry
 
     reg = Registry()
     reg.create(CRDS, None, yaml.safe_load((ROOT / "manifests/base/crd.yaml").read_text()))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localcluster import kueue
-from localcluster.apiserver.patches import merge_patch as apply_merge_patch  # as the server does
+from localcluster.apimachinery.patches import merge_patch as apply_merge_patch  # as the server does
 from localcluster.kueue import (
     PYTORCHJOB,
     Conflict,

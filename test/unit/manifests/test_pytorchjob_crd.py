@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 from support.crd import PYTORCH_CRD_FILE, install_crds
 
 PYTORCHJOBS = ("kubeflow.org", "v1", "pytorchjobs")

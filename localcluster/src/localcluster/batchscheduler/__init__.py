@@ -1,6 +1,6 @@
 """kube-batch (v0.4.2) and Volcano (v1.8) for the local cluster: gang scheduling of PodGroups.
 
-``BatchScheduler(registry, "volcano", ledger=..., conf=..., schedule_period=...)`` schedules the
+``BatchScheduler(client, "volcano", ledger=..., conf=..., schedule_period=...)`` schedules the
 pods whose ``schedulerName`` is the flavour's; ``bootstrap.install`` puts its CRDs and the
 ``default`` Queue in place; ``LocalCluster(batch_schedulers=("volcano",))`` does both. Layers,
 each importing only those before it: ``flavours``/``conf`` -> ``api`` -> ``session``/

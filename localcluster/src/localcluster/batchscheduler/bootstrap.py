@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
 from localcluster.batchscheduler.flavours import DEFAULT_QUEUE, Flavour
+from localcluster.client.api import ClusterClient
 
 if TYPE_CHECKING:
     from localcluster.batchscheduler.scheduler import BatchScheduler
@@ -46,23 +46,23 @@ def default_queue(flavour: Flavour) -> dict[str, Any]:
     }
 
 
-def _create_if_absent(registry: Registry, gvr: GVR, obj: dict[str, Any]) -> None:
+def _create_if_absent(client: ClusterClient, gvr: GVR, obj: dict[str, Any]) -> None:
     try:
-        registry.create(gvr, None, obj)
+        client.create(gvr, None, obj)
         logger.info("created %s %s", obj["kind"], obj["metadata"]["name"])
     except Exception as err:  # noqa: BLE001 - AlreadyExists is fine (a test installed it)
         if getattr(err, "code", None) != 409:
             raise
 
 
-def install(registry: Registry, flavour: Flavour) -> None:
+def install(client: ClusterClient, flavour: Flavour) -> None:
     for file_name in (flavour.podgroup_crd, flavour.queue_crd):
-        _create_if_absent(registry, CRDS, crd(file_name))
-    _create_if_absent(registry, flavour.queues, default_queue(flavour))
+        _create_if_absent(client, CRDS, crd(file_name))
+    _create_if_absent(client, flavour.queues, default_queue(flavour))
 
 
 def start_batch_schedulers(
-    registry: Registry,
+    client: ClusterClient,
     ledger: NodeLedger,
     flavours: Iterable[str],
     confs: dict[str, Any] | None,
@@ -76,13 +76,13 @@ def start_batch_schedulers(
     threads: list[threading.Thread] = []
     for name in flavours:
         scheduler = BatchScheduler(
-            registry,
+            client,
             name,
             ledger=ledger,
             conf=(confs or {}).get(name),
             schedule_period=schedule_period,
         )
-        install(registry, scheduler.flavour)
+        install(client, scheduler.flavour)
         threads += scheduler.start(stop_event)
         schedulers[name] = scheduler
     return schedulers, threads

@@ -27,7 +27,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler.api import (
     DEFAULT_TASK_PRIORITY,
     ON_NODE,
@@ -48,8 +47,9 @@ from localcluster.batchscheduler.flavours import (
     TASK_SPEC_ANNOTATION,
     Flavour,
 )
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import record_event
-from localcluster.client.informer import PODS, RegistryInformer, object_key
+from localcluster.client.informer import PODS, Informer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, patch_condition
 from localcluster.scheduler.predicates import nonzero_requests, running_and_effective_requests
@@ -132,8 +132,8 @@ def _is_ready(node: dict[str, Any]) -> bool:
 class BatchCache:
     """Live model of one flavour's world, and its API writer (see module docstring)."""
 
-    def __init__(self, registry: Registry, ledger: NodeLedger, flavour: Flavour) -> None:
-        self.registry = registry
+    def __init__(self, client: ClusterClient, ledger: NodeLedger, flavour: Flavour) -> None:
+        self.client = client
         self.ledger = ledger
         self.flavour = flavour
         self._lock = threading.Lock()
@@ -142,10 +142,10 @@ class BatchCache:
         self._parsed: dict[str, tuple[int, TaskRequests, str]] = {}
         self._written: dict[str, dict[str, Any]] = {}  # PodGroups as we last wrote them
         self._last_event: dict[str, tuple[str, str]] = {}
-        self._reporter = ConditionReporter(registry, flavour.name)
-        self.podgroups = RegistryInformer(registry, flavour.podgroups, self._on_podgroup)
-        self.queues = RegistryInformer(registry, flavour.queues, _ignore)
-        self.priority_classes = RegistryInformer(registry, PRIORITY_CLASSES, _ignore)
+        self._reporter = ConditionReporter(client, flavour.name)
+        self.podgroups = Informer(client, flavour.podgroups, self._on_podgroup)
+        self.queues = Informer(client, flavour.queues, _ignore)
+        self.priority_classes = Informer(client, PRIORITY_CLASSES, _ignore)
         ledger.add_pod_listener(self._on_pod)
 
     # -- feeding ------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class BatchCache:
         )
 
     def sync(self, timeout: float = 10.0) -> bool:
-        """Apply every change committed before this call (see ``RegistryInformer.sync``)."""
+        """Apply every change committed before this call (see ``Informer.sync``)."""
         informers = (self.priority_classes, self.queues, self.podgroups)
         return all(i.sync(timeout) for i in informers) and self.ledger.sync(timeout)
 
@@ -398,7 +398,7 @@ class BatchCache:
         failed = set()
         for task in tasks:
             try:
-                bound = self.registry.bind_pod(task.namespace, task.name, task.node or "")
+                bound = self.client.bind(task.namespace, task.name, task.node or "")
             except Exception as err:  # noqa: BLE001 - deleted or bound meanwhile
                 logger.info("%s: binding %s failed: %s", self.flavour.name, task.key, err)
                 self.ledger.forget(task.key)
@@ -407,7 +407,7 @@ class BatchCache:
             self._observe_pod(bound)
             logger.debug("%s: bound %s to %s", self.flavour.name, task.key, task.node)
             message = f"Successfully assigned {task.key} to {task.node}"
-            record_event(self.registry, task.pod, "Normal", "Scheduled", message, self.flavour.name)
+            record_event(self.client, task.pod, "Normal", "Scheduled", message, self.flavour.name)
         return failed
 
     def evict(self, task: TaskInfo, reason: str) -> bool:
@@ -420,11 +420,9 @@ class BatchCache:
                     "reason": "Evict",
                     "message": message,
                 }
-                self._observe_pod(patch_condition(self.registry, task.pod, condition))
-                record_event(
-                    self.registry, task.pod, "Warning", "Evict", message, self.flavour.name
-                )
-            self.registry.delete(PODS, task.namespace, task.name)
+                self._observe_pod(patch_condition(self.client, task.pod, condition))
+                record_event(self.client, task.pod, "Warning", "Evict", message, self.flavour.name)
+            self.client.delete(PODS, task.namespace, task.name)
         except Exception as err:  # noqa: BLE001 - gone already: nothing to evict
             logger.info("%s: evicting %s failed: %s", self.flavour.name, task.key, err)
             return False
@@ -440,12 +438,12 @@ class BatchCache:
         """Merge-patch ``status`` (no resourceVersion: never conflicts with minMember edits),
         on ``/status`` only when the CRD has that subresource (Volcano's and kube-batch's
         upstream CRDs do not)."""
-        rt = self.registry.resolve(self.flavour.podgroups)
-        subresource = "status" if getattr(rt, "has_status", False) else None
+        info = self.client.resource_info(self.flavour.podgroups)
+        subresource = "status" if "status" in info.subresources else None
         # counters are omitted when zero (as upstream's omitempty): null removes a stale one
         body = {"running": None, "succeeded": None, "failed": None, **status}
         try:
-            written = self.registry.patch(
+            written = self.client.patch(
                 self.flavour.podgroups,
                 job.namespace,
                 job.name,
@@ -489,4 +487,4 @@ class BatchCache:
                 if self._last_event.get(key) == (reason, message):
                     return
                 self._last_event[key] = (reason, message)
-        record_event(self.registry, obj, event_type, reason, message, self.flavour.name)
+        record_event(self.client, obj, event_type, reason, message, self.flavour.name)

@@ -17,7 +17,6 @@ import logging
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
 from localcluster.batchscheduler import status
 from localcluster.batchscheduler.actions import ACTIONS
 from localcluster.batchscheduler.api import JobInfo, TaskStatus
@@ -26,6 +25,7 @@ from localcluster.batchscheduler.conf import load_conf
 from localcluster.batchscheduler.flavours import FLAVOURS, Flavour
 from localcluster.batchscheduler.plugins import build
 from localcluster.batchscheduler.session import CycleSummary, Session
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import now_rfc3339
 from localcluster.scheduler.ledger import NodeLedger
 
@@ -43,7 +43,7 @@ class BatchScheduler:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         flavour: str | Flavour,
         *,
         ledger: NodeLedger | None = None,
@@ -52,8 +52,8 @@ class BatchScheduler:
     ) -> None:
         self.flavour = flavour if isinstance(flavour, Flavour) else FLAVOURS[flavour]
         self.conf = load_conf(conf, self.flavour)
-        self.ledger = ledger or NodeLedger(registry)
-        self.cache = BatchCache(registry, self.ledger, self.flavour)
+        self.ledger = ledger or NodeLedger(client)
+        self.cache = BatchCache(client, self.ledger, self.flavour)
         self.schedule_period = schedule_period
         self._cycle_lock = threading.Lock()
         self._paused = threading.Event()

@@ -10,8 +10,8 @@ import time
 import uuid
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
+from localcluster.client.api import ClusterClient
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ def now_rfc3339() -> str:
 
 
 def record_event(
-    registry: Registry,
+    client: ClusterClient,
     obj: dict[str, Any],
     event_type: str,
     reason: str,
@@ -58,6 +58,6 @@ def record_event(
         "reportingInstance": host,
     }
     try:
-        registry.create_shared(EVENTS, namespace, event)
+        client.create(EVENTS, namespace, event, shared=True)
     except Exception as err:  # noqa: BLE001 - events are advisory
         logger.debug("dropping event %s for %s: %s", reason, meta.get("name"), err)

@@ -1,4 +1,4 @@
-"""A tiny in-process informer over ``Registry``: list, then watch, relist on trouble.
+"""A tiny informer over a ``ClusterClient``: list, then watch, relist on trouble.
 
 Every local-cluster component (scheduler, kubelets, endpoints controller, DNS)
 uses this instead of the operator's client-go port, which the local cluster must
@@ -7,15 +7,17 @@ with ``(event_type, new_or_last_obj, old_obj_or_None)`` from its own thread, so 
 handler never runs concurrently with itself. After a relist it emits the
 difference (ADDED/MODIFIED/DELETED) so handlers need no special resync path.
 
-Objects are the registry's stored objects themselves, never copied: every component of the
-cluster shares them, as the controllers of one kube-controller-manager share their informers'
+Objects are listed and watched with ``shared=True``: in process they are the registry's stored
+objects themselves, never copied (over HTTP every object is freshly decoded anyway), and every
+component of the cluster shares them, as the controllers of one kube-controller-manager share their informers'
 cache. Handlers and readers must not mutate them (copy first, as a client-go controller
 calls ``DeepCopy``); a test run with ``LOCALCLUSTER_CHECK_SHARED=1`` fails any write that
 finds a stored object changed behind the registry's back (``Store``). Copying each object for
 each of the half-dozen pod informers cost more CPU than the API requests that made them.
 
 ``sync()`` is a barrier: it applies, on the caller's thread, every event committed before the
-call (the registry queues events into watches while committing), so a component driven step
+call (in process the registry queues events into watches while committing; over HTTP it applies
+what has arrived, see ``WatchStream``), so a component driven step
 by step (the batch scheduler's ``run_once``) sees exactly what a test wrote. Events are popped
 and handled under one consume lock, so handlers still never run concurrently or out of order;
 a handler must not call ``sync`` itself. A resource that does not exist (a CRD not installed
@@ -30,12 +32,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.watch import Watch
+from localcluster.apimachinery.gvr import GVR
+from localcluster.client.api import ClusterClient, WatchStream
 
 logger = logging.getLogger(__name__)
 
-GVR = tuple[str, str, str]
 Handler = Callable[[str, dict[str, Any], dict[str, Any] | None], None]
 
 PODS: GVR = ("", "v1", "pods")
@@ -52,7 +53,7 @@ MISSING_RETRY_SECONDS = 5.0
 
 
 def start_informers(
-    informers: tuple[RegistryInformer, ...], stop_event: threading.Event, timeout: float = 30
+    informers: tuple[Informer, ...], stop_event: threading.Event, timeout: float = 30
 ) -> list[threading.Thread]:
     """Start every informer, then wait (up to ``timeout`` each) until each has listed."""
     threads = [informer.start(stop_event) for informer in informers]
@@ -67,19 +68,19 @@ def object_key(obj: dict[str, Any]) -> str:
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
 
-class RegistryInformer:
+class Informer:
     """Mirror of one resource (optionally filtered) that calls ``handler`` on each change."""
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         gvr: GVR,
         handler: Handler,
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
     ) -> None:
-        self._registry = registry
+        self._client = client
         self._gvr = gvr
         self._handler = handler
         self._namespace = namespace
@@ -91,7 +92,7 @@ class RegistryInformer:
         self._synced = threading.Event()
         self._thread: threading.Thread | None = None
         self._consume = threading.Lock()  # held while popping and handling events
-        self._watch: Watch | None = None  # the live watch, set and cleared under _consume
+        self._watch: WatchStream | None = None  # the live watch, set and cleared under _consume
         self._missing = False  # the resource type does not exist (yet)
 
     def has_synced(self) -> bool:
@@ -175,18 +176,19 @@ class RegistryInformer:
 
     def _list_and_watch(self, stop_event: threading.Event) -> None:
         with self._consume:
-            items, resource_version, _, _ = self._registry.list_page(
+            page = self._client.list(
                 self._gvr,
-                namespace=self._namespace,
+                self._namespace,
                 label_selector=self._label_selector,
                 field_selector=self._field_selector,
+                shared=True,
             )
             self._missing = False
-            self._replace(items)
-            watch = self._registry.watch(
+            self._replace(page.items)
+            watch = self._client.watch(
                 self._gvr,
-                namespace=self._namespace,
-                resource_version=resource_version,
+                self._namespace,
+                resource_version=page.resource_version,
                 label_selector=self._label_selector,
                 field_selector=self._field_selector,
             )
@@ -206,7 +208,7 @@ class RegistryInformer:
                 self._watch = None
             watch.stop()
 
-    def _drain(self, watch: Watch) -> bool:
+    def _drain(self, watch: WatchStream) -> bool:
         """Handle every queued event (``_consume`` held); False when the watch must be replaced."""
         while True:
             event = watch.get_shared(0)

@@ -13,9 +13,9 @@ import copy
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.workloads import label_selector_matches
-from localcluster.client.informer import RegistryInformer, start_informers
+from localcluster.apimachinery.selectors import label_selector_matches
+from localcluster.client.api import ClusterClient
+from localcluster.client.informer import Informer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 
 CLUSTER_ROLES = ("rbac.authorization.k8s.io", "v1", "clusterroles")
@@ -36,10 +36,10 @@ def aggregated_rules(role: dict[str, Any], roles: list[dict[str, Any]]) -> list[
 
 
 class ClusterRoleAggregation:
-    def __init__(self, registry: Registry) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient) -> None:
+        self._client = client
         self._queue = KeyQueue()
-        self._roles = RegistryInformer(registry, CLUSTER_ROLES, self._on_role)
+        self._roles = Informer(client, CLUSTER_ROLES, self._on_role)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         threads = start_informers((self._roles,), stop_event)
@@ -58,7 +58,7 @@ class ClusterRoleAggregation:
         rules = aggregated_rules(role, self._roles.items())
         if rules == (role.get("rules") or []):
             return
-        current = self._registry.get(CLUSTER_ROLES, None, name)
+        current = self._client.get(CLUSTER_ROLES, None, name)
         updated = copy.deepcopy(current)
         updated["rules"] = rules
-        self._registry.update(CLUSTER_ROLES, None, name, updated)
+        self._client.update(CLUSTER_ROLES, None, name, updated)

@@ -16,7 +16,7 @@ Status (``deploymentutil``): counts summed over the sets, the ``Available`` cond
 ``Progressing`` condition (``NewReplicaSetCreated`` / ``FoundNewReplicaSet`` /
 ``ReplicaSetUpdated`` / ``NewReplicaSetAvailable``, or ``ProgressDeadlineExceeded`` after
 ``progressDeadlineSeconds`` without progress), which ``kubectl rollout status`` reads. Scaling
-is recorded as ``ScalingReplicaSet`` events on the Deployment. Reads go to the registry (see
+is recorded as ``ScalingReplicaSet`` events on the Deployment. Reads go to the client (see
 ``replicaset``).
 """
 
@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import record_event
-from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
+from localcluster.client.informer import PODS, Informer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import deploymentutil as du
 from localcluster.controllers import ownership
@@ -44,13 +44,13 @@ COMPONENT = "deployment-controller"
 
 
 class DeploymentController:
-    def __init__(self, registry: Registry, clock: Callable[[], float] = time.time) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient, clock: Callable[[], float] = time.time) -> None:
+        self._client = client
         self._clock = clock
         self._queue = KeyQueue()
-        self._deployments = RegistryInformer(registry, DEPLOYMENTS, self._on_deployment)
-        self._sets = RegistryInformer(registry, REPLICA_SETS, self._on_set)
-        self._pods = RegistryInformer(registry, PODS, self._on_pod)
+        self._deployments = Informer(client, DEPLOYMENTS, self._on_deployment)
+        self._sets = Informer(client, REPLICA_SETS, self._on_set)
+        self._pods = Informer(client, PODS, self._on_pod)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         threads = start_informers((self._deployments, self._sets, self._pods), stop_event)
@@ -95,14 +95,14 @@ class DeploymentController:
     def sync(self, key: str) -> float | None:
         namespace, name = key.split("/", 1)
         try:
-            deployment = self._registry.get(DEPLOYMENTS, namespace, name)
+            deployment = self._client.get(DEPLOYMENTS, namespace, name)
         except Exception:  # noqa: BLE001 - gone: its sets are the garbage collector's
             return None
         if deployment["metadata"].get("deletionTimestamp"):
             return None
         selector = (deployment.get("spec") or {}).get("selector") or {}
-        candidates, _ = self._registry.list(REPLICA_SETS, namespace)
-        sets = ownership.claim(self._registry, REPLICA_SETS, deployment, selector, candidates)
+        candidates = self._client.list(REPLICA_SETS, namespace).items
+        sets = ownership.claim(self._client, REPLICA_SETS, deployment, selector, candidates)
         spec = deployment.get("spec") or {}
         if spec.get("paused"):
             return self._sync_paused(deployment, sets)
@@ -235,7 +235,7 @@ class DeploymentController:
         annotations = rs["metadata"].setdefault("annotations", {})
         annotations[du.REVISION] = str(revision)
         annotations.update(self._replica_annotations(deployment))
-        return self._registry.update(
+        return self._client.update(
             REPLICA_SETS, rs["metadata"]["namespace"], rs["metadata"]["name"], rs
         )
 
@@ -274,11 +274,11 @@ class DeploymentController:
             },
         }
         try:
-            created = self._registry.create(REPLICA_SETS, meta["namespace"], rs)
+            created = self._client.create(REPLICA_SETS, meta["namespace"], rs)
         except Exception as err:  # noqa: BLE001
             if getattr(err, "code", None) != 409:
                 raise
-            existing = self._registry.get(REPLICA_SETS, meta["namespace"], name)
+            existing = self._client.get(REPLICA_SETS, meta["namespace"], name)
             ours = (ownership.controller_ref(existing) or {}).get("uid") == meta["uid"]
             if ours and du.equal_ignore_hash(
                 existing["spec"]["template"], spec.get("template") or {}
@@ -288,7 +288,7 @@ class DeploymentController:
             raise
         if replicas > 0:
             record_event(
-                self._registry,
+                self._client,
                 deployment,
                 "Normal",
                 "ScalingReplicaSet",
@@ -310,7 +310,7 @@ class DeploymentController:
         rs = copy.deepcopy(rs)
         rs["spec"]["replicas"] = count
         rs["metadata"].setdefault("annotations", {}).update(self._replica_annotations(deployment))
-        updated = self._registry.update(
+        updated = self._client.update(
             REPLICA_SETS, rs["metadata"]["namespace"], rs["metadata"]["name"], rs
         )
         if before != count:
@@ -319,13 +319,13 @@ class DeploymentController:
                 f"Scaled {direction} replica set {rs['metadata']['name']} to {count} from {before}"
             )
             record_event(
-                self._registry, deployment, "Normal", "ScalingReplicaSet", message, COMPONENT
+                self._client, deployment, "Normal", "ScalingReplicaSet", message, COMPONENT
             )
         return updated
 
     def _old_pods_running(self, deployment: dict[str, Any], old_sets: list[dict[str, Any]]) -> bool:
         uids = {rs["metadata"]["uid"] for rs in old_sets}
-        pods, _ = self._registry.list(PODS, deployment["metadata"]["namespace"])
+        pods = self._client.list(PODS, deployment["metadata"]["namespace"]).items
         return any(
             (ownership.controller_ref(p) or {}).get("uid") in uids
             and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
@@ -346,7 +346,7 @@ class DeploymentController:
         idle.sort(key=lambda rs: (du.revision(rs), du.creation_order(rs)))
         for rs in idle[: max(len(idle) - int(limit), 0)]:
             try:
-                self._registry.delete(
+                self._client.delete(
                     REPLICA_SETS, rs["metadata"]["namespace"], rs["metadata"]["name"]
                 )
             except Exception as err:  # noqa: BLE001 - already gone
@@ -358,11 +358,11 @@ class DeploymentController:
         annotations = deployment["metadata"].get("annotations") or {}
         if annotations.get(du.REVISION) == str(revision):
             return
-        current = self._registry.get(
+        current = self._client.get(
             DEPLOYMENTS, deployment["metadata"]["namespace"], deployment["metadata"]["name"]
         )
         current["metadata"].setdefault("annotations", {})[du.REVISION] = str(revision)
-        updated = self._registry.update(
+        updated = self._client.update(
             DEPLOYMENTS, current["metadata"]["namespace"], current["metadata"]["name"], current
         )
         deployment["metadata"] = updated["metadata"]
@@ -428,11 +428,11 @@ class DeploymentController:
     def _write_status(self, deployment: dict[str, Any], status: dict[str, Any]) -> None:
         if status == (deployment.get("status") or {}):
             return
-        current = self._registry.get(
+        current = self._client.get(
             DEPLOYMENTS, deployment["metadata"]["namespace"], deployment["metadata"]["name"]
         )
         current["status"] = status
-        self._registry.update(
+        self._client.update(
             DEPLOYMENTS,
             current["metadata"]["namespace"],
             current["metadata"]["name"],

@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from localcluster.apiserver.objects import format_time, parse_time
+from localcluster.apimachinery.objects import format_time, parse_time
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"

@@ -23,12 +23,12 @@ import logging
 import threading
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.client.informer import (
     ENDPOINTS,
     PODS,
     SERVICES,
-    RegistryInformer,
+    Informer,
     object_key,
 )
 
@@ -196,16 +196,16 @@ class SelectorIndex:
 class EndpointsController:
     """Keeps Endpoints in step with Services and their pods."""
 
-    def __init__(self, registry: Registry) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient) -> None:
+        self._client = client
         self._cond = threading.Condition()
         self._queue: set[str] = set()
         self._managed: set[str] = set()
         self._index = SelectorIndex()  # endpoints keys created or updated for a selector service
         self._pod_labels = LabelIndex()  # pod keys by label pair, for service syncs
-        self._services = RegistryInformer(registry, SERVICES, self._on_service)
-        self._pods = RegistryInformer(registry, PODS, self._on_pod)
-        self._endpoints = RegistryInformer(registry, ENDPOINTS, self._on_endpoints)
+        self._services = Informer(client, SERVICES, self._on_service)
+        self._pods = Informer(client, PODS, self._on_pod)
+        self._endpoints = Informer(client, ENDPOINTS, self._on_endpoints)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         threads = [
@@ -284,7 +284,7 @@ class EndpointsController:
         if not selector:
             if existing is not None and key in self._managed:
                 self._managed.discard(key)
-                self._registry.delete(ENDPOINTS, namespace, name)
+                self._client.delete(ENDPOINTS, namespace, name)
             return
         assert service is not None  # the selector is the service's
         self._managed.add(key)
@@ -305,21 +305,23 @@ class EndpointsController:
                 "subsets": subsets,
             }
             try:
-                self._registry.create_shared(ENDPOINTS, namespace, body)
+                self._client.create(ENDPOINTS, namespace, body, shared=True)
                 return
             except Exception as err:  # noqa: BLE001
                 if getattr(err, "code", None) != 409:
                     raise
-            existing = self._registry.get_shared(ENDPOINTS, namespace, name)  # our informer lags
+            existing = self._client.get(
+                ENDPOINTS, namespace, name, shared=True
+            )  # our informer lags
         if (existing.get("subsets") or []) == subsets and (
             existing["metadata"].get("labels") or {}
         ) == labels:
             return
-        # the stored Endpoints is shared: a new body around it (the registry copies what it
+        # the stored Endpoints is shared: a new body around it (the API server copies what it
         # stores); a stale resourceVersion (informer lag) gives 409: the worker retries shortly
         updated = {
             **existing,
             "metadata": {**existing["metadata"], "labels": labels},
             "subsets": subsets,
         }
-        self._registry.update_shared(ENDPOINTS, namespace, name, updated)
+        self._client.update(ENDPOINTS, namespace, name, updated, shared=True)

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
-from localcluster.client.informer import NAMESPACES, RegistryInformer, start_informers
+from localcluster.apimachinery.gvr import GVR
+from localcluster.client.api import ClusterClient
+from localcluster.client.informer import NAMESPACES, Informer, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 
 logger = logging.getLogger(__name__)
@@ -37,21 +37,21 @@ class PerNamespaceObject:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         gvr: GVR,
         name: str,
         owned: Callable[[], dict[str, Any]],
         label: str,
     ) -> None:
-        self._registry = registry
+        self._client = client
         self._gvr = gvr
         self._name = name
         self._owned = owned
         self._label = label
         self._queue = KeyQueue()
-        self._namespaces = RegistryInformer(registry, NAMESPACES, self._on_namespace)
-        self._objects = RegistryInformer(
-            registry, gvr, self._on_object, field_selector=f"metadata.name={name}"
+        self._namespaces = Informer(client, NAMESPACES, self._on_namespace)
+        self._objects = Informer(
+            client, gvr, self._on_object, field_selector=f"metadata.name={name}"
         )
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
@@ -93,7 +93,7 @@ class PerNamespaceObject:
             body = {"metadata": {"name": self._name, "namespace": namespace}}
             _merge(body, owned)
             try:
-                self._registry.create(self._gvr, namespace, body)
+                self._client.create(self._gvr, namespace, body)
             except Exception as err:  # noqa: BLE001
                 if getattr(err, "code", None) != 409:  # our informer lags: nothing to do
                     raise
@@ -102,7 +102,7 @@ class PerNamespaceObject:
             return
         updated = copy.deepcopy(current)
         _merge(updated, owned)
-        self._registry.update(self._gvr, namespace, self._name, updated)
+        self._client.update(self._gvr, namespace, self._name, updated)
 
 
 def _merge(target: dict[str, Any], owned: dict[str, Any]) -> None:
@@ -123,13 +123,13 @@ def _contains(obj: dict[str, Any], owned: dict[str, Any]) -> bool:
     return True
 
 
-def default_service_accounts(registry: Registry) -> PerNamespaceObject:
+def default_service_accounts(client: ClusterClient) -> PerNamespaceObject:
     return PerNamespaceObject(
-        registry, SERVICE_ACCOUNTS, "default", dict, "serviceaccount-controller"
+        client, SERVICE_ACCOUNTS, "default", dict, "serviceaccount-controller"
     )
 
 
-def root_ca_publisher(registry: Registry, ca_file: str) -> PerNamespaceObject:
+def root_ca_publisher(client: ClusterClient, ca_file: str) -> PerNamespaceObject:
     def owned() -> dict[str, Any]:
         with open(ca_file) as handle:
             pem = handle.read()
@@ -139,5 +139,5 @@ def root_ca_publisher(registry: Registry, ca_file: str) -> PerNamespaceObject:
         }
 
     return PerNamespaceObject(
-        registry, CONFIGMAPS, "kube-root-ca.crt", owned, "root-ca-cert-publisher"
+        client, CONFIGMAPS, "kube-root-ca.crt", owned, "root-ca-cert-publisher"
     )

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
-from localcluster.apiserver.workloads import label_selector_matches
+from localcluster.apimachinery.gvr import GVR
+from localcluster.apimachinery.selectors import label_selector_matches
+from localcluster.client.api import ClusterClient
 
 logger = logging.getLogger(__name__)
 
@@ -57,14 +57,14 @@ def owner_reference(owner: dict[str, Any]) -> dict[str, Any]:
 
 
 def claim(
-    registry: Registry,
+    client: ClusterClient,
     gvr: GVR,
     owner: dict[str, Any],
     selector: dict[str, Any],
     candidates: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The candidates ``owner`` controls after adopting matching orphans and releasing
-    non-matching ones (writes through ``registry``; a lost race just skips the object)."""
+    non-matching ones (writes through ``client``; a lost race just skips the object)."""
     uid = owner["metadata"]["uid"]
     owner_deleting = bool(owner["metadata"].get("deletionTimestamp"))
     owned = []
@@ -77,10 +77,10 @@ def claim(
                 owned.append(obj)
             elif not meta.get("deletionTimestamp"):
                 refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
-                _set_owners(registry, gvr, obj, refs)
+                _set_owners(client, gvr, obj, refs)
         elif ref is None and matches and not owner_deleting and not meta.get("deletionTimestamp"):
             adopted = _set_owners(
-                registry, gvr, obj, [*(meta.get("ownerReferences") or []), owner_reference(owner)]
+                client, gvr, obj, [*(meta.get("ownerReferences") or []), owner_reference(owner)]
             )
             if adopted is not None:
                 owned.append(adopted)
@@ -88,12 +88,12 @@ def claim(
 
 
 def _set_owners(
-    registry: Registry, gvr: GVR, obj: dict[str, Any], refs: list[dict[str, Any]]
+    client: ClusterClient, gvr: GVR, obj: dict[str, Any], refs: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
     meta = obj["metadata"]
     patch = {"metadata": {"ownerReferences": refs, "resourceVersion": meta["resourceVersion"]}}
     try:
-        return registry.patch(gvr, meta.get("namespace"), meta["name"], patch, "merge")
+        return client.patch(gvr, meta.get("namespace"), meta["name"], patch, "merge")
     except Exception as err:  # noqa: BLE001 - changed or gone meanwhile: the next sync decides
         logger.debug("could not change the owners of %s: %s", meta["name"], err)
         return None

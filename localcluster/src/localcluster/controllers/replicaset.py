@@ -10,7 +10,7 @@ Status: ``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``, ``availableRe
 while pods cannot be created or deleted. Events: ``SuccessfulCreate``, ``SuccessfulDelete``,
 ``FailedCreate``, ``FailedDelete``.
 
-The sync reads pods and sets straight from the registry, which is strongly consistent, so it
+The sync reads pods and sets straight from the client, which is strongly consistent, so it
 needs none of client-go's expectations: a pod it just created is in the next read.
 """
 
@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.objects import format_time, parse_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time, parse_time
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import record_event
-from localcluster.client.informer import PODS, RegistryInformer, object_key, start_informers
+from localcluster.client.informer import PODS, Informer, object_key, start_informers
 from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.controllers import ownership
 
@@ -67,12 +67,12 @@ def _deletion_rank(pod: dict[str, Any]) -> tuple[Any, ...]:
 
 
 class ReplicaSetController:
-    def __init__(self, registry: Registry, clock: Callable[[], float] = time.time) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient, clock: Callable[[], float] = time.time) -> None:
+        self._client = client
         self._clock = clock
         self._queue = KeyQueue()
-        self._sets = RegistryInformer(registry, REPLICA_SETS, self._on_set)
-        self._pods = RegistryInformer(registry, PODS, self._on_pod)
+        self._sets = Informer(client, REPLICA_SETS, self._on_set)
+        self._pods = Informer(client, PODS, self._on_pod)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         threads = start_informers((self._sets, self._pods), stop_event)
@@ -100,7 +100,7 @@ class ReplicaSetController:
     def sync(self, key: str) -> float | None:
         namespace, name = key.split("/", 1)
         try:
-            rs = self._registry.get(REPLICA_SETS, namespace, name)
+            rs = self._client.get(REPLICA_SETS, namespace, name)
         except Exception:  # noqa: BLE001 - gone: its pods are the garbage collector's
             return None
         spec = rs.get("spec") or {}
@@ -113,9 +113,9 @@ class ReplicaSetController:
 
     def _owned_pods(self, rs: dict[str, Any]) -> list[dict[str, Any]]:
         namespace = rs["metadata"]["namespace"]
-        candidates, _ = self._registry.list(PODS, namespace)
+        candidates = self._client.list(PODS, namespace).items
         return ownership.claim(
-            self._registry, PODS, rs, (rs.get("spec") or {}).get("selector") or {}, candidates
+            self._client, PODS, rs, (rs.get("spec") or {}).get("selector") or {}, candidates
         )
 
     def _manage(self, rs: dict[str, Any], active: list[dict[str, Any]]) -> tuple[str, str] | None:
@@ -148,19 +148,19 @@ class ReplicaSetController:
             "spec": template.get("spec") or {},
         }
         try:
-            created = self._registry.create(PODS, rs["metadata"]["namespace"], pod)
+            created = self._client.create(PODS, rs["metadata"]["namespace"], pod)
         except Exception as err:  # noqa: BLE001 - reported as an event and a condition
             message = f"Error creating: {getattr(err, 'message', err)}"
-            record_event(self._registry, rs, "Warning", "FailedCreate", message, COMPONENT)
+            record_event(self._client, rs, "Warning", "FailedCreate", message, COMPONENT)
             return "FailedCreate", message
         message = f"Created pod: {created['metadata']['name']}"
-        record_event(self._registry, rs, "Normal", "SuccessfulCreate", message, COMPONENT)
+        record_event(self._client, rs, "Normal", "SuccessfulCreate", message, COMPONENT)
         return None
 
     def _delete_pod(self, rs: dict[str, Any], pod: dict[str, Any]) -> tuple[str, str] | None:
         name = pod["metadata"]["name"]
         try:
-            self._registry.delete(
+            self._client.delete(
                 PODS,
                 pod["metadata"]["namespace"],
                 name,
@@ -170,10 +170,10 @@ class ReplicaSetController:
             if getattr(err, "code", None) == 404:
                 return None
             message = f"Error deleting: {getattr(err, 'message', err)}"
-            record_event(self._registry, rs, "Warning", "FailedDelete", message, COMPONENT)
+            record_event(self._client, rs, "Warning", "FailedDelete", message, COMPONENT)
             return "FailedDelete", message
         record_event(
-            self._registry, rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", COMPONENT
+            self._client, rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", COMPONENT
         )
         return None
 
@@ -233,7 +233,7 @@ class ReplicaSetController:
         status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
         if status != (rs.get("status") or {}):
             rs["status"] = status
-            self._registry.update(
+            self._client.update(
                 REPLICA_SETS,
                 rs["metadata"]["namespace"],
                 rs["metadata"]["name"],

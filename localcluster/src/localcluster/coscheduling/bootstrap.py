@@ -17,7 +17,7 @@ from localcluster.coscheduling.scheduler import CoschedulingScheduler
 from localcluster.scheduler.ledger import NodeLedger
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.client.api import ClusterClient
 
 logger = logging.getLogger(__name__)
 
@@ -31,10 +31,10 @@ def crd() -> dict[str, Any]:
     return loaded
 
 
-def install(registry: Registry) -> None:
+def install(client: ClusterClient) -> None:
     """Create the PodGroup CRD unless it exists (a test or kubectl may have applied it)."""
     try:
-        registry.create(CRDS, None, crd())
+        client.create(CRDS, None, crd())
         logger.info("created CustomResourceDefinition podgroups.scheduling.x-k8s.io")
     except Exception as err:  # noqa: BLE001 - AlreadyExists is fine
         if getattr(err, "code", None) != 409:
@@ -42,13 +42,13 @@ def install(registry: Registry) -> None:
 
 
 def start_scheduler_plugins(
-    registry: Registry,
+    client: ClusterClient,
     ledger: NodeLedger,
     args: CoschedulingArgs,
     stop_event: threading.Event,
 ) -> tuple[CoschedulingScheduler, PodGroupController, list[threading.Thread]]:
-    install(registry)
-    scheduler = CoschedulingScheduler(registry, ledger=ledger, args=args)
-    controller = PodGroupController(registry)
+    install(client)
+    scheduler = CoschedulingScheduler(client, ledger=ledger, args=args)
+    controller = PodGroupController(client)
     threads = scheduler.start(stop_event) + controller.start(stop_event)
     return scheduler, controller, threads

@@ -24,9 +24,9 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from localcluster.apiserver.objects import parse_time
+from localcluster.apimachinery.objects import parse_time
 from localcluster.client.events import record_event
-from localcluster.client.informer import PODS, RegistryInformer, object_key
+from localcluster.client.informer import PODS, Informer, object_key
 from localcluster.client.keyqueue import KeyQueue, run_worker
 from localcluster.coscheduling.podgroup import (
     FAILED,
@@ -41,7 +41,7 @@ from localcluster.coscheduling.podgroup import (
 )
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.client.api import ClusterClient
 
 logger = logging.getLogger(__name__)
 
@@ -113,15 +113,15 @@ def gave_up(podgroup: Obj) -> bool:
 
 
 class PodGroupController:
-    def __init__(self, registry: Registry) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient) -> None:
+        self._client = client
         self._queue = KeyQueue()
         self._lock = threading.Lock()
         self._members: dict[str, set[str]] = {}  # group key -> pod keys
         self._group_of: dict[str, str] = {}
         self._timeouts_told: set[str] = set()
-        self.podgroups = RegistryInformer(registry, PODGROUPS, self._on_podgroup)
-        self.pods = RegistryInformer(registry, PODS, self._on_pod, label_selector=POD_GROUP_LABEL)
+        self.podgroups = Informer(client, PODGROUPS, self._on_podgroup)
+        self.pods = Informer(client, PODS, self._on_pod, label_selector=POD_GROUP_LABEL)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         threads = [self.pods.start(stop_event), self.podgroups.start(stop_event)]
@@ -161,7 +161,7 @@ class PodGroupController:
             if key not in self._timeouts_told:
                 self._timeouts_told.add(key)
                 record_event(
-                    self._registry,
+                    self._client,
                     podgroup,
                     "Warning",
                     "Timeout",
@@ -176,7 +176,7 @@ class PodGroupController:
         # a count that went to zero is removed (null), as upstream's omitempty field is
         body: dict[str, Any] = {**{name: None for name in current}, **status}
         meta = podgroup["metadata"]
-        self._registry.patch(
+        self._client.patch(
             PODGROUPS,
             meta["namespace"],
             meta["name"],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from localcluster.apiserver.objects import parse_time
+from localcluster.apimachinery.objects import parse_time
 from localcluster.scheduler.quantity import parse_quantity
 
 logger = logging.getLogger(__name__)

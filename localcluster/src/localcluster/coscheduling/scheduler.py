@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from localcluster.client.informer import RegistryInformer, object_key
+from localcluster.client.informer import Informer, object_key
 from localcluster.coscheduling.manager import PodGroupManager
 from localcluster.coscheduling.plugin import NAME as PLUGIN_NAME
 from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArgs
@@ -46,7 +46,7 @@ from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node
 
 if TYPE_CHECKING:
-    from localcluster.apiserver import Registry
+    from localcluster.client.api import ClusterClient
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class CoschedulingScheduler:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         *,
         ledger: NodeLedger,
         args: CoschedulingArgs | None = None,
@@ -105,7 +105,7 @@ class CoschedulingScheduler:
         self.name = name
         self.args = args or CoschedulingArgs()
         self.ledger = ledger
-        self._registry = registry
+        self._client = client
         self._clock = clock
         self._cond = threading.Condition(threading.RLock())
         self._pending: dict[str, Obj] = {}  # this profile's unbound pods
@@ -116,8 +116,8 @@ class CoschedulingScheduler:
         self._allowed: list[_Waiting] = []  # let go at Permit: to bind
         self._rejected: list[tuple[str, _Waiting, str]] = []  # to fail: key, wait, why
         self._specs: dict[str, tuple[str, PodGroupSpec]] = {}  # key -> (resourceVersion, spec)
-        self._reporter = ConditionReporter(registry, name)
-        self.podgroups = RegistryInformer(registry, PODGROUPS, self._on_podgroup)
+        self._reporter = ConditionReporter(client, name)
+        self.podgroups = Informer(client, PODGROUPS, self._on_podgroup)
         self.manager = PodGroupManager(self, float(self.args.permit_waiting_time_seconds), clock)
         self.plugin = Coscheduling(self.manager, self, self.args)
         self._queue = SchedulingQueue(self._sort_key, clock, time.time)
@@ -403,7 +403,7 @@ class CoschedulingScheduler:
         self._fail(key, pod, message)
 
     def _bind(self, key: str, pod: Obj, node_name: str) -> None:
-        err = bind(self._registry, key, pod, node_name, self.name)
+        err = bind(self._client, key, pod, node_name, self.name)
         if err is not None:  # deleted or bound meanwhile
             logger.info("%s: binding %s to %s failed: %s", self.name, key, node_name, err)
             self._fail_assumed(key, pod, f"0/1 nodes are available: 1 {err}.")

@@ -31,8 +31,8 @@ import tempfile
 import threading
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.client.informer import ENDPOINTS, SERVICES, RegistryInformer
+from localcluster.client.api import ClusterClient
+from localcluster.client.informer import ENDPOINTS, SERVICES, Informer
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 
 logger = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ class ClusterHosts:
     """Service names -> pod IPs from Services/Endpoints, written into per-pod hosts files."""
 
     def __init__(
-        self, registry: Registry, directory: str, domains: tuple[str, ...] = ("cluster.local",)
+        self, client: ClusterClient, directory: str, domains: tuple[str, ...] = ("cluster.local",)
     ) -> None:
         self._directory = directory
         self._domains = domains
@@ -159,8 +159,8 @@ class ClusterHosts:
         self._pods: dict[str, tuple[Any, ...]] = {}  # key -> (path, ns, ip, own names, labels)
         self._dirty = False
         self._written: dict[str, str] = {}
-        self._svc_informer = RegistryInformer(registry, SERVICES, self._on_service)
-        self._ep_informer = RegistryInformer(registry, ENDPOINTS, self._on_endpoints)
+        self._svc_informer = Informer(client, SERVICES, self._on_service)
+        self._ep_informer = Informer(client, ENDPOINTS, self._on_endpoints)
         os.makedirs(directory, exist_ok=True)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:

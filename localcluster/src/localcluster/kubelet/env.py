@@ -3,7 +3,7 @@
 Handles ``env`` (literal values with ``$(VAR)`` expansion, ``valueFrom``
 fieldRef / resourceFieldRef / configMapKeyRef / secretKeyRef) and ``envFrom``,
 plus ``$(VAR)`` expansion in ``command`` and ``args``. Lookups of ConfigMaps
-and Secrets go to the registry. ``ContainerConfigError`` carries the message
+and Secrets go to the client. ``ContainerConfigError`` carries the message
 the kubelet reports as ``CreateContainerConfigError``.
 """
 
@@ -13,8 +13,8 @@ import base64
 import re
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
+from localcluster.client.api import ClusterClient
 from localcluster.kubelet.podstatus import PodRecord
 
 CONFIGMAPS = ("", "v1", "configmaps")
@@ -61,10 +61,10 @@ def field_value(record: PodRecord, path: str) -> str:
 
 
 def object_data(
-    registry: Registry, gvr: GVR, namespace: str, name: str, optional: bool
+    client: ClusterClient, gvr: GVR, namespace: str, name: str, optional: bool
 ) -> dict[str, str] | None:
     try:
-        obj = registry.get(gvr, namespace, name)
+        obj = client.get(gvr, namespace, name)
     except Exception as err:  # noqa: BLE001
         if optional:
             return None
@@ -76,8 +76,8 @@ def object_data(
     return dict(obj.get("data") or {})
 
 
-def _key_ref(registry: Registry, gvr: GVR, namespace: str, ref: dict[str, Any]) -> str | None:
-    data = object_data(registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
+def _key_ref(client: ClusterClient, gvr: GVR, namespace: str, ref: dict[str, Any]) -> str | None:
+    data = object_data(client, gvr, namespace, ref.get("name", ""), bool(ref.get("optional")))
     if data is None:
         return None
     if ref.get("key") not in data:
@@ -96,24 +96,24 @@ def _resource_value(spec: dict[str, Any], ref: dict[str, Any]) -> str:
 
 
 def container_env(
-    registry: Registry, record: PodRecord, spec: dict[str, Any], base: dict[str, str]
+    client: ClusterClient, record: PodRecord, spec: dict[str, Any], base: dict[str, str]
 ) -> dict[str, str]:
     """The full environment of one container, ``base`` first (lowest precedence)."""
     env = dict(base)
     for source in spec.get("envFrom") or []:
-        env.update(_env_from(registry, record.namespace, source))
+        env.update(_env_from(client, record.namespace, source))
     for item in spec.get("env") or []:
         name = item["name"]
         if "valueFrom" not in item:
             env[name] = expand(str(item.get("value", "")), env)
             continue
-        value = _value_from(registry, record, spec, name, item["valueFrom"] or {})
+        value = _value_from(client, record, spec, name, item["valueFrom"] or {})
         if value is not None:
             env[name] = value
     return env
 
 
-def _env_from(registry: Registry, namespace: str, source: dict[str, Any]) -> dict[str, str]:
+def _env_from(client: ClusterClient, namespace: str, source: dict[str, Any]) -> dict[str, str]:
     """The variables one ``envFrom`` entry brings in (ConfigMap and/or Secret, prefixed)."""
     prefix = source.get("prefix", "")
     out: dict[str, str] = {}
@@ -121,14 +121,18 @@ def _env_from(registry: Registry, namespace: str, source: dict[str, Any]) -> dic
         ref = source.get(ref_key)
         if ref:
             data = object_data(
-                registry, gvr, namespace, ref.get("name", ""), bool(ref.get("optional"))
+                client, gvr, namespace, ref.get("name", ""), bool(ref.get("optional"))
             )
             out.update({prefix + k: v for k, v in (data or {}).items()})
     return out
 
 
 def _value_from(
-    registry: Registry, record: PodRecord, spec: dict[str, Any], name: str, source: dict[str, Any]
+    client: ClusterClient,
+    record: PodRecord,
+    spec: dict[str, Any],
+    name: str,
+    source: dict[str, Any],
 ) -> str | None:
     """The value of one ``env[].valueFrom``; None when an optional key is missing."""
     if "fieldRef" in source:
@@ -136,9 +140,9 @@ def _value_from(
     if "resourceFieldRef" in source:
         return _resource_value(spec, source["resourceFieldRef"])
     if "configMapKeyRef" in source:
-        return _key_ref(registry, CONFIGMAPS, record.namespace, source["configMapKeyRef"])
+        return _key_ref(client, CONFIGMAPS, record.namespace, source["configMapKeyRef"])
     if "secretKeyRef" in source:
-        return _key_ref(registry, SECRETS, record.namespace, source["secretKeyRef"])
+        return _key_ref(client, SECRETS, record.namespace, source["secretKeyRef"])
     raise ContainerConfigError(f"unsupported valueFrom for {name}")
 
 

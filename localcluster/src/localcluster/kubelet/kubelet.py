@@ -11,7 +11,7 @@ appears is stopped with its grace period and then removed with
 
 All state sits behind one lock; API writes happen only in the status worker
 thread (a dirty set drained by ``sync_dirty``), so writes for one pod are never
-reordered and no registry call is made while the lock is held.
+reordered and no client call is made while the lock is held.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import record_event
-from localcluster.client.informer import PODS, RegistryInformer
+from localcluster.client.informer import PODS, Informer
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
 from localcluster.kubelet.ipam import IPAllocator
 from localcluster.kubelet.node import NodeConfig, register_node, renew_lease
@@ -57,7 +57,7 @@ class Kubelet:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         node: NodeConfig,
         runtime: ContainerRuntime,
         ips: IPAllocator,
@@ -66,7 +66,7 @@ class Kubelet:
         events: bool = True,
         max_restart_delay: float = DEFAULT_MAX,
     ) -> None:
-        self.registry = registry
+        self.client = client
         self.node = node
         self.runtime = runtime
         self.timers = timers
@@ -84,8 +84,8 @@ class Kubelet:
         self._wake = threading.Condition(self._lock)
         self._stopping = False
         self._node_obj: dict[str, Any] = {}
-        self._informer = RegistryInformer(
-            registry, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
+        self._informer = Informer(
+            client, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
         )
         self._prober: Prober | None = None
         if getattr(runtime, "supports_probes", False):
@@ -97,7 +97,7 @@ class Kubelet:
     # -- lifecycle --------------------------------------------------------------
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
-        self._node_obj = register_node(self.registry, self.node)
+        self._node_obj = register_node(self.client, self.node)
         threads = [
             self.timers.start(stop_event, name=f"kubelet-timers-{self.node.name}"),
             self._informer.start(stop_event),
@@ -116,7 +116,7 @@ class Kubelet:
     def _schedule_lease(self) -> None:
         if self._stopping:
             return
-        renew_lease(self.registry, self._node_obj)
+        renew_lease(self.client, self._node_obj)
         self.timers.call_later(LEASE_RENEW_SECONDS, self._schedule_lease)
 
     def shutdown(self) -> None:
@@ -353,7 +353,7 @@ class Kubelet:
             deletions, self._to_delete = self._to_delete, {}
             events, self._events = self._events, []
         for pod, kind, reason, message in events:
-            record_event(self.registry, pod, kind, reason, message, "kubelet", self.node.name)
+            record_event(self.client, pod, kind, reason, message, "kubelet", self.node.name)
         for record, status in statuses:
             self._write_status(record, status)
         for key, uid in deletions.items():
@@ -362,12 +362,12 @@ class Kubelet:
 
     def _write_status(self, record: PodRecord, status: dict[str, Any]) -> None:
         # the pod as last seen with the new status and no resourceVersion: a new dict for each
-        # part that differs, the rest shared (the registry copies what it stores)
+        # part that differs, the rest shared (the API server copies what it stores)
         meta = {k: v for k, v in record.pod["metadata"].items() if k != "resourceVersion"}
         body = {**record.pod, "metadata": meta, "status": status}
         try:
-            self.registry.update_shared(
-                PODS, record.namespace, record.name, body, subresource="status"
+            self.client.update(
+                PODS, record.namespace, record.name, body, subresource="status", shared=True
             )
         except Exception as err:  # noqa: BLE001 - pod gone: the DELETED event cleans up
             logger.debug("status update of %s failed: %s", record.key, err)
@@ -379,7 +379,7 @@ class Kubelet:
     def _finish_deletion(self, key: str, uid: str) -> None:
         namespace, name = key.split("/", 1)
         try:
-            self.registry.delete(
+            self.client.delete(
                 PODS,
                 namespace,
                 name,

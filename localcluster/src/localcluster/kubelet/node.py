@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.registry import Registry
+from localcluster.apimachinery.objects import format_time
+from localcluster.client.api import ClusterClient
 from localcluster.client.informer import LEASES, NODES
 
 logger = logging.getLogger(__name__)
@@ -109,26 +109,26 @@ def build_node(config: NodeConfig) -> dict[str, Any]:
     }
 
 
-def register_node(registry: Registry, config: NodeConfig) -> dict[str, Any]:
+def register_node(client: ClusterClient, config: NodeConfig) -> dict[str, Any]:
     """Create or refresh the Node and set its status; returns the stored node."""
     desired = build_node(config)
     try:
-        stored = registry.create(NODES, None, copy.deepcopy(desired))
+        stored = client.create(NODES, None, copy.deepcopy(desired))
     except Exception as err:  # noqa: BLE001 - AlreadyExists after a restart: refresh it
         if getattr(err, "code", None) != 409:
             raise
-        stored = registry.get(NODES, None, config.name)
+        stored = client.get(NODES, None, config.name)
         stored["metadata"]["labels"] = desired["metadata"]["labels"]
         stored["spec"] = {**(stored.get("spec") or {}), **desired["spec"]}
         stored["metadata"].pop("resourceVersion", None)
-        stored = registry.update(NODES, None, config.name, stored)
+        stored = client.update(NODES, None, config.name, stored)
     stored = copy.deepcopy(stored)
     stored["status"] = desired["status"]
     stored["metadata"].pop("resourceVersion", None)
-    return registry.update(NODES, None, config.name, stored, subresource="status")
+    return client.update(NODES, None, config.name, stored, subresource="status")
 
 
-def renew_lease(registry: Registry, node: dict[str, Any], duration_seconds: int = 40) -> None:
+def renew_lease(client: ClusterClient, node: dict[str, Any], duration_seconds: int = 40) -> None:
     """Create or renew the node's heartbeat Lease; failures are only logged."""
     name = node["metadata"]["name"]
     spec = {
@@ -138,7 +138,7 @@ def renew_lease(registry: Registry, node: dict[str, Any], duration_seconds: int 
     }
     try:
         try:
-            lease = registry.get(LEASES, NODE_LEASE_NAMESPACE, name)
+            lease = client.get(LEASES, NODE_LEASE_NAMESPACE, name)
         except Exception as err:  # noqa: BLE001
             if getattr(err, "code", None) != 404:
                 raise
@@ -158,10 +158,10 @@ def renew_lease(registry: Registry, node: dict[str, Any], duration_seconds: int 
                 },
                 "spec": spec,
             }
-            registry.create(LEASES, NODE_LEASE_NAMESPACE, body)
+            client.create(LEASES, NODE_LEASE_NAMESPACE, body)
             return
         lease = copy.deepcopy(lease)
         lease["spec"].update(spec)
-        registry.update(LEASES, NODE_LEASE_NAMESPACE, name, lease)
+        client.update(LEASES, NODE_LEASE_NAMESPACE, name, lease)
     except Exception as err:  # noqa: BLE001 - heartbeats are optional
         logger.debug("node lease renewal for %s failed: %s", name, err)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from localcluster.apiserver.objects import format_time
-from localcluster.apiserver.qos import qos_class
+from localcluster.apimachinery.objects import format_time
+from localcluster.apimachinery.qos import qos_class
 
 WAITING = "waiting"
 RUNNING = "running"

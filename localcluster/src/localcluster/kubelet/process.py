@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.kubelet.dns import (
     HOSTS_ENV,
     ClusterHosts,
@@ -46,7 +46,7 @@ from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
 from localcluster.kubelet.serviceenv import kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
-from localcluster.kubelet.volumes import PodVolumes, TokenSource, VolumeError
+from localcluster.kubelet.volumes import PodVolumes, VolumeError
 
 logger = logging.getLogger(__name__)
 
@@ -98,18 +98,17 @@ class ProcessRuntime(ContainerRuntime):
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         state_dir: str,
         timers: TimerQueue,
         hosts: ClusterHosts | None = None,
         dns_mode: str = "none",
         cluster_domain: str = "cluster.local",
         images: ImageTable | None = None,
-        token_source: TokenSource | None = None,
     ) -> None:
-        self._registry = registry
+        self._client = client
         self._images = images or ImageTable()
-        self._volumes = PodVolumes(registry, timers, token_source)
+        self._volumes = PodVolumes(client, timers)
         self._mount_namespaces: bool | None = None
         self._state_dir = state_dir
         self._timers = timers
@@ -147,7 +146,7 @@ class ProcessRuntime(ContainerRuntime):
         if image is not None and image.path:
             env["PATH"] = os.pathsep.join([*image.path, env.get("PATH", os.defpath)])
         env["HOSTNAME"] = self._hostname(record)[0]
-        env.update(kubernetes_service_env(self._registry))
+        env.update(kubernetes_service_env(self._client))
         env[POD_IP_ENV] = record.pod_ip
         return env
 
@@ -203,7 +202,7 @@ class ProcessRuntime(ContainerRuntime):
         self, record: PodRecord, spec: dict[str, Any]
     ) -> tuple[list[str], dict[str, str], str]:
         image = self._images.lookup(spec.get("image") or "")
-        env = container_env(self._registry, record, spec, self._base_env(record, image))
+        env = container_env(self._client, record, spec, self._base_env(record, image))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (self._hook_dir, env.get("PYTHONPATH")) if p)
         command, args = container_command(spec, image)
         argv = container_argv({"command": command, "args": args}, env)

@@ -7,15 +7,15 @@ listener) instead: that is where in-cluster client configuration must connect.
 
 from __future__ import annotations
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 
 ENDPOINTS = ("", "v1", "endpoints")
 
 
-def kubernetes_service_env(registry: Registry) -> dict[str, str]:
+def kubernetes_service_env(client: ClusterClient) -> dict[str, str]:
     """The variables for the API server's endpoint; empty when there is no secure listener."""
     try:
-        endpoints = registry.get(ENDPOINTS, "default", "kubernetes")
+        endpoints = client.get(ENDPOINTS, "default", "kubernetes")
     except Exception:  # noqa: BLE001 - no kubernetes service: nothing to point at
         return {}
     for subset in endpoints.get("subsets") or []:

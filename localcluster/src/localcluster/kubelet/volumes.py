@@ -22,11 +22,10 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.apiserver.resources import GVR
+from localcluster.apimachinery.gvr import GVR
+from localcluster.client.api import ClusterClient
 from localcluster.kubelet.env import CONFIGMAPS, SECRETS, ContainerConfigError, field_value
 from localcluster.kubelet.mounts import Bind
 from localcluster.kubelet.podstatus import PodRecord
@@ -36,9 +35,6 @@ logger = logging.getLogger(__name__)
 
 TOKEN_REFRESH_FRACTION = 0.8
 DEFAULT_MODE = 0o644
-
-# (namespace, service account, TokenRequest body) -> the TokenRequest answered by the API
-TokenSource = Callable[[str, str, dict[str, Any]], dict[str, Any]]
 
 
 class VolumeError(ContainerConfigError):
@@ -61,13 +57,13 @@ def _write(directory: str, relative: str, data: bytes, mode: int) -> None:
 
 
 def _object_files(
-    registry: Registry, gvr: GVR, namespace: str, source: dict[str, Any]
+    client: ClusterClient, gvr: GVR, namespace: str, source: dict[str, Any]
 ) -> dict[str, bytes]:
     """Files of a ConfigMap or Secret source: every key, or the ``items`` it lists."""
     name = source.get("name") or source.get("secretName") or ""
     kind = "configmap" if gvr == CONFIGMAPS else "secret"
     try:
-        obj = registry.get(gvr, namespace, name)
+        obj = client.get(gvr, namespace, name)
     except Exception as err:  # noqa: BLE001
         if source.get("optional"):
             return {}
@@ -107,12 +103,9 @@ def _downward_files(record: PodRecord, items: list[dict[str, Any]]) -> dict[str,
 class PodVolumes:
     """Sets up, refreshes and removes the volumes of the pods on one node."""
 
-    def __init__(
-        self, registry: Registry, timers: TimerQueue, token_source: TokenSource | None
-    ) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient, timers: TimerQueue) -> None:
+        self._client = client
         self._timers = timers
-        self._token_source = token_source
         self._lock = threading.Lock()
         self._dirs: dict[str, dict[str, str]] = {}  # pod key -> volume name -> directory
         self._refresh: dict[str, list[TimerHandle]] = {}
@@ -158,13 +151,13 @@ class PodVolumes:
                 elif "configMap" in source:
                     self._write_all(
                         directory,
-                        _object_files(self._registry, CONFIGMAPS, ns, source["configMap"]),
+                        _object_files(self._client, CONFIGMAPS, ns, source["configMap"]),
                         mode,
                     )
                 elif "secret" in source:
                     self._write_all(
                         directory,
-                        _object_files(self._registry, SECRETS, ns, source["secret"]),
+                        _object_files(self._client, SECRETS, ns, source["secret"]),
                         mode,
                     )
                 elif "downwardAPI" in source:
@@ -172,11 +165,11 @@ class PodVolumes:
                     self._write_all(directory, _downward_files(record, items), mode)
         elif "configMap" in volume:
             source = volume["configMap"] or {}
-            files = _object_files(self._registry, CONFIGMAPS, ns, source)
+            files = _object_files(self._client, CONFIGMAPS, ns, source)
             self._write_all(directory, files, int(source.get("defaultMode") or DEFAULT_MODE))
         elif "secret" in volume:
             source = volume["secret"] or {}
-            files = _object_files(self._registry, SECRETS, ns, source)
+            files = _object_files(self._client, SECRETS, ns, source)
             self._write_all(directory, files, int(source.get("defaultMode") or DEFAULT_MODE))
         elif "downwardAPI" in volume:
             source = volume["downwardAPI"] or {}
@@ -199,8 +192,6 @@ class PodVolumes:
     def _write_token(
         self, record: PodRecord, directory: str, source: dict[str, Any], mode: int
     ) -> TimerHandle:
-        if self._token_source is None:
-            raise VolumeError("this kubelet cannot request service-account tokens")
         account = (record.pod.get("spec") or {}).get("serviceAccountName") or "default"
         body = {
             "apiVersion": "authentication.k8s.io/v1",
@@ -217,7 +208,7 @@ class PodVolumes:
             },
         }
         try:
-            answer = self._token_source(record.namespace, account, body)
+            answer = self._client.create_token(record.namespace, account, body)
         except Exception as err:  # noqa: BLE001 - the API said no: retried like a mount
             raise VolumeError(f"failed to fetch token: {err}") from err
         _write(directory, source.get("path") or "token", answer["status"]["token"].encode(), mode)

@@ -34,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import now_rfc3339
-from localcluster.client.informer import RegistryInformer, object_key
+from localcluster.client.informer import Informer, object_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter
 from localcluster.scheduler.predicates import NodeInfo, is_active, select_node
@@ -91,20 +91,20 @@ class GangScheduling:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         ledger: NodeLedger,
         reporter: ConditionReporter,
         bind: Callable[[str, dict[str, Any], str], bool],
         wake: Callable[[], None],
     ) -> None:
-        self._registry = registry
+        self._client = client
         self._ledger = ledger
         self._reporter = reporter
         self._bind = bind  # (pod key, pod, node) -> bound
         self._wake = wake  # moves the waiting pods back to the active queue
         self._lock = threading.Lock()
         self._members: dict[str, set[str]] = {}  # group key -> keys of its active pods
-        self.groups = RegistryInformer(registry, PODGROUPS, self._on_group)
+        self.groups = Informer(client, PODGROUPS, self._on_group)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         return [self.groups.start(stop_event)]
@@ -241,7 +241,7 @@ class GangScheduling:
         }
         others = [c for c in conditions if c.get("type") != INITIALLY_SCHEDULED]
         try:
-            self._registry.patch(
+            self._client.patch(
                 PODGROUPS,
                 meta.get("namespace"),
                 str(meta.get("name")),

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
-from localcluster.client.informer import NODES, PODS, RegistryInformer, object_key
+from localcluster.client.api import ClusterClient
+from localcluster.client.informer import NODES, PODS, Informer, object_key
 from localcluster.scheduler.predicates import (
     NodeInfo,
     add_amounts,
@@ -69,14 +69,14 @@ def amounts_or_empty(pod: dict[str, Any]) -> tuple[dict[str, Fraction], dict[str
 class NodeLedger:
     """Per-node accounting of every bound, active pod (see module docstring)."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, client: ClusterClient) -> None:
         self._lock = threading.RLock()
         self._nodes: dict[str, NodeInfo] = {}
         self._entries: dict[str, _Entry] = {}
         self._pod_listeners: list[Listener] = []
         self._node_listeners: list[Listener] = []
-        self.pods = RegistryInformer(registry, PODS, self._on_pod)
-        self.nodes = RegistryInformer(registry, NODES, self._on_node)
+        self.pods = Informer(client, PODS, self._on_pod)
+        self.nodes = Informer(client, NODES, self._on_node)
         self._threads: list[threading.Thread] = []
 
     # -- wiring -------------------------------------------------------------------------

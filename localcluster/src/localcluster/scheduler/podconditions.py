@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Any, cast
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.client.events import now_rfc3339, record_event
 from localcluster.client.informer import PODS, object_key
 
@@ -21,17 +21,17 @@ logger = logging.getLogger(__name__)
 
 
 def bind(
-    registry: Registry, key: str, pod: dict[str, Any], node_name: str, component: str
+    client: ClusterClient, key: str, pod: dict[str, Any], node_name: str, component: str
 ) -> Exception | None:
     """Bind the pod (``namespace/name``) to the node and record kube-scheduler's ``Scheduled``
     event; the error when the binding was refused (deleted or bound meanwhile)."""
     namespace, _, name = key.partition("/")
     try:
-        registry.bind_pod_shared(namespace, name, node_name)
+        client.bind(namespace, name, node_name, shared=True)
     except Exception as err:  # noqa: BLE001 - the caller undoes its assumption
         return err
     message = f"Successfully assigned {key} to {node_name}"
-    record_event(registry, pod, "Normal", "Scheduled", message, component)
+    record_event(client, pod, "Normal", "Scheduled", message, component)
     return None
 
 
@@ -47,12 +47,12 @@ def has_condition(pod: dict[str, Any], ctype: str, status: str, reason: str, mes
 
 
 def patch_condition(
-    registry: Registry, pod: dict[str, Any], condition: dict[str, Any]
+    client: ClusterClient, pod: dict[str, Any], condition: dict[str, Any]
 ) -> dict[str, Any]:
     """Set one condition (by type) through ``pods/status``; returns the patched pod."""
     meta = pod.get("metadata") or {}
     stamped = {**condition, "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
-    return registry.patch(
+    return client.patch(
         PODS,
         meta.get("namespace"),
         cast(str, meta.get("name")),
@@ -65,8 +65,8 @@ def patch_condition(
 class ConditionReporter:
     """``PodScheduled=False`` plus a Warning event, once per (reason, message) of a pod."""
 
-    def __init__(self, registry: Registry, component: str) -> None:
-        self._registry = registry
+    def __init__(self, client: ClusterClient, component: str) -> None:
+        self._client = client
         self._component = component
         self._lock = threading.Lock()
         self._reported: dict[str, tuple[str, str]] = {}
@@ -96,10 +96,10 @@ class ConditionReporter:
         }
         patched = None
         try:
-            patched = patch_condition(self._registry, pod, condition)
+            patched = patch_condition(self._client, pod, condition)
         except Exception as err:  # noqa: BLE001 - the event below still tells the user
             if getattr(err, "code", None) == 404:
                 return None
             logger.info("could not set PodScheduled on %s: %s", key, err)
-        record_event(self._registry, pod, "Warning", event_reason, message, self._component)
+        record_event(self._client, pod, "Warning", event_reason, message, self._component)
         return patched

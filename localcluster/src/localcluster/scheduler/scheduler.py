@@ -5,7 +5,7 @@ cluster) keeps what each node holds; this scheduler listens to its events to kee
 queue of pending pod keys. One worker thread pops a key, runs the pure predicates from
 ``predicates`` against the ledger under its lock, "assumes" the pod on the chosen node (so
 the next decision, of this or a batch scheduler, already counts it) and calls
-``registry.bind_pod``. A pod that fits nowhere gets the condition
+``client.bind_pod``. A pod that fits nowhere gets the condition
 ``PodScheduled=False/Unschedulable`` and waits in the unschedulable set until a node or pod
 change (or the periodic retry) moves it back to the active queue. Pods that name another
 scheduler (kube-batch, volcano) are never touched. A pod that names a PodGroup in
@@ -23,7 +23,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from localcluster.apiserver.registry import Registry
+from localcluster.client.api import ClusterClient
 from localcluster.client.informer import object_key
 from localcluster.scheduler.gang import GangScheduling, group_key
 from localcluster.scheduler.ledger import NodeLedger
@@ -59,21 +59,21 @@ class Scheduler:
 
     def __init__(
         self,
-        registry: Registry,
+        client: ClusterClient,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         ledger: NodeLedger | None = None,
     ) -> None:
-        self._registry = registry
+        self._client = client
         self._retry_seconds = retry_seconds
-        self.ledger = ledger or NodeLedger(registry)
+        self.ledger = ledger or NodeLedger(client)
         self._cond = threading.Condition()
         self._pending: dict[str, dict[str, Any]] = {}  # pod key -> latest unbound pod
         self._queue: deque[str] = deque()
         self._queued: set[str] = set()
         self._unschedulable: set[str] = set()
         self._moves = 0  # bumped whenever room may have been freed (see _park)
-        self._reporter = ConditionReporter(registry, SCHEDULER_NAME)
-        self.gangs = GangScheduling(registry, self.ledger, self._reporter, self._bind, self._wake)
+        self._reporter = ConditionReporter(client, SCHEDULER_NAME)
+        self.gangs = GangScheduling(client, self.ledger, self._reporter, self._bind, self._wake)
         self.ledger.add_pod_listener(self._on_pod)
         self.ledger.add_node_listener(self._on_node)
         self._threads: list[threading.Thread] = []
@@ -198,7 +198,7 @@ class Scheduler:
         self._mark_unschedulable(pod, reason, message)
 
     def _bind(self, key: str, pod: dict[str, Any], node_name: str) -> bool:
-        err = bind(self._registry, key, pod, node_name, SCHEDULER_NAME)
+        err = bind(self._client, key, pod, node_name, SCHEDULER_NAME)
         if err is not None:  # deleted or bound meanwhile: the watch tells
             logger.info("binding %s to %s failed: %s", key, node_name, err)
             self.ledger.forget(key)

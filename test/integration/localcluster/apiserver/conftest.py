@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from localcluster.apiserver import APIServer
-from localcluster.apiserver.server import kubeconfig
+from localcluster.controlplane.emulated import APIServer
+from localcluster.controlplane.emulated.server import kubeconfig
 
 KUBECTL = "/usr/bin/kubectl"
 

@@ -10,7 +10,7 @@ import ssl
 
 import pytest
 
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 
 from .conftest import KUBECTL, Kubectl, write_kubeconfig
 

@@ -16,10 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localcluster.apiserver import APIServer, deepjson
-from localcluster.apiserver.objects import equal, nesting_depth
-from localcluster.apiserver.protobuf import CONTENT_TYPE as PROTOBUF
-from localcluster.apiserver.protobuf import MAGIC
+from localcluster.apimachinery import deepjson
+from localcluster.apimachinery.objects import equal, nesting_depth
+from localcluster.controlplane.emulated import APIServer
+from localcluster.controlplane.emulated.serving.protobuf import CONTENT_TYPE as PROTOBUF
+from localcluster.controlplane.emulated.serving.protobuf import MAGIC
 from support.crd import install_crds
 from support.fuzz import FUZZ
 from support.protobuf_wire import envelope, field

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 
 pytestmark = pytest.mark.integration
 
@@ -517,7 +517,7 @@ def test_kubectl_over_tls(tmp_path):
 
     import yaml
 
-    from localcluster.apiserver.server import kubeconfig
+    from localcluster.controlplane.emulated.server import kubeconfig
 
     if not os.path.exists("/usr/bin/kubectl"):
         pytest.skip("kubectl is not installed")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from localcluster.apiserver import APIServer
+from localcluster.controlplane.emulated import APIServer
 
 pytestmark = pytest.mark.integration
 

@@ -275,7 +275,7 @@ def test_job_whose_name_cannot_name_its_services_fails_with_a_warning(
     """Issue 13, finding 5. Where admission lets such a name through (only `my.job` passes
     a real API server's name rule; the CRD's CEL rule refuses it), nothing is created and the
     job is Failed with a Warning event (whose own name the recorder makes valid)."""
-    from localcluster.apiserver import validation
+    from localcluster.controlplane.emulated.admission import validation
 
     monkeypatch.setattr(validation, "validate_name", lambda *a, **kw: [])  # stored as is
     bad = harness.add_job(k.new_job(1, name=name))

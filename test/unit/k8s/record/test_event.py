@@ -316,7 +316,7 @@ BAD_NAMES = ["UpperCase", "a b", "-lead", "a_b", "naïve", "名前", "x" * 300, 
 def test_event_about_a_misnamed_object_gets_a_valid_name(kube, broadcaster, name):
     """client-go named the event "<object name>.<hex>", which the API server refuses when
     the object's name is not a DNS-1123 subdomain; ours is turned into one first."""
-    from localcluster.apiserver.validation import name_errors
+    from localcluster.controlplane.emulated.admission.validation import name_errors
 
     rec = broadcaster.new_recorder("tf-operator")
     rec.event(tfjob(name), "Warning", "InvalidTFJobSpec", "bad name")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
-from localcluster.apiserver import quantity as q
+from localcluster.apimachinery import quantity as q
+from localcluster.controlplane.emulated import Registry, StatusError
 
 CM = ("", "v1", "configmaps")
 PODS = ("", "v1", "pods")

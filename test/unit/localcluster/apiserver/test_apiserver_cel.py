@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError, celrules
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.admission import celrules
 
 CRD = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 GADGETS = ("example.com", "v1", "gadgets")

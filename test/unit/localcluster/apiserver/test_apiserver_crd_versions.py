@@ -8,7 +8,8 @@ import copy
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError, discovery
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.serving import discovery
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 NAME = "gadgets.example.com"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 WIDGETS = ("example.com", "v1", "widgets")

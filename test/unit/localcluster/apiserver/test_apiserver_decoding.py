@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError, gobase64
+from localcluster.apimachinery import gobase64
+from localcluster.controlplane.emulated import Registry, StatusError
 
 CM = ("", "v1", "configmaps")
 SECRETS = ("", "v1", "secrets")

@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from localcluster.apiserver import StatusError, deepjson, params
-from localcluster.apiserver.httpcore import Request
-from localcluster.apiserver.objects import clone, deeper_than, detach, equal, nesting_depth
-from localcluster.apiserver.quantity import JSONFloat
-from localcluster.apiserver.streams import dumps
+from localcluster.apimachinery import deepjson
+from localcluster.apimachinery.objects import clone, deeper_than, detach, equal, nesting_depth
+from localcluster.apimachinery.quantity import JSONFloat
+from localcluster.controlplane.emulated import StatusError
+from localcluster.controlplane.emulated.serving import params
+from localcluster.controlplane.emulated.serving.httpcore import Request
+from localcluster.controlplane.emulated.serving.streams import dumps
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 

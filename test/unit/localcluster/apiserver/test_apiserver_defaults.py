@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry
-from localcluster.apiserver.defaults import pod_defaults
+from localcluster.controlplane.emulated import Registry
+from localcluster.controlplane.emulated.admission.defaults import pod_defaults
 
 PODS = ("", "v1", "pods")
 

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localcluster.apiserver import Registry, StatusError, params
-from localcluster.apiserver.httpcore import Request
-from localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
+from localcluster.apimachinery.selectors import parse_field_selector, parse_label_selector
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.serving import params
+from localcluster.controlplane.emulated.serving.httpcore import Request
 from support.crd import install_crds
 from support.fuzz import FUZZ
 

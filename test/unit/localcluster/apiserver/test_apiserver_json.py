@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from localcluster.apiserver import StatusError
-from localcluster.apiserver.params import parse_json
-from localcluster.apiserver.quantity import JSONFloat
-from localcluster.apiserver.streams import dumps
+from localcluster.apimachinery.quantity import JSONFloat
+from localcluster.controlplane.emulated import StatusError
+from localcluster.controlplane.emulated.serving.params import parse_json
+from localcluster.controlplane.emulated.serving.streams import dumps
 
 
 def reference(raw: bytes) -> object:

@@ -9,8 +9,10 @@ import json
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError, paging, params
-from localcluster.apiserver.httpcore import Request
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.serving import params
+from localcluster.controlplane.emulated.serving.httpcore import Request
+from localcluster.controlplane.emulated.storage import paging
 
 CM = ("", "v1", "configmaps")
 NS = ("", "v1", "namespaces")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import StatusError
-from localcluster.apiserver.patches import json_patch, merge_patch, strategic_merge
+from localcluster.apimachinery.patches import json_patch, merge_patch, strategic_merge
+from localcluster.controlplane.emulated import StatusError
 
 
 def test_merge_patch_replaces_lists_and_deletes_nulls():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 
 PODS, SERVICES = ("", "v1", "pods"), ("", "v1", "services")
 _names = iter(range(10**6))

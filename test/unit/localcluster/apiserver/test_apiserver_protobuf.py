@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from localcluster.apiserver import StatusError, params
-from localcluster.apiserver.httpcore import Request
-from localcluster.apiserver.protobuf import CONTENT_TYPE, decode
+from localcluster.controlplane.emulated import StatusError
+from localcluster.controlplane.emulated.serving import params
+from localcluster.controlplane.emulated.serving.httpcore import Request
+from localcluster.controlplane.emulated.serving.protobuf import CONTENT_TYPE, decode
 from support.protobuf_wire import envelope, field
 
 

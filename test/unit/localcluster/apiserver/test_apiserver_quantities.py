@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
-from localcluster.apiserver import quantity as q
-from localcluster.apiserver.params import parse_json
+from localcluster.apimachinery import quantity as q
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.serving.params import parse_json
 from test.unit.localcluster.apiserver.test_apiserver_admission import widget_crd
 
 PODS = ("", "v1", "pods")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.controlplane.emulated import Registry, StatusError
 
 CM = ("", "v1", "configmaps")
 PODS = ("", "v1", "pods")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from localcluster.apiserver import discovery, tables
-from localcluster.apiserver.crds import resource_type_for, version_priority
-from localcluster.apiserver.resources import builtin_types
+from localcluster.controlplane.emulated.crds import resource_type_for, version_priority
+from localcluster.controlplane.emulated.resources import builtin_types
+from localcluster.controlplane.emulated.serving import discovery, tables
 
 
 def test_negotiate_aggregated_picks_first_supported():

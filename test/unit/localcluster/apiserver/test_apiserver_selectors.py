@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import StatusError
-from localcluster.apiserver.selectors import parse_field_selector, parse_label_selector
+from localcluster.apimachinery.selectors import parse_field_selector, parse_label_selector
+from localcluster.controlplane.emulated import StatusError
 
 
 def obj(labels=None, **fields):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver import Registry
-from localcluster.apiserver.store import CHECK_SHARED_ENV
+from localcluster.controlplane.emulated import Registry
+from localcluster.controlplane.emulated.storage.store import CHECK_SHARED_ENV
 
 CONFIGMAPS = ("", "v1", "configmaps")
 PODS = ("", "v1", "pods")

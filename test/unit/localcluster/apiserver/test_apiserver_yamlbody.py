@@ -8,9 +8,11 @@ import time
 
 import pytest
 
-from localcluster.apiserver import StatusError, deepjson, params
-from localcluster.apiserver.httpcore import Request
-from localcluster.apiserver.yamlbody import YAMLBodyError, load
+from localcluster.apimachinery import deepjson
+from localcluster.controlplane.emulated import StatusError
+from localcluster.controlplane.emulated.serving import params
+from localcluster.controlplane.emulated.serving.httpcore import Request
+from localcluster.controlplane.emulated.serving.yamlbody import YAMLBodyError, load
 from support.yaml_alias_vectors import ALIAS_VECTORS, LAUGHS, AliasVector
 
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from localcluster.apiserver import APIServer
-from localcluster.apiserver.request_metrics import RequestMetrics, classify
+from localcluster.controlplane.emulated import APIServer
+from localcluster.controlplane.emulated.serving.request_metrics import RequestMetrics, classify
 
 
 @pytest.mark.parametrize(

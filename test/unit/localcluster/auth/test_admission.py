@@ -2,8 +2,11 @@
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
-from localcluster.apiserver.auth.admission import TOKEN_MOUNT_PATH, ServiceAccountAdmission
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.auth.admission import (
+    TOKEN_MOUNT_PATH,
+    ServiceAccountAdmission,
+)
 
 PODS = ("", "v1", "pods")
 SA = ("", "v1", "serviceaccounts")

@@ -2,17 +2,20 @@
 
 import pytest
 
-from localcluster.apiserver import Registry
-from localcluster.apiserver.auth.authorizer import Authorizer, forbidden
-from localcluster.apiserver.auth.rbac import (
+from localcluster.controlplane.emulated import Registry
+from localcluster.controlplane.emulated.auth.authorizer import Authorizer, forbidden
+from localcluster.controlplane.emulated.auth.rbac import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
     ROLE_BINDINGS,
     ROLES,
     rule_allows,
 )
-from localcluster.apiserver.auth.requestinfo import RequestAttributes, request_attributes
-from localcluster.apiserver.auth.user import UserInfo, service_account_groups
+from localcluster.controlplane.emulated.auth.requestinfo import (
+    RequestAttributes,
+    request_attributes,
+)
+from localcluster.controlplane.emulated.auth.user import UserInfo, service_account_groups
 
 SA = UserInfo(
     "system:serviceaccount:team:bot",

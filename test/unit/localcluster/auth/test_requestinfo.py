@@ -2,7 +2,7 @@
 
 import pytest
 
-from localcluster.apiserver.auth.requestinfo import request_attributes
+from localcluster.controlplane.emulated.auth.requestinfo import request_attributes
 
 
 @pytest.mark.parametrize(

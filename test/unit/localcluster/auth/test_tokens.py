@@ -2,8 +2,8 @@
 
 import pytest
 
-from localcluster.apiserver import Registry
-from localcluster.apiserver.auth.tokens import BoundObject, TokenIssuer
+from localcluster.controlplane.emulated import Registry
+from localcluster.controlplane.emulated.auth.tokens import BoundObject, TokenIssuer
 
 SA = ("", "v1", "serviceaccounts")
 PODS = ("", "v1", "pods")

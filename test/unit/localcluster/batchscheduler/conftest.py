@@ -30,6 +30,7 @@ class Gang:
     def __init__(self, cluster: LocalCluster, flavour: str) -> None:
         self.cluster = cluster
         self.registry = cluster.registry
+        self.client = cluster.client
         self.flavour = FLAVOURS[flavour]
         self.scheduler = cluster.batch_schedulers[flavour]
 
@@ -88,7 +89,7 @@ class Gang:
         self.registry.create(self.flavour.queues, None, body)
 
     def add_node(self, name: str, **config) -> None:
-        register_node(self.registry, NodeConfig(name, **config))
+        register_node(self.client, NodeConfig(name, **config))
 
     # -- driving and reading ----------------------------------------------------------------
 

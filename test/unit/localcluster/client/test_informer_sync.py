@@ -1,4 +1,4 @@
-"""RegistryInformer.sync(): a barrier that applies every committed change on the caller's
+"""Informer.sync(): a barrier that applies every committed change on the caller's
 thread, in order, and a resource type that does not exist yet is an empty, quiet informer."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
-from localcluster.apiserver import Registry
-from localcluster.client.informer import RegistryInformer
+from localcluster.client.informer import Informer
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry
 
 CONFIGMAPS = ("", "v1", "configmaps")
 WIDGETS = ("example.com", "v1", "widgets")
@@ -27,8 +28,8 @@ def registry():
 def test_sync_applies_everything_written_before_it(registry):
     reg, stop = registry
     seen: list[tuple[str, str]] = []
-    informer = RegistryInformer(
-        reg, CONFIGMAPS, lambda t, o, _: seen.append((t, o["metadata"]["name"]))
+    informer = Informer(
+        InProcessClient(reg), CONFIGMAPS, lambda t, o, _: seen.append((t, o["metadata"]["name"]))
     )
     informer.start(stop)
     assert informer.sync(5)
@@ -44,7 +45,7 @@ def test_sync_applies_everything_written_before_it(registry):
 
 def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
     reg, stop = registry
-    informer = RegistryInformer(reg, WIDGETS, lambda *_: None)
+    informer = Informer(InProcessClient(reg), WIDGETS, lambda *_: None)
     with caplog.at_level(logging.INFO, logger="localcluster.client.informer"):
         informer.start(stop)
         assert informer.sync(5)
@@ -55,7 +56,7 @@ def test_a_missing_resource_type_is_empty_and_quiet(registry, caplog):
 def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, monkeypatch):
     """410 Gone (the history was compacted past the list's resourceVersion) is routine for a
     reflector: relist, log one warning, no traceback."""
-    from localcluster.apiserver import errors
+    from localcluster.apimachinery import errors
 
     reg, stop = registry
     real_watch, calls = reg.watch, []
@@ -68,7 +69,7 @@ def test_a_watch_that_starts_too_late_relists_with_a_warning(registry, caplog, m
 
     monkeypatch.setattr(reg, "watch", compacted_once)
     reg.create(CONFIGMAPS, "default", {"metadata": {"name": "kept"}})
-    informer = RegistryInformer(reg, CONFIGMAPS, lambda *_: None)
+    informer = Informer(InProcessClient(reg), CONFIGMAPS, lambda *_: None)
     with caplog.at_level(logging.INFO, logger="localcluster.client.informer"):
         informer.start(stop)
         assert informer.sync(5)
@@ -82,7 +83,7 @@ def test_handlers_get_the_stored_objects_themselves(registry):
     """No copy per informer: what a handler sees is what the registry stores (and serves)."""
     reg, stop = registry
     seen: list[dict] = []
-    informer = RegistryInformer(reg, CONFIGMAPS, lambda t, o, _: seen.append(o))
+    informer = Informer(InProcessClient(reg), CONFIGMAPS, lambda t, o, _: seen.append(o))
     informer.start(stop)
     assert informer.sync(5)
     reg.create(CONFIGMAPS, "default", {"metadata": {"name": "shared"}, "data": {"k": "v"}})

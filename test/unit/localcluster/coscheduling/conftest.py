@@ -23,6 +23,7 @@ class Cosched:
     def __init__(self, cluster: LocalCluster) -> None:
         self.cluster = cluster
         self.registry = cluster.registry
+        self.client = cluster.client
         assert cluster.coscheduling is not None
         self.scheduler = cluster.coscheduling
 
@@ -62,7 +63,7 @@ class Cosched:
         return self.registry.create(PODS, NS, {"metadata": meta, "spec": spec})
 
     def add_node(self, name: str, **config) -> None:
-        register_node(self.registry, NodeConfig(name, **config))
+        register_node(self.client, NodeConfig(name, **config))
 
     def delete_pod(self, name: str) -> None:
         self.registry.delete(PODS, NS, name, grace_period_seconds=0)

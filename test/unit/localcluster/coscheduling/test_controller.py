@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from localcluster.apiserver.objects import format_time
+from localcluster.apimachinery.objects import format_time
 from localcluster.coscheduling.controller import gave_up, next_status
 from localcluster.coscheduling.podgroup import POD_GROUP_LABEL
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from localcluster.apiserver.objects import format_time
+from localcluster.apimachinery.objects import format_time
 from localcluster.coscheduling.manager import PodGroupManager
 from localcluster.coscheduling.plugin import Code, Coscheduling, CoschedulingArgs
 from support.coscheduling import FakeView, pod, podgroup

@@ -3,7 +3,8 @@
 import os
 import threading
 
-from localcluster.apiserver import Registry
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.dns import SITECUSTOMIZE, ClusterHosts, write_in_place
 from localcluster.testing import wait_for
 
@@ -25,7 +26,9 @@ def test_names_for_headless_and_cluster_ip_services(tmp_path):
     try:
         for ns in ("ns1", "ns2"):
             registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
-        hosts = ClusterHosts(registry, str(tmp_path), domains=("cluster.local", "example.org"))
+        hosts = ClusterHosts(
+            InProcessClient(registry), str(tmp_path), domains=("cluster.local", "example.org")
+        )
         hosts.start(stop)
         services = ("", "v1", "services")
         eps = ("", "v1", "endpoints")
@@ -101,7 +104,7 @@ def test_own_services_resolve_to_the_pod_before_endpoints_exist(tmp_path):
     registry = Registry()
     stop = threading.Event()
     try:
-        hosts = ClusterHosts(registry, str(tmp_path))
+        hosts = ClusterHosts(InProcessClient(registry), str(tmp_path))
         hosts.start(stop)
         registry.create(
             ("", "v1", "services"),

@@ -4,7 +4,8 @@ import base64
 
 import pytest
 
-from localcluster.apiserver import Registry
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.env import (
     ContainerConfigError,
     container_argv,
@@ -55,7 +56,7 @@ def test_env_sources(registry):
         "command": ["echo", "$(NAME)"],
         "args": ["$(ADDR)"],
     }
-    env = container_env(registry, record(pod), spec, {"PATH": "/bin"})
+    env = container_env(InProcessClient(registry), record(pod), spec, {"PATH": "/bin"})
     assert env["CM_k"] == "from-cm"
     assert env["TF_CONFIG"] == '{"task": 1}'
     assert (env["NAME"], env["NS"], env["IP"], env["APP"], env["PW"]) == (
@@ -73,9 +74,11 @@ def test_missing_config_map_key_is_a_config_error_unless_optional(registry):
     pod = {"metadata": {"name": "pod-a"}, "spec": {}}
     ref = {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "none", "key": "k"}}}
     with pytest.raises(ContainerConfigError):
-        container_env(registry, record(pod), {"name": "c", "env": [ref]}, {})
+        container_env(InProcessClient(registry), record(pod), {"name": "c", "env": [ref]}, {})
     ref["valueFrom"]["configMapKeyRef"]["optional"] = True
-    assert "X" not in container_env(registry, record(pod), {"name": "c", "env": [ref]}, {})
+    assert "X" not in container_env(
+        InProcessClient(registry), record(pod), {"name": "c", "env": [ref]}, {}
+    )
 
 
 def test_no_command_means_no_argv():

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from localcluster.apiserver import Registry, StatusError
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry, StatusError
 from localcluster.kubelet import (
     EXIT_CODE,
     RUN_SECONDS,
@@ -32,11 +33,11 @@ class Harness:
         self.clock = ManualClock()
         self.timers = TimerQueue(self.clock)
         self.node = NodeConfig(name="node-a")
-        register_node(self.registry, self.node)
+        register_node(InProcessClient(self.registry), self.node)
         self.ips = IPAllocator()
         runtime = SimulatedRuntime(self.timers, start_delay=START)
         self.kubelet = Kubelet(
-            self.registry,
+            InProcessClient(self.registry),
             self.node,
             runtime,
             self.ips,

@@ -5,7 +5,8 @@ import uuid
 
 import pytest
 
-from localcluster.apiserver import Registry
+from localcluster.client.inprocess import InProcessClient
+from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.node import NodeConfig, register_node
 from localcluster.scheduler import Scheduler
 from localcluster.testing import wait_for, wait_for_pod
@@ -17,7 +18,7 @@ PODS = ("", "v1", "pods")
 def cluster():
     registry = Registry()
     stop = threading.Event()
-    scheduler = Scheduler(registry, retry_seconds=30)
+    scheduler = Scheduler(InProcessClient(registry), retry_seconds=30)
     scheduler.start(stop)
     yield registry
     stop.set()

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from localcluster.apiserver import Registry, StatusError
-from localcluster.apiserver import validation as cluster_validation
+from localcluster.controlplane.emulated import Registry, StatusError
+from localcluster.controlplane.emulated.admission import validation as cluster_validation
 from support.crd import CRDS, tfjob_crd, without_checks
 from tf_operator.common.jobcontroller.context import MAX_CREATIONS_PER_SYNC, ReconcileErrors
 from tf_operator.common.jobcontroller.kind import InvalidJobError

@@ -17,6 +17,10 @@ Shapes, names and ownership follow the in-tree Job controller of Kubernetes v1.3
   creates no pod while the group could not be read or created); every pod names the group in
   ``spec.schedulingGroup.podGroupName`` and keeps its ``schedulerName`` (none: the default
   scheduler gang-schedules);
+- an object being deleted (kube-apiserver keeps a PodGroup, finalizer
+  ``scheduling.k8s.io/podgroup-protection``, while active pods name it) is neither used nor
+  deleted again: the pods wait until it is gone, then it is made again (the informer's delete
+  event brings the job back);
 - a changed ``minAvailable`` is patched into both objects' ``gang.minCount``, the one field of
   a policy the API lets change; the other fields are immutable and left as created;
 - an unplaceable group is told by kube-scheduler as the PodGroup's
@@ -171,6 +175,22 @@ def _min_count(obj: Any) -> int | None:
     return count if isinstance(count, int) else None
 
 
+class GroupTerminating(RuntimeError):
+    """The job's Workload or PodGroup is being deleted: a new one is made once it is gone."""
+
+
+def _not_going(obj: Obj | None) -> None:
+    """Refuse to build on an object being deleted: kube-apiserver keeps a PodGroup (finalizer
+    ``scheduling.k8s.io/podgroup-protection``) until no active pod names it, so right after a
+    suspend the old group may still be there; pods made now would name a group about to go."""
+    if obj is not None and meta(obj).get("deletionTimestamp"):
+        m = meta(obj)
+        raise GroupTerminating(
+            f"{obj.get('kind', 'object')} {m.get('namespace')}/{m.get('name')} is being deleted; "
+            "the pods wait for it to go and be made again"
+        )
+
+
 def _controlled_by(obj: Obj, uid: str) -> bool:
     return any(
         ref.get("controller") is True and ref.get("uid") == uid
@@ -209,6 +229,7 @@ class WorkloadControl:
         wl_name, tpl = workload_name(name, uid), template_name(name)
         priority_class = templates_priority_class(job)
         workload = self._get(self._workloads, wl_name, namespace)
+        _not_going(workload)
         if workload is None:
             template: Obj = {"name": tpl, "schedulingPolicy": {"gang": {"minCount": count}}}
             if priority_class:
@@ -240,6 +261,7 @@ class WorkloadControl:
             workload = self._resize_workload(workload, tpl, count, namespace)
         pg_name = pod_group_name(wl_name, tpl)
         pod_group = self._get(self._groups, pg_name, namespace)
+        _not_going(pod_group)
         if pod_group is None:
             spec: Obj = {
                 "workloadRef": {"workloadName": wl_name, "templateName": tpl},
@@ -327,8 +349,9 @@ class WorkloadControl:
         return result
 
     def _delete(self, job: Any, resource: Any, kind: str, name: str, namespace: str) -> None:
-        if self._get(resource, name, namespace) is None:
-            return
+        current = self._get(resource, name, namespace)
+        if current is None or meta(current).get("deletionTimestamp"):
+            return  # gone, or going (a PodGroup is kept while pods name it)
         job_logger(job).info("Deleting %s %s", kind, name)
         try:
             resource.delete(name, namespace=namespace)

@@ -106,10 +106,10 @@ def find_pod_group(
     meta = job.get("metadata") or {}
     uid, namespace, name = str(meta.get("uid") or ""), meta.get("namespace") or "", meta.get("name")
     for group in list_groups(KUBERNETES_POD_GROUPS, namespace):
-        if controlled_by(group, uid):
-            return group
+        if controlled_by(group, uid):  # a list's items carry no apiVersion from kube-apiserver
+            return {"apiVersion": KUBERNETES_POD_GROUPS.api_version, "kind": "PodGroup", **group}
     for resource in NAMED_POD_GROUPS:
         named = get_group(resource, namespace, str(name))
         if named is not None and controlled_by(named, uid):
-            return named
+            return {"apiVersion": resource.api_version, "kind": "PodGroup", **named}
     return None

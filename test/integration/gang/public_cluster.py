@@ -2,12 +2,14 @@
 a real control plane alike (Kubernetes' own gang scheduling: the real kube-scheduler's
 ``GangScheduling`` against the emulator's default scheduler).
 
-``cluster_with_nodes(pools)`` is the one place that knows which cluster runs: today the local
-cluster (simulated kubelets, the emulated API server and default scheduler); the real control
-plane's launcher plugs in here, starting kube-apiserver and kube-scheduler with
-``localcluster.features`` and registering the same nodes. Everything a test does after that goes
-through :class:`PublicCluster`: our API client over the kubeconfig, the shipped CRDs applied
-through the API, and the ``tf-operator`` binary started against the same kubeconfig.
+``cluster_with_nodes(pools, control_plane)`` is the one place that knows which cluster runs:
+``"emulated"``, the local cluster (simulated kubelets, the emulated API server and default
+scheduler); ``"real"``, etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.37
+(``localcluster.controlplane.real``, started with ``localcluster.features``' gates and runtime
+config) with the local cluster's simulated kubelets registering the same nodes over HTTP (the
+test is skipped when the real control plane cannot be built here). Everything a test does after
+that goes through :class:`PublicCluster`: our API client over the kubeconfig, the shipped CRDs
+applied through the API, and the ``tf-operator`` binary started against the same kubeconfig.
 
 Pods run until deleted; a pod whose template carries ``RUN_SECONDS`` ends Succeeded after that
 many seconds (the simulated kubelet's convention, which the real control plane's node agents
@@ -22,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.cluster import ExternalAPIServer, LocalCluster, SimulatedTiming
+from localcluster.features import REAL_FEATURE_GATES, REAL_RUNTIME_CONFIG
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.crd import CRD_FILE
@@ -40,7 +44,9 @@ CRDS = Resource(
 )
 WORKLOADS = Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload")
 POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup")
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+CONTROL_PLANES = ("emulated", "real")
 
 
 @dataclass
@@ -76,6 +82,14 @@ class PublicCluster:
     def job_workloads(self, job: str) -> list[dict[str, Any]]:
         return [w for w in self.items(WORKLOADS) if _controller_name(w) == job]
 
+    def wait_for_default_service_account(self) -> None:
+        """Pods are refused until kube-controller-manager has made it (the emulator has it)."""
+        wait_for(
+            lambda: self.get(SERVICE_ACCOUNTS, "default") is not None,
+            60,
+            what="the default ServiceAccount",
+        )
+
     def install_crds(self) -> None:
         for doc in yaml.safe_load_all(Path(CRD_FILE).read_text()):
             if doc:
@@ -91,18 +105,48 @@ def _controller_name(obj: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def cluster_with_nodes(pools: list[NodePool]) -> Iterator[PublicCluster]:
+def cluster_with_nodes(
+    pools: list[NodePool], control_plane: str = "emulated"
+) -> Iterator[PublicCluster]:
     """A cluster whose nodes are ``pools``, the TFJob CRD installed (see the module docstring)."""
-    with LocalCluster(
-        kubelet="simulated", simulated=SimulatedTiming(start_delay=0.1), node_pools=pools
-    ) as cluster:
+    with contextlib.ExitStack() as stack:
+        api_server = None
+        if control_plane == "real":
+            api_server = stack.enter_context(_real_api_server())
+        cluster = stack.enter_context(
+            LocalCluster(
+                kubelet="simulated",
+                simulated=SimulatedTiming(start_delay=0.1),
+                node_pools=pools,
+                api_server=api_server,
+            )
+        )
         client = load_kube_client(cluster.kubeconfig)
+        stack.callback(client.close)
         public = PublicCluster(cluster.kubeconfig, client)
-        try:
-            public.install_crds()
-            yield public
-        finally:
-            client.close()
+        public.wait_for_default_service_account()
+        public.install_crds()
+        yield public
+
+
+@contextlib.contextmanager
+def _real_api_server() -> Iterator[ExternalAPIServer]:
+    from localcluster.controlplane.real import ControlPlaneUnavailable, RealControlPlane
+
+    plane = RealControlPlane(feature_gates=REAL_FEATURE_GATES, runtime_config=REAL_RUNTIME_CONFIG)
+    try:
+        plane.start()
+    except ControlPlaneUnavailable as err:
+        pytest.skip(f"the real control plane is not available: {err}")
+    try:
+        yield ExternalAPIServer(
+            url=plane.url,
+            kubeconfig=plane.kubeconfig,
+            token=plane.admin_token,
+            ca_file=plane.ca_file,
+        )
+    finally:
+        plane.stop()
 
 
 def tfjob(

@@ -2,9 +2,9 @@
 the real ``tf-operator`` binary makes each job's Workload and PodGroup, the cluster's default
 scheduler places a group all or nothing.
 
-Written against the public API only (``public_cluster``): the same tests are meant to run on
-the real control plane (kube-apiserver and kube-scheduler v1.37 with ``localcluster.features``)
-once ``cluster_with_nodes`` can start it."""
+Written against the public API only (``public_cluster``): every test runs on the emulator and
+on the real control plane (kube-apiserver, kube-controller-manager and kube-scheduler v1.37 with
+``localcluster.features``), where the real kube-scheduler does the gang scheduling."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from support.operator_process import OperatorProcess
 from tf_operator.sdk import TFJobClient
 
 from .public_cluster import (
+    CONTROL_PLANES,
     EVENTS,
     INITIALLY_SCHEDULED,
     NS,
@@ -45,9 +46,9 @@ TWO_NODES = [NodePool("n", count=2, cpu="2", memory="8Gi")]
 ROUNDS = 3  # the competition is run this many times in a row, from scratch each time
 
 
-@pytest.fixture
-def cluster(tmp_path) -> Iterator[PublicCluster]:
-    with cluster_with_nodes(TWO_NODES) as public:
+@pytest.fixture(params=CONTROL_PLANES)
+def cluster(request, tmp_path) -> Iterator[PublicCluster]:
+    with cluster_with_nodes(TWO_NODES, request.param) as public:
         operator = OperatorProcess(
             public.kubeconfig,
             tmp_path / "operator.log",
@@ -150,7 +151,7 @@ def test_two_jobs_competing_for_nodes_that_fit_one_never_place_partially(cluster
         assert watch.violations == []
         for name in ("first", "second"):
             jobs.delete(name, NS, propagation_policy="Background")
-        wait_for(lambda: nothing_left(cluster, "first", "second"), 30, what="all cleaned up")
+        wait_for(lambda: nothing_left(cluster, "first", "second"), 120, what="all cleaned up")
     finally:
         watch.stop()
     assert watch.violations == []
@@ -287,24 +288,33 @@ def test_deleting_the_job_leaves_no_group_workload_or_pod(cluster):
     wait_for(lambda: all_bound(cluster, "doomed", 2), 30, what="placed")
     assert cluster.job_workloads("doomed") and cluster.job_groups("doomed")
     cluster.client.resource(TFJOBS).delete("doomed", NS, propagation_policy="Background")
-    wait_for(lambda: nothing_left(cluster, "doomed"), 30, what="collected")
+    wait_for(lambda: nothing_left(cluster, "doomed"), 120, what="collected")
     assert cluster.get(WORKLOADS, "doomed") is None
 
 
-def test_a_deleted_group_is_made_again_under_the_name_its_pods_carry(cluster):
-    """Pods never point at a missing group for long: the operator makes it again at once, under
-    the same name, and a gang that fits is then placed."""
-    cluster.client.resource(TFJOBS).create(tfjob("regrouped", 2, "3"), NS)  # too big: waits
-    (group,) = wait_for(lambda: cluster.job_groups("regrouped") or None, 30, what="group")
-    wait_for(lambda: len(cluster.job_pods("regrouped")) == 2, 30, what="pods")
+def test_a_deleted_group_stays_while_its_pods_do_and_is_made_again_before_new_pods(cluster):
+    """Pods never point at a missing group: a PodGroup deleted under its pods is kept
+    (finalizer scheduling.k8s.io/podgroup-protection) until they are gone; a job suspended and
+    resumed at once gets its pods again only once a new group is there."""
+    cluster.client.resource(TFJOBS).create(tfjob("regrouped", 2, "1"), NS)
+    wait_for(lambda: all_bound(cluster, "regrouped", 2), 30, what="placed")
+    (group,) = cluster.job_groups("regrouped")
     name, uid = group["metadata"]["name"], group["metadata"]["uid"]
+    assert "scheduling.k8s.io/podgroup-protection" in group["metadata"]["finalizers"]
     cluster.client.resource(POD_GROUPS).delete(name, NS)
+    kept = cluster.get(POD_GROUPS, name)
+    assert kept is not None and kept["metadata"].get("deletionTimestamp")
+    _suspend(cluster, "regrouped", True)
+    _suspend(cluster, "regrouped", False)  # at once: the old group may still be going
 
-    def again() -> dict[str, Any] | None:
-        found = cluster.get(POD_GROUPS, name)
-        return found if found and found["metadata"]["uid"] != uid else None
+    def again() -> list[dict[str, Any]] | None:
+        current = cluster.get(POD_GROUPS, name)
+        if not current or current["metadata"]["uid"] == uid:
+            return None
+        return all_bound(cluster, "regrouped", 2)
 
-    wait_for(again, 10, what="the PodGroup made again")
-    for pod in cluster.job_pods("regrouped"):
+    pods = wait_for(again, 90, what="a new group, then the pods placed again")
+    for pod in pods:
         assert pod["spec"]["schedulingGroup"]["podGroupName"] == name
-    assert bound(cluster.job_pods("regrouped")) == []
+    current = cluster.get(POD_GROUPS, name)
+    assert current is not None and not current["metadata"].get("deletionTimestamp")

@@ -185,3 +185,26 @@ def test_the_backend_is_chosen_by_name_and_leaves_the_other_three_alone():
     assert KUBERNETES_BACKEND.scheduler_name == ""
     assert KUBERNETES_BACKEND.admits(None) is False
     assert KUBERNETES_BACKEND.admits({}) is True
+
+
+def test_a_group_being_deleted_is_neither_used_nor_deleted_again():
+    """kube-apiserver keeps a PodGroup while active pods name it (podgroup-protection): right
+    after a suspend the old one may still be there. No pod may be made to name it."""
+    from tf_operator.control.workload_control import GroupTerminating
+
+    client, recorder = FakeKubeClient(), FakeRecorder()
+    control = WorkloadControl(client, recorder)
+    control.sync_pod_group(JOB, GangPolicy(2), OWNER)
+    groups = client.resource(POD_GROUPS)
+    protected = {"metadata": {"finalizers": ["scheduling.k8s.io/podgroup-protection"]}}
+    groups.patch(PG, protected, "ns")
+    groups.delete(PG, "ns")  # kept, terminating, while the finalizer is there
+    assert groups.get(PG, "ns")["metadata"]["deletionTimestamp"]
+    client.clear_actions()
+    recorder.events.clear()
+    with pytest.raises(GroupTerminating, match="is being deleted"):
+        control.sync_pod_group(JOB, GangPolicy(2), OWNER)
+    assert client.filter_actions("create") == [] and client.filter_actions("patch") == []
+    control.delete_pod_group(JOB)
+    assert [a.resource_plural for a in client.filter_actions("delete")] == ["workloads"]
+    assert recorder.events == [f"Normal SuccessfulDeletePodGroup Deleted Workload: {WL}"]

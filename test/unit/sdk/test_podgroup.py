@@ -67,8 +67,13 @@ def test_find_takes_only_a_group_the_job_controls():
         asked.append((resource.group, ns, name))
         return named if resource.group == "scheduling.volcano.sh" else None
 
-    assert find_pod_group(JOB, lambda r, ns: [foreign, ours], get) is ours
+    assert find_pod_group(JOB, lambda r, ns: [foreign, ours], get) == {**ours, "kind": "PodGroup"}
     assert asked == []  # the Kubernetes group found first: no other API read
-    assert find_pod_group(JOB, lambda r, ns: [foreign], get) is named
+    assert find_pod_group(JOB, lambda r, ns: [foreign], get) == {**named, "kind": "PodGroup"}
+    # kube-apiserver's list items carry no apiVersion: the API they were listed from says it
+    bare = {k: v for k, v in ours.items() if k != "apiVersion"}
+    found = find_pod_group(JOB, lambda r, ns: [bare], get)
+    assert found is not None and pod_group_info(found).state == "Pending"
+    assert found["apiVersion"] == "scheduling.k8s.io/v1beta1"
     assert ("scheduling.x-k8s.io", "ns", "j") in asked
     assert find_pod_group(JOB, lambda r, ns: [], lambda r, ns, n: None) is None

@@ -11,8 +11,11 @@ PodGroup with a ``gang`` policy is never placed alone. Like kube-scheduler v1.37
   a copy of the nodes that counts the ones placed before them; as soon as ``minCount`` can no
   longer be reached the cycle stops, nothing is assumed or bound, and the PodGroup gets
   ``PodGroupInitiallyScheduled=False`` with reason ``Unschedulable`` and kube-scheduler's
-  message ("minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"), each pending pod
-  ``PodScheduled=False/Unschedulable`` with the same message and a ``FailedScheduling`` event;
+  message ("minCount (4) cannot be satisfied: 2 scheduled, 1 remaining, pod group preemption:
+  No preemption victims found for incoming preemptor"); each pending pod gets
+  ``PodScheduled=False/Unschedulable`` and a ``FailedScheduling`` event: a pod that fits no
+  node with its own reason ("0/2 nodes are available: 2 Insufficient cpu."), the others with
+  "pod group is unschedulable, " and the group's message;
 - once ``minCount`` fit, every placement is assumed in the ledger at once (``try_assume_all``:
   no other scheduler takes the room between two bindings), the pods are bound, and the group
   gets ``PodGroupInitiallyScheduled=True`` (reason ``Scheduled``), which never goes back to
@@ -21,8 +24,8 @@ PodGroup with a ``gang`` policy is never placed alone. Like kube-scheduler v1.37
 A group with a ``basic`` policy is no gang: its pods are scheduled one by one. A change of a
 PodGroup (created, minCount lowered) moves its waiting pods back to the queue.
 
-Differences from kube-scheduler: no preemption on behalf of a group, no topology or resource
-claims (their gates are off, ``localcluster.features``); a group is evaluated when one of its
+Differences from kube-scheduler: no preemption on behalf of a group (its message says no victim
+was found, as kube-scheduler's does when none is), no topology or resource claims (their gates are off, ``localcluster.features``); a group is evaluated when one of its
 pods is popped rather than from a dedicated group queue.
 """
 
@@ -47,6 +50,10 @@ PODGROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULED = "Scheduled"
+# kube-scheduler's texts: the rejection of a pod that fitted but whose group did not, and what
+# its DefaultPreemption adds to a group's message when no victim is found (always, here)
+GROUP_REJECTED = "pod group is unschedulable, "
+NO_VICTIMS = ", pod group preemption: No preemption victims found for incoming preemptor"
 
 
 def scheduling_group_of(pod: dict[str, Any]) -> str:
@@ -183,7 +190,7 @@ class GangScheduling:
                 if remaining + scheduled < min_count:
                     message = (
                         f"minCount ({min_count}) cannot be satisfied: "
-                        f"{scheduled} scheduled, {remaining} remaining"
+                        f"{scheduled} scheduled, {remaining} remaining{NO_VICTIMS}"
                     )
                     break
             failures = {} if message else self._ledger.try_assume_all(placements)
@@ -192,8 +199,10 @@ class GangScheduling:
             if failures:  # the ledger moved under the copy: try again
                 return GangOutcome(waiting=keys)
             self._set_condition(group, "False", REASON_UNSCHEDULABLE, message)
-            for pod in queued:
-                self._reporter.report(pod, REASON_UNSCHEDULABLE, message, "FailedScheduling")
+            for pod in queued:  # a pod that fits nowhere says why; the others, the group's why
+                misfit = misfits.get(object_key(pod))
+                told = misfit[1] if misfit else f"{GROUP_REJECTED}{message}"
+                self._reporter.report(pod, REASON_UNSCHEDULABLE, told, "FailedScheduling")
             return GangOutcome(waiting=keys)
         outcome = GangOutcome()
         for pod, node in placements:

@@ -393,6 +393,8 @@ class Registry:
                 schema.apply_defaults(obj, sch)
         elif rt.storage_key in workloads.KINDS:
             workloads.apply_defaults(rt.storage_key, obj)
+        elif rt.storage_key in podgroups.KINDS:
+            podgroups.admit(rt.storage_key, obj, old)
         else:
             defaults.apply(rt.storage_key, obj, old, self._cluster_ips)
 

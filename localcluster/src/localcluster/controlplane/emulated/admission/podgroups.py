@@ -10,6 +10,11 @@ scheduling policy that is exactly one of ``basic`` and ``gang`` (``gang.minCount
 allow is refused (``parentCompositePodGroupName``, ``compositePodGroupTemplates``,
 ``schedulingConstraints``, ``preemptionPolicy``), as the real server forbids disabled fields.
 
+Admission (``admit``) gives every new PodGroup the finalizer
+``scheduling.k8s.io/podgroup-protection``, as kube-apiserver's ``PodGroupProtection`` plugin
+does: a deleted group stays (terminating) until ``controllers.podgroup_protection`` sees no
+active pod naming it.
+
 On update only ``gang.minCount`` may change in a policy (elastic gangs); the policy kind, the
 workload reference, the priority fields and the templates' names are immutable, and templates
 are neither added nor removed. ``status.conditions`` of a PodGroup are checked as metav1
@@ -32,6 +37,7 @@ WORKLOADS = ("scheduling.k8s.io", "workloads")
 PODGROUPS = ("scheduling.k8s.io", "podgroups")
 KINDS = (WORKLOADS, PODGROUPS)
 MAX_TEMPLATES = 8
+PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 MAX_PRIORITY = 1_000_000_000  # HighestUserDefinablePriority
 _REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 _UPDATABLE_POD_SPEC_FIELDS = (
@@ -42,6 +48,20 @@ _UPDATABLE_POD_SPEC_FIELDS = (
 _POLICY_MEMBERS = "`basic`, `gang`"
 
 Cause = dict[str, Any]
+
+
+def admit(storage_key: tuple[str, str], obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """``PodGroupProtection`` admission: a PodGroup is created with the finalizer
+    ``scheduling.k8s.io/podgroup-protection`` (``controllers.podgroup_protection`` removes it
+    once no active pod names the group)."""
+    if storage_key != PODGROUPS or old is not None:
+        return
+    meta = obj.setdefault("metadata", {})
+    finalizers = meta.get("finalizers")
+    if not isinstance(finalizers, list):
+        finalizers = meta["finalizers"] = []
+    if PROTECTION_FINALIZER not in finalizers:
+        finalizers.append(PROTECTION_FINALIZER)
 
 
 def validate(

@@ -49,6 +49,8 @@ def test_a_gang_pod_group_is_served_and_only_its_min_count_may_change(client):
         "default",
     )
     assert created["metadata"]["generation"] == 1
+    # PodGroupProtection admission: kept while pods name it (a controller lifts it)
+    assert created["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]
     resized = groups.patch(
         "g", {"spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}, "default"
     )

@@ -1,7 +1,9 @@
 """Markers follow folders: everything under ``test/integration`` is marked ``integration``
 (it starts servers, clusters or processes), and a test under ``test/unit`` that asks for the
 marker is a collection error, so ``-m "not integration"`` and ``test/unit`` mean the same.
-Local clusters check their shared stored objects for mutation while the tests run."""
+Local clusters check their shared stored objects for mutation while the tests run. A test
+marked ``emulator_only(reason=...)`` whose parametrised fixtures chose the real control plane
+(id ``real``) is skipped with that reason."""
 
 from __future__ import annotations
 
@@ -20,9 +22,18 @@ INTEGRATION = TEST_ROOT / "integration"
 UNIT = TEST_ROOT / "unit"
 
 
+def _runs_on_real_control_plane(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "real" in callspec.params.values()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     misplaced = []
     for item in items:
+        only = item.get_closest_marker("emulator_only")
+        if only is not None and _runs_on_real_control_plane(item):
+            reason = only.kwargs.get("reason") or (only.args[0] if only.args else "")
+            item.add_marker(pytest.mark.skip(reason=f"emulated control plane only: {reason}"))
         path = Path(str(item.path)).resolve()
         if path.is_relative_to(INTEGRATION):
             item.add_marker(pytest.mark.integration)

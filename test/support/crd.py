@@ -1,4 +1,4 @@
-"""The shipped TFJob (and PyTorchJob) CRDs for tests, whole or without the checks a cluster may not enforce.
+"""The shipped TFJob (and the other kinds') CRDs for tests, whole or without the checks a cluster may not enforce.
 
 A cluster without CEL (before Kubernetes 1.25), or one still serving an older CRD, does not
 refuse what the CRD's rules, bounds, formats and enums refuse; it still checks the structural
@@ -13,8 +13,13 @@ from typing import Any
 
 import yaml
 
+from localcluster.testing import wait_for
+
 CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/base/crd.yaml"
 PYTORCH_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/pytorchjob/crd.yaml"
+XGBOOST_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/xgboostjob/crd.yaml"
+JAX_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/jaxjob/crd.yaml"
+PADDLE_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/paddlejob/crd.yaml"
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOB_CRD_NAME = "tfjobs.kubeflow.org"
 
@@ -36,12 +41,23 @@ def tfjob_crd() -> dict:
     return yaml.safe_load(CRD_FILE.read_text())
 
 
-def install_crds(registry: Any, *paths: Path) -> None:
-    """Create every CRD of the manifest files ``paths`` (the TFJob CRD when none is named)."""
+def install_crds(client: Any, *paths: Path, timeout: float = 60.0) -> None:
+    """Create every CRD of the manifest files ``paths`` (the TFJob CRD when none is named), then
+    wait until each is served (a real kube-apiserver serves a new CRD a moment after creating
+    it). ``client`` is a ``ClusterClient`` or the emulator's ``Registry`` (which serves a CRD
+    the moment it is created)."""
+    served = []
     for path in paths or (CRD_FILE,):
         for doc in yaml.safe_load_all(path.read_text()):
             if doc:
-                registry.create(CRDS, None, doc)
+                client.create(CRDS, None, doc)
+                spec = doc["spec"]
+                version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+                served.append((spec["group"], version, spec["names"]["plural"]))
+    discover = getattr(client, "resource_info", None)
+    if discover is not None:
+        for gvr in served:
+            wait_for(lambda gvr=gvr: discover(gvr), timeout, what=f"{gvr[2]} to be served")
 
 
 def without_checks(schema: Any) -> Any:

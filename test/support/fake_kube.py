@@ -253,7 +253,11 @@ class FakeKubeClient:
             },
         }
         crd = {
-            "metadata": {"name": f"{resource.plural}.{resource.group}"},
+            "metadata": {
+                "name": f"{resource.plural}.{resource.group}",
+                # kube-batch's group is a protected one (*.k8s.io)
+                "annotations": {"api-approved.kubernetes.io": "unapproved, a test's resource"},
+            },
             "spec": {
                 "group": resource.group,
                 "names": {"plural": resource.plural, "kind": resource.kind},

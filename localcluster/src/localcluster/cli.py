@@ -17,7 +17,14 @@ from typing import Any
 import click
 
 from localcluster.batchscheduler.flavours import FLAVOURS
-from localcluster.cluster import KUBELET_MODES, LocalCluster, NodeSpec, SimulatedTiming
+from localcluster.cluster import (
+    CONTROL_PLANES,
+    KUBELET_MODES,
+    LocalCluster,
+    NodeSpec,
+    SimulatedTiming,
+)
+from localcluster.controlplane.real import ControlPlaneUnavailable
 from localcluster.coscheduling.plugin import CoschedulingArgs
 from localcluster.kubelet.dns import DNS_MODES
 from localcluster.kubelet.images import LocalImage, parse_image_option
@@ -97,6 +104,18 @@ def parse_images(values: tuple[str, ...]) -> list[tuple[str, LocalImage]]:
     type=click.Path(dir_okay=False),
     default=None,
     help="Write a kubeconfig for the cluster here (default: in the state dir).",
+)
+@click.option(
+    "--control-plane",
+    type=click.Choice(CONTROL_PLANES),
+    default="emulated",
+    show_default=True,
+    envvar="LOCALCLUSTER_CONTROL_PLANE",
+    help="emulated: the API-server emulator in this process; real: etcd, kube-apiserver, "
+    "kube-controller-manager and kube-scheduler (built from Kubernetes' Go modules on first "
+    "use: needs Go and the Go module proxy), our kubelets and schedulers attached over HTTPS. "
+    "--host, --port, --tls, --token, --insecure, --authorization-mode and --watch-history "
+    "shape the emulator only.",
 )
 @click.option(
     "--kubelet",
@@ -249,6 +268,7 @@ def main(**options: Any) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     cluster = LocalCluster(
+        control_plane=options["control_plane"],
         kubelet=options["kubelet"],
         nodes=options["nodes"],
         host=options["host"],
@@ -289,6 +309,8 @@ def main(**options: Any) -> None:
         cluster.start()
     except ValueError as err:
         raise click.UsageError(str(err)) from err
+    except ControlPlaneUnavailable as err:
+        raise click.ClickException(str(err)) from err
     try:
         sys.stdout.write(f"ready {cluster.url} {cluster.kubeconfig}\n")
         sys.stdout.flush()

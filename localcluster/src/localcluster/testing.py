@@ -1,10 +1,13 @@
 """Helpers for tests that need a local cluster.
 
-- ``cluster_fixture(scope="module", **kwargs)``: build a pytest fixture, e.g.
+- ``cluster_fixture(scope="module", backends=..., **kwargs)``: build a pytest fixture, e.g.
   ``cluster = cluster_fixture(kubelet="simulated")`` at module level (a ``LocalCluster`` is
-  itself a context manager where a test needs one outside a fixture).
+  itself a context manager where a test needs one outside a fixture). With
+  ``backends=BACKENDS`` the fixture is parametrised over the control planes, ids ``emulated``
+  and ``real``, so each test using it runs on both (``pytest -k real`` picks one).
 - ``wait_for(fn, timeout)``: poll until ``fn()`` returns something truthy.
-- ``wait_for_pod(registry, namespace, name, predicate, timeout)``.
+- ``wait_for_pod(api, namespace, name, predicate, timeout)``: ``api`` is ``cluster.client`` (or
+  the emulator's ``cluster.registry``).
 - ``kubectl(cluster, *args)``: run the real kubectl against the cluster with a
   private HOME (kubectl caches discovery and the server version there).
 """
@@ -17,24 +20,30 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, cast
+from typing import Any, Literal, Protocol, cast
 
-from localcluster.cluster import LocalCluster
-from localcluster.controlplane.emulated.registry import Registry
+from localcluster.cluster import CONTROL_PLANES, LocalCluster
 
 PODS = ("", "v1", "pods")
 
 
+# The control planes a test can run on (``LocalCluster(control_plane=...)``), as the ids of
+# parametrised fixtures.
+BACKENDS = CONTROL_PLANES
+
+
 def cluster_fixture(
     scope: Literal["session", "package", "module", "class", "function"] = "module",
+    backends: tuple[str, ...] = ("emulated",),
     **kwargs: Any,
 ) -> object:
-    """A pytest fixture yielding a started ``LocalCluster`` built with ``kwargs``."""
+    """A pytest fixture yielding a started ``LocalCluster`` built with ``kwargs``, once per
+    control plane in ``backends``."""
     import pytest
 
-    @pytest.fixture(scope=scope)
-    def _cluster() -> Iterator[LocalCluster]:
-        with LocalCluster(**kwargs) as cluster:
+    @pytest.fixture(scope=scope, params=backends, ids=backends)
+    def _cluster(request: Any) -> Iterator[LocalCluster]:
+        with LocalCluster(control_plane=request.param, **kwargs) as cluster:
             yield cluster
 
     return _cluster
@@ -59,8 +68,17 @@ def wait_for(
         time.sleep(interval)
 
 
+class ObjectReader(Protocol):
+    """Anything that reads one object: a ``ClusterClient`` on either control plane, or the
+    emulator's ``Registry``."""
+
+    def get(
+        self, gvr: tuple[str, str, str], namespace: str | None, name: str
+    ) -> dict[str, Any]: ...
+
+
 def wait_for_pod(
-    registry: Registry,
+    api: ObjectReader,
     namespace: str,
     name: str,
     predicate: Callable[[dict[str, Any]], bool],
@@ -69,7 +87,7 @@ def wait_for_pod(
     """The pod once ``predicate(pod)`` holds."""
 
     def check() -> dict[str, Any] | None:
-        pod = registry.get(PODS, namespace, name)
+        pod = api.get(PODS, namespace, name)
         return pod if predicate(pod) else None
 
     return cast(dict[str, Any], wait_for(check, timeout, what=f"pod {namespace}/{name}"))

@@ -5,9 +5,9 @@ a real control plane alike (Kubernetes' own gang scheduling: the real kube-sched
 ``cluster_with_nodes(pools, control_plane)`` is the one place that knows which cluster runs:
 ``"emulated"``, the local cluster (simulated kubelets, the emulated API server and default
 scheduler); ``"real"``, etcd, kube-apiserver, kube-controller-manager and kube-scheduler v1.37
-(``localcluster.controlplane.real``, started with ``localcluster.features``' gates and runtime
-config) with the local cluster's simulated kubelets registering the same nodes over HTTP (the
-test is skipped when the real control plane cannot be built here). Everything a test does after
+(``LocalCluster(control_plane="real")``, which starts them with ``localcluster.features``'
+gates and runtime config) with the local cluster's simulated kubelets registering the same
+nodes over HTTP (the test is skipped when the real control plane cannot be built here). Everything a test does after
 that goes through :class:`PublicCluster`: our API client over the kubeconfig, the shipped CRDs
 applied through the API, and the ``tf-operator`` binary started against the same kubeconfig.
 
@@ -27,8 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from localcluster.cluster import ExternalAPIServer, LocalCluster, SimulatedTiming
-from localcluster.features import REAL_FEATURE_GATES, REAL_RUNTIME_CONFIG
+from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.crd import CRD_FILE
@@ -109,44 +108,26 @@ def cluster_with_nodes(
     pools: list[NodePool], control_plane: str = "emulated"
 ) -> Iterator[PublicCluster]:
     """A cluster whose nodes are ``pools``, the TFJob CRD installed (see the module docstring)."""
+    from localcluster.controlplane.real import ControlPlaneUnavailable
+
     with contextlib.ExitStack() as stack:
-        api_server = None
-        if control_plane == "real":
-            api_server = stack.enter_context(_real_api_server())
-        cluster = stack.enter_context(
-            LocalCluster(
-                kubelet="simulated",
-                simulated=SimulatedTiming(start_delay=0.1),
-                node_pools=pools,
-                api_server=api_server,
+        try:
+            cluster = stack.enter_context(
+                LocalCluster(
+                    kubelet="simulated",
+                    simulated=SimulatedTiming(start_delay=0.1),
+                    node_pools=pools,
+                    control_plane=control_plane,
+                )
             )
-        )
+        except ControlPlaneUnavailable as err:
+            pytest.skip(f"the real control plane is not available: {err}")
         client = load_kube_client(cluster.kubeconfig)
         stack.callback(client.close)
         public = PublicCluster(cluster.kubeconfig, client)
         public.wait_for_default_service_account()
         public.install_crds()
         yield public
-
-
-@contextlib.contextmanager
-def _real_api_server() -> Iterator[ExternalAPIServer]:
-    from localcluster.controlplane.real import ControlPlaneUnavailable, RealControlPlane
-
-    plane = RealControlPlane(feature_gates=REAL_FEATURE_GATES, runtime_config=REAL_RUNTIME_CONFIG)
-    try:
-        plane.start()
-    except ControlPlaneUnavailable as err:
-        pytest.skip(f"the real control plane is not available: {err}")
-    try:
-        yield ExternalAPIServer(
-            url=plane.url,
-            kubeconfig=plane.kubeconfig,
-            token=plane.admin_token,
-            ca_file=plane.ca_file,
-        )
-    finally:
-        plane.stop()
 
 
 def tfjob(

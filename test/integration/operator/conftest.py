@@ -2,9 +2,11 @@
 ``tf-operator`` binary in a subprocess pointed at it.
 
 ``sim_cluster`` (simulated kubelet: pods are timers driven by annotations) and
-``proc_cluster`` (process kubelet: containers are local processes) are module-scoped and have
-the TFJob CRD installed. ``operators`` starts ``tf-operator`` processes and stops them after
-the test. ``Api`` wraps the cluster's in-process registry with TFJob helpers and waits.
+``proc_cluster`` (process kubelet: containers are local processes) are module-scoped, have
+the TFJob CRD installed, and run once on each control plane (ids ``emulated`` and ``real``:
+the API-server emulator, and etcd with Kubernetes' own servers). ``operators`` starts
+``tf-operator`` processes and stops them after the test. ``Api`` wraps the cluster's client
+(the same on both control planes) with TFJob helpers and waits.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from localcluster import testing
+from localcluster.testing import BACKENDS
 from support.crd import install_crds
 from support.operator_process import OperatorExited, OperatorProcess
 
@@ -58,14 +61,15 @@ class Operator(OperatorProcess):
 
 
 class Api:
-    """TFJob helpers over a LocalCluster's registry (tests get it as ``sim`` or ``proc``)."""
+    """TFJob helpers over a LocalCluster's client (tests get it as ``sim`` or ``proc``)."""
 
     wait_for = staticmethod(wait_for)
 
     def __init__(self, cluster: Any) -> None:
         self.cluster = cluster
-        self.registry = cluster.registry
+        self.client = cluster.client
         self.kubeconfig = cluster.kubeconfig
+        self.control_plane: str = cluster.control_plane
 
     @staticmethod
     def job(name: str, replicas: dict[str, dict], **spec: Any) -> dict:
@@ -76,25 +80,24 @@ class Api:
         return python(code)
 
     def create(self, job: dict, namespace: str = NS) -> dict:
-        return self.registry.create(TFJOBS, namespace, job)
+        return self.client.create(TFJOBS, namespace, job)
 
     def get(self, name: str, namespace: str = NS) -> dict:
-        return self.registry.get(TFJOBS, namespace, name)
+        return self.client.get(TFJOBS, namespace, name)
 
     def exists(self, name: str, namespace: str = NS) -> bool:
-        items, _ = self.registry.list(TFJOBS, namespace)
+        items = self.client.list(TFJOBS, namespace).items
         return any(i["metadata"]["name"] == name for i in items)
 
     def pods(self, job: str, namespace: str = NS) -> list[dict]:
-        items, _ = self.registry.list(PODS, namespace, label_selector=f"tf-job-name={job}")
+        items = self.client.list(PODS, namespace, label_selector=f"tf-job-name={job}").items
         return sorted(items, key=lambda p: p["metadata"]["name"])
 
     def services(self, job: str, namespace: str = NS) -> list[dict]:
-        items, _ = self.registry.list(SERVICES, namespace, label_selector=f"tf-job-name={job}")
-        return items
+        return self.client.list(SERVICES, namespace, label_selector=f"tf-job-name={job}").items
 
     def events(self, name: str, namespace: str = NS) -> list[dict]:
-        items, _ = self.registry.list(EVENTS, namespace)
+        items = self.client.list(EVENTS, namespace).items
         return [e for e in items if e.get("involvedObject", {}).get("name") == name]
 
     def condition(self, name: str, ctype: str, namespace: str = NS) -> dict | None:
@@ -142,21 +145,25 @@ def python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-@pytest.fixture(scope="module")
-def sim_cluster() -> Iterator[Any]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def sim_cluster(request) -> Iterator[Any]:
     from localcluster.cluster import LocalCluster, SimulatedTiming
 
-    with LocalCluster(kubelet="simulated", simulated=SimulatedTiming(start_delay=0.2)) as c:
-        install_crds(c.registry)
+    with LocalCluster(
+        control_plane=request.param,
+        kubelet="simulated",
+        simulated=SimulatedTiming(start_delay=0.2),
+    ) as c:
+        install_crds(c.client)
         yield c
 
 
-@pytest.fixture(scope="module")
-def proc_cluster() -> Iterator[Any]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def proc_cluster(request) -> Iterator[Any]:
     from localcluster.cluster import LocalCluster
 
-    with LocalCluster(kubelet="process") as c:
-        install_crds(c.registry)
+    with LocalCluster(control_plane=request.param, kubelet="process") as c:
+        install_crds(c.client)
         yield c
 
 

@@ -25,7 +25,7 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
     group, version, component = BACKENDS[scheduler]
     crd = yaml.safe_load((ROOT / f"manifests/components/{component}/podgroup-crd.yaml").read_text())
     try:
-        sim.registry.create(("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, crd)
+        sim.client.create(("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, crd)
     except Exception as err:  # noqa: BLE001 - installed by the other parametrisation
         assert "exists" in str(err).lower()
     op = operators(
@@ -39,7 +39,7 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
     finishing = {"localcluster.tf-operator.io/run-seconds": "0.3"}
     sim.create(sim.job(name, {"PS": {}, "Worker": {"replicas": 3, "annotations": finishing}}))
     podgroups = (group, version, "podgroups")
-    pg = sim.wait_for(lambda: sim.registry.get(podgroups, "default", name), 30, "PodGroup")
+    pg = sim.wait_for(lambda: sim.client.get(podgroups, "default", name), 30, "PodGroup")
     assert pg["spec"]["minMember"] == 4
     assert pg["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
     if scheduler == "volcano":
@@ -51,7 +51,7 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
             "the PodGroupPending event",
         )
         assert sim.pods(name) == []
-        sim.registry.patch(podgroups, "default", name, {"status": {"phase": "Inqueue"}}, "merge")
+        sim.client.patch(podgroups, "default", name, {"status": {"phase": "Inqueue"}}, "merge")
     pods = sim.wait_for(lambda: len(sim.pods(name)) == 4 and sim.pods(name), 30, "4 pods")
     for pod in pods:
         assert pod["spec"]["schedulerName"] == scheduler
@@ -65,7 +65,7 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
     # Play the gang scheduler: all members are there, bind them together.
     node = sim.cluster.node_names[0]
     for pod in pods:
-        sim.registry.bind_pod("default", pod["metadata"]["name"], node)
+        sim.client.bind("default", pod["metadata"]["name"], node)
     sim.wait_condition(name, "Succeeded", 30)
     sim.wait_for(lambda: not _exists(sim, podgroups, name), 30, "PodGroup deleted")
     # events are sent asynchronously: the deletion may be seen before its event
@@ -77,5 +77,5 @@ def test_podgroup_and_pod_annotations(sim, operators, scheduler):
 
 
 def _exists(sim, gvr, name):
-    items, _ = sim.registry.list(gvr, "default")
+    items = sim.client.list(gvr, "default").items
     return any(i["metadata"]["name"] == name for i in items)

@@ -21,7 +21,7 @@ from localcluster import kueue
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.kueue import ClientJobs, Kueue, PodSetInfo, Workload
 from localcluster.nodepool import NodePool
-from localcluster.testing import wait_for
+from localcluster.testing import BACKENDS, wait_for
 from support.crd import install_crds
 
 from .conftest import NS, PODS, SERVICES, TFJOBS
@@ -39,12 +39,15 @@ TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "b", "effect": "
 VOLCANO_PODGROUPS = ("scheduling.volcano.sh", "v1beta1", "podgroups")
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request) -> Iterator[Any]:
     with LocalCluster(
-        kubelet="simulated", simulated=SimulatedTiming(start_delay=0.1), node_pools=POOLS
+        control_plane=request.param,
+        kubelet="simulated",
+        simulated=SimulatedTiming(start_delay=0.1),
+        node_pools=POOLS,
     ) as c:
-        install_crds(c.registry)
+        install_crds(c.client)
         yield c
 
 
@@ -83,17 +86,17 @@ def on_pool(workload: Workload, pool: str, finish_in: str | None = None) -> list
 def pods(cluster: Any, name: str) -> list[dict[str, Any]]:
     """The job's pods, found as Kueue finds them."""
     selector = Kueue(ClientJobs(cluster.client)).pod_selector(name)
-    items, _ = cluster.registry.list(PODS, NS, label_selector=selector)
+    items = cluster.client.list(PODS, NS, label_selector=selector).items
     return list(items)
 
 
 def services(cluster: Any, name: str) -> list[dict[str, Any]]:
-    items, _ = cluster.registry.list(SERVICES, NS, label_selector=f"tf-job-name={name}")
+    items = cluster.client.list(SERVICES, NS, label_selector=f"tf-job-name={name}").items
     return list(items)
 
 
 def job(cluster: Any, name: str) -> dict[str, Any]:
-    return dict(cluster.registry.get(TFJOBS, NS, name))
+    return dict(cluster.client.get(TFJOBS, NS, name))
 
 
 def conditions(cluster: Any, name: str) -> dict[str, str]:
@@ -148,7 +151,7 @@ def evict_and_check(cluster: Any, queue: Kueue, workload: Workload) -> None:
 def test_admit_evict_admit_elsewhere_and_finish(cluster, operators):
     operators(cluster, "--no-leader-elect", "--threadiness=2")
     queue, name = Kueue(ClientJobs(cluster.client)), "queued"
-    created = cluster.registry.create(TFJOBS, NS, queued_job(name))
+    created = cluster.client.create(TFJOBS, NS, queued_job(name))
     assert created["spec"]["runPolicy"]["suspend"] is True
     workload = queue_up(cluster, name)
     assert workload.pod_set_names == ["ps", "worker"]
@@ -181,7 +184,7 @@ def test_each_pod_set_gets_its_own_admission_in_kueues_order(cluster, operators)
     operators(cluster, "--no-leader-elect", "--threadiness=2")
     queue, name = Kueue(ClientJobs(cluster.client)), "ordered"
     written = {"Evaluator": 1, "Worker": 2, "PS": 1, "Chief": 1}
-    cluster.registry.create(TFJOBS, NS, queued_job(name, written))
+    cluster.client.create(TFJOBS, NS, queued_job(name, written))
     workload = queue_up(cluster, name)
     assert workload.pod_set_names == ["chief", "ps", "worker", "evaluator"]
     pools = {"chief": "a", "ps": "b", "worker": "a", "evaluator": "b"}
@@ -206,7 +209,7 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     operators(cluster, "--no-leader-elect", "--threadiness=2")
     queue, name, deadline = Kueue(ClientJobs(cluster.client)), "limited", 2
     job_ = queued_job(name, ttlSecondsAfterFinished=1, activeDeadlineSeconds=deadline)
-    cluster.registry.create(TFJOBS, NS, job_)
+    cluster.client.create(TFJOBS, NS, job_)
     workload = queue_up(cluster, name)
     queue.admit(workload, on_pool(workload, "a"))
     wait_for(lambda: running_on(cluster, name, "a"), 30, what="pods running on pool a")
@@ -216,11 +219,11 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     wait_for(lambda: time.monotonic() - started > deadline + 1, deadline + 5, what="time")
     assert "Failed" not in conditions(cluster, name)
     # the job's last state comes with its deletion: the TTL only deletes a finished job
-    watch = cluster.registry.watch(TFJOBS, NS, field_selector=f"metadata.name={name}")
+    watch = cluster.client.watch(TFJOBS, NS, field_selector=f"metadata.name={name}")
     try:
         queue.admit(workload, on_pool(workload, "b", finish_in="0.3"))
         deadline = time.monotonic() + 30
-        while (event := watch.get(max(0.0, deadline - time.monotonic()))) is not None:
+        while (event := watch.get_shared(max(0.0, deadline - time.monotonic()))) is not None:
             if event[0] == "DELETED":
                 break
         assert event is not None and event[0] == "DELETED", "the job was not deleted by its TTL"
@@ -231,31 +234,33 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     assert last["Suspended"]["reason"] == "TFJobResumed"
 
 
-def test_with_volcano_gang_scheduling(operators):
+@pytest.mark.parametrize("control_plane", BACKENDS)
+def test_with_volcano_gang_scheduling(operators, control_plane):
     """The PodGroup goes with the eviction and comes back with the admission; the gang's pods
     carry each admission's node selector."""
     with LocalCluster(
+        control_plane=control_plane,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         node_pools=POOLS,
         batch_schedulers=("volcano",),
         batch_schedule_period=0.2,
     ) as gang_cluster:
-        install_crds(gang_cluster.registry)
+        install_crds(gang_cluster.client)
         operators(
             gang_cluster,
             "--no-leader-elect",
             "--enable-gang-scheduling=true",
             "--gang-scheduler-name=volcano",
         )
-        registry, name = gang_cluster.registry, "gang"
+        client, name = gang_cluster.client, "gang"
         queue = Kueue(ClientJobs(gang_cluster.client))
 
         def group() -> dict[str, Any] | None:
-            items, _ = registry.list(VOLCANO_PODGROUPS, NS)
+            items = client.list(VOLCANO_PODGROUPS, NS).items
             return next((g for g in items if g["metadata"]["name"] == name), None)
 
-        registry.create(TFJOBS, NS, queued_job(name))
+        client.create(TFJOBS, NS, queued_job(name))
         workload = queue_up(gang_cluster, name)
         assert group() is None
         queue.admit(workload, on_pool(workload, "a"))

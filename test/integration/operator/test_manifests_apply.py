@@ -23,6 +23,6 @@ def test_apply_kustomize_overlay(tmp_path, overlay):
         )
         assert "deployment.apps/tf-job-operator created" in out.stdout
         assert "clusterrole.rbac.authorization.k8s.io/tf-job-operator created" in out.stdout
-        deploy = cluster.registry.get(("apps", "v1", "deployments"), "kubeflow", "tf-job-operator")
+        deploy = cluster.client.get(("apps", "v1", "deployments"), "kubeflow", "tf-job-operator")
         assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "tf-job-operator"
         kubectl(cluster, "get", "tfjobs", "-A", home=str(tmp_path), check=True)  # the CRD serves

@@ -81,7 +81,7 @@ def test_signal_drains_releases_lock_and_exits_0(sim, operators, sig):
     op.signal(sig)
     assert op.wait_exit(10) == 0
     assert time.monotonic() - begin < 5
-    lease = sim.registry.get(("coordination.k8s.io", "v1", "leases"), "default", "tf-operator")
+    lease = sim.client.get(("coordination.k8s.io", "v1", "leases"), "default", "tf-operator")
     assert not lease["spec"].get("holderIdentity")
     messages = [e["msg"] for e in op.json_logs()]
     assert any("released" in m for m in messages)
@@ -89,17 +89,17 @@ def test_signal_drains_releases_lock_and_exits_0(sim, operators, sig):
 
 
 def test_lock_namespace_from_kubeflow_namespace(sim, operators):
-    sim.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "kubeflow"}})
+    sim.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": "kubeflow"}})
     op = operators(sim, env={"KUBEFLOW_NAMESPACE": "kubeflow"})
     sim.wait_for(op.is_leader, 20, "leadership")
-    ep = sim.registry.get(("", "v1", "endpoints"), "kubeflow", "tf-operator")
+    ep = sim.client.get(("", "v1", "endpoints"), "kubeflow", "tf-operator")
     record = json.loads(ep["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"])
     assert record["holderIdentity"]
 
 
 def test_namespace_flag_scopes_the_operator(sim, operators):
     for ns in ("team-a", "team-b"):
-        sim.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
+        sim.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": ns}})
         sim.create(sim.job(f"job-{ns}", {"Worker": {}}), namespace=ns)
     op = operators(sim, "--namespace=team-a", "--no-leader-elect")
     op.wait_log("Scoping operator to namespace team-a")

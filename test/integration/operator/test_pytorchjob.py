@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
+from localcluster.testing import BACKENDS
 from support.crd import PYTORCH_CRD_FILE, install_crds
 from support.examples import run_here
 
@@ -66,8 +67,8 @@ def pytorchjob(name: str, workers: int, command: list[str], **spec: Any) -> dict
     }
 
 
-def condition(registry: Any, name: str, ctype: str) -> dict | None:
-    job = registry.get(PYTORCHJOBS, "default", name)
+def condition(client: Any, name: str, ctype: str) -> dict | None:
+    job = client.get(PYTORCHJOBS, "default", name)
     for cond in (job.get("status") or {}).get("conditions") or []:
         if cond["type"] == ctype and cond["status"] == "True":
             return cond
@@ -77,7 +78,7 @@ def condition(registry: Any, name: str, ctype: str) -> dict | None:
 @pytest.fixture(scope="module")
 def both(proc):
     try:
-        install_crds(proc.registry, PYTORCH_CRD_FILE)
+        install_crds(proc.client, PYTORCH_CRD_FILE)
     except Exception as err:  # noqa: BLE001 - the module's cluster may have it already
         assert "exists" in str(err).lower()
     return proc
@@ -91,15 +92,13 @@ def op(both, module_operator):
 
 
 def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, op):
-    registry = both.registry
-    registry.create(
-        PYTORCHJOBS, "default", pytorchjob("rdzv", 2, [sys.executable, "-c", RENDEZVOUS])
-    )
-    wait_for(lambda: condition(registry, "rdzv", "Succeeded"), 90, "PyTorchJob Succeeded")
+    client = both.client
+    client.create(PYTORCHJOBS, "default", pytorchjob("rdzv", 2, [sys.executable, "-c", RENDEZVOUS]))
+    wait_for(lambda: condition(client, "rdzv", "Succeeded"), 90, "PyTorchJob Succeeded")
     log = both.log("rdzv-master-0", container="pytorch")
     assert "rank 0 of 3 master rdzv-master-0 23456" in log
     assert "ranks [1, 2]" in log
-    status = registry.get(PYTORCHJOBS, "default", "rdzv")["status"]
+    status = client.get(PYTORCHJOBS, "default", "rdzv")["status"]
     assert status["replicaStatuses"]["Master"]["succeeded"] == 1
     # events are sent after the status write that they announce, by the recorder's own thread
     wanted = {"SuccessfulCreatePod", "SuccessfulCreateService", "PyTorchJobSucceeded"}
@@ -127,8 +126,8 @@ def test_the_v1_9_smoke_dist_example_succeeds(both, op):
         {"name": "pytorchjob-port", "containerPort": 23457}  # beside the other test's master
     ]
     name = job["metadata"]["name"]
-    both.registry.create(PYTORCHJOBS, "default", job)
-    wait_for(lambda: condition(both.registry, name, "Succeeded"), 90, "example Succeeded")
+    both.client.create(PYTORCHJOBS, "default", job)
+    wait_for(lambda: condition(both.client, name, "Succeeded"), 90, "example Succeeded")
     log = both.log(f"{name}-master-0", container="pytorch")
     assert sorted(line.split(" : ")[0] for line in log.splitlines() if "Result from" in line) == [
         f"Result from worker {rank}" for rank in (1, 2, 3)
@@ -144,21 +143,22 @@ VOLCANO = {
 }
 
 
-@pytest.fixture(scope="module")
-def volcano_cluster():
+@pytest.fixture(scope="module", params=BACKENDS)
+def volcano_cluster(request):
     with LocalCluster(
+        control_plane=request.param,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.1),
         batch_schedulers=("volcano",),
         batch_scheduler_conf={"volcano": VOLCANO},
         batch_schedule_period=0.2,
     ) as cluster:
-        install_crds(cluster.registry, ROOT / "manifests/base/crd.yaml", PYTORCH_CRD_FILE)
+        install_crds(cluster.client, ROOT / "manifests/base/crd.yaml", PYTORCH_CRD_FILE)
         yield cluster
 
 
 def test_a_gang_scheduled_job_runs_on_volcano(volcano_cluster, operators):
-    registry = volcano_cluster.registry
+    client = volcano_cluster.client
     operators(
         volcano_cluster,
         *BOTH,
@@ -171,13 +171,13 @@ def test_a_gang_scheduled_job_runs_on_volcano(volcano_cluster, operators):
         replica["template"]["metadata"] = {
             "annotations": {"localcluster.tf-operator.io/run-seconds": "0.5"}
         }
-    registry.create(PYTORCHJOBS, "default", job)
-    group = wait_for(lambda: registry.get(PODGROUPS, "default", "gang"), 30, "PodGroup")
+    client.create(PYTORCHJOBS, "default", job)
+    group = wait_for(lambda: client.get(PODGROUPS, "default", "gang"), 30, "PodGroup")
     assert group["spec"]["minMember"] == 4
     assert group["metadata"]["ownerReferences"][0]["kind"] == "PyTorchJob"
 
     def bound() -> list[dict] | None:
-        items, _ = registry.list(PODS, "default", label_selector="pytorch-job-name=gang")
+        items = client.list(PODS, "default", label_selector="pytorch-job-name=gang").items
         return items if len(items) == 4 and all(p["spec"].get("nodeName") for p in items) else None
 
     for pod in wait_for(bound, 30, "4 pods bound by Volcano"):
@@ -187,10 +187,10 @@ def test_a_gang_scheduled_job_runs_on_volcano(volcano_cluster, operators):
         assert (
             annotations["volcano.sh/task-spec"] == pod["metadata"]["labels"]["pytorch-replica-type"]
         )
-    wait_for(lambda: condition(registry, "gang", "Succeeded"), 30, "PyTorchJob Succeeded")
+    wait_for(lambda: condition(client, "gang", "Succeeded"), 30, "PyTorchJob Succeeded")
 
     def group_gone() -> bool:
-        items, _ = registry.list(PODGROUPS, "default")
+        items = client.list(PODGROUPS, "default").items
         return "gang" not in {i["metadata"]["name"] for i in items}
 
     wait_for(group_gone, 30, "PodGroup deleted with the job's clean-up")

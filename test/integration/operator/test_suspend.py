@@ -33,7 +33,7 @@ def set_suspend(sim, name: str, suspend: bool, run_seconds: str | None = None) -
     if run_seconds is not None:
         for spec in job["spec"]["tfReplicaSpecs"].values():
             spec["template"]["metadata"]["annotations"][RUN] = run_seconds
-    sim.registry.update(TFJOBS, NS, name, job)
+    sim.client.update(TFJOBS, NS, name, job)
 
 
 def test_a_job_created_suspended_gets_nothing_until_resumed(sim, op):
@@ -103,5 +103,5 @@ def test_a_job_managed_elsewhere_is_left_alone(sim, op):
     sim.wait_condition("after-elsewhere", "Succeeded", 30)
     assert "status" not in sim.get("elsewhere")
     assert sim.pods("elsewhere") == [] and sim.services("elsewhere") == []
-    items, _ = sim.registry.list(EVENTS, NS)
+    items = sim.client.list(EVENTS, NS).items
     assert [e for e in items if e["involvedObject"].get("name") == "elsewhere"] == []

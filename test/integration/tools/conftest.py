@@ -1,8 +1,8 @@
 """Fixtures for the user tools (SDK, ``tfjob`` CLI, dashboard, monitoring kit).
 
 One local cluster with the process kubelet (containers are local processes, so logs are real)
-and the TFJob and PyTorchJob CRDs, and one real ``tf-operator`` process running both kinds
-against it, shared by every test of this directory in one pytest worker. Tests create their jobs with unique names, so they do not
+and the CRDs of every kind (TFJob, PyTorchJob, XGBoostJob, JAXJob, PaddleJob), and one real
+``tf-operator`` process running every kind against it, shared by every test of this directory in one pytest worker. Tests create their jobs with unique names, so they do not
 depend on each other's leftovers.
 """
 
@@ -17,7 +17,14 @@ import pytest
 
 from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
-from support.crd import CRD_FILE, PYTORCH_CRD_FILE, install_crds
+from support.crd import (
+    CRD_FILE,
+    JAX_CRD_FILE,
+    PADDLE_CRD_FILE,
+    PYTORCH_CRD_FILE,
+    XGBOOST_CRD_FILE,
+    install_crds,
+)
 from support.operator_process import OperatorProcess
 from tf_operator.sdk import TFJobClient, tfjob
 
@@ -29,7 +36,9 @@ _names = itertools.count()
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[LocalCluster]:
     with LocalCluster(kubelet="process") as c:
-        install_crds(c.registry, CRD_FILE, PYTORCH_CRD_FILE)
+        install_crds(
+            c.registry, CRD_FILE, PYTORCH_CRD_FILE, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE
+        )
         yield c
 
 
@@ -45,6 +54,9 @@ def operator(cluster, tmp_path_factory) -> Iterator[OperatorProcess]:
             "--leader-elect=false",
             "--enable-scheme=tfjob",
             "--enable-scheme=pytorchjob",
+            "--enable-scheme=xgboostjob",
+            "--enable-scheme=jaxjob",
+            "--enable-scheme=paddlejob",
         ],
     )
     try:

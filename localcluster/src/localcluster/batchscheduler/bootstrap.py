@@ -18,6 +18,7 @@ import yaml
 from localcluster.apimachinery.gvr import GVR
 from localcluster.batchscheduler.flavours import DEFAULT_QUEUE, Flavour
 from localcluster.client.api import ClusterClient
+from localcluster.client.served import wait_until_served
 
 if TYPE_CHECKING:
     from localcluster.batchscheduler.scheduler import BatchScheduler
@@ -58,6 +59,9 @@ def _create_if_absent(client: ClusterClient, gvr: GVR, obj: dict[str, Any]) -> N
 def install(client: ClusterClient, flavour: Flavour) -> None:
     for file_name in (flavour.podgroup_crd, flavour.queue_crd):
         _create_if_absent(client, CRDS, crd(file_name))
+    # a real kube-apiserver serves a new CRD a moment after creating it
+    wait_until_served(client, flavour.queues)
+    wait_until_served(client, flavour.podgroups)
     _create_if_absent(client, flavour.queues, default_queue(flavour))
 
 

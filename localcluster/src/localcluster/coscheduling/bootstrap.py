@@ -18,6 +18,8 @@ from localcluster.scheduler.ledger import NodeLedger
 
 if TYPE_CHECKING:
     from localcluster.client.api import ClusterClient
+from localcluster.client.served import wait_until_served
+from localcluster.coscheduling.podgroup import PODGROUPS
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,9 @@ def install(client: ClusterClient) -> None:
     except Exception as err:  # noqa: BLE001 - AlreadyExists is fine
         if getattr(err, "code", None) != 409:
             raise
+    # a real kube-apiserver serves a new CRD a moment after creating it; the informers would
+    # otherwise find it missing and look again only seconds later
+    wait_until_served(client, PODGROUPS)
 
 
 def start_scheduler_plugins(

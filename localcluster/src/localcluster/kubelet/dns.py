@@ -1,16 +1,19 @@
 """Cluster DNS for process pods, without a DNS server: per-pod hosts files.
 
-``ClusterHosts`` watches Services and Endpoints and keeps, for every service,
+``ClusterHosts`` watches Services and Pods and keeps, for every service,
 the names a pod may use (``<svc>.<ns>.svc``, ``<svc>.<ns>.svc.<domain>`` for
 each configured domain, ``<svc>.<ns>``, and bare ``<svc>`` inside the same
 namespace; for headless services also ``<hostname>.<svc>.<ns>.svc...`` per
-address) mapped to endpoint IPs. Headless and ClusterIP services both resolve
+address) mapped to the IPs of the pods its selector matches, as the endpoints
+controller would list them. Headless and ClusterIP services both resolve
 to pod IPs because there is no kube-proxy. Addresses not yet ready are
 published too: the IP is fixed when the kubelet admits the pod, so a client
-resolving early just retries its connection.
+resolving early just retries its connection. The pods are matched here rather than read
+from Endpoints because kube-apiserver refuses loopback addresses in Endpoints and
+EndpointSlices, and every pod here has one.
 
 Each process pod gets its own hosts file (its own name first, then the cluster
-names), rewritten in place whenever services or endpoints change. Two ways to
+names), rewritten in place whenever services or pods change. Two ways to
 make a process read it (``DNS_MODES``):
 
 - ``mount``: start the pod's processes under ``unshare --mount --uts`` and
@@ -29,10 +32,11 @@ import os
 import subprocess
 import tempfile
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from localcluster.client.api import ClusterClient
-from localcluster.client.informer import ENDPOINTS, SERVICES, Informer
+from localcluster.client.informer import PODS, SERVICES, Informer
 from localcluster.kubelet.mounts import Bind, namespace_prefix
 
 logger = logging.getLogger(__name__)
@@ -145,8 +149,22 @@ def write_in_place(path: str, text: str) -> None:
         os.close(fd)
 
 
+@dataclass(frozen=True)
+class PodAddress:
+    """What a pod contributes to the names of the services selecting it."""
+
+    ip: str
+    labels: dict[str, str]
+    hostname: str
+    subdomain: str
+
+    def selected_by(self, selector: dict[str, str]) -> bool:
+        return all(self.labels.get(k) == v for k, v in selector.items())
+
+
 class ClusterHosts:
-    """Service names -> pod IPs from Services/Endpoints, written into per-pod hosts files."""
+    """Service names -> pod IPs from Services and the pods they select, written into per-pod
+    hosts files."""
 
     def __init__(
         self, client: ClusterClient, directory: str, domains: tuple[str, ...] = ("cluster.local",)
@@ -155,12 +173,13 @@ class ClusterHosts:
         self._domains = domains
         self._lock = threading.Condition()
         self._services: dict[tuple[str, str], dict[str, Any]] = {}
-        self._endpoints: dict[tuple[str, str], dict[str, Any]] = {}
+        # every pod's address as the endpoints controller would publish it (see _on_pod)
+        self._addresses: dict[tuple[str, str], PodAddress] = {}
         self._pods: dict[str, tuple[Any, ...]] = {}  # key -> (path, ns, ip, own names, labels)
         self._dirty = False
         self._written: dict[str, str] = {}
         self._svc_informer = Informer(client, SERVICES, self._on_service)
-        self._ep_informer = Informer(client, ENDPOINTS, self._on_endpoints)
+        self._pod_informer = Informer(client, PODS, self._on_pod)
         os.makedirs(directory, exist_ok=True)
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
@@ -168,17 +187,39 @@ class ClusterHosts:
             target=self._run, args=(stop_event,), name="cluster-hosts", daemon=True
         )
         writer.start()
-        return [self._svc_informer.start(stop_event), self._ep_informer.start(stop_event), writer]
+        return [self._svc_informer.start(stop_event), self._pod_informer.start(stop_event), writer]
 
     def _on_service(
         self, event_type: str, obj: dict[str, Any], _old: dict[str, Any] | None
     ) -> None:
         self._update(self._services, event_type, obj)
 
-    def _on_endpoints(
-        self, event_type: str, obj: dict[str, Any], _old: dict[str, Any] | None
-    ) -> None:
-        self._update(self._endpoints, event_type, obj)
+    def _on_pod(self, event_type: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+        key = (meta.get("namespace", ""), meta["name"])
+        address = PodAddress(
+            ip=status.get("podIP") or "",
+            labels=dict(meta.get("labels") or {}),
+            hostname=spec.get("hostname") or "",
+            subdomain=spec.get("subdomain") or "",
+        )
+        # as the endpoints controller: no address for a pod that finished or is going away
+        gone = (
+            event_type == "DELETED"
+            or not address.ip
+            or status.get("phase") in ("Succeeded", "Failed")
+            or bool(meta.get("deletionTimestamp"))
+        )
+        with self._lock:
+            if gone:
+                if self._addresses.pop(key, None) is None:
+                    return
+            elif self._addresses.get(key) == address:
+                return
+            else:
+                self._addresses[key] = address
+            self._dirty = True
+            self._lock.notify_all()
 
     def _update(
         self, table: dict[tuple[str, str], dict[str, Any]], event_type: str, obj: dict[str, Any]
@@ -232,23 +273,20 @@ class ClusterHosts:
     def _entries(self) -> list[tuple[str, str, str]]:
         out = []
         for (namespace, name), service in sorted(self._services.items()):
-            endpoints = self._endpoints.get((namespace, name)) or {}
-            addresses: list[dict[str, Any]] = []
-            for subset in endpoints.get("subsets") or []:
-                addresses += subset.get("addresses") or []
-                addresses += subset.get("notReadyAddresses") or []
-            headless = (service.get("spec") or {}).get("clusterIP") == "None"
-            for address in addresses:
-                ip = address.get("ip")
-                if not ip:
+            spec = service.get("spec") or {}
+            selector = spec.get("selector")
+            if not selector:
+                continue  # a service without a selector has no pods' endpoints
+            headless = spec.get("clusterIP") == "None"
+            for (pod_namespace, _), address in sorted(self._addresses.items()):
+                if pod_namespace != namespace or not address.selected_by(selector):
                     continue
                 for full in service_names(name, namespace, self._domains):
-                    out.append((namespace, full, ip))
-                out.append((namespace, name, ip))
-                hostname = address.get("hostname")
-                if headless and hostname:
+                    out.append((namespace, full, address.ip))
+                out.append((namespace, name, address.ip))
+                if headless and address.hostname and address.subdomain == name:
                     for full in service_names(name, namespace, self._domains):
-                        out.append((namespace, f"{hostname}.{full}", ip))
+                        out.append((namespace, f"{address.hostname}.{full}", address.ip))
         return out
 
     def _own_service_names(self, namespace: str, labels: dict[str, str]) -> list[str]:

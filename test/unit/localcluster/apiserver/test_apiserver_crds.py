@@ -185,6 +185,7 @@ def test_crd_group_must_be_a_domain_and_not_builtin(reg):
     body["spec"]["group"] = "apps.k8s.io"
     body["spec"]["names"]["plural"] = "deployments"
     body["metadata"]["name"] = "deployments.apps.k8s.io"
+    body["metadata"]["annotations"] = {"api-approved.kubernetes.io": "unapproved, a test"}
     reg.create(CRDS, None, body)  # a different group from the built-in "apps" is fine
 
 
@@ -296,3 +297,53 @@ def test_a_crd_update_that_leaves_the_schema_alone_replaces_no_stored_object(reg
     crd["spec"]["names"]["shortNames"] = ["wd", "wdg"]
     reg.update(CRDS, None, "widgets.example.com", crd)
     assert reg.store.stored(("example.com", "widgets"), ("default", "w")) is stored
+
+
+@pytest.mark.parametrize(
+    "group, annotation, refused",
+    [
+        ("scheduling.incubator.k8s.io", None, "Required value: protected groups must have"),
+        ("k8s.io", "not a url", 'Invalid value: "not a url": protected groups must have'),
+        ("x.kubernetes.io", "unapproved, experimental", None),
+        ("x.k8s.io", "https://github.com/kubernetes/enhancements/pull/1111", None),
+        ("scheduling.x-k8s.io", None, None),  # x-k8s.io is not a protected group
+    ],
+)
+def test_crds_of_protected_groups_need_an_api_approval_annotation(group, annotation, refused):
+    """As kube-apiserver: *.k8s.io and *.kubernetes.io CRDs name their API review (found when
+    kube-batch's PodGroup CRD met the real control plane)."""
+    registry = Registry()
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"things.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "things", "kind": "Thing"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object"}},
+                }
+            ],
+        },
+    }
+    if annotation is not None:
+        crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": annotation}
+    try:
+        if refused is None:
+            registry.create(("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, crd)
+        else:
+            with pytest.raises(StatusError) as caught:
+                registry.create(
+                    ("apiextensions.k8s.io", "v1", "customresourcedefinitions"), None, crd
+                )
+            assert caught.value.code == 422
+            causes = caught.value.status["details"]["causes"]
+            assert causes[0]["field"] == "metadata.annotations[api-approved.kubernetes.io]"
+            assert causes[0]["message"].startswith(refused)
+    finally:
+        registry.stop()

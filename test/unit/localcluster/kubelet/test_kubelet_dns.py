@@ -1,4 +1,4 @@
-"""Cluster hosts entries from Services/Endpoints, per-pod files, in-place rewrite."""
+"""Cluster hosts entries from Services and the pods they select, per-pod files, in-place rewrite."""
 
 import os
 import threading
@@ -8,19 +8,30 @@ from localcluster.controlplane.emulated import Registry
 from localcluster.kubelet.dns import SITECUSTOMIZE, ClusterHosts, write_in_place
 from localcluster.testing import wait_for
 
+PODS = ("", "v1", "pods")
+SERVICES = ("", "v1", "services")
 
-def endpoints(name, ns, ready=(), not_ready=(), hostname=None):
-    subset = {"ports": [{"port": 2222}]}
-    if ready:
-        subset["addresses"] = [
-            {"ip": ip, **({"hostname": hostname} if hostname else {})} for ip in ready
-        ]
-    if not_ready:
-        subset["notReadyAddresses"] = [{"ip": ip} for ip in not_ready]
-    return {"metadata": {"name": name, "namespace": ns}, "subsets": [subset]}
+
+def pod(name, ns, ip, labels, phase="Running", **spec):
+    return {
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "x"}], **spec},
+        "status": {"phase": phase, "podIP": ip},
+    }
+
+
+def create_pod(registry, body):
+    """Create the pod, then write its status as a kubelet does (create drops the status)."""
+    namespace = body["metadata"]["namespace"]
+    created = registry.create(PODS, namespace, {**body, "status": {}})
+    created["status"] = body["status"]
+    registry.update(PODS, namespace, body["metadata"]["name"], created, subresource="status")
 
 
 def test_names_for_headless_and_cluster_ip_services(tmp_path):
+    """The names of every service resolve to the pods its selector matches (ready or not),
+    never to a pod that finished; Endpoints are not read (kube-apiserver refuses the loopback
+    addresses every pod has here)."""
     registry = Registry()
     stop = threading.Event()
     try:
@@ -30,30 +41,45 @@ def test_names_for_headless_and_cluster_ip_services(tmp_path):
             InProcessClient(registry), str(tmp_path), domains=("cluster.local", "example.org")
         )
         hosts.start(stop)
-        services = ("", "v1", "services")
-        eps = ("", "v1", "endpoints")
         registry.create(
-            services,
+            SERVICES,
             "ns1",
             {
                 "metadata": {"name": "job-worker-0"},
-                "spec": {"clusterIP": "None", "ports": [{"port": 2222}]},
+                "spec": {"clusterIP": "None", "selector": {"r": "w0"}, "ports": [{"port": 2222}]},
             },
         )
         registry.create(
-            services, "ns2", {"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}
+            SERVICES,
+            "ns2",
+            {
+                "metadata": {"name": "web"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+            },
+        )
+        registry.create(
+            SERVICES,
+            "ns2",
+            {
+                "metadata": {"name": "peers"},
+                "spec": {"clusterIP": "None", "selector": {"app": "web"}},
+            },
         )
         path = hosts.add_pod("ns1/client", "ns1", "127.1.0.9", "client")
         with open(path) as handle:
             assert "127.1.0.9\tclient" in handle.read()
 
-        registry.create(eps, "ns1", endpoints("job-worker-0", "ns1", not_ready=["127.1.0.5"]))
-        registry.create(eps, "ns2", endpoints("web", "ns2", ready=["127.1.0.6"], hostname="h0"))
+        create_pod(registry, pod("w0", "ns1", "127.1.0.5", {"r": "w0"}, phase="Pending"))
+        create_pod(registry, pod("w0-old", "ns1", "127.1.0.4", {"r": "w0"}, phase="Failed"))
+        create_pod(
+            registry,
+            pod("web-0", "ns2", "127.1.0.6", {"app": "web"}, hostname="h0", subdomain="peers"),
+        )
 
         def content():
             with open(path) as handle:
                 text = handle.read()
-            return text if "127.1.0.6" in text else None
+            return text if "127.1.0.6" in text and "127.1.0.5" in text else None
 
         text = wait_for(content, 10)
         lines = {tuple(line.split("\t")) for line in text.splitlines()}
@@ -65,9 +91,11 @@ def test_names_for_headless_and_cluster_ip_services(tmp_path):
             "job-worker-0",
         ):
             assert ("127.1.0.5", name) in lines
+        assert not [line for line in lines if line[0] == "127.1.0.4"]  # finished: no address
         assert ("127.1.0.6", "web.ns2.svc") in lines
         assert ("127.1.0.6", "web") not in lines  # bare names only within the pod's namespace
-        assert ("127.1.0.6", "h0.web.ns2.svc") not in lines  # per-address names: headless only
+        assert ("127.1.0.6", "h0.web.ns2.svc") not in lines  # per-pod names: headless only
+        assert ("127.1.0.6", "h0.peers.ns2.svc") in lines  # ... whose name is the subdomain
         hosts.remove_pod("ns1/client")
         assert not os.path.exists(path)
     finally:
@@ -100,7 +128,7 @@ def test_python_resolver_hook_reads_the_hosts_file(tmp_path, monkeypatch):
         socket.getaddrinfo, socket.gethostbyname, socket.gethostbyname_ex = saved
 
 
-def test_own_services_resolve_to_the_pod_before_endpoints_exist(tmp_path):
+def test_own_services_resolve_to_the_pod_before_the_pod_is_seen(tmp_path):
     registry = Registry()
     stop = threading.Event()
     try:

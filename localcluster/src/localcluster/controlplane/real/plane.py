@@ -21,6 +21,7 @@ import logging
 import secrets
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,14 @@ from pathlib import Path
 import yaml
 
 from localcluster.controlplane.real.build import Binaries, Progress, ensure_binaries
-from localcluster.controlplane.real.pki import SERVICE_CLUSTER_IP_RANGE, ControlPlanePKI
-from localcluster.controlplane.real.process import HealthProbe, ManagedProcess, free_port
+from localcluster.controlplane.real.pki import SERVICE_CLUSTER_IP_RANGE, ControlPlanePKI, KeyPair
+from localcluster.controlplane.real.process import (
+    PROBE_INTERVAL,
+    HealthProbe,
+    ManagedProcess,
+    ProcessFailed,
+    free_port,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +82,11 @@ class RealControlPlane:
     def ca_file(self) -> str:
         return self._pki().ca.cert
 
+    def certificate_authority(self) -> KeyPair:
+        """The CA (certificate and key) that signed every certificate of the plane; kubelets
+        serve with a certificate it signs, as kube-apiserver verifies them with it."""
+        return self._pki().ca
+
     @property
     def admin_token(self) -> str:
         return self.admin.token
@@ -99,6 +111,7 @@ class RealControlPlane:
             self._start_apiserver(etcd_url)
             self._start_controller_manager()
             self._start_scheduler()
+            self._wait_for_default_service_account()
         except BaseException:
             self.stop()
             raise
@@ -267,6 +280,24 @@ class RealControlPlane:
             ],
             HealthProbe(f"https://{HOST}:{port}/healthz"),
         )
+
+    def _wait_for_default_service_account(self) -> None:
+        """kube-controller-manager makes each namespace's ``default`` ServiceAccount a moment
+        after it starts; until then ServiceAccount admission refuses every pod of the
+        namespace. Ready means a pod can be created (kind waits for the same)."""
+        probe = HealthProbe(
+            f"{self.url}/api/v1/namespaces/default/serviceaccounts/default",
+            self.admin.token,
+            self.ca_file,
+        )
+        deadline = time.monotonic() + START_TIMEOUT
+        while not probe.ok():
+            if time.monotonic() >= deadline:
+                raise ProcessFailed(
+                    "kube-controller-manager made no default ServiceAccount in "
+                    f"{START_TIMEOUT:.0f} s:\n{self.log_tail('kube-controller-manager')}"
+                )
+            time.sleep(PROBE_INTERVAL)
 
     # -- helpers ------------------------------------------------------------------
 

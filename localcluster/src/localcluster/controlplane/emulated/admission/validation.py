@@ -12,6 +12,7 @@ list of ``field_cause`` dicts with the real server's messages; an empty list mea
 from __future__ import annotations
 
 import re
+import urllib.parse
 from decimal import Decimal
 from typing import Any
 
@@ -234,6 +235,37 @@ def _requirement_errors(req: Any, path: str) -> list[dict[str, Any]]:
     return causes
 
 
+API_APPROVED = "api-approved.kubernetes.io"
+_APPROVAL_HELP = "see https://github.com/kubernetes/enhancements/pull/1111"
+
+
+def _api_approval_cause(group: str, annotations: dict[str, Any]) -> dict[str, Any] | None:
+    """kube-apiserver's rule for the groups Kubernetes reserves (``k8s.io``, ``kubernetes.io``
+    and their subdomains): a CRD there names its API review in an annotation, a URL, or a reason
+    starting with "unapproved"."""
+    protected = any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io"))
+    if not protected:
+        return None
+    value = annotations.get(API_APPROVED)
+    path = f"metadata.annotations[{API_APPROVED}]"
+    if not value:
+        return field_cause(
+            path,
+            f'Required value: protected groups must have approval annotation "{API_APPROVED}", '
+            + _APPROVAL_HELP,
+            "FieldValueRequired",
+        )
+    parsed = urllib.parse.urlparse(str(value))
+    if str(value).startswith("unapproved") or (parsed.scheme and parsed.netloc):
+        return None
+    return field_cause(
+        path,
+        f'Invalid value: "{value}": protected groups must have approval annotation '
+        f'"{API_APPROVED}" with either a URL or a reason starting with "unapproved", '
+        + _APPROVAL_HELP,
+    )
+
+
 def validate_crd(crd: dict[str, Any]) -> list[dict[str, Any]]:
     causes: list[dict[str, Any]] = []
     spec = crd.get("spec") or {}
@@ -281,6 +313,9 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, Any]]:
                 "Invalid value: must have exactly one version marked as storage version",
             )
         )
+    approval = _api_approval_cause(group, (crd.get("metadata") or {}).get("annotations") or {})
+    if approval:
+        causes.append(approval)
     name = (crd.get("metadata") or {}).get("name")
     if group and plural and name != f"{plural}.{group}":
         causes.append(

@@ -65,6 +65,10 @@ COVERAGE = {
         "test/integration/gang/test_demo_gang.py::"
         "test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound"
     ),
+    'make demo ARGS="--gang kubernetes --real"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound"
+    ),
     'make demo ARGS="--gang volcano --without-task-spec"': (
         "test/integration/gang/test_demo_gang.py::"
         "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"

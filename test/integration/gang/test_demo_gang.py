@@ -75,8 +75,10 @@ def test_without_task_spec_is_a_volcano_story():
     assert out.returncode == 2 and "--gang volcano" in out.stderr
 
 
-def test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound():
-    out = demo("--gang", "kubernetes")
+@pytest.mark.parametrize("plane", [[], ["--real"]], ids=["emulated", "real"])
+def test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound(plane):
+    """The same story on the emulator and, with --real, on kube-apiserver and kube-scheduler."""
+    out = demo("--gang", "kubernetes", *plane)
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout
     assert "looks where both jobs held nodes at once: 0" in text

@@ -1,6 +1,7 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
-``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
+``--gang [FLAVOUR]`` runs :mod:`demokit.gang` (``--gang kubernetes``:
+:mod:`demokit.gang_kubernetes`), ``--in-cluster`` runs :mod:`demokit.incluster`,
 ``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`,
 ``--xgboost``, ``--jax`` and ``--paddle`` run :mod:`demokit.kinds`, anything else
 :mod:`demokit.tfjob` (each parses its own arguments). ``--real``, with any of them, runs the
@@ -27,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     if any(a == "--gang" or a.startswith("--gang=") for a in argv):
         from demokit import gang
 
+        if "kubernetes" in argv or "--gang=kubernetes" in argv:
+            from demokit import gang_kubernetes
+
+            return gang.main(argv, runner=gang_kubernetes.run)
         return gang.main(argv)
     if "--queue" in argv:
         from demokit import queue

@@ -17,6 +17,9 @@ Permit, the workers find no node, so the scheduler gives the master's room back 
 backs off; the PodGroup controller keeps the group ``Scheduling``, and the operator tells the job
 why from its pods' reasons. Once the GPU node is uncordoned the three pods are bound together.
 
+``--gang kubernetes`` is another story, told by :mod:`demokit.gang_kubernetes`: two jobs
+compete for too few nodes under Kubernetes' own Workload and PodGroup API.
+
 ``--gang volcano --without-task-spec`` shows why that annotation matters: it submits the same
 PodGroup and master/worker pods directly, without the annotation (as tf-operator v0.5.3 wrote
 them), to the same scheduler; they stay Pending with Volcano's condition message, the demo
@@ -36,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -409,7 +412,7 @@ def run_without_task_spec(api: Api, timeout: float) -> int:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gang", choices=sorted(PODGROUP_API), required=True)
+    parser.add_argument("--gang", choices=sorted([*PODGROUP_API, "kubernetes"]), required=True)
     parser.add_argument(
         "--without-task-spec",
         action="store_true",
@@ -458,14 +461,19 @@ def run(args: argparse.Namespace, workdir: Path) -> int:
         return run_job(api, args.gang, args.timeout, workdir, kubeconfig)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    runner: Callable[[argparse.Namespace, Path], int] | None = None,
+) -> int:
+    """Run the story the arguments ask for (``runner``: another story's ``run``, as
+    ``--gang kubernetes`` gives :func:`demokit.gang_kubernetes.run`)."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="gang-demo-"))
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     code = 1
     try:
-        code = run(args, workdir)
+        code = (runner or run)(args, workdir)
     except DemoFailed as err:
         print(f"\ndemo failed: {err} (logs in {workdir})", file=sys.stderr)
     except KeyboardInterrupt:
@@ -475,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         import shutil
 
         shutil.rmtree(workdir, ignore_errors=True)
-    verdict = "job Succeeded" if code == 0 else f"exit code {code}"
+    verdict = ("jobs" if args.gang == "kubernetes" else "job") + " Succeeded"
+    verdict = verdict if code == 0 else f"exit code {code}"
     print(f"\n{verdict}; demo took {time.monotonic() - begin:.1f}s")
     return code
 

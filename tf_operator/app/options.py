@@ -34,7 +34,7 @@ DEFAULT_LOCK_TYPE = "endpoints"
 LOCK_TYPES = ("endpoints", "leases", "endpointsleases")
 # The elector jitters retries by up to this factor, so renewals must fit in the deadline.
 LEADER_ELECTION_JITTER = 1.2
-GANG_SCHEDULERS = ("kube-batch", "volcano", "scheduler-plugins")
+GANG_SCHEDULERS = ("kube-batch", "volcano", "scheduler-plugins", "kubernetes")
 _DNS_1123_SUBDOMAIN = re.compile(
     r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 )
@@ -144,13 +144,14 @@ class ServerOption:
     )
     # Addition: kube-batch (v0.5.3's), volcano, or scheduler-plugins (training-operator
     # v1.9's default backend); any other name is a scheduler-plugins profile of that name, as
-    # in v1.9 (D75).
+    # in v1.9 (D75); kubernetes is Kubernetes' own Workload and PodGroup API (D180).
     gang_scheduler_name: str = flag(
         DEFAULT_GANG_SCHEDULER,
         "--gang-scheduler-name",
         show_default=True,
-        help="Gang scheduler used when gang scheduling is enabled: kube-batch, volcano or "
-        "scheduler-plugins (pods get schedulerName scheduler-plugins-scheduler); any other "
+        help="Gang scheduler used when gang scheduling is enabled: kube-batch, volcano, "
+        "scheduler-plugins (pods get schedulerName scheduler-plugins-scheduler) or kubernetes "
+        "(scheduling.k8s.io/v1beta1 Workload and PodGroup, the default scheduler); any other "
         "name is taken as a scheduler-plugins profile of that name.",
     )
     monitoring_port: int = flag(

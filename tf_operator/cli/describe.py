@@ -1,5 +1,5 @@
-"""``tfjob describe`` (and ``pytorchjob describe``): one job, its replicas, conditions and recent
-events, as text."""
+"""``tfjob describe`` (and ``pytorchjob describe``): one job, its PodGroup when it is
+gang-scheduled, its replicas, conditions and recent events, as text."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tf_operator.sdk.lifecycle import (
     restart_budget,
     restarts_by_cause,
 )
+from tf_operator.sdk.podgroup import PodGroupInfo
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import queue_name, run_policy
 from tf_operator.sdk.summary import age, manager, replica_counts, suspension
@@ -31,6 +32,7 @@ def describe(
     events: Sequence[Mapping[str, Any]],
     now: datetime | None = None,
     kind: JobKindInfo = TFJOB,
+    group: PodGroupInfo | None = None,
 ) -> str:
     meta = job.get("metadata") or {}
     status = job.get("status") or {}
@@ -47,6 +49,7 @@ def describe(
         ("Suspend", suspension(job)),
         ("Managed by", manager(job)),
         *([("Queue", queue)] if (queue := queue_name(job)) else []),
+        *([("PodGroup", str(group))] if group is not None else []),
         ("Clean pod policy", clean_pod_policy(job, spec)),
         *lifecycle_fields(job),
         ("Start time", status.get("startTime") or "-"),

@@ -217,10 +217,13 @@ def list_jobs(
 @pass_settings
 @api_errors
 def describe_job(settings: Settings, name: str) -> None:
-    """Show a TFJob: replicas (pod, node, phase, restarts, exit code), conditions, events."""
+    """Show a TFJob: its PodGroup, replicas (pod, node, phase, restarts, exit code),
+    conditions, events."""
     client = settings.client
     job = client.get(name)
-    click.echo(describe(job, client.get_pods(name), client.get_events(name), kind=client.kind))
+    group = client.get_pod_group(name)
+    pods, events = client.get_pods(name), client.get_events(name)
+    click.echo(describe(job, pods, events, kind=client.kind, group=group))
 
 
 @cli.command()

@@ -165,6 +165,9 @@ class GangSchedulerBackend:
     # why the group cannot be placed ("" when it is not known to be unplaceable), from the
     # group and the job's pods
     unschedulable: Callable[[Obj | None, list[Obj]], str] = field(default=group_condition_message)
+    # Kubernetes' own gang scheduling: the PodGroup a pod names in spec.schedulingGroup, from
+    # the job's name and UID (None: the pod names none); such a backend sets no schedulerName
+    scheduling_group: Callable[[str, str], str] | None = None
 
     @property
     def api_version(self) -> str:

@@ -260,7 +260,12 @@ class Dashboard:
             except ApiError as err:
                 log.info("events of %s/%s: %s", meta["namespace"], meta["name"], err)
                 events = []
-        return views.job_detail(job, pods, events)
+        try:
+            group = await run_in_threadpool(client.get_pod_group, meta["name"], meta["namespace"])
+        except ApiError as err:
+            log.info("PodGroup of %s/%s: %s", meta["namespace"], meta["name"], err)
+            group = None
+        return views.job_detail(job, pods, events, group=group)
 
     # ---- event streams ----------------------------------------------------------------------
     def _stream(

@@ -17,6 +17,7 @@ from tf_operator.sdk.lifecycle import (
     restart_budget,
     restarts_by_cause,
 )
+from tf_operator.sdk.podgroup import PodGroupInfo
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -64,6 +65,7 @@ def job_detail(
     pods: Sequence[Mapping[str, Any]],
     events: Sequence[Mapping[str, Any]] | None,  # None: not the caller's to read
     now: datetime | None = None,
+    group: PodGroupInfo | None = None,
 ) -> dict[str, Any]:
     status = job.get("status") or {}
     ours = not is_managed_elsewhere(job) and not is_finished(job)
@@ -73,6 +75,7 @@ def job_detail(
         "manager": manager(job),
         # what the Suspend/Resume button offers: None when this operator would not act on it
         "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
+        "group": group,  # the job's PodGroup when it is gang-scheduled
         "lifecycle": lifecycle_summary(job),
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",

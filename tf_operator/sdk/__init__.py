@@ -50,6 +50,7 @@ from tf_operator.sdk.errors import (
 )
 from tf_operator.sdk.kinds import JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB, JobKindInfo
 from tf_operator.sdk.logs import LogLine, LogStream
+from tf_operator.sdk.podgroup import PodGroupInfo, pod_group_info
 from tf_operator.sdk.replicas import ReplicaInfo, replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -85,6 +86,7 @@ __all__ = [
     "LogLine",
     "LogStream",
     "NotFound",
+    "PodGroupInfo",
     "ReplicaInfo",
     "TFJobClient",
     "WaitTimeout",
@@ -101,6 +103,7 @@ __all__ = [
     "job_state",
     "load_job",
     "managed_by",
+    "pod_group_info",
     "pod_selector",
     "queue_name",
     "replica_info",

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from tf_operator.k8s import safeyaml
-from tf_operator.k8s.client import EVENTS, PODS, KubeClient, ResourceClient, Timeout
+from tf_operator.k8s.client import (
+    EVENTS,
+    PODS,
+    KubeClient,
+    Resource,
+    ResourceClient,
+    Timeout,
+)
 from tf_operator.k8s.client.errors import (
     ApiError,
     from_status,
@@ -43,6 +50,7 @@ from tf_operator.sdk.kinds import (
     replica_specs,
 )
 from tf_operator.sdk.logs import LogLine, LogStream
+from tf_operator.sdk.podgroup import PodGroupInfo, find_pod_group, pod_group_info
 
 TFJOBS = TFJOB.resource
 # How often suspend and resume read the job again after a write met a newer version of it.
@@ -401,6 +409,32 @@ class JobClient:
         with _api():
             listed = self._events.list(self._ns(namespace), field_selector=fields)
         return sorted(listed.get("items") or [], key=_event_time)
+
+    def get_pod_group(self, name: str, namespace: str | None = None) -> PodGroupInfo | None:
+        """The job's PodGroup (any of the four gang APIs the operator writes) and its state;
+        None when the job has none, or no group API can be read."""
+        job = self.get(name, namespace)
+
+        def list_groups(resource: Resource, ns: str) -> builtins.list[dict[str, Any]]:
+            try:
+                return list(self.kube.resource(resource).list(ns).get("items") or [])
+            except ApiError as err:  # not served, or not ours to read: no group there
+                if err.code in (403, 404):
+                    return []
+                raise
+
+        def get_group(resource: Resource, ns: str, group: str) -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = self.kube.resource(resource).get(group, ns)
+            except ApiError as err:
+                if err.code in (403, 404):
+                    return None
+                raise
+            return found
+
+        with _api():
+            group = find_pod_group(job, list_groups, get_group)
+        return None if group is None else pod_group_info(group)
 
     def stream_pod_log(
         self,

@@ -59,6 +59,7 @@ from localcluster.controllers.namespace_objects import (
     default_service_accounts,
     root_ca_publisher,
 )
+from localcluster.controllers.podgroup_protection import PodGroupProtection
 from localcluster.controllers.replicaset import ReplicaSetController
 from localcluster.controlplane.emulated.registry import Registry
 from localcluster.controlplane.emulated.server import APIServer
@@ -403,6 +404,7 @@ class LocalCluster:
             self._threads += ReplicaSetController(client).start(self._stop)
             self._threads += DeploymentController(client).start(self._stop)
             self._threads += ClusterRoleAggregation(client).start(self._stop)
+            self._threads += PodGroupProtection(client).start(self._stop)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":

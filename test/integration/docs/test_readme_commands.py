@@ -61,6 +61,14 @@ COVERAGE = {
         "test/integration/gang/test_demo_gang.py::"
         "test_gang_demo_schedules_master_on_cpu_and_workers_on_gpu"
     ),
+    'make demo ARGS="--gang kubernetes"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound"
+    ),
+    'make demo ARGS="--gang kubernetes --real"': (
+        "test/integration/gang/test_demo_gang.py::"
+        "test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound"
+    ),
     'make demo ARGS="--gang volcano --without-task-spec"': (
         "test/integration/gang/test_demo_gang.py::"
         "test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why"

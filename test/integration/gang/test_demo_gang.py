@@ -76,3 +76,33 @@ def test_without_task_spec_the_gang_stays_pending_and_the_demo_says_why(control_
 def test_without_task_spec_is_a_volcano_story():
     out = demo("--gang", "kube-batch", "--without-task-spec")
     assert out.returncode == 2 and "--gang volcano" in out.stderr
+
+
+@pytest.mark.parametrize("plane", [[], ["--real"]], ids=["emulated", "real"])
+def test_kubernetes_gang_demo_runs_one_job_whole_while_the_other_waits_unbound(plane):
+    """The same story on the emulator and, with --real, on kube-apiserver and kube-scheduler."""
+    out = demo("--gang", "kubernetes", *plane)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "looks where both jobs held nodes at once: 0" in text
+    # the waiting group says why, and so does its job
+    waiting = re.search(
+        r"PodGroup of (first|second): PodGroupInitiallyScheduled=False Unschedulable (minCount \(2\) cannot be satisfied: .*)",
+        text,
+    )
+    assert waiting, text
+    loser = waiting.group(1)
+    assert re.search(
+        rf"TFJob {loser} told: PodGroup default/{loser}-\S+ is unschedulable: minCount", text
+    )
+    # the loser's pods are bound only after the winner's group is scheduled, and both succeed
+    lines = text.splitlines()
+    first_bound = {
+        j: next(i for i, x in enumerate(lines) if f"pod {j}-worker-" in x)
+        for j in ("first", "second")
+    }
+    winner = "second" if loser == "first" else "first"
+    assert first_bound[winner] < first_bound[loser]
+    for job in ("first", "second"):
+        assert f"TFJob {job} Succeeded" in text
+        assert f"PodGroup of {job} deleted by the operator" in text

@@ -82,3 +82,41 @@ def test_gang_overlay(tmp_path, control_plane, overlay, namespaced):
         reads = incluster.operator_responses(200, "get", "priorityclasses")
         assert (reads > 0) is (overlay != "gang-kube-batch")
         assert incluster.operator_responses(403) == 0
+
+
+WORKLOADS = ("scheduling.k8s.io", "v1beta1", "workloads")
+K8S_PODGROUPS = ("scheduling.k8s.io", "v1beta1", "podgroups")
+
+
+def test_gang_kubernetes_overlay(tmp_path, control_plane):
+    """Kubernetes' own gang scheduling deployed from its overlay: nothing installed beside the
+    cluster, the operator's RBAC (the component's Workload and PodGroup rules) is enough to make
+    the job's Workload and PodGroup and to delete them after the job; the cluster's default
+    scheduler binds the gang; no 403 all along (D180)."""
+    with in_cluster(control_plane, tmp_path) as incluster:
+        client = incluster.client
+        incluster.apply("gang-kubernetes")
+        incluster.rollout()
+        wait_for(incluster.leader, 60, what="a leader")
+
+        def listed(gvr):
+            return client.list(gvr, "default").items
+
+        client.create(PRIORITY_CLASSES, None, PRIORITY_CLASS)
+        incluster.submit_job("gang", "default", priority_class="training")
+        (group,) = wait_for(lambda: listed(K8S_PODGROUPS) or None, 60, what="the PodGroup")
+        assert group["spec"]["schedulingPolicy"] == {"gang": {"minCount": 3}}
+        assert group["spec"]["priorityClassName"] == "training"
+        assert group["metadata"]["ownerReferences"][0]["kind"] == "TFJob"
+        (workload,) = listed(WORKLOADS)
+        assert group["spec"]["workloadRef"]["workloadName"] == workload["metadata"]["name"]
+        incluster.wait_succeeded("gang", "default")
+        pods = client.list(("", "v1", "pods"), "default", label_selector="tf-job-name=gang").items
+        assert {p["spec"]["schedulerName"] for p in pods} == {"default-scheduler"}
+        assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {
+            group["metadata"]["name"]
+        }
+        # the real garbage collector and PodGroup protection take their time
+        wait_for(lambda: not listed(K8S_PODGROUPS), 120, what="the PodGroup deleted after the job")
+        assert listed(WORKLOADS) == []
+        assert incluster.operator_responses(403) == 0

@@ -179,3 +179,12 @@ def test_progress_lists_a_pytorchjobs_replica_types_before_any_status():
         ("Master", "active 0  succeeded 0  failed 0"),
         ("Worker", "active 2  succeeded 0  failed 0"),
     ]
+
+
+def test_describe_shows_the_jobs_pod_group_when_it_has_one():
+    from tf_operator.sdk.podgroup import PodGroupInfo
+
+    group = PodGroupInfo("g", "scheduling.k8s.io/v1beta1", 2, "Unschedulable", "no room")
+    text = describe(job(), [], [], now=NOW, group=group)
+    assert "PodGroup:         g (scheduling.k8s.io/v1beta1, min 2) Unschedulable: no room" in text
+    assert "PodGroup:" not in describe(job(), [], [], now=NOW)

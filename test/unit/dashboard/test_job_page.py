@@ -32,6 +32,9 @@ class Server:
     def get_events(self, name: str, namespace: str) -> list[dict]:
         return []
 
+    def get_pod_group(self, name: str, namespace: str) -> None:
+        return None
+
 
 def job_page(servers: dict[str, Server], plural: str, name: str) -> Any:
     dash = Dashboard(servers, EmptyCache(), allow_write=True, default_namespace="ns")  # type: ignore[arg-type]

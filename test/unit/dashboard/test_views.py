@@ -120,6 +120,14 @@ def test_a_pytorchjob_is_shown_by_its_own_fields_and_labels():
     assert (replica.replica_type, replica.index, replica.exit_code) == ("master", "0", 0)
 
 
+def test_the_detail_carries_the_jobs_pod_group():
+    from tf_operator.sdk.podgroup import PodGroupInfo
+
+    group = PodGroupInfo("g", "scheduling.k8s.io/v1beta1", 2, "Scheduled")
+    assert job_detail(JOB, [], [], NOW, group=group)["group"] is group
+    assert job_detail(JOB, [], [], NOW)["group"] is None
+
+
 @pytest.mark.parametrize(
     ("kind", "field", "label", "container", "replicas"),
     [

@@ -18,6 +18,7 @@ OVERLAYS = [
     "gang-kube-batch",
     "gang-volcano",
     "gang-scheduler-plugins",
+    "gang-kubernetes",
     "namespaced",
     "pytorchjob",
     "xgboostjob",
@@ -275,6 +276,17 @@ def test_gang_overlays_add_podgroups(rendered, overlay, group, scheduler):
     assert f"--gang-scheduler-name={scheduler}" in args
 
 
+def test_the_kubernetes_gang_overlay_installs_nothing_beside_the_cluster(rendered):
+    """Kubernetes' own gang scheduling needs no CRD and no scheduler: only the flags."""
+    objs = rendered["gang-kubernetes"]
+    crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
+    assert crds == {"tfjobs.kubeflow.org"}
+    (deploy,) = by_kind(objs, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--enable-gang-scheduling=true" in args
+    assert "--gang-scheduler-name=kubernetes" in args
+
+
 def operator_grants(objs: list[dict]) -> tuple[set, set]:
     """What the operator's ServiceAccount may do (group, resource, verb): cluster-wide (through
     ClusterRoleBindings) and in its own namespace (RoleBindings), following the bindings that
@@ -302,6 +314,7 @@ GANG_COMPONENTS = {
     "gang-kube-batch": "kube-batch",
     "gang-volcano": "volcano",
     "gang-scheduler-plugins": "scheduler-plugins",
+    "gang-kubernetes": "kubernetes",
 }
 
 
@@ -310,12 +323,17 @@ def gang_needs(scheduler: str) -> tuple[set, set]:
     create, resize, delete) and the cluster-scoped PriorityClasses it reads by name when the
     backend computes minResources."""
     from tf_operator.control.podgroup_control import backend_for
+    from tf_operator.control.workload_control import KUBERNETES_BACKEND, WORKLOADS
     from tf_operator.k8s.client import PRIORITY_CLASSES
 
-    backend = backend_for(scheduler)
+    backend = KUBERNETES_BACKEND if scheduler == "kubernetes" else backend_for(scheduler)
     groups = backend.pod_groups
     verbs = ("get", "list", "watch", "create", "patch", "delete")
     podgroups = {(groups.group, groups.plural, verb) for verb in verbs}
+    if backend is KUBERNETES_BACKEND:  # its Workloads are read by name, never listed
+        podgroups |= {
+            (WORKLOADS.group, WORKLOADS.plural, v) for v in ("get", "create", "patch", "delete")
+        }
     reads = set()
     if backend.computes_min_resources:
         reads = {(PRIORITY_CLASSES.group, PRIORITY_CLASSES.plural, "get")}

@@ -56,7 +56,11 @@ from tf_operator.common.jobcontroller.owned import (
     OwnedObjects,
 )
 from tf_operator.common.jobcontroller.pod import PodReconciler, pod_uid
-from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
+from tf_operator.common.jobcontroller.podgroup import (
+    PodGroupEvents,
+    PodGroupReconciler,
+    group_summary,
+)
 from tf_operator.common.jobcontroller.service import ServiceReconciler
 from tf_operator.common.jobcontroller.startup import StartupWatch
 from tf_operator.common.jobcontroller.status import (
@@ -76,9 +80,9 @@ from tf_operator.common.jobcontroller.success_policy import (
 from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
-from tf_operator.control.podgroup_control import PodGroupControl, backend_for
 from tf_operator.control.service_control import ServiceControl
 from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.control.workload_control import group_control_for
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
 from tf_operator.k8s.client import KubeInterface, is_not_found
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
@@ -161,8 +165,8 @@ class JobController(Generic[J]):
         self.services = owned(SERVICE_TYPE, informer=service_informer, control=service_control)
         self.pod_groups: PodGroupReconciler[J] | None = None
         if config.enable_gang_scheduling:
-            backend = backend_for(config.gang_scheduler_name)
-            groups = PodGroupControl(kube_client, recorder, backend)
+            groups = group_control_for(kube_client, recorder, config.gang_scheduler_name)
+            backend = groups.backend
             priorities = PriorityClasses(kube_client)
             self.pod_groups = PodGroupReconciler(
                 kind, groups, recorder, self.memory, priorities.value
@@ -171,7 +175,7 @@ class JobController(Generic[J]):
             # missing PodGroup CRD must not keep the workers from starting).
             group_informer = informer_factory.for_resource(backend.pod_groups)
             group_informer.add_event_handler(
-                PodGroupEvents(owners, self.work_queue).event_handler()
+                PodGroupEvents(owners, self.work_queue, group_summary(backend)).event_handler()
             )
         self.pod_reconciler = PodReconciler(
             kind, self.pods, pod_control, recorder, self.memory, self.pod_groups

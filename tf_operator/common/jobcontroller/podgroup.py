@@ -8,7 +8,9 @@ names another one, and what joins it to its group: for kube-batch and Volcano th
 ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec`` annotations (v0.5.3 set neither
 annotation, never updated the group, and dropped the scheduler for the whole job as soon as one
 template named another: divergence D24), for scheduler-plugins the
-``scheduling.x-k8s.io/pod-group`` label, as training-operator v1.9 does.
+``scheduling.x-k8s.io/pod-group`` label, as training-operator v1.9 does. With Kubernetes' own
+gang scheduling (``--gang-scheduler-name kubernetes``, :mod:`tf_operator.control.workload_control`)
+a pod keeps its scheduler and names its PodGroup in ``spec.schedulingGroup`` (D180).
 
 A backend may hold the job's pods back until it admits the group (Volcano: until the group
 leaves Pending, training-operator v1.9's Inqueue gating); the pass then creates no pod or
@@ -33,7 +35,8 @@ from tf_operator.common.jobcontroller.gang_policy import gang_policy
 from tf_operator.common.jobcontroller.kind import J, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
-    PodGroupControl,
+    GangPolicy,
+    GangSchedulerBackend,
     pod_group_phase,
     unschedulable_message,
 )
@@ -60,14 +63,41 @@ class OwnerKeys(Protocol):
     def owner_key(self, obj: Obj) -> str | None: ...
 
 
+class GroupControl(Protocol):
+    """Writes a job's group(s) for one backend (``PodGroupControl``, ``WorkloadControl``)."""
+
+    backend: GangSchedulerBackend
+
+    def sync_pod_group(self, job: Any, policy: GangPolicy, owner_ref: Obj) -> Obj: ...
+
+    def delete_pod_group(self, job: Any) -> None: ...
+
+
+def group_summary(backend: GangSchedulerBackend) -> Callable[[Obj], tuple[str, ...]]:
+    """What of a group's status brings its job back when it changes: its unschedulable
+    message (the backend's reading of it) and its phase."""
+
+    def summary(group: Obj) -> tuple[str, ...]:
+        told = backend.unschedulable(group, []) if backend.scheduling_group else ""
+        return (unschedulable_message(group), pod_group_phase(group), told)
+
+    return summary
+
+
 class PodGroupEvents:
     """Handlers of the PodGroup informer: a group's status changed, or the group is gone (its
     job's next pass makes it again; waiting for the resync left a gang without its group for
     up to 30 s), so sync its job."""
 
-    def __init__(self, owners: OwnerKeys, queue: Queue) -> None:
+    def __init__(
+        self,
+        owners: OwnerKeys,
+        queue: Queue,
+        summary: Callable[[Obj], tuple[str, ...]] | None = None,
+    ) -> None:
         self._owners = owners
         self._queue = queue
+        self._summary = summary or (lambda g: (unschedulable_message(g), pod_group_phase(g)))
 
     def event_handler(self) -> ResourceEventHandlerFuncs:
         return ResourceEventHandlerFuncs(self.on_add, self.on_update, self.on_delete)
@@ -78,13 +108,11 @@ class PodGroupEvents:
             self._enqueue(item)
 
     def on_add(self, obj: Obj, is_in_initial_list: bool = False) -> None:
-        if unschedulable_message(obj) or pod_group_phase(obj):
+        if any(self._summary(obj)):
             self._enqueue(obj)
 
     def on_update(self, old: Obj, cur: Obj) -> None:
-        if unschedulable_message(old) != unschedulable_message(cur) or (
-            pod_group_phase(old) != pod_group_phase(cur)
-        ):
+        if self._summary(old) != self._summary(cur):
             self._enqueue(cur)
 
     def _enqueue(self, obj: Obj) -> None:
@@ -99,7 +127,7 @@ class PodGroupReconciler(Generic[J]):
     def __init__(
         self,
         kind: JobKind[J],
-        groups: PodGroupControl,
+        groups: GroupControl,
         recorder: EventRecorder,
         told: GangMemory,  # what was last told on each job about its group
         priority_of: Callable[[str], int],  # a PriorityClass's value (minResources)
@@ -168,8 +196,13 @@ class PodGroupReconciler(Generic[J]):
 
     def decorate(self, job: J, template: Obj, rt: str, logger: Logger) -> None:
         """Scheduler name plus what joins the pod to its group: the group-name and task-spec
-        annotations, or scheduler-plugins' pod-group label."""
+        annotations, or scheduler-plugins' pod-group label; with Kubernetes' own gang
+        scheduling only ``spec.schedulingGroup`` (the pod keeps its scheduler, D180)."""
         pod_spec = template.setdefault("spec", {})
+        named = self._groups.backend.scheduling_group
+        if named is not None:
+            pod_spec["schedulingGroup"] = {"podGroupName": named(job.name, job.uid)}
+            return
         current = pod_spec.get("schedulerName")
         if current and current != self._scheduler_name:
             msg = (

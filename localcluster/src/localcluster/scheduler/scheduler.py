@@ -8,7 +8,8 @@ the next decision, of this or a batch scheduler, already counts it) and calls
 ``client.bind`` (a Binding). A pod that fits nowhere gets the condition
 ``PodScheduled=False/Unschedulable`` and waits in the unschedulable set until a node or pod
 change (or the periodic retry) moves it back to the active queue. Pods that name another
-scheduler (kube-batch, volcano) are never touched.
+scheduler (kube-batch, volcano) are never touched. A pod that names a PodGroup in
+``spec.schedulingGroup`` is scheduled with its group, all or nothing (``gang``).
 
 A pod the predicates cannot even evaluate (a malformed quantity, selector or affinity that
 got past validation) gets ``PodScheduled=False/SchedulerError`` and a ``FailedScheduling``
@@ -24,6 +25,7 @@ from typing import Any
 
 from localcluster.client.api import ClusterClient
 from localcluster.client.informer import object_key
+from localcluster.scheduler.gang import GangScheduling, group_key
 from localcluster.scheduler.ledger import NodeLedger
 from localcluster.scheduler.podconditions import ConditionReporter, bind
 from localcluster.scheduler.predicates import is_active, select_node
@@ -71,12 +73,14 @@ class Scheduler:
         self._unschedulable: set[str] = set()
         self._moves = 0  # bumped whenever room may have been freed (see _park)
         self._reporter = ConditionReporter(client, SCHEDULER_NAME)
+        self.gangs = GangScheduling(client, self.ledger, self._reporter, self._bind, self._wake)
         self.ledger.add_pod_listener(self._on_pod)
         self.ledger.add_node_listener(self._on_node)
         self._threads: list[threading.Thread] = []
 
     def start(self, stop_event: threading.Event) -> None:
         self._threads += self.ledger.start(stop_event)
+        self._threads += self.gangs.start(stop_event)
         worker = threading.Thread(
             target=self._run, args=(stop_event,), name="scheduler", daemon=True
         )
@@ -97,8 +101,14 @@ class Scheduler:
         with self._cond:
             self._flush_unschedulable()
 
+    def _wake(self) -> None:
+        with self._cond:
+            self._flush_unschedulable()
+
     def _on_pod(self, event_type: str, pod: dict[str, Any], _old: dict[str, Any] | None) -> None:
         key = object_key(pod)
+        if is_responsible(pod):
+            self.gangs.observe(event_type, pod)
         with self._cond:
             if event_type != "DELETED" and needs_scheduling(pod):
                 self._pending[key] = pod
@@ -157,7 +167,21 @@ class Scheduler:
                 logger.exception("scheduling %s failed", key)
                 self._park(key, moves)
 
+    def _group_pending(self, gkey: str) -> list[dict[str, Any]]:
+        with self._cond:
+            return [p for p in self._pending.values() if group_key(p) == gkey]
+
     def _schedule_one(self, key: str, pod: dict[str, Any], moves: int) -> None:
+        outcome = self.gangs.schedule(pod, self._group_pending)
+        if outcome is not None:
+            with self._cond:  # the cycle decided for every pod of the group it saw
+                handled = set(outcome.waiting) | set(outcome.bound)
+                if handled & self._queued:
+                    self._queued -= handled
+                    self._queue = deque(k for k in self._queue if k not in handled)
+            for waiting in outcome.waiting:
+                self._park(waiting, moves)
+            return
         reason, message = REASON_UNSCHEDULABLE, ""
         try:
             with self.ledger.locked() as infos:
@@ -173,13 +197,14 @@ class Scheduler:
         self._park(key, moves)
         self._mark_unschedulable(pod, reason, message)
 
-    def _bind(self, key: str, pod: dict[str, Any], node_name: str) -> None:
+    def _bind(self, key: str, pod: dict[str, Any], node_name: str) -> bool:
         err = bind(self._client, key, pod, node_name, SCHEDULER_NAME)
         if err is not None:  # deleted or bound meanwhile: the watch tells
             logger.info("binding %s to %s failed: %s", key, node_name, err)
             self.ledger.forget(key)
-            return
+            return False
         logger.debug("bound %s to %s", key, node_name)
+        return True
 
     def _mark_unschedulable(self, pod: dict[str, Any], reason: str, message: str) -> None:
         self._reporter.report(pod, reason, message, "FailedScheduling")

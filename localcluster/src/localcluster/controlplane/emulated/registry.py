@@ -33,6 +33,7 @@ from localcluster.controlplane.emulated.admission import (
     celrules,
     decoding,
     defaults,
+    podgroups,
     ports,
     schema,
     validation,
@@ -507,6 +508,8 @@ class Registry:
                 schema.apply_defaults(obj, sch)
         elif rt.storage_key in workloads.KINDS:
             workloads.apply_defaults(rt.storage_key, obj)
+        elif rt.storage_key in podgroups.KINDS:
+            podgroups.admit(rt.storage_key, obj, old)
         else:
             defaults.apply(rt.storage_key, obj, old, self._cluster_ips)
 
@@ -564,6 +567,7 @@ class Registry:
         causes += validation.validate_metadata(obj["metadata"])
         if rt.storage_key == _POD:
             causes += validation.validate_pod(obj)
+            causes += podgroups.pod_scheduling_group_errors(obj, old)
         elif rt.storage_key == ("", "services"):
             causes += ports.service_port_errors(obj)
         elif rt.storage_key == ("", "secrets"):
@@ -573,6 +577,8 @@ class Registry:
                 causes += validation.validate_pod_spec(spec, path)
         if rt.storage_key in workloads.KINDS:
             causes += workloads.validate(obj, old)
+        elif rt.storage_key in podgroups.KINDS:
+            causes += podgroups.validate(rt.storage_key, obj, old)
         if rt.is_custom:
             sch = crds.schema_for(rt.crd, version)  # type: ignore[arg-type]
             if sch:
@@ -698,8 +704,14 @@ class Registry:
         new = self._prune(rt, version, new)
         if rt.is_custom:
             self._validate(rt, version, new, old, status_write=True)
-        elif rt.storage_key == _CRD and (errs := validation.validate_crd_stored_versions(new)):
-            raise _invalid(rt, meta(new).get("name", ""), errs)
+        else:
+            errs = []
+            if rt.storage_key == _CRD:
+                errs = validation.validate_crd_stored_versions(new)
+            elif rt.storage_key == podgroups.PODGROUPS:
+                errs = podgroups.validate_status(new)
+            if errs:
+                raise _invalid(rt, meta(new).get("name", ""), errs)
         return new
 
     def _main_write(

@@ -189,6 +189,16 @@ def builtin_types() -> list[ResourceType]:
             False,
             short_names=["pc"],
         ),
+        # Kubernetes' own gang scheduling (GenericWorkload; ``podgroups`` module)
+        _rt("scheduling.k8s.io", ["v1beta1"], "workloads", "Workload", generation=True),
+        _rt(
+            "scheduling.k8s.io",
+            ["v1beta1"],
+            "podgroups",
+            "PodGroup",
+            subresources=status,
+            generation=True,
+        ),
         _rt(
             "policy",
             ["v1", "v1beta1"],

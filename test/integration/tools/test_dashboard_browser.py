@@ -100,7 +100,7 @@ class Dashboard:
 
 @pytest.fixture(scope="module")
 def namespace(cluster) -> str:
-    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    cluster.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
     return NAMESPACE
 
 
@@ -174,7 +174,9 @@ def test_list_updates_live_when_a_job_changes_phase(dashboard, client, page, tmp
     screenshot(page, "jobs-list")
 
 
-def test_job_page_shows_replicas_conditions_and_logs(dashboard, client, page, tmp_path):
+def test_job_page_shows_replicas_conditions_and_logs(
+    dashboard, client, page, tmp_path, pod_logs
+):
     name = unique("page")
     marker = tmp_path / "go"
     client.create(gated_job(name, marker, workers=2))
@@ -403,7 +405,9 @@ def gated_pytorchjob(name: str, marker: Path, workers: int = 1) -> dict:
     }
 
 
-def test_a_pytorchjob_is_listed_and_its_page_follows_it(dashboard, pytorch_client, page, tmp_path):
+def test_a_pytorchjob_is_listed_and_its_page_follows_it(
+    dashboard, pytorch_client, page, tmp_path, pod_logs
+):
     """Listed live beside the TFJobs with its kind; its page shows its Master and workers, their
     logs and its events, and follows it to Succeeded (the Master decides)."""
     name = unique("torch")
@@ -607,18 +611,18 @@ def test_a_dashboard_on_any_address_asks_for_its_token(cluster, namespace, clien
 def _service_account_token(cluster, name: str, verbs: list[str], resource: str = "tfjobs") -> str:
     """A token of a new ServiceAccount allowed ``verbs`` on ``resource`` of the test
     namespace."""
-    registry = cluster.registry
-    registry.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
+    api = cluster.client
+    api.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
     if verbs:
         rbac = ("rbac.authorization.k8s.io", "v1")
         rule = {"apiGroups": ["kubeflow.org"], "resources": [resource], "verbs": verbs}
-        registry.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
+        api.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
         binding = {
             "metadata": {"name": name},
             "roleRef": {"apiGroup": rbac[0], "kind": "Role", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}],
         }
-        registry.create((*rbac, "rolebindings"), NAMESPACE, binding)
+        api.create((*rbac, "rolebindings"), NAMESPACE, binding)
     with TFJobClient(cluster.kubeconfig) as admin:
         request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
         path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token"

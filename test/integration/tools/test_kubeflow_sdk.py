@@ -41,13 +41,13 @@ def old_style_job(name: str) -> dict:
     }
 
 
-def test_the_v19_sdk_drives_tfjobs_unchanged(cluster, operator, tmp_path):
+def test_the_v19_sdk_drives_tfjobs_unchanged(cluster, operator, tmp_path, pod_logs):
     # A host where process pods left this directory makes the SDK believe it runs in a pod
     # and fail at import (issue 27, item 9); say so rather than show its traceback.
     assert not IN_A_POD.exists(), f"{IN_A_POD} exists on this host: the SDK thinks it is in a pod"
     python = sdk_python()
-    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
-    stored = cluster.registry.create(TFJOBS, NAMESPACE, old_style_job("v053-style"))
+    cluster.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    stored = cluster.client.create(TFJOBS, NAMESPACE, old_style_job("v053-style"))
     assert stored["spec"]["runPolicy"] == {"suspend": False}  # the CRD's default (D90)
     assert stored["spec"]["cleanPodPolicy"] == "None"
 

@@ -1,9 +1,10 @@
 """``make demo [ARGS=...]``: which demo the arguments ask for.
 
 ``--gang [FLAVOUR]`` runs :mod:`demokit.gang`, ``--in-cluster`` runs :mod:`demokit.incluster`,
-``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`, anything
-else :mod:`demokit.tfjob` (each parses its own arguments). ``--real``, with any of them, runs
-the local cluster on the real control plane (etcd and Kubernetes' own servers, built from Go
+``--queue`` runs :mod:`demokit.queue`, ``--pytorch`` runs :mod:`demokit.pytorchjob`,
+``--xgboost``, ``--jax`` and ``--paddle`` run :mod:`demokit.kinds`, anything else
+:mod:`demokit.tfjob` (each parses its own arguments). ``--real``, with any of them, runs the
+local cluster on the real control plane (etcd and Kubernetes' own servers, built from Go
 modules on first need, with the build's progress shown here) instead of the emulator.
 """
 
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from demokit import pytorchjob
 
         return pytorchjob.main(argv)
+    if any(a in ("--xgboost", "--jax", "--paddle") for a in argv):
+        from demokit import kinds
+
+        return kinds.main(argv)
     if "--in-cluster" in argv:
         from demokit import incluster
 

@@ -1,4 +1,4 @@
-"""The shipped TFJob (and PyTorchJob) CRDs for tests, whole or without the checks a cluster may not enforce.
+"""The shipped TFJob (and the other kinds') CRDs for tests, whole or without the checks a cluster may not enforce.
 
 A cluster without CEL (before Kubernetes 1.25), or one still serving an older CRD, does not
 refuse what the CRD's rules, bounds, formats and enums refuse; it still checks the structural
@@ -17,6 +17,9 @@ from localcluster.testing import wait_for
 
 CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/base/crd.yaml"
 PYTORCH_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/pytorchjob/crd.yaml"
+XGBOOST_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/xgboostjob/crd.yaml"
+JAX_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/jaxjob/crd.yaml"
+PADDLE_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/paddlejob/crd.yaml"
 CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 TFJOB_CRD_NAME = "tfjobs.kubeflow.org"
 

@@ -2,9 +2,12 @@
 
 A :class:`KindCase` builds a kind's jobs, pods and services the way its controller expects them
 (container, port, labels, replica types: a "leader" type that decides, the Chief of a TFJob or
-the Master of a PyTorchJob, and workers); :data:`KINDS` parametrises the generic reconciler tests
-over every kind (``test/unit/common/jobcontroller``). :class:`JobHarness` wires one controller
-of a kind over a FakeKubeClient: objects are created in the fake API and preloaded into the
+the Master of a PyTorchJob or a PaddleJob, and workers); :data:`KINDS` parametrises the generic
+reconciler tests (``test/unit/common/jobcontroller``) over every kind whose jobs may have workers
+alone or a leader beside them: TFJob, PyTorchJob and PaddleJob. An XGBoostJob always has a Master
+and a JAXJob has only workers, so their cases (:data:`XGBOOSTJOB_CASE`, :data:`JAXJOB_CASE`) serve
+their own tests (``test/unit/controller/v1/{xgboost,jax}``, ``test_v1_9_kinds_run_policy.py``).
+:class:`JobHarness` wires one controller of a kind over a FakeKubeClient: objects are created in the fake API and preloaded into the
 informers' indexers, which are never started; a test runs one sync and inspects the exact API
 actions, events and the written status.
 """
@@ -23,13 +26,22 @@ from support.fake_recorder import FakeRecorder
 from tf_operator.app.options import ServerOption
 from tf_operator.app.server import controller_configuration
 from tf_operator.common.jobcontroller.kind import InvalidJobError, JobKind, replica_type_selector
+from tf_operator.controller.v1.jax import JAXJOBS, new_jax_controller
+from tf_operator.controller.v1.jax.informer import InvalidJAXJobError
+from tf_operator.controller.v1.jax.kind import JAXJOB_KIND
+from tf_operator.controller.v1.paddle import PADDLEJOBS, new_paddle_controller
+from tf_operator.controller.v1.paddle.informer import InvalidPaddleJobError
+from tf_operator.controller.v1.paddle.kind import PADDLEJOB_KIND
 from tf_operator.controller.v1.pytorch import PYTORCHJOBS, new_pytorch_controller
 from tf_operator.controller.v1.pytorch.informer import InvalidPyTorchJobError
 from tf_operator.controller.v1.pytorch.kind import PYTORCHJOB_KIND
-from tf_operator.controller.v1.registry import PYTORCHJOB, TFJOB
+from tf_operator.controller.v1.registry import JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB
 from tf_operator.controller.v1.tensorflow import TFJOBS, new_tf_controller
 from tf_operator.controller.v1.tensorflow.informer import InvalidTFJobError
 from tf_operator.controller.v1.tensorflow.kind import TFJOB_KIND
+from tf_operator.controller.v1.xgboost import XGBOOSTJOBS, new_xgboost_controller
+from tf_operator.controller.v1.xgboost.informer import InvalidXGBoostJobError
+from tf_operator.controller.v1.xgboost.kind import XGBOOSTJOB_KIND
 from tf_operator.k8s.client import PODS, SERVICES, Resource
 from tf_operator.k8s.informers import SharedInformerFactory
 
@@ -232,8 +244,68 @@ PYTORCHJOB_CASE = KindCase(
     invalid_error=InvalidPyTorchJobError,
     default_restart_policy="OnFailure",
 )
-KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
-SCHEMES = {TFJOB_CASE.name: TFJOB, PYTORCHJOB_CASE.name: PYTORCHJOB}
+PADDLEJOB_CASE = KindCase(
+    name="paddlejob",
+    kind=PADDLEJOB_KIND,
+    resource=PADDLEJOBS,
+    new_controller=new_paddle_controller,
+    container="paddle",
+    port_name="master",
+    port=36543,
+    specs_field="paddleReplicaSpecs",
+    leader="Master",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="paddle",
+    invalid_error=InvalidPaddleJobError,
+    default_restart_policy="OnFailure",
+)
+XGBOOSTJOB_CASE = KindCase(
+    name="xgboostjob",
+    kind=XGBOOSTJOB_KIND,
+    resource=XGBOOSTJOBS,
+    new_controller=new_xgboost_controller,
+    container="xgboost",
+    port_name="xgboostjob-port",
+    port=9999,
+    specs_field="xgbReplicaSpecs",
+    leader="Master",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="xgboost",
+    invalid_error=InvalidXGBoostJobError,
+    default_restart_policy="Never",
+)
+JAXJOB_CASE = KindCase(
+    name="jaxjob",
+    kind=JAXJOB_KIND,
+    resource=JAXJOBS,
+    new_controller=new_jax_controller,
+    container="jax",
+    port_name="jaxjob-port",
+    port=6666,
+    specs_field="jaxReplicaSpecs",
+    leader="Worker",
+    worker="Worker",
+    top_level_run_policy=False,
+    other=None,
+    defaults_flag_applies=False,
+    framework="jax",
+    invalid_error=InvalidJAXJobError,
+    default_restart_policy="Never",
+)
+KINDS = (TFJOB_CASE, PYTORCHJOB_CASE, PADDLEJOB_CASE)
+SCHEMES = {
+    TFJOB_CASE.name: TFJOB,
+    PYTORCHJOB_CASE.name: PYTORCHJOB,
+    PADDLEJOB_CASE.name: PADDLEJOB,
+    XGBOOSTJOB_CASE.name: XGBOOSTJOB,
+    JAXJOB_CASE.name: JAXJOB,
+}
 
 
 class JobHarness:

@@ -46,7 +46,7 @@ DEFAULT_DEFAULTS = V0_5_3
 # The job kinds the binary knows (tf_operator.controller.v1.registry; a test keeps the two
 # equal) and the ones it runs unless --enable-scheme says otherwise: TFJob only, so v0.5.3's
 # command line runs v0.5.3's operator (training-operator v1.9 enabled every kind: D80).
-KNOWN_SCHEMES = ("tfjob", "pytorchjob")
+KNOWN_SCHEMES = ("tfjob", "pytorchjob", "xgboostjob", "jaxjob", "paddlejob")
 DEFAULT_SCHEMES = ("tfjob",)
 
 # Pod status updates of one job within this period are synced together (divergence D51), as

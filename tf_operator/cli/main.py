@@ -1,9 +1,11 @@
 """``tfjob``: submit, list, describe, follow, suspend, resume and delete TFJobs from a shell;
-``pytorchjob``: the same commands for PyTorchJobs.
+``pytorchjob``, ``xgboostjob``, ``jaxjob`` and ``paddlejob``: the same commands for each of
+training-operator v1.9's other kinds this operator runs.
 
 Installed as console scripts: ``tfjob`` and ``kubectl-tfjob`` (so ``kubectl tfjob ...``
 works once the script is on PATH: kubectl runs any ``kubectl-<name>`` executable it finds
-there as the subcommand ``<name>``), ``pytorchjob`` and ``kubectl-pytorchjob``: one program
+there as the subcommand ``<name>``), and likewise ``<kind>`` and ``kubectl-<kind>`` for
+``pytorchjob``, ``xgboostjob``, ``jaxjob`` and ``paddlejob``: one program
 told its kind by the script that starts it. Everything goes through the SDK's
 :class:`~tf_operator.sdk.client.JobClient` of that kind; the
 cluster is found as kubectl finds it (``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``,
@@ -30,7 +32,7 @@ from tf_operator.k8s.client import ConfigError
 from tf_operator.k8s.safeyaml import load
 from tf_operator.sdk import ApiError, Invalid, JobClient, NotFound, WaitTimeout, load_job
 from tf_operator.sdk.conditions import is_finished, is_succeeded, job_state
-from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
+from tf_operator.sdk.kinds import JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB, JobKindInfo
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
     managed_by,
@@ -105,7 +107,8 @@ def cli(
     ctx: click.Context, kubeconfig: str | None, context: str | None, namespace: str | None
 ) -> None:
     """Work with training jobs (kubeflow.org/v1) on the current cluster: TFJobs with
-    ``tfjob``, PyTorchJobs with ``pytorchjob``."""
+    ``tfjob``, PyTorchJobs with ``pytorchjob``, XGBoostJobs with ``xgboostjob``, JAXJobs with
+    ``jaxjob``, PaddleJobs with ``paddlejob``."""
     kind = ctx.obj if isinstance(ctx.obj, JobKindInfo) else TFJOB  # the script's kind
     settings = Settings(kubeconfig, context, namespace, kind)
     ctx.obj = settings
@@ -373,3 +376,33 @@ def pytorch_main() -> None:
 def kubectl_pytorch_main() -> None:
     """The ``kubectl-pytorchjob`` plugin."""
     cli(prog_name="kubectl pytorchjob", obj=PYTORCHJOB)
+
+
+def xgboost_main() -> None:
+    """``xgboostjob``: the same commands for XGBoostJobs."""
+    cli(prog_name="xgboostjob", obj=XGBOOSTJOB)
+
+
+def kubectl_xgboost_main() -> None:
+    """The ``kubectl-xgboostjob`` plugin."""
+    cli(prog_name="kubectl xgboostjob", obj=XGBOOSTJOB)
+
+
+def jax_main() -> None:
+    """``jaxjob``: the same commands for JAXJobs."""
+    cli(prog_name="jaxjob", obj=JAXJOB)
+
+
+def kubectl_jax_main() -> None:
+    """The ``kubectl-jaxjob`` plugin."""
+    cli(prog_name="kubectl jaxjob", obj=JAXJOB)
+
+
+def paddle_main() -> None:
+    """``paddlejob``: the same commands for PaddleJobs."""
+    cli(prog_name="paddlejob", obj=PADDLEJOB)
+
+
+def kubectl_paddle_main() -> None:
+    """The ``kubectl-paddlejob`` plugin."""
+    cli(prog_name="kubectl paddlejob", obj=PADDLEJOB)

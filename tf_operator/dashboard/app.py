@@ -1,7 +1,7 @@
 """The dashboard's web application (Starlette): pages, event streams and the write endpoints.
 
-It shows every job kind the cluster serves (TFJobs, PyTorchJobs: :func:`.cache.served_kinds`),
-each through the SDK's :class:`~tf_operator.sdk.client.JobClient` of its kind; a job's address
+It shows every job kind the cluster serves (TFJobs, PyTorchJobs, XGBoostJobs, JAXJobs,
+PaddleJobs: :func:`.cache.served_kinds`), each through the SDK's :class:`~tf_operator.sdk.client.JobClient` of its kind; a job's address
 names its kind by the plural, ``/namespaces/{ns}/{plural}/{name}`` (``tfjobs``,
 ``pytorchjobs``). Pages are rendered on the server from the informer caches (:mod:`.cache`).
 Each page opens ONE server-sent-event stream (browsers allow only six connections per host, so

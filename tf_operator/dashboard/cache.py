@@ -1,7 +1,7 @@
 """What the dashboard knows about the cluster: informer caches plus change notifications.
 
 Shared informers (the project's own, :mod:`tf_operator.k8s.informers`) mirror the jobs of each
-kind the dashboard serves (TFJobs, PyTorchJobs: :func:`served_kinds`, the kinds whose CRD the
+kind the dashboard serves (TFJobs, PyTorchJobs, XGBoostJobs...: :func:`served_kinds`, the kinds whose CRD the
 cluster has) and the pods labelled ``group-name=kubeflow.org``, indexed by the job they belong
 to (each kind's job-name label); pages read from these caches, never from the API. Every change
 is turned into a :class:`Change` naming the job's kind (by its plural), namespace and name, and

@@ -92,7 +92,7 @@ def main(
     url_prefix: str,
     verbose: bool,
 ) -> None:
-    """Serve the job dashboard (TFJobs, PyTorchJobs): live job lists, job pages with replicas,
+    """Serve the job dashboard (TFJobs, PyTorchJobs, XGBoostJobs, JAXJobs, PaddleJobs): live job lists, job pages with replicas,
     logs and events."""
     try:
         import uvicorn
@@ -128,8 +128,9 @@ def main(
         raise click.ClickException(f"cannot list jobs: {err}") from None
     if not kinds:
         raise click.ClickException(
-            "the cluster serves no TFJobs or PyTorchJobs we may list: install their CRD "
-            "(manifests/) or grant this account list on them"
+            "the cluster serves no training jobs (TFJobs, PyTorchJobs, XGBoostJobs, JAXJobs, "
+            "PaddleJobs) we may list: install their CRD (manifests/) or grant this account list "
+            "on them"
         )
     token = _token(auth, token_file)
     authenticator: Authenticator | None = None

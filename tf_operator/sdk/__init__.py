@@ -1,5 +1,6 @@
-"""Python SDK for TFJobs and PyTorchJobs: ``TFJobClient``, ``PyTorchJobClient`` (one
-``JobClient`` class), the ``tfjob(...)`` builder and typed errors.
+"""Python SDK for TFJobs, PyTorchJobs, XGBoostJobs, JAXJobs and PaddleJobs: ``TFJobClient``,
+``PyTorchJobClient``, ``XGBoostJobClient``, ``JAXJobClient``, ``PaddleJobClient`` (one ``JobClient``
+class), the ``tfjob(...)`` builder and typed errors.
 
 >>> from tf_operator.sdk import TFJobClient, tfjob
 >>> client = TFJobClient()                      # kubeconfig or in-cluster config
@@ -11,11 +12,17 @@
 
 from tf_operator.sdk.builder import tfjob
 from tf_operator.sdk.client import (
+    JAXJOBS,
+    PADDLEJOBS,
     PYTORCHJOBS,
     TFJOBS,
+    XGBOOSTJOBS,
+    JAXJobClient,
     JobClient,
+    PaddleJobClient,
     PyTorchJobClient,
     TFJobClient,
+    XGBoostJobClient,
     load_job,
     pod_selector,
 )
@@ -40,7 +47,7 @@ from tf_operator.sdk.errors import (
     NotFound,
     WaitTimeout,
 )
-from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo
+from tf_operator.sdk.kinds import JAXJOB, PADDLEJOB, PYTORCHJOB, TFJOB, XGBOOSTJOB, JobKindInfo
 from tf_operator.sdk.logs import LogLine, LogStream
 from tf_operator.sdk.replicas import ReplicaInfo, replica_info
 from tf_operator.sdk.runpolicy import (
@@ -52,13 +59,22 @@ from tf_operator.sdk.runpolicy import (
 )
 
 __all__ = [
+    "JAXJOB",
+    "JAXJOBS",
+    "PADDLEJOB",
+    "PADDLEJOBS",
     "PYTORCHJOB",
     "PYTORCHJOBS",
     "TFJOB",
     "TFJOBS",
+    "XGBOOSTJOB",
+    "XGBOOSTJOBS",
+    "JAXJobClient",
     "JobClient",
     "JobKindInfo",
+    "PaddleJobClient",
     "PyTorchJobClient",
+    "XGBoostJobClient",
     "AlreadyExists",
     "ApiError",
     "Conflict",

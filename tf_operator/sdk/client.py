@@ -33,11 +33,22 @@ from tf_operator.sdk import runpolicy
 from tf_operator.sdk.config import DEFAULT_NAMESPACE, connect
 from tf_operator.sdk.errors import NotFound, WaitTimeout, translate
 from tf_operator.sdk.follow import JobLogFollower
-from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB, JobKindInfo, replica_specs
+from tf_operator.sdk.kinds import (
+    JAXJOB,
+    PADDLEJOB,
+    PYTORCHJOB,
+    TFJOB,
+    XGBOOSTJOB,
+    JobKindInfo,
+    replica_specs,
+)
 from tf_operator.sdk.logs import LogLine, LogStream
 
 TFJOBS = TFJOB.resource
 PYTORCHJOBS = PYTORCHJOB.resource
+XGBOOSTJOBS = XGBOOSTJOB.resource
+JAXJOBS = JAXJOB.resource
+PADDLEJOBS = PADDLEJOB.resource
 
 # The labels v0.5.3 puts on every pod and service of a TFJob.
 LABEL_GROUP_NAME = TFJOB.group_name_label
@@ -545,4 +556,55 @@ class PyTorchJobClient(JobClient):
     ) -> None:
         super().__init__(
             kubeconfig, namespace, context=context, master=master, kube=kube, kind=PYTORCHJOB
+        )
+
+
+class XGBoostJobClient(JobClient):
+    """A :class:`JobClient` of XGBoostJobs (``kubeflow.org/v1``)."""
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
+        *,
+        context: str | None = None,
+        master: str | None = None,
+        kube: KubeClient | None = None,
+    ) -> None:
+        super().__init__(
+            kubeconfig, namespace, context=context, master=master, kube=kube, kind=XGBOOSTJOB
+        )
+
+
+class JAXJobClient(JobClient):
+    """A :class:`JobClient` of JAXJobs (``kubeflow.org/v1``)."""
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
+        *,
+        context: str | None = None,
+        master: str | None = None,
+        kube: KubeClient | None = None,
+    ) -> None:
+        super().__init__(
+            kubeconfig, namespace, context=context, master=master, kube=kube, kind=JAXJOB
+        )
+
+
+class PaddleJobClient(JobClient):
+    """A :class:`JobClient` of PaddleJobs (``kubeflow.org/v1``)."""
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        namespace: str | None = None,
+        *,
+        context: str | None = None,
+        master: str | None = None,
+        kube: KubeClient | None = None,
+    ) -> None:
+        super().__init__(
+            kubeconfig, namespace, context=context, master=master, kube=kube, kind=PADDLEJOB
         )

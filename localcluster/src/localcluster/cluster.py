@@ -16,14 +16,19 @@ and write, like real components over HTTP), built once here: by default an
   service-account token at its standard path and images mapped to local commands
   (``kubelet.images``: declared by installed distributions, plus ``images``).
 
-Like kind, the cluster runs what kube-controller-manager would: endpoints,
-Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
+Like kind, the cluster runs what kube-controller-manager would (``controllers``; off by
+default with an external API server, which brings its own, as it brings its kube-scheduler):
+endpoints, Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
 of every namespace, ClusterRole aggregation; its API server
 enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
 (``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
 
 Use it as a context manager; ``kubeconfig`` is the path of a kubeconfig that
 kubectl and the Python client accept unchanged (as ``system:masters``).
+
+``kubelet_server=True`` (the default with ``api_server=``) starts the kubelets' HTTPS server
+(``GET /containerLogs/...``, what kube-apiserver's ``pods/log`` proxies to): every Node names
+its port (``kubelet_port``), its certificates are in ``kubelet_pki``.
 
 ``node_pools`` gives nodes of different shapes (``NodePool``: labels, taints, GPUs);
 ``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;
@@ -41,7 +46,9 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from localcluster.apimachinery.errors import StatusError
 from localcluster.client.api import ClusterClient
 from localcluster.client.http import HttpClient
 from localcluster.client.inprocess import InProcessClient
@@ -67,9 +74,12 @@ from localcluster.kubelet.kubelet import DEFAULT_RESTART_DELAY, Kubelet
 from localcluster.kubelet.node import NodeConfig
 from localcluster.kubelet.process import ProcessRuntime
 from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.server import KubeletServer, LogNotFound
+from localcluster.kubelet.serviceenv import InClusterAPI, from_endpoints
 from localcluster.kubelet.simulated import SimulatedRuntime
 from localcluster.kubelet.timers import TimerQueue
 from localcluster.nodepool import NodePool
+from localcluster.pki import CertificateAuthority, KeyPair
 from localcluster.scheduler import Scheduler
 from localcluster.scheduler.ledger import NodeLedger
 
@@ -116,6 +126,9 @@ class ExternalAPIServer:
     ca_file: str | None = None
     client_cert: tuple[str, str] | None = None
     insecure_skip_tls_verify: bool = False
+    # where process pods reach it (KUBERNETES_SERVICE_HOST/PORT); default: the
+    # ``default/kubernetes`` Endpoints, else the host and port of ``url``
+    in_cluster: InClusterAPI | None = None
 
     def client(self, user_agent: str) -> HttpClient:
         return HttpClient(
@@ -126,6 +139,22 @@ class ExternalAPIServer:
             insecure_skip_tls_verify=self.insecure_skip_tls_verify,
             user_agent=user_agent,
         )
+
+
+@dataclass(frozen=True)
+class KubeletPKI:
+    """The kubelets' HTTPS server's certificates, for the API server that connects to it.
+
+    ``ca_file`` signed the serving certificate (kube-apiserver's
+    ``--kubelet-certificate-authority``); the server accepts clients whose certificate
+    ``client_ca_file`` signed; ``client`` is such a certificate when the cluster made that CA
+    itself (kube-apiserver's ``--kubelet-client-certificate`` / ``--kubelet-client-key``).
+    """
+
+    ca_file: str
+    serving: KeyPair
+    client_ca_file: str
+    client: KeyPair | None
 
 
 # The User-Agent of the agents' requests over HTTP (``apiserver_request_total``'s client label).
@@ -167,6 +196,9 @@ class LocalCluster:
         agents_over_http: bool = False,
         api_server: ExternalAPIServer | None = None,
         controllers: bool | None = None,
+        kubelet_server: bool | None = None,
+        kubelet_ca: CertificateAuthority | None = None,
+        kubelet_client_ca: str | None = None,
         control_plane: str = "emulated",
     ) -> None:
         if kubelet not in KUBELET_MODES:
@@ -212,6 +244,12 @@ class LocalCluster:
         self._run_scheduler = default_scheduler if scheduler is None else scheduler
         self._run_controllers = emulated if controllers is None else controllers
         self._run_endpoints = endpoints and self._run_controllers
+        # the kubelets' HTTPS server (containerLogs), which an external API server proxies to
+        want_server = not emulated if kubelet_server is None else kubelet_server
+        self._kubelet_server_wanted = want_server and kubelet != "none"
+        self._kubelet_ca, self._kubelet_client_ca = kubelet_ca, kubelet_client_ca
+        self.kubelet_server: KubeletServer | None = None
+        self.kubelet_pki: KubeletPKI | None = None
         # in-cluster clients (process pods) need HTTPS: by default only the process kubelet
         self._secure_port = secure_port if secure_port is not None or kubelet != "process" else 0
         self._authorization_mode = authorization_mode
@@ -257,6 +295,11 @@ class LocalCluster:
         if self.server is None:
             raise RuntimeError("the local cluster has not been started")
         return self.server
+
+    @property
+    def kubelet_port(self) -> int | None:
+        """The port of the kubelets' HTTPS server (every node's kubeletEndpoint), if it runs."""
+        return None if self.kubelet_server is None else self.kubelet_server.port
 
     @property
     def node_names(self) -> list[str]:
@@ -305,8 +348,18 @@ class LocalCluster:
         kubeconfig = self._kubeconfig_path
         shutil.copyfile(plane.kubeconfig, kubeconfig)
         os.chmod(kubeconfig, 0o600)
+        # kube-apiserver verifies the kubelets' serving certificate with the plane's CA and
+        # presents a client certificate that CA signed: the kubelets' server uses both
+        ca = plane.certificate_authority()
+        self._kubelet_ca = CertificateAuthority(KeyPair(ca.cert, ca.key), os.path.dirname(ca.cert))
+        self._kubelet_client_ca = ca.cert
+        port = int(urlsplit(plane.url).port or 443)
         return ExternalAPIServer(
-            plane.url, kubeconfig, token=plane.admin_token, ca_file=plane.ca_file
+            plane.url,
+            kubeconfig,
+            token=plane.admin_token,
+            ca_file=plane.ca_file,
+            in_cluster=InClusterAPI(urlsplit(plane.url).hostname or "127.0.0.1", port),
         )
 
     def _start_emulator(self) -> None:
@@ -352,8 +405,13 @@ class LocalCluster:
                 )
                 self._threads += self.hosts.start(self._stop)
         configs = self._node_configs(self._nodes_requested) if self.node_count else []
+        if configs and self._kubelet_server_wanted:
+            port = self._start_kubelet_server()
+            for config in configs:
+                config.kubelet_port = port
+        in_cluster = self._in_cluster_api() if self.kubelet_mode == "process" else None
         for config in configs:
-            kubelet = self._new_kubelet(client, config)
+            kubelet = self._new_kubelet(client, config, in_cluster)
             self._threads += kubelet.start(self._stop)
             self.kubelets.append(kubelet)
         for kubelet in self.kubelets:
@@ -390,6 +448,48 @@ class LocalCluster:
         for controller in controllers:
             controller.wait_ready(30)
 
+    def _start_kubelet_server(self) -> int:
+        """Make the certificates and start the kubelets' HTTPS server; its port."""
+        directory = os.path.join(self.state_dir, "kubelet-pki")
+        ca = self._kubelet_ca or CertificateAuthority.create(directory, "localcluster-kubelet-ca")
+        serving = ca.issue(
+            "kubelet-serving",
+            "localcluster-kubelet",
+            ips=("127.0.0.1",),
+            dns_names=("localhost", *(c.name for c in self._node_configs(self._nodes_requested))),
+        )
+        client = None
+        client_ca = self._kubelet_client_ca
+        if client_ca is None:
+            client_ca = ca.cert_file
+            client = ca.issue(
+                "kubelet-client",
+                "kube-apiserver-kubelet-client",
+                organizations=("system:masters",),
+                client=True,
+            )
+        self.kubelet_pki = KubeletPKI(ca.cert_file, serving, client_ca, client)
+        self.kubelet_server = KubeletServer(
+            self._container_logs, serving.cert_file, serving.key_file, client_ca
+        ).start()
+        return self.kubelet_server.port
+
+    def _in_cluster_api(self) -> InClusterAPI | None:
+        """Where process pods reach the API server: configured, or as it advertises itself."""
+        if self.external is not None and self.external.in_cluster is not None:
+            return self.external.in_cluster
+        try:
+            endpoints = self.client.get(("", "v1", "endpoints"), "default", "kubernetes")
+        except StatusError as err:
+            if err.code != 404:
+                raise
+            endpoints = {}
+        api = from_endpoints(endpoints)
+        if api is None and self.external is not None:
+            url = urlsplit(self.external.url)
+            api = InClusterAPI(url.hostname or "127.0.0.1", url.port or 443)
+        return api
+
     def _node_configs(self, nodes: int) -> list[NodeConfig]:
         spec = self.node_spec
         pools = self.node_pools or [
@@ -412,7 +512,9 @@ class LocalCluster:
             for name in pool.node_names()
         ]
 
-    def _new_kubelet(self, client: ClusterClient, config: NodeConfig) -> Kubelet:
+    def _new_kubelet(
+        self, client: ClusterClient, config: NodeConfig, in_cluster: InClusterAPI | None
+    ) -> Kubelet:
         timers = TimerQueue()
         runtime: ContainerRuntime
         if self.kubelet_mode == "simulated":
@@ -428,6 +530,7 @@ class LocalCluster:
                 dns_mode=self.dns_mode,
                 cluster_domain=self._domains[0] if self._domains else "cluster.local",
                 images=self.images,
+                api=in_cluster,
             )
         return Kubelet(
             client,
@@ -455,6 +558,8 @@ class LocalCluster:
             batch.join(2)
         if self.coscheduling is not None:
             self.coscheduling.join(2)
+        if self.kubelet_server is not None:
+            self.kubelet_server.stop()
         for thread in self._threads:
             thread.join(2)
         self._threads = []
@@ -487,6 +592,19 @@ class LocalCluster:
             if stream is not None:
                 return stream
         return iter(())
+
+    def _container_logs(
+        self, namespace: str, pod: str, container: str, request: LogRequest
+    ) -> Iterator[bytes]:
+        """What the kubelets' HTTPS server serves (``GET /containerLogs/...``)."""
+        for kubelet in self.kubelets:
+            names = kubelet.container_names(namespace, pod)
+            if names is None:
+                continue
+            if container not in names:
+                raise LogNotFound(f'container "{container}" not found in pod "{pod}"')
+            return kubelet.logs(namespace, pod, container, request) or iter(())
+        raise LogNotFound(f'pod "{namespace}/{pod}" does not exist on this node')
 
     def process_pids(self) -> list[int]:
         """PIDs of every live container process (process kubelet only)."""

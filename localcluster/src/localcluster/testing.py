@@ -6,7 +6,8 @@
   ``backends=BACKENDS`` the fixture is parametrised over the control planes, ids ``emulated``
   and ``real``, so each test using it runs on both (``pytest -k real`` picks one).
 - ``wait_for(fn, timeout)``: poll until ``fn()`` returns something truthy.
-- ``wait_for_pod(client, namespace, name, predicate, timeout)``.
+- ``wait_for_pod(api, namespace, name, predicate, timeout)``: ``api`` is ``cluster.client`` (or
+  the emulator's ``cluster.registry``).
 - ``kubectl(cluster, *args)``: run the real kubectl against the cluster with a
   private HOME (kubectl caches discovery and the server version there).
 """
@@ -77,7 +78,7 @@ class ObjectReader(Protocol):
 
 
 def wait_for_pod(
-    registry: ObjectReader,
+    api: ObjectReader,
     namespace: str,
     name: str,
     predicate: Callable[[dict[str, Any]], bool],
@@ -86,7 +87,7 @@ def wait_for_pod(
     """The pod once ``predicate(pod)`` holds."""
 
     def check() -> dict[str, Any] | None:
-        pod = registry.get(PODS, namespace, name)
+        pod = api.get(PODS, namespace, name)
         return pod if predicate(pod) else None
 
     return cast(dict[str, Any], wait_for(check, timeout, what=f"pod {namespace}/{name}"))

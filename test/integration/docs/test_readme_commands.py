@@ -72,6 +72,13 @@ COVERAGE = {
     "make demo ARGS=--pytorch": (
         "test/integration/operator/test_demo_pytorch.py::test_pytorch_demo_trains_to_success"
     ),
+    **{
+        f"make demo ARGS=--{flag}": (
+            "test/integration/operator/test_demo_kinds.py::"
+            "test_the_kinds_demo_runs_its_example_to_success"
+        )
+        for flag in ("xgboost", "jax", "paddle")
+    },
     **{command: RUN for command in RUN_STEPS.values()},
 }
 

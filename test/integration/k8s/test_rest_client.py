@@ -6,15 +6,14 @@ import threading
 import pytest
 
 from tf_operator.k8s.client import (
-    ApiError,
     NAMESPACES,
     NODES,
     PODS,
+    ApiError,
     Resource,
     is_already_exists,
     is_conflict,
     is_not_found,
-    load_kube_client,
 )
 
 pytestmark = pytest.mark.integration

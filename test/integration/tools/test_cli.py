@@ -26,7 +26,7 @@ def tfjob(cluster, *args: str, input: str | None = None):
     return result
 
 
-def test_submit_wait_list_describe_logs_delete(cluster, operator, tmp_path, pod_logs):
+def test_submit_wait_list_describe_logs_delete(cluster, operator, tmp_path):
     name = unique("cli")
     path = tmp_path / "job.yaml"
     code = "print('step 1'); print('step 2')"
@@ -91,7 +91,7 @@ def test_invalid_job_shows_the_api_error_and_causes(cluster):
     assert "  spec.tfReplicaSpecs.Worker.replicas: " in result.output
 
 
-def test_example_runs_on_the_local_cluster(cluster, operator, pod_logs):
+def test_example_runs_on_the_local_cluster(cluster, operator):
     name = unique("cli-example")
     result = tfjob(cluster, "submit", "--example", "tf-config", "--name", name, "--wait")
     assert result.exit_code == 0, result.output
@@ -185,7 +185,7 @@ def test_a_job_managed_elsewhere_is_shown_as_such(cluster, operator, client):
     [("OnFailure", 1, "container restarted (run 2)"), ("ExitCode", 137, "pod recreated")],
 )
 def test_logs_follow_a_replica_through_its_restarts(
-    cluster, operator, tmp_path, policy, exit_code, marker, pod_logs
+    cluster, operator, tmp_path, policy, exit_code, marker
 ):
     """Issue 27, Low: ``tfjob logs -f`` stopped at the first container exit, losing the
     restarted replica's output (restarted in place, or recreated under its name). The first

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from localcluster.testing import wait_for
-from test.integration.tools.conftest import ROOT, python_job, unique
+from test.integration.tools.conftest import ROOT, create_namespace, python_job, unique
 from tf_operator.sdk import NotFound, PyTorchJobClient, TFJobClient
 
 pytestmark = pytest.mark.integration
@@ -100,7 +100,7 @@ class Dashboard:
 
 @pytest.fixture(scope="module")
 def namespace(cluster) -> str:
-    cluster.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    create_namespace(cluster, NAMESPACE)
     return NAMESPACE
 
 
@@ -174,9 +174,7 @@ def test_list_updates_live_when_a_job_changes_phase(dashboard, client, page, tmp
     screenshot(page, "jobs-list")
 
 
-def test_job_page_shows_replicas_conditions_and_logs(
-    dashboard, client, page, tmp_path, pod_logs
-):
+def test_job_page_shows_replicas_conditions_and_logs(dashboard, client, page, tmp_path):
     name = unique("page")
     marker = tmp_path / "go"
     client.create(gated_job(name, marker, workers=2))
@@ -405,9 +403,7 @@ def gated_pytorchjob(name: str, marker: Path, workers: int = 1) -> dict:
     }
 
 
-def test_a_pytorchjob_is_listed_and_its_page_follows_it(
-    dashboard, pytorch_client, page, tmp_path, pod_logs
-):
+def test_a_pytorchjob_is_listed_and_its_page_follows_it(dashboard, pytorch_client, page, tmp_path):
     """Listed live beside the TFJobs with its kind; its page shows its Master and workers, their
     logs and its events, and follows it to Succeeded (the Master decides)."""
     name = unique("torch")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from support.kubeflow_sdk import sdk_python
+from test.integration.tools.conftest import create_namespace
 
 pytestmark = pytest.mark.integration
 
@@ -41,12 +42,12 @@ def old_style_job(name: str) -> dict:
     }
 
 
-def test_the_v19_sdk_drives_tfjobs_unchanged(cluster, operator, tmp_path, pod_logs):
+def test_the_v19_sdk_drives_tfjobs_unchanged(cluster, operator, tmp_path):
     # A host where process pods left this directory makes the SDK believe it runs in a pod
     # and fail at import (issue 27, item 9); say so rather than show its traceback.
     assert not IN_A_POD.exists(), f"{IN_A_POD} exists on this host: the SDK thinks it is in a pod"
     python = sdk_python()
-    cluster.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    create_namespace(cluster, NAMESPACE)
     stored = cluster.client.create(TFJOBS, NAMESPACE, old_style_job("v053-style"))
     assert stored["spec"]["runPolicy"] == {"suspend": False}  # the CRD's default (D90)
     assert stored["spec"]["cleanPodPolicy"] == "None"

@@ -24,7 +24,7 @@ from tf_operator.sdk import (
 pytestmark = pytest.mark.integration
 
 
-def test_create_wait_pods_and_logs(client, operator, pod_logs):
+def test_create_wait_pods_and_logs(client, operator):
     name = unique("sdk-ok")
     code = "import json,os; t=json.loads(os.environ['TF_CONFIG'])['task']; print('hello', t['type'], t['index'])"
     created = client.create(python_job(name, code, workers=2, clean_pod_policy="None"))
@@ -45,7 +45,7 @@ def test_create_wait_pods_and_logs(client, operator, pod_logs):
     assert any(e["reason"] == "SuccessfulCreatePod" for e in client.get_events(name))
 
 
-def test_follow_streams_lines_while_the_container_runs(client, operator, tmp_path, pod_logs):
+def test_follow_streams_lines_while_the_container_runs(client, operator, tmp_path):
     """The container blocks until the test has read its first line through the stream: only a
     streaming follow can see it (a buffered read would wait for the exit and time out)."""
     name = unique("sdk-follow")

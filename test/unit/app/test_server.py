@@ -263,3 +263,33 @@ def test_a_missing_crd_of_an_enabled_kind_is_named(wiring, caplog):
     assert server.run(opt, stop=threading.Event(), kube_client=client, handle_signals=False) == 1
     assert "install pytorchjobs.kubeflow.org" in caplog.text
     assert "manifests/components/pytorchjob/crd.yaml" in caplog.text
+
+
+def test_every_kind_enabled_at_once_shares_one_pod_and_one_service_informer():
+    opt = options(
+        enable_scheme=("tfjob", "pytorchjob", "xgboostjob", "jaxjob", "paddlejob"),
+        leader_elect=False,
+    )
+    wiring = server.build_controller(opt, FakeKubeClient())
+    members = wiring.controller.members
+    assert [name for name, _ in members] == list(opt.enable_scheme)
+    plurals = [ctr.kind.resource.plural for _, ctr in members]
+    assert plurals == ["tfjobs", "pytorchjobs", "xgboostjobs", "jaxjobs", "paddlejobs"]
+    assert len({id(ctr.pods._informer) for _, ctr in members}) == 1
+    assert len({id(ctr.services._informer) for _, ctr in members}) == 1
+    # the three new kinds get v1.9's defaults, whatever --defaults says (D130-D132)
+    assert [ctr.config.defaults.release for _, ctr in members[2:]] == ["v1.9"] * 3
+    assert len(wiring.job_informers) == 5
+    wiring.broadcaster.shutdown()
+
+
+@pytest.mark.parametrize("scheme", ["xgboostjob", "jaxjob", "paddlejob"])
+def test_a_missing_crd_of_a_new_kind_is_named(wiring, caplog, scheme):
+    client = FakeKubeClient()
+    client.prepend_reactor(
+        "list", f"{scheme}s", lambda a: (True, new_not_found(f"{scheme}s", "", "kubeflow.org"))
+    )
+    opt = options(enable_scheme=("tfjob", scheme))
+    assert server.run(opt, stop=threading.Event(), kube_client=client, handle_signals=False) == 1
+    assert f"install {scheme}s.kubeflow.org" in caplog.text
+    assert f"manifests/components/{scheme}/crd.yaml" in caplog.text

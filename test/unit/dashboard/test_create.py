@@ -11,7 +11,7 @@ from starlette.requests import Request
 
 from tf_operator.dashboard.app import Dashboard
 from tf_operator.dashboard.security import Caller
-from tf_operator.sdk.kinds import PYTORCHJOB, TFJOB
+from tf_operator.sdk.kinds import KINDS
 
 WRITE = {"X-TFJob-Dashboard": "1", "Content-Type": "application/yaml"}
 
@@ -70,8 +70,11 @@ class Http:
         return Response(response.status_code, bytes(response.body))
 
 
-def dashboard(plurals=("tfjobs", "pytorchjobs"), authenticator=None, caller=None):
-    clients = {p: Client({"tfjobs": TFJOB, "pytorchjobs": PYTORCHJOB}[p]) for p in plurals}
+BY_PLURAL = {k.plural: k for k in KINDS.values()}
+
+
+def dashboard(plurals=tuple(BY_PLURAL), authenticator=None, caller=None):
+    clients = {p: Client(BY_PLURAL[p]) for p in plurals}
     dash = Dashboard(clients, None, True, "ns", authenticator=authenticator)  # type: ignore[arg-type]
     return Http(dash, caller), clients
 
@@ -84,6 +87,9 @@ def post(http: Http, plural: str, text: str) -> Response:
     ("text", "made", "url"),
     [
         ("kind: PyTorchJob\nmetadata: {name: p}\n", "pytorchjobs", "/namespaces/ns/pytorchjobs/p"),
+        ("kind: XGBoostJob\nmetadata: {name: x}\n", "xgboostjobs", "/namespaces/ns/xgboostjobs/x"),
+        ("kind: JAXJob\nmetadata: {name: j}\n", "jaxjobs", "/namespaces/ns/jaxjobs/j"),
+        ("kind: PaddleJob\nmetadata: {name: p}\n", "paddlejobs", "/namespaces/ns/paddlejobs/p"),
         ("kind: TFJob\nmetadata: {name: t}\n", "tfjobs", "/namespaces/ns/tfjobs/t"),
         ("metadata: {name: t}\n", "tfjobs", "/namespaces/ns/tfjobs/t"),  # as the form always did
     ],
@@ -111,7 +117,9 @@ def test_a_kind_not_known_or_not_served_is_refused_with_the_reason():
     assert response.status_code == 400
     assert "serves no PyTorchJobs (its CRD is not installed)" in response.json()["error"]
     response = post(http, "jobs", "kind: MPIJob\nmetadata: {name: m}\n")
-    assert response.json()["error"] == "expected kind TFJob or PyTorchJob, got 'MPIJob'"
+    assert response.json()["error"] == (
+        "expected kind TFJob or PyTorchJob or XGBoostJob or JAXJob or PaddleJob, got 'MPIJob'"
+    )
 
 
 def test_with_kubernetes_sign_in_the_kind_named_is_authorised():

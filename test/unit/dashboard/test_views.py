@@ -2,6 +2,8 @@
 
 from datetime import UTC, datetime
 
+import pytest
+
 from tf_operator.dashboard.views import job_detail, job_row, log_key
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -116,3 +118,37 @@ def test_a_pytorchjob_is_shown_by_its_own_fields_and_labels():
     (replica,) = job_detail(job, [master], [], NOW)["replicas"]
     # the kind's labels and container (pytorch, not the first container)
     assert (replica.replica_type, replica.index, replica.exit_code) == ("master", "0", 0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "label", "container", "replicas"),
+    [
+        ("XGBoostJob", "xgbReplicaSpecs", "xgboost", "xgboost", {"Master": 1, "Worker": 2}),
+        ("JAXJob", "jaxReplicaSpecs", "jax", "jax", {"Worker": 3}),
+        ("PaddleJob", "paddleReplicaSpecs", "paddle", "paddle", {"Master": 1, "Worker": 2}),
+    ],
+)
+def test_each_v1_9_kind_is_shown_by_its_own_fields_and_labels(
+    kind, field, label, container, replicas
+):
+    job = {**JOB, "kind": kind, "spec": {field: {t: {"replicas": n} for t, n in replicas.items()}}}
+    row = job_row(job, NOW)
+    plural = kind.lower() + "s"
+    assert (row["kind"], row["plural"], row["key"]) == (kind, plural, f"{plural}/j")
+    assert row["replicas"] == ",".join(f"{t}={n}" for t, n in replicas.items())
+    worker = {
+        "metadata": {
+            "name": "j-worker-1",
+            "uid": "u1",
+            "labels": {f"{label}-replica-type": "worker", f"{label}-replica-index": "1"},
+        },
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [
+                {"name": "sidecar", "state": {"terminated": {"exitCode": 0}}},
+                {"name": container, "state": {"terminated": {"exitCode": 3}}},
+            ],
+        },
+    }
+    (replica,) = job_detail(job, [worker], [], NOW)["replicas"]
+    assert (replica.replica_type, replica.index, replica.exit_code) == ("worker", "1", 3)

@@ -20,6 +20,10 @@ OVERLAYS = [
     "gang-scheduler-plugins",
     "namespaced",
     "pytorchjob",
+    "xgboostjob",
+    "jaxjob",
+    "paddlejob",
+    "all-kinds",
 ]
 # The kubectl on these machines (1.32) and the newest schema the validator ships.
 K8S_VERSIONS = ["1.32.0", kubernetes_validate.latest_version()]
@@ -217,6 +221,39 @@ def test_the_pytorchjob_component_grants_in_the_namespaced_role_too(rendered, tm
     assert not by_kind(objs, "ClusterRole")
     (role,) = by_kind(objs, "Role")
     assert _rules([{**role, "kind": "ClusterRole"}]) == _rules(rendered["pytorchjob"])
+
+
+@pytest.mark.parametrize("kind", ["xgboostjob", "jaxjob", "paddlejob"])
+def test_each_v1_9_kinds_component_adds_the_kind(rendered, kind, tmp_path_factory):
+    from tf_operator.app import main as app_main
+
+    objs = rendered[kind]
+    crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
+    assert crds == {"tfjobs.kubeflow.org", f"{kind}s.kubeflow.org"}
+    grants = _rules(objs) - _rules(rendered["standalone"])
+    assert grants == {
+        ("kubeflow.org", f"{kind}s", v) for v in ("get", "list", "watch", "delete")
+    } | {("kubeflow.org", f"{kind}s/status", "update")}
+    (deploy,) = by_kind(objs, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    ctx = app_main.cli.make_context("tf-operator", app_main.normalize_go_args(args))
+    assert app_main.options_from_params(ctx.params).enable_scheme == ("tfjob", kind)
+    (role,) = by_kind(render_combined("namespaced", kind, tmp_path_factory), "Role")
+    assert _rules([{**role, "kind": "ClusterRole"}]) == _rules(objs)
+
+
+def test_the_all_kinds_overlay_runs_every_kind(rendered):
+    from tf_operator.app import main as app_main
+    from tf_operator.controller.v1.registry import SCHEMES, enabled_schemes
+
+    objs = rendered["all-kinds"]
+    crds = {o["metadata"]["name"] for o in by_kind(objs, "CustomResourceDefinition")}
+    assert crds == {s.crd_name for s in SCHEMES.values()}
+    (deploy,) = by_kind(objs, "Deployment")
+    args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+    ctx = app_main.cli.make_context("tf-operator", app_main.normalize_go_args(args))
+    enabled = enabled_schemes(app_main.options_from_params(ctx.params).enable_scheme)
+    assert [s.name for s in enabled] == list(SCHEMES)
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,16 @@ from typing import Protocol
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V1_9, Defaults
 from tf_operator.common.jobcontroller.jobcontroller import JobControllerConfiguration
 from tf_operator.control.object_control import EventRecorder
+from tf_operator.controller.v1.jax.controller import new_jax_controller
+from tf_operator.controller.v1.jax.informer import JAXJOBS
+from tf_operator.controller.v1.paddle.controller import new_paddle_controller
+from tf_operator.controller.v1.paddle.informer import PADDLEJOBS
 from tf_operator.controller.v1.pytorch.controller import new_pytorch_controller
 from tf_operator.controller.v1.pytorch.informer import PYTORCHJOBS
 from tf_operator.controller.v1.tensorflow.controller import new_tf_controller
 from tf_operator.controller.v1.tensorflow.informer import TFJOB_RESYNC_PERIOD, TFJOBS
+from tf_operator.controller.v1.xgboost.controller import new_xgboost_controller
+from tf_operator.controller.v1.xgboost.informer import XGBOOSTJOBS
 from tf_operator.k8s.cache import SharedIndexInformer
 from tf_operator.k8s.client import KubeInterface, Resource
 from tf_operator.k8s.informers import SharedInformerFactory
@@ -96,7 +102,37 @@ PYTORCHJOB = Scheme(
     new_controller=new_pytorch_controller,
 )
 
-SCHEMES: dict[str, Scheme] = {s.name: s for s in (TFJOB, PYTORCHJOB)}
+XGBOOSTJOB = Scheme(
+    name="xgboostjob",
+    component="xgboostjob-controller",  # v1.9's
+    resource=XGBOOSTJOBS,
+    crd_manifest="manifests/components/xgboostjob/crd.yaml",
+    resync_period=None,
+    defaults=DEFAULTS_V1_9,  # as for PyTorchJob: v0.5.3 had no such kind (D81)
+    new_controller=new_xgboost_controller,
+)
+
+JAXJOB = Scheme(
+    name="jaxjob",
+    component="jaxjob-controller",  # v1.9's
+    resource=JAXJOBS,
+    crd_manifest="manifests/components/jaxjob/crd.yaml",
+    resync_period=None,
+    defaults=DEFAULTS_V1_9,
+    new_controller=new_jax_controller,
+)
+
+PADDLEJOB = Scheme(
+    name="paddlejob",
+    component="paddlejob-controller",  # v1.9's
+    resource=PADDLEJOBS,
+    crd_manifest="manifests/components/paddlejob/crd.yaml",
+    resync_period=None,
+    defaults=DEFAULTS_V1_9,
+    new_controller=new_paddle_controller,
+)
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in (TFJOB, PYTORCHJOB, XGBOOSTJOB, JAXJOB, PADDLEJOB)}
 DEFAULT_SCHEMES = (TFJOB.name,)
 
 

@@ -141,7 +141,7 @@ class HttpClient:
         insecure_skip_tls_verify: bool = False,
         user_agent: str = "localcluster",
         timeout: float = 30.0,
-        pool_size: int = 32,
+        pool_size: int = 64,
     ) -> None:
         self.server = server.rstrip("/")
         self._headers = {"Accept": "application/json", "User-Agent": user_agent}

@@ -16,7 +16,7 @@ Status (``deploymentutil``): counts summed over the sets, the ``Available`` cond
 ``Progressing`` condition (``NewReplicaSetCreated`` / ``FoundNewReplicaSet`` /
 ``ReplicaSetUpdated`` / ``NewReplicaSetAvailable``, or ``ProgressDeadlineExceeded`` after
 ``progressDeadlineSeconds`` without progress), which ``kubectl rollout status`` reads. Scaling
-is recorded as ``ScalingReplicaSet`` events on the Deployment. Reads go to the client (see
+is recorded as ``ScalingReplicaSet`` events on the Deployment. Reads go to the API server (see
 ``replicaset``).
 """
 

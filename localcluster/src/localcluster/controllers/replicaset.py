@@ -10,7 +10,7 @@ Status: ``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``, ``availableRe
 while pods cannot be created or deleted. Events: ``SuccessfulCreate``, ``SuccessfulDelete``,
 ``FailedCreate``, ``FailedDelete``.
 
-The sync reads pods and sets straight from the client, which is strongly consistent, so it
+The sync reads pods and sets straight from the API server, which is strongly consistent, so it
 needs none of client-go's expectations: a pod it just created is in the next read.
 """
 

@@ -3,7 +3,7 @@
 Handles ``env`` (literal values with ``$(VAR)`` expansion, ``valueFrom``
 fieldRef / resourceFieldRef / configMapKeyRef / secretKeyRef) and ``envFrom``,
 plus ``$(VAR)`` expansion in ``command`` and ``args``. Lookups of ConfigMaps
-and Secrets go to the client. ``ContainerConfigError`` carries the message
+and Secrets go to the API server. ``ContainerConfigError`` carries the message
 the kubelet reports as ``CreateContainerConfigError``.
 """
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,7 +28,7 @@ from localcluster.client.events import record_event
 from localcluster.client.informer import PODS, Informer
 from localcluster.kubelet.backoff import DEFAULT_INITIAL, DEFAULT_MAX, RestartBackOff, go_duration
 from localcluster.kubelet.ipam import IPAllocator
-from localcluster.kubelet.node import NodeConfig, register_node, renew_lease
+from localcluster.kubelet.node import NodeConfig, register_node, renew_lease, report_status
 from localcluster.kubelet.podstatus import (
     RUNNING,
     ContainerRecord,
@@ -84,6 +85,7 @@ class Kubelet:
         self._wake = threading.Condition(self._lock)
         self._stopping = False
         self._node_obj: dict[str, Any] = {}
+        self._status_posted = 0.0  # when the node status was last posted (wall clock)
         self._informer = Informer(
             client, PODS, self.on_pod, field_selector=f"spec.nodeName={node.name}"
         )
@@ -98,6 +100,7 @@ class Kubelet:
 
     def start(self, stop_event: threading.Event) -> list[threading.Thread]:
         self._node_obj = register_node(self.client, self.node)
+        self._status_posted = time.time()
         threads = [
             self.timers.start(stop_event, name=f"kubelet-timers-{self.node.name}"),
             self._informer.start(stop_event),
@@ -116,8 +119,15 @@ class Kubelet:
     def _schedule_lease(self) -> None:
         if self._stopping:
             return
-        renew_lease(self.client, self._node_obj)
+        self.heartbeat()
         self.timers.call_later(LEASE_RENEW_SECONDS, self._schedule_lease)
+
+    def heartbeat(self) -> None:
+        """Renew the node's Lease and report its status when due (see ``node``)."""
+        renew_lease(self.client, self._node_obj)
+        self._status_posted = report_status(
+            self.client, self.node, self._status_posted, time.time()
+        )
 
     def shutdown(self) -> None:
         """Kill every container; pods keep their last reported status."""
@@ -398,6 +408,12 @@ class Kubelet:
     def pod_count(self) -> int:
         with self._lock:
             return len(self._records)
+
+    def container_names(self, namespace: str, name: str) -> list[str] | None:
+        """The containers of a pod this kubelet runs; None if it does not run it."""
+        with self._lock:
+            record = self._records.get(f"{namespace}/{name}")
+            return None if record is None else list(record.containers)
 
     def logs(
         self, namespace: str, name: str, container: str | None, request: LogRequest

@@ -5,6 +5,9 @@
 refreshes it after a restart) and writes its status, since status is a
 subresource the create may drop. ``renew_lease`` keeps a heartbeat Lease in
 ``kube-node-lease`` like kubelets since 1.14, when that namespace accepts it.
+``report_status`` posts the conditions again as a kubelet's status loop does: when the stored
+node is not Ready (a node lifecycle controller marked it ``Unknown`` after missed heartbeats)
+or ``NODE_STATUS_REPORT_SECONDS`` have passed since the last post.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ logger = logging.getLogger(__name__)
 KUBELET_VERSION = "v1.32.0"
 GPU_RESOURCE = "nvidia.com/gpu"
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+# A kubelet posts an unchanged node status this often (its nodeStatusReportFrequency).
+NODE_STATUS_REPORT_SECONDS = 300.0
 
 
 @dataclass
@@ -39,6 +44,8 @@ class NodeConfig:
     taints: list[dict[str, Any]] = field(
         default_factory=list
     )  # core/v1 Taints, written to spec.taints
+    # where the kubelets' HTTPS server listens (status.daemonEndpoints), 0 when none runs
+    kubelet_port: int = 0
 
 
 def _micro_now() -> str:
@@ -92,7 +99,7 @@ def build_node(config: NodeConfig) -> dict[str, Any]:
                 {"type": "InternalIP", "address": config.address},
                 {"type": "Hostname", "address": config.name},
             ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": config.kubelet_port}},
             "nodeInfo": {
                 "machineID": config.name,
                 "systemUUID": config.name,
@@ -165,3 +172,25 @@ def renew_lease(client: ClusterClient, node: dict[str, Any], duration_seconds: i
         client.update(LEASES, NODE_LEASE_NAMESPACE, name, lease)
     except Exception as err:  # noqa: BLE001 - heartbeats are optional
         logger.debug("node lease renewal for %s failed: %s", name, err)
+
+
+def report_status(
+    client: ClusterClient, config: NodeConfig, last_posted: float, now: float
+) -> float:
+    """Post the node's conditions again when the stored node is not Ready or the last post
+    is ``NODE_STATUS_REPORT_SECONDS`` old; returns when it last posted. Failures are logged."""
+    try:
+        node = client.get(NODES, None, config.name, shared=True)
+        conditions = (node.get("status") or {}).get("conditions") or []
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        if ready and now - last_posted < NODE_STATUS_REPORT_SECONDS:
+            return last_posted
+        status = build_node(config)["status"]
+        patch = {"status": {"conditions": status["conditions"]}}
+        client.patch(NODES, None, config.name, patch, "strategic", subresource="status")
+        if not ready:
+            logger.info("node %s was not Ready in the API; reported Ready again", config.name)
+        return now
+    except Exception as err:  # noqa: BLE001 - retried at the next heartbeat
+        logger.debug("node status report for %s failed: %s", config.name, err)
+        return last_posted

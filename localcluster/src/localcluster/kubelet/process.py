@@ -40,11 +40,12 @@ from localcluster.kubelet.dns import (
 )
 from localcluster.kubelet.env import ContainerConfigError, container_argv, container_env
 from localcluster.kubelet.images import ImageTable, LocalImage, container_command
+from localcluster.kubelet.logfile import LogPump, TimedLogReader, append_line
 from localcluster.kubelet.mounts import Bind, namespace_prefix, probe_overlay
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
-from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
-from localcluster.kubelet.serviceenv import kubernetes_service_env
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest, render_lines
+from localcluster.kubelet.serviceenv import InClusterAPI, kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
 from localcluster.kubelet.volumes import PodVolumes, VolumeError
 
@@ -53,6 +54,9 @@ logger = logging.getLogger(__name__)
 REAP_INTERVAL = 0.05
 PR_SET_PDEATHSIG = 1
 FOLLOW_INTERVAL = 0.1
+# How long an exit waits for the container's last output to reach its log file (the process
+# group is killed first, so only a process that left it can hold the pipe open).
+PUMP_DRAIN_SECONDS = 2.0
 VOLUME_RETRY_SECONDS = 0.5
 _INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "SHELL")
 
@@ -65,6 +69,7 @@ class _Proc:
     attempt: int
     log_path: str
     popen: subprocess.Popen[bytes] | None = None
+    pump: LogPump | None = None  # copies the output into the log file, stamping each line
     exit_code: int | None = None
     env: dict[str, str] | None = None
     namespaced: bool = False
@@ -105,9 +110,11 @@ class ProcessRuntime(ContainerRuntime):
         dns_mode: str = "none",
         cluster_domain: str = "cluster.local",
         images: ImageTable | None = None,
+        api: InClusterAPI | None = None,
     ) -> None:
         self._client = client
         self._images = images or ImageTable()
+        self._service_env = kubernetes_service_env(api)
         self._volumes = PodVolumes(client, timers)
         self._mount_namespaces: bool | None = None
         self._state_dir = state_dir
@@ -146,7 +153,7 @@ class ProcessRuntime(ContainerRuntime):
         if image is not None and image.path:
             env["PATH"] = os.pathsep.join([*image.path, env.get("PATH", os.defpath)])
         env["HOSTNAME"] = self._hostname(record)[0]
-        env.update(kubernetes_service_env(self._client))
+        env.update(self._service_env)
         env[POD_IP_ENV] = record.pod_ip
         return env
 
@@ -158,12 +165,14 @@ class ProcessRuntime(ContainerRuntime):
         proc = _Proc(
             record.key, name, container_id, attempt, os.path.join(log_dir, f"{attempt}.log")
         )
+        with open(proc.log_path, "ab"):
+            pass  # readers find the file from the start
         with self._lock:
             self._procs[(record.key, name)] = proc
         try:
             argv, env, cwd = self._prepare(record, spec)
             proc.env, proc.namespaced = env, argv[0] == "unshare"
-            popen = self._spawn(argv, env, cwd, proc.log_path)
+            popen = self._spawn(argv, env, cwd)
         except VolumeError as err:
             logger.info("pod %s: %s; retrying", record.key, err)
             self._timers.call_later(
@@ -176,8 +185,10 @@ class ProcessRuntime(ContainerRuntime):
         except _CannotRun as err:
             self._fail(proc, 127, "ContainerCannotRun", str(err))
             return
+        assert popen.stdout is not None
+        pump = LogPump(popen.stdout, proc.log_path)
         with self._lock:
-            proc.popen = popen
+            proc.popen, proc.pump = popen, pump
             self._lock.notify_all()
         logger.debug("started %s/%s pid %d: %s", record.key, name, popen.pid, argv)
         self.callbacks.container_started(record.key, name, container_id)
@@ -191,8 +202,7 @@ class ProcessRuntime(ContainerRuntime):
             self.start_container(record, spec, attempt)
 
     def _fail(self, proc: _Proc, code: int, reason: str, message: str) -> None:
-        with open(proc.log_path, "ab") as handle:
-            handle.write(f"localcluster: {reason}: {message}\n".encode())
+        append_line(proc.log_path, f"localcluster: {reason}: {message}\n".encode())
         proc.exit_code = code
         self.callbacks.container_exited(
             proc.pod_key, proc.container, proc.container_id, code, reason, message
@@ -276,24 +286,22 @@ class ProcessRuntime(ContainerRuntime):
                 self._hosts_files[record.key] = path
         return path
 
-    def _spawn(
-        self, argv: list[str], env: dict[str, str], cwd: str, log_path: str
-    ) -> subprocess.Popen[bytes]:
-        with open(log_path, "ab") as log:
-            try:
-                return subprocess.Popen(
-                    argv,
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    close_fds=True,
-                    preexec_fn=self._preexec,
-                )
-            except OSError as err:
-                raise _CannotRun(str(err)) from err
+    def _spawn(self, argv: list[str], env: dict[str, str], cwd: str) -> subprocess.Popen[bytes]:
+        """Start the process, its stdout and stderr on one pipe (for a ``LogPump``)."""
+        try:
+            return subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=self._preexec,
+            )
+        except OSError as err:
+            raise _CannotRun(str(err)) from err
 
     # -- reaping and stopping ------------------------------------------------
 
@@ -318,6 +326,8 @@ class ProcessRuntime(ContainerRuntime):
                 # like a runtime tearing down the container's cgroup: leftovers die too
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(popen.pid, signal.SIGKILL)
+                if proc.pump is not None and not proc.pump.done.wait(PUMP_DRAIN_SECONDS):
+                    logger.info("%s/%s: output still open after exit", proc.pod_key, proc.container)
                 with self._lock:
                     proc.exit_code = code
                     self._lock.notify_all()
@@ -423,16 +433,17 @@ class ProcessRuntime(ContainerRuntime):
         return self._read_log(path, proc if follow else None, request)
 
     def _read_log(self, path: str, follow: _Proc | None, request: LogRequest) -> Iterator[bytes]:
+        """The log as ``request`` asks: the file as it is, then (following) what the container
+        adds until it exits; with ``timestamps`` or a ``since_time``, line by line with the
+        times the pump recorded (``logfile``)."""
+        timed = request.timestamps or request.since_time is not None
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed in the generator's finally
+            source = _TimedChunks(path, request) if timed else _RawChunks(path, request)
         except OSError:
             return
         budget = request.limit_bytes
         try:
-            data = handle.read()
-            if request.tail_lines is not None:
-                lines = data.splitlines(keepends=True)
-                data = b"".join(lines[-request.tail_lines :]) if request.tail_lines > 0 else b""
+            data = source.first(final=follow is None)
             while True:
                 if data:
                     if budget is not None:
@@ -443,14 +454,60 @@ class ProcessRuntime(ContainerRuntime):
                         return
                 if follow is None or request.stop_event.is_set():
                     return
-                ended = follow.exit_code is not None or self._closed
-                data = handle.read()
+                ended = self._closed or (
+                    follow.exit_code is not None
+                    and (follow.pump is None or follow.pump.done.is_set())
+                )
+                data = source.more(final=ended)
                 if not data:
                     if ended:
                         return
                     request.stop_event.wait(FOLLOW_INTERVAL)
         finally:
-            handle.close()
+            source.close()
+
+
+class _RawChunks:
+    """The log file's bytes: the last ``tail_lines`` first, then whatever is appended."""
+
+    def __init__(self, path: str, request: LogRequest) -> None:
+        self._handle = open(path, "rb")  # noqa: SIM115 - closed by ``close``
+        self._tail = request.tail_lines
+
+    def first(self, final: bool) -> bytes:
+        data = self._handle.read()
+        if self._tail is not None:
+            lines = data.splitlines(keepends=True)
+            data = b"".join(lines[-self._tail :]) if self._tail > 0 else b""
+        return data
+
+    def more(self, final: bool) -> bytes:
+        return self._handle.read()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class _TimedChunks:
+    """The log's lines since ``since_time``, stamped when ``timestamps`` (whole lines only
+    until the container ends)."""
+
+    def __init__(self, path: str, request: LogRequest) -> None:
+        self._reader = TimedLogReader(path)
+        self._request = request
+
+    def first(self, final: bool) -> bytes:
+        request = self._request
+        return render_lines(
+            self._reader.lines(final), request.since_time, request.tail_lines, request.timestamps
+        )
+
+    def more(self, final: bool) -> bytes:
+        request = self._request
+        return render_lines(self._reader.lines(final), request.since_time, None, request.timestamps)
+
+    def close(self) -> None:
+        self._reader.close()
 
 
 class _CannotRun(Exception):

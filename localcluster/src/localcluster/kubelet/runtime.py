@@ -12,6 +12,7 @@ timing (simulated) or processes (process).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, Protocol
 
@@ -42,12 +43,44 @@ class LogRequest:
         limit_bytes: int | None = None,
         previous: bool = False,
         stop_event: threading.Event | None = None,
+        timestamps: bool = False,
+        since_time: float | None = None,
     ) -> None:
         self.follow = follow
         self.tail_lines = tail_lines
         self.limit_bytes = limit_bytes
         self.previous = previous
         self.stop_event = stop_event or threading.Event()
+        self.timestamps = timestamps  # prefix each line with its RFC 3339 time and a space
+        self.since_time = since_time  # only lines written at or after this (epoch seconds)
+
+
+def log_timestamp(when: float) -> bytes:
+    """A log line's time as the kubelet prefixes it: RFC 3339 with nanoseconds, UTC."""
+    whole = int(when)
+    nanos = int(round((when - whole) * 1e9))
+    if nanos >= 1_000_000_000:
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+    return f"{stamp}.{nanos:09d}Z".encode()
+
+
+def render_lines(
+    lines: list[tuple[float, bytes]],
+    since_time: float | None,
+    tail_lines: int | None,
+    timestamps: bool,
+) -> bytes:
+    """Timed lines (each ending in a newline, or the last one unfinished) as GET containerLogs
+    answers, before ``limitBytes``: those since ``since_time``, the last ``tail_lines`` of
+    them, each prefixed with its time when ``timestamps``."""
+    if since_time is not None:
+        lines = [line for line in lines if line[0] >= since_time]
+    if tail_lines is not None:
+        lines = lines[-tail_lines:] if tail_lines > 0 else []
+    if timestamps:
+        return b"".join(log_timestamp(when) + b" " + text for when, text in lines)
+    return b"".join(text for _, text in lines)
 
 
 class ContainerRuntime:

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from localcluster.kubelet.podstatus import PodRecord
-from localcluster.kubelet.runtime import ContainerRuntime, LogRequest
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest, render_lines
 from localcluster.kubelet.timers import TimerHandle, TimerQueue
 
 ANNOTATION_PREFIX = "localcluster.tf-operator.io/"
@@ -99,7 +100,7 @@ class SimulatedRuntime(ContainerRuntime):
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], TimerHandle] = {}  # (pod key, container) -> timer
         self._running: dict[tuple[str, str], str] = {}  # (pod key, container) -> container id
-        self._log: dict[tuple[str, str], list[str]] = {}
+        self._log: dict[tuple[str, str], list[tuple[float, bytes]]] = {}
 
     def start_container(self, record: PodRecord, spec: dict[str, Any], attempt: int) -> None:
         name = spec["name"]
@@ -117,7 +118,7 @@ class SimulatedRuntime(ContainerRuntime):
             with self._lock:
                 self._running[key] = container_id
                 self._log.setdefault(key, []).append(
-                    f"simulated container {name} attempt {attempt} started"
+                    _line(f"simulated container {name} attempt {attempt} started")
                 )
                 # the pod's annotations as they are now (an edit since admission counts)
                 run_for = _or(
@@ -144,7 +145,9 @@ class SimulatedRuntime(ContainerRuntime):
         def report() -> None:
             with self._lock:
                 self._pending.pop(key, None)
-                self._log.setdefault(key, []).append(f"simulated container {key[1]}: {message}")
+                self._log.setdefault(key, []).append(
+                    _line(f"simulated container {key[1]}: {message}")
+                )
             self.callbacks.container_exited(
                 key[0], key[1], container_id, 1, "CreateContainerConfigError", message
             )
@@ -160,7 +163,7 @@ class SimulatedRuntime(ContainerRuntime):
             del self._running[key]
             self._pending.pop(key, None)
             self._log.setdefault(key, []).append(
-                f"simulated container {key[1]} exited with code {code}"
+                _line(f"simulated container {key[1]} exited with code {code}")
             )
         self.callbacks.container_exited(key[0], key[1], container_id, code)
 
@@ -187,9 +190,7 @@ class SimulatedRuntime(ContainerRuntime):
     def logs(self, record: PodRecord, container: str, request: LogRequest) -> Iterator[bytes]:
         with self._lock:
             lines = list(self._log.get((record.key, container), []))
-        if request.tail_lines is not None:
-            lines = lines[-request.tail_lines :] if request.tail_lines > 0 else []
-        data = "".join(line + "\n" for line in lines).encode()
+        data = render_lines(lines, request.since_time, request.tail_lines, request.timestamps)
         if request.limit_bytes is not None:
             data = data[: request.limit_bytes]
         return iter([data] if data else [])
@@ -199,3 +200,8 @@ class SimulatedRuntime(ContainerRuntime):
             for key in list(self._pending):
                 self._cancel(key)
             self._running.clear()
+
+
+def _line(text: str) -> tuple[float, bytes]:
+    """A log line written now (wall-clock time, as a container runtime stamps it)."""
+    return time.time(), (text + "\n").encode()

@@ -5,7 +5,7 @@ cluster) keeps what each node holds; this scheduler listens to its events to kee
 queue of pending pod keys. One worker thread pops a key, runs the pure predicates from
 ``predicates`` against the ledger under its lock, "assumes" the pod on the chosen node (so
 the next decision, of this or a batch scheduler, already counts it) and calls
-``client.bind_pod``. A pod that fits nowhere gets the condition
+``client.bind`` (a Binding). A pod that fits nowhere gets the condition
 ``PodScheduled=False/Unschedulable`` and waits in the unschedulable set until a node or pod
 change (or the periodic retry) moves it back to the active queue. Pods that name another
 scheduler (kube-batch, volcano) are never touched.

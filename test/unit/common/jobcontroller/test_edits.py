@@ -17,6 +17,7 @@ NS = "default"
 INVALID = {
     "tfjob": "Image is undefined in the container of Worker",
     "pytorchjob": "spec.pytorchReplicaSpecs[Worker].template.spec.containers[0].image: Required value",
+    "paddlejob": "spec.paddleReplicaSpecs[Worker].template.spec.containers[0].image: Required value",
 }
 
 

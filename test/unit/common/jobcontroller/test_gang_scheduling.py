@@ -36,6 +36,11 @@ SETUPS = {
         "tasks": {"master", "worker"},
         "lead": "Master",
     },
+    "paddlejob": {
+        "every type": ({"Master": 1, "Worker": 2}, 3),
+        "tasks": {"master", "worker"},
+        "lead": "Master",
+    },
 }
 
 

@@ -12,10 +12,14 @@ IMAGE_MISSING = {
     "tfjob": "TFJobSpec is not valid: Image is undefined in the container of Worker",
     "pytorchjob": "PyTorchJobSpec is not valid: spec.pytorchReplicaSpecs[Worker].template.spec."
     "containers[0].image: Required value: must be required",
+    "paddlejob": "PaddleJobSpec is not valid: spec.paddleReplicaSpecs[Worker].template.spec."
+    "containers[0].image: Required value: must be required",
 }
 SPECS_MISSING = {
     "tfjob": "TFJobSpec is not valid: tfReplicaSpecs is required",
     "pytorchjob": "PyTorchJobSpec is not valid: spec.pytorchReplicaSpecs: Required value: "
+    "must be required",
+    "paddlejob": "PaddleJobSpec is not valid: spec.paddleReplicaSpecs: Required value: "
     "must be required",
 }
 

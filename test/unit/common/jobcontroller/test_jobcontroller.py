@@ -63,6 +63,7 @@ NORMAL_PATH_ROWS = [
 FIRST_SYNC = {
     "tfjob": ({"Worker": 2, "PS": 1}, "ps"),
     "pytorchjob": ({"Master": 1, "Worker": 2}, "master"),
+    "paddlejob": ({"Master": 1, "Worker": 2}, "master"),
 }
 
 

@@ -20,6 +20,10 @@ SETUPS = {
         "seven": {"Master": 1, "Worker": 6},
         "finishing": ({"Master": 1, "Worker": 3}, "master"),
     },
+    "paddlejob": {
+        "seven": {"Master": 1, "Worker": 6},
+        "finishing": ({"Master": 1, "Worker": 3}, "master"),
+    },
 }
 RESTART_POLICIES = [
     ("ExitCode", "Never"),

@@ -17,6 +17,7 @@ from tf_operator.k8s.informers import SharedInformerFactory
 SETUPS = {
     "tfjob": ({"Worker": 2, "PS": 1}, {"Worker": 3, "PS": 2}),
     "pytorchjob": ({"Master": 1, "Worker": 2}, {"Master": 1, "Worker": 4}),
+    "paddlejob": ({"Master": 1, "Worker": 2}, {"Master": 1, "Worker": 4}),
 }
 
 

@@ -26,3 +26,20 @@ def test_the_tfjob_scheme_follows_the_operators_defaults():
     assert registry.TFJOB.crd_name == "tfjobs.kubeflow.org"
     assert registry.TFJOB.resync_period == 30.0  # v0.5.3's, whatever --resyc-period says
     assert DEFAULTS_V0_5_3 != DEFAULTS_V1_9
+
+
+@pytest.mark.parametrize(
+    ("name", "crd", "component"),
+    [
+        ("xgboostjob", "xgboostjobs.kubeflow.org", "xgboostjob-controller"),
+        ("jaxjob", "jaxjobs.kubeflow.org", "jaxjob-controller"),
+        ("paddlejob", "paddlejobs.kubeflow.org", "paddlejob-controller"),
+    ],
+)
+def test_training_operator_v1_9s_other_kinds_get_its_defaults(name, crd, component):
+    (scheme,) = registry.enabled_schemes([name.upper()])
+    base = JobControllerConfiguration(enable_gang_scheduling=True, defaults=DEFAULTS_V0_5_3)
+    config = scheme.configuration(base)
+    assert (config.defaults, config.enable_gang_scheduling) == (DEFAULTS_V1_9, True)
+    assert (scheme.crd_name, scheme.component) == (crd, component)
+    assert scheme.crd_manifest == f"manifests/components/{name}/crd.yaml"

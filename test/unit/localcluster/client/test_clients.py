@@ -5,11 +5,13 @@ from its last resourceVersion, 410 Expired handed to the informer, which relists
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 from collections.abc import Iterator
 
 import pytest
+import yaml
 
 from localcluster.apimachinery.errors import StatusError
 from localcluster.client.api import ClusterClient
@@ -266,4 +268,30 @@ def test_the_informer_relists_after_a_410_over_http(caplog: pytest.LogCaptureFix
         assert sorted(o["metadata"]["name"] for o in informer.items()) == ["after", "before"]
     finally:
         stop.set()
+        srv.stop()
+
+
+def test_a_kubeconfig_with_inline_certificate_data(tmp_path) -> None:
+    srv = APIServer(tls=True)
+    srv.start()
+    try:
+        assert srv.cert_file is not None
+        with open(srv.cert_file, "rb") as f:
+            ca_data = base64.b64encode(f.read()).decode()
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "here",
+            "contexts": [{"name": "here", "context": {"cluster": "c", "user": "u"}}],
+            "clusters": [
+                {"name": "c", "cluster": {"server": srv.url, "certificate-authority-data": ca_data}}
+            ],
+            "users": [{"name": "u", "user": {"token": srv.admin_token}}],
+        }
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        http = HttpClient.from_kubeconfig(str(path))
+        http.create(CONFIGMAPS, "default", configmap("inline"))
+        assert http.get(CONFIGMAPS, "default", "inline")["metadata"]["name"] == "inline"
+    finally:
         srv.stop()

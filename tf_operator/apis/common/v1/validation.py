@@ -11,7 +11,7 @@ enforce its schema and CEL rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from tf_operator.apis.common.v1.run_policy import RunPolicy
 from tf_operator.apis.common.v1.types import (
@@ -200,3 +200,47 @@ def check_min_task_member(
             raise ValidationError(f"{invalid}: {path} names no replica type of the job")
         if not 0 <= count <= MAX_INT32:
             raise ValidationError(f"{invalid}: {path} must be within [0, {MAX_INT32}]")
+
+
+def check_replica_spec_keys(
+    invalid: str, specs_path: str, specs: dict[str, ReplicaSpec | None] | None, known: Sequence[str]
+) -> dict[str, ReplicaSpec | None]:
+    """training-operator v1.9's webhooks: the replica specs are required, not empty, and keyed
+    by the kind's replica types exactly so spelled; returns them."""
+    if specs is None:
+        raise ValidationError(f"{invalid}: {specs_path}: Required value: must be required")
+    if not specs:
+        raise ValidationError(f"{invalid}: {specs_path}: at least one replica type is required")
+    for rtype in sorted(specs):
+        if rtype not in known:
+            supported = ", ".join(f'"{t}"' for t in known)
+            raise ValidationError(
+                f'{invalid}: {specs_path}[{rtype}]: Unsupported value: "{rtype}": supported '
+                f"values: {supported}"
+            )
+    return specs
+
+
+def check_replica_template(
+    invalid: str, specs_path: str, rtype: str, value: ReplicaSpec | None, container_name: str
+) -> ReplicaSpec:
+    """training-operator v1.9's webhooks on one replica spec: containers given, each with an
+    image, one named ``container_name``; and the CRD's bounds every kind shares."""
+    containers = f"{specs_path}[{rtype}].template.spec.containers"
+    if value is None or not value.containers():
+        raise ValidationError(f"{invalid}: {containers}: Required value: must be specified")
+    check_replicas(invalid, rtype, value)
+    check_containers(invalid, rtype, value, container_name)
+    named = False
+    for index, container in enumerate(value.containers()):
+        if not container.get("image"):
+            raise ValidationError(
+                f"{invalid}: {containers}[{index}].image: Required value: must be required"
+            )
+        named = named or container.get("name") == container_name
+    if not named:
+        raise ValidationError(
+            f"{invalid}: {containers}: Required value: must have at least one container with "
+            f"name {container_name}"
+        )
+    return value

@@ -225,7 +225,7 @@ def _build(go: str, module: GoModule, out: Path, ldflags: str, say: Progress) ->
     with tempfile.TemporaryDirectory(prefix=f"control-plane-{module.name}-") as scratch:
         Path(scratch, "go.mod").write_text(module.go_mod)
         Path(scratch, "go.sum").write_text(module.go_sum)
-        env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod -buildvcs=false"}
+        env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "-mod=readonly -buildvcs=false"}
         command = [
             go,
             "build",
@@ -249,10 +249,18 @@ def _build(go: str, module: GoModule, out: Path, ldflags: str, say: Progress) ->
         assert process.stdout is not None
         tail: list[str] = []
         last_report = time.monotonic()
-        for compiled, line in enumerate(_lines(process.stdout), start=1):
+        downloaded = compiled = 0
+        for line in _lines(process.stdout):
+            if line.startswith("go: downloading"):
+                downloaded += 1
+            elif line and not line.startswith("go: "):
+                compiled += 1
             tail = (tail + [line])[-30:]
             if time.monotonic() - last_report >= PROGRESS_SECONDS:
-                say(f"  {module.name}: {compiled} packages built so far (last: {line})")
+                say(
+                    f"  {module.name}: {downloaded} modules downloaded, {compiled} packages "
+                    f"compiled so far"
+                )
                 last_report = time.monotonic()
         if process.wait() != 0:
             raise ControlPlaneUnavailable(

@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from localcluster.controlplane.real.build import Binaries, Progress, ensure_binaries
-from localcluster.controlplane.real.pki import SERVICE_CLUSTER_IP_RANGE, ControlPlanePKI
+from localcluster.controlplane.real.pki import SERVICE_CLUSTER_IP_RANGE, ControlPlanePKI, KeyPair
 from localcluster.controlplane.real.process import (
     PROBE_INTERVAL,
     HealthProbe,
@@ -81,6 +81,11 @@ class RealControlPlane:
     @property
     def ca_file(self) -> str:
         return self._pki().ca.cert
+
+    def certificate_authority(self) -> KeyPair:
+        """The CA (certificate and key) that signed every certificate of the plane; kubelets
+        serve with a certificate it signs, as kube-apiserver verifies them with it."""
+        return self._pki().ca
 
     @property
     def admin_token(self) -> str:

@@ -1,0 +1,1 @@
+"""JAXJob ``kubeflow.org/v1``: see :mod:`.types`, :mod:`.constants`, :mod:`.defaults`."""

@@ -1,0 +1,1 @@
+"""JAXJob spec validation; see :mod:`.validation`."""

@@ -1,0 +1,1 @@
+"""PaddleJob spec validation; see :mod:`.validation`."""

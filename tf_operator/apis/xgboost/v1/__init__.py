@@ -1,0 +1,1 @@
+"""XGBoostJob ``kubeflow.org/v1``: see :mod:`.types`, :mod:`.constants`, :mod:`.defaults`."""

@@ -1,0 +1,1 @@
+"""XGBoostJob spec validation; see :mod:`.validation`."""

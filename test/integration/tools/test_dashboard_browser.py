@@ -409,7 +409,9 @@ def test_a_pytorchjob_is_listed_and_its_page_follows_it(dashboard, pytorch_clien
     name = unique("torch")
     marker = tmp_path / "go"
     page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
-    expect(page.locator("h1")).to_have_text(f"TFJobs and PyTorchJobs in {NAMESPACE}")
+    expect(page.locator("h1")).to_have_text(
+        f"TFJobs and PyTorchJobs and XGBoostJobs and JAXJobs and PaddleJobs in {NAMESPACE}"
+    )
     expect(page.locator("#live")).to_have_text("live")
     pytorch_client.create(gated_pytorchjob(name, marker))
     row = page.locator(f'#jobs tr[data-key="pytorchjobs/{name}"]')
@@ -484,7 +486,7 @@ def test_a_pytorchjob_pasted_as_yaml_is_created_and_a_tfjob_of_its_name_is_anoth
     page.fill("#yaml", yaml.safe_dump({**job, "kind": "MPIJob"}))
     page.click("#create-form button[type=submit]")
     expect(page.locator("#create-result.error")).to_contain_text(
-        "expected kind TFJob or PyTorchJob, got 'MPIJob'"
+        "expected kind TFJob or PyTorchJob or XGBoostJob or JAXJob or PaddleJob, got 'MPIJob'"
     )
     for plural in ("pytorchjobs", "tfjobs"):
         url = f"{dashboard.url}/namespaces/{NAMESPACE}/{plural}/{name}"

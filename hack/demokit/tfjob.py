@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from demokit import steps
+from demokit import disruption, steps
 from demokit.harness import (
     BIN,
     CRD_FILE,
@@ -290,6 +290,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--exitcode", action="store_true", help="run the variant whose worker crashes once (137)"
     )
+    parser.add_argument(
+        "--disruption",
+        action="store_true",
+        help="evict a worker as a node drain does; the job restarts it without spending its budget",
+    )
     parser.add_argument("--timeout", type=float, default=150, help="seconds to wait for the job")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
     parser.add_argument(
@@ -319,12 +324,23 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     if args.dashboard:
         dashboard, url = start_dashboard(workdir, kubeconfig, namespace)
         started.append(dashboard)
+    evicted = threading.Event()
+    if args.disruption:
+        job = disruption.with_disruption_policy(job)
     client.create(job, namespace=namespace)
     print(f"submitted TFJob {job['metadata']['name']} in namespace {namespace}")
+    if args.disruption:
+        disruption.evict_when_running(client, job, evicted)
     if url:
         print(f"dashboard: {url}namespaces/{namespace}/tfjobs/{job['metadata']['name']}")
     final = watch_job(client, job, operator, args.timeout)
     print_result(client, job, final)
+    if args.disruption:
+        text, unspent = disruption.budget_report(final)
+        print(f"\n{text}")
+        if not (evicted.is_set() and unspent):
+            print("the worker was not evicted, or its restart was counted")
+            return 1
     if url and sys.stdin.isatty():
         with contextlib.suppress(EOFError):
             input(f"\nThe dashboard is still serving at {url} - press Enter to stop. ")

@@ -3,6 +3,7 @@ events, as text."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -11,6 +12,12 @@ from tf_operator.apis.common.v1.run_policy import DEFAULTS_ANNOTATION, V1_9
 from tf_operator.cli.output import table
 from tf_operator.sdk.conditions import get_conditions, job_state
 from tf_operator.sdk.kinds import TFJOB, JobKindInfo
+from tf_operator.sdk.lifecycle import (
+    blocking_reason,
+    policy_in_force,
+    restart_budget,
+    restarts_by_cause,
+)
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import queue_name, run_policy
 from tf_operator.sdk.summary import age, manager, replica_counts, suspension
@@ -41,6 +48,7 @@ def describe(
         ("Managed by", manager(job)),
         *([("Queue", queue)] if (queue := queue_name(job)) else []),
         ("Clean pod policy", clean_pod_policy(job, spec)),
+        *lifecycle_fields(job),
         ("Start time", status.get("startTime") or "-"),
         ("Completion time", status.get("completionTime") or "-"),
     ]
@@ -97,6 +105,22 @@ def describe(
     headers = ["TYPE", "REASON", "AGE", "COUNT", "MESSAGE"]
     out.append(_indent(table(headers, recent)) if recent else "  <none>")
     return "\n".join(out)
+
+
+def lifecycle_fields(job: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The lifecycle policy in force, the restart budget used, restarts by cause and why the
+    job is blocked (docs/policies.md); nothing for a job without a policy."""
+    policy = policy_in_force(job)
+    if policy is None:
+        return []
+    used, limit = restart_budget(job)
+    causes = restarts_by_cause(job)
+    return [
+        ("Lifecycle policy", json.dumps(policy, sort_keys=True, separators=(",", ":"))),
+        ("Restart budget", f"{used} of {'unlimited' if limit is None else limit} used"),
+        ("Restarts by cause", ", ".join(f"{k}={v}" for k, v in sorted(causes.items())) or "-"),
+        ("Blocked", blocking_reason(job) or "-"),
+    ]
 
 
 def clean_pod_policy(job: Mapping[str, Any], spec: Mapping[str, Any]) -> str:

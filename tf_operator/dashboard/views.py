@@ -3,12 +3,19 @@ any kind the SDK knows (TFJob, PyTorchJob) is shown the same way, its kind named
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from tf_operator.sdk.conditions import get_conditions, is_finished, job_state, replica_statuses
 from tf_operator.sdk.kinds import kind_of
+from tf_operator.sdk.lifecycle import (
+    blocking_reason,
+    policy_in_force,
+    restart_budget,
+    restarts_by_cause,
+)
 from tf_operator.sdk.replicas import replica_info
 from tf_operator.sdk.runpolicy import (
     is_managed_elsewhere,
@@ -57,6 +64,7 @@ def job_detail(
         "manager": manager(job),
         # what the Suspend/Resume button offers: None when this operator would not act on it
         "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
+        "lifecycle": lifecycle_summary(job),
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",
         "replicas": [replica_info(p, kind=kind_of(job.get("kind"))) for p in pods],
@@ -97,3 +105,19 @@ def log_key(pod: Mapping[str, Any]) -> tuple[str, str, int] | None:
     meta = pod.get("metadata") or {}
     restarts = sum(int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or [])
     return meta.get("name", ""), meta.get("uid", ""), restarts
+
+
+def lifecycle_summary(job: Mapping[str, Any]) -> dict[str, str] | None:
+    """The lifecycle policy in force, the restart budget used, restarts by cause and why the
+    job is blocked (docs/policies.md); None for a job without a policy."""
+    policy = policy_in_force(job)
+    if policy is None:
+        return None
+    used, limit = restart_budget(job)
+    causes = restarts_by_cause(job)
+    return {
+        "policy": json.dumps(policy, sort_keys=True, separators=(",", ":")),
+        "budget": f"{used} of {'unlimited' if limit is None else limit} used",
+        "causes": ", ".join(f"{k}={v}" for k, v in sorted(causes.items())) or "-",
+        "blocked": blocking_reason(job) or "-",
+    }

@@ -1,6 +1,6 @@
 """What a real Kubernetes v1.37 control plane must enable for Kubernetes' own gang scheduling,
 in one place: the launcher of the real control plane passes these to its processes, and the
-emulator serves the API they turn on (``localcluster.apiserver.podgroups``).
+emulator serves the API they turn on (``localcluster.controlplane.emulated``).
 
 - ``REAL_FEATURE_GATES``: for kube-apiserver (``--feature-gates``: without ``GenericWorkload``
   it has no Workload or PodGroup storage and drops a pod's ``spec.schedulingGroup``) and

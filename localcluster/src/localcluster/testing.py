@@ -41,6 +41,15 @@ def cluster_fixture(
     control plane in ``backends``."""
     import pytest
 
+    if backends == ("emulated",):  # one control plane: no parameter, test ids unchanged
+
+        @pytest.fixture(scope=scope)
+        def _emulated() -> Iterator[LocalCluster]:
+            with LocalCluster(**kwargs) as cluster:
+                yield cluster
+
+        return _emulated
+
     @pytest.fixture(scope=scope, params=backends, ids=backends)
     def _cluster(request: Any) -> Iterator[LocalCluster]:
         with LocalCluster(control_plane=request.param, **kwargs) as cluster:

@@ -54,6 +54,14 @@ def test_demo_exitcode_variant_restarts_worker():
     assert "TFJobRestarting" in out.stdout
 
 
+def test_demo_disruption_variant_restarts_the_evicted_worker_without_spending_the_budget():
+    out = run_demo("--disruption")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "draining the node of local-dist-training-worker-1: evicting it" in out.stdout
+    assert "Succeeded   True" in out.stdout
+    assert "restarts counted against backoffLimit: 0 of 0" in out.stdout
+
+
 def test_demo_with_user_job_that_fails(tmp_path):
     job = {
         "apiVersion": "kubeflow.org/v1",

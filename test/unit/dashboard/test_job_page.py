@@ -66,3 +66,27 @@ def test_a_pytorchjob_page_streams_and_writes_at_its_kinds_address():
 def test_a_kind_the_dashboard_does_not_serve_is_a_404():
     page = job_page({"tfjobs": Server(TFJOB, {"fresh": JOB})}, "pytorchjobs", "fresh")
     assert page.status_code == 404 and b"serves no pytorchjobs" in page.body
+
+
+def test_a_job_with_a_lifecycle_policy_shows_it_its_budget_causes_and_block():
+    job = {
+        **JOB,
+        "spec": {**JOB["spec"], "backoffLimit": 3},
+        "status": {
+            "lifecyclePolicy": {"failure": {}},
+            "exitCodeRestarts": {"count": 1},
+            "restartsByCause": {"Disruption": 2, "FailureRule": 1},
+            "conditions": [
+                {"type": "Created", "status": "True", "reason": "TFJobCreated",
+                 "message": "TFJob fresh is created. Blocked: pod fresh-worker-0: ErrImagePull"}
+            ],
+        },
+    }  # fmt: skip
+    page = job_page({"tfjobs": Server(TFJOB, {"fresh": job})}, "tfjobs", "fresh")
+    body = page.body.decode()
+    assert '<dd id="lifecycle-policy"><code>{&#34;failure&#34;:{}}</code></dd>' in body
+    assert '<dd id="restart-budget">1 of 3 used</dd>' in body
+    assert '<dd id="restarts-by-cause">Disruption=2, FailureRule=1</dd>' in body
+    assert '<dd id="blocked">pod fresh-worker-0: ErrImagePull</dd>' in body
+    plain = job_page({"tfjobs": Server(TFJOB, {"fresh": JOB})}, "tfjobs", "fresh")
+    assert b"lifecycle-policy" not in plain.body  # a job without a policy: as before

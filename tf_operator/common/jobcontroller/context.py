@@ -67,6 +67,10 @@ class SyncContext(Generic[J]):
     creations_left: int = MAX_CREATIONS_PER_SYNC
     # The job's cluster environment for the pods this pass creates (made on the first one).
     pod_env: PodEnv | None = None
+    # Why a gang scheduler holds the job's pods back, when it does (told by the start-up
+    # policy, D104).
+    gang_wait: str | None = None
+    gang_unschedulable: str | None = None
 
     def take_creation(self) -> bool:
         """Spend one creation of this pass's budget; False once it is used up."""

@@ -14,8 +14,13 @@ suspended job loses its pods, services and PodGroup and a resumed one starts afr
 missing pods and services are handed at the end of its walk to the create helpers, which run
 them in slow-start batches while the worker goes on (D46). A failed pass, or a failed create,
 requeues the job with rate limiting; the key's backoff is forgotten only by a pass that leaves
-no create in flight. Seams for tests: ``sync_handler``, the reconciler
-attributes, the injected ``clock``. ``D<n>``: docs/divergences.md.
+no create in flight. A job's lifecycle policy (docs/policies.md, D100-D105) is kept in its
+status by the pass and obeyed by three topic modules the pass calls: :mod:`.failure_policy`
+(each ended pod judged in the walk; a whole-job restart after it), :mod:`.success_policy`
+(the job's success after the walk) and :mod:`.startup` (the blocking reason, the start-up
+deadline, the ordered start); a job without one passes through them unchanged. Seams for
+tests: ``sync_handler``, the reconciler attributes, the injected ``clock``. ``D<n>``:
+docs/divergences.md.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ from tf_operator.apis.common.v1.types import truncate_time
 from tf_operator.common.jobcontroller.cleanup import CleanupReconciler
 from tf_operator.common.jobcontroller.context import ReconcileErrors, SyncContext
 from tf_operator.common.jobcontroller.edits import SpecEdits
+from tf_operator.common.jobcontroller.failure_policy import (
+    restart_whole_job,
+    stops_active_replicas,
+)
 from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
@@ -49,12 +58,19 @@ from tf_operator.common.jobcontroller.owned import (
 from tf_operator.common.jobcontroller.pod import PodReconciler, pod_uid
 from tf_operator.common.jobcontroller.podgroup import PodGroupEvents, PodGroupReconciler
 from tf_operator.common.jobcontroller.service import ServiceReconciler
+from tf_operator.common.jobcontroller.startup import StartupWatch
 from tf_operator.common.jobcontroller.status import (
     StatusReconciler,
     StatusWriter,
     is_finished,
     is_succeeded,
     is_suspended,
+)
+from tf_operator.common.jobcontroller.success_policy import (
+    WORKER_TYPE,
+    SuccessPolicy,
+    record_policy_in_force,
+    stops_running_replicas,
 )
 from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
@@ -158,6 +174,10 @@ class JobController(Generic[J]):
         )
         self.service_reconciler = ServiceReconciler(kind, self.services, service_control)
         self.status = StatusReconciler(kind)
+        self.success_policy: SuccessPolicy[J] = SuccessPolicy(self.status.succeed)
+        self.startup: StartupWatch[J] = StartupWatch(
+            kind.labels.replica_type, self.status.fail, self._requeue
+        )
         self.status_writer = StatusWriter(self.job_client, recorder, self.memory.status_written)
         self.cleanup = CleanupReconciler(
             kind.resource.kind, self.pods, self.services, self.job_client, self.work_queue, clock
@@ -368,6 +388,7 @@ class JobController(Generic[J]):
         ctx.pods = self.pods.claim(job, pods)
         ctx.services = self.services.claim(job)
         self.pods.replace_stale(ctx, pods)  # an earlier job's pods are no run of this one (D67)
+        record_policy_in_force(job)  # the lifecycle policy in force is kept in status (D100)
 
         kind, finished = self.kind, is_finished(job.status)
         if not finished and job.run_policy.suspend:
@@ -382,12 +403,22 @@ class JobController(Generic[J]):
 
         # a gang backend may hold the pods back until it admits the job's group (D62)
         admitted = self.pod_groups is None or self.pod_groups.sync(ctx)
+        worker0_completed = restart_job = False
         try:
             for rtype, spec in job.replica_specs().items() if admitted else ():
                 tally = ctx.collect(self.pod_reconciler.reconcile, ctx, rtype, spec)
                 if tally is not None:
                     self.status.update_replica_type(ctx, rtype, spec.replicas or 0, tally)
+                    worker0_completed |= rtype == WORKER_TYPE and tally.index0_completed
+                    restart_job |= tally.restart_job
                 ctx.collect(self.service_reconciler.reconcile, ctx, rtype, spec)
+            if restart_job and not is_finished(job.status):
+                restart_whole_job(ctx)  # a failure rule restarts every replica (D103)
+            elif admitted:
+                self.success_policy.decide(ctx, worker0_completed)  # a success rule (D101)
+            if not restart_job and not is_finished(job.status):
+                gang = ctx.gang_unschedulable or ctx.gang_wait
+                self.startup.check(ctx, admitted, gang)  # blocking reason, deadline (D104)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:
@@ -437,7 +468,13 @@ class JobController(Generic[J]):
             self.status.fail(ctx, failure.message, failure.reason)
         if job.status.completion_time is None:
             job.status.completion_time = ctx.now
-        ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=bool(failure))
+        # what still runs stops once a success rule is met (D101)
+        kill_active = (
+            bool(failure)
+            or stops_running_replicas(job, is_succeeded(job.status))
+            or stops_active_replicas(job)  # failed by a failure rule or the start-up deadline
+        )
+        ctx.collect(self.cleanup.delete_pods_and_services, ctx, kill_active=kill_active)
         # the TTL waits while the job is suspended, as v1.9's CleanupJob does (D61)
         if not job.run_policy.suspend and ctx.collect(self.cleanup.expire, ctx):
             ctx.flush(self.recorder)
@@ -461,6 +498,9 @@ class JobController(Generic[J]):
         self.status_writer.write_if_changed(ctx)
         if is_finished(ctx.job.status):
             self.memory.mark_finished(ctx.key, ctx.job.uid)
+
+    def _requeue(self, key: str, seconds: float) -> None:
+        self.work_queue.add_after(key, seconds)
 
     def _arm_deadline(self, ctx: SyncContext[J]) -> None:
         """Re-sync the job when its active deadline passes (v0.5.3 armed this timer in the

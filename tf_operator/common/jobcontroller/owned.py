@@ -355,10 +355,12 @@ class OwnedObjects(Generic[J]):
         logger: Logger,
         create: Callable[[int], None],
         observe: Callable[[int, Obj], None] | None = None,
+        may_create: bool = True,
     ) -> None:
         """Keep one object of replica type ``rt`` per index ``0..replicas-1``: delete those
         out of range and the extras of an index, hand each kept one to ``observe``, and queue
-        ``create(index)`` for a missing one while the pass's budget lasts."""
+        ``create(index)`` for a missing one while the pass's budget lasts (none when not
+        ``may_create``: an ordered start holds the type back, D105)."""
         job, noun = ctx.job, self.owned.noun
         label = self._kind.labels.replica_type
         of_type = [o for o in objects if labels_of(o).get(label) == rt]
@@ -379,7 +381,7 @@ class OwnedObjects(Generic[J]):
                     observe(index, same_index[0])
             elif self._held_by_going(job, gen_general_name(job.name, rt, index)):
                 continue  # its holder is going: the create follows its deletion (D67)
-            elif ctx.take_creation():
+            elif may_create and ctx.take_creation():
                 logger.debug(self.owned.need_to_create, rt, index)  # D53
                 self.queue_create(ctx, rt, partial(create, index))
 

@@ -25,6 +25,7 @@ from tf_operator.apis.common.v1.types import (
     ReplicaStatus,
 )
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
+from tf_operator.common.jobcontroller.failure_policy import judge_pod
 from tf_operator.common.jobcontroller.kind import (
     J,
     Job,
@@ -37,6 +38,7 @@ from tf_operator.common.jobcontroller.kind import (
 from tf_operator.common.jobcontroller.memory import JobMemory
 from tf_operator.common.jobcontroller.owned import OwnedObjects
 from tf_operator.common.jobcontroller.podgroup import PodGroupReconciler
+from tf_operator.common.jobcontroller.startup import holds_back
 from tf_operator.common.jobcontroller.util import gen_general_name
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControlInterface
@@ -84,9 +86,11 @@ def pod_uid(pod: Obj) -> str:
 class ReplicaTally:
     """What one replica type's pass learned about its pods (input of the status rules)."""
 
-    restarting: int = 0  # failed pods being recreated under ExitCode
+    restarting: int = 0  # failed pods being recreated (ExitCode, a failure policy)
     new_restarts: int = 0  # of those, recorded by this pass
     index0_completed: bool = False
+    fail_message: str | None = None  # a failure rule fails the job (D102)
+    restart_job: bool = False  # a failure rule restarts every replica (D103)
 
 
 class PodReconciler(Generic[J]):
@@ -129,7 +133,10 @@ class PodReconciler(Generic[J]):
         env = ctx.pod_env
 
         replicas = spec.replicas or 0
-        self._pods.reconcile_indices(ctx, ctx.pods, rt, replicas, logger, create, observe)
+        held = holds_back(ctx, rtype, self._kind.labels.replica_type)  # ordered start (D105)
+        self._pods.reconcile_indices(
+            ctx, ctx.pods, rt, replicas, logger, create, observe, may_create=not held
+        )
         return tally
 
     def restart_recorded(self, ctx: SyncContext[J]) -> None:
@@ -154,7 +161,13 @@ class PodReconciler(Generic[J]):
             self._report_exit_code(ctx, pod, exit_code, logger)
         phase = phase_of(pod)
         defaults = ctx.job.run_policy.defaults
-        if (
+        code = None if exit_code == NO_EXIT_CODE else exit_code
+        retryable = spec.restart_policy == RESTART_POLICY_EXIT_CODE and (
+            defaults.is_retryable_exit_code(exit_code)
+        )
+        if judge_pod(ctx, rtype, pod, code, phase, tally, retryable):
+            pass  # the job's failure policy decided (D102, D103)
+        elif (
             spec.restart_policy == RESTART_POLICY_EXIT_CODE
             and phase == "Failed"
             and defaults.is_retryable_exit_code(exit_code)

@@ -132,10 +132,11 @@ class PodGroupReconciler(Generic[J]):
         """One Warning event on the job per change of why its group cannot be placed (the
         group's Unschedulable condition, or for scheduler-plugins its pods' reason: D76)."""
         job, message = ctx.job, self._groups.backend.unschedulable(group, ctx.pods)
-        if not self._told.unschedulable_changed(ctx.key, job.uid, message) or not message:
-            return
         m = meta(group)
         text = f"PodGroup {m.get('namespace')}/{m.get('name')} is unschedulable: {message}"
+        ctx.gang_unschedulable = text if message else None  # told by the start-up policy (D104)
+        if not self._told.unschedulable_changed(ctx.key, job.uid, message) or not message:
+            return
         ctx.logger.warning(text)
         self._recorder.event(
             job.object_ref(), EVENT_TYPE_WARNING, POD_GROUP_UNSCHEDULABLE_REASON, text
@@ -156,6 +157,7 @@ class PodGroupReconciler(Generic[J]):
                     f"{name} waits to be admitted by {scheduler} (phase {phase}); the pods are "
                     "created once it is"
                 )
+        ctx.gang_wait = message or None  # the job's start-up policy tells it (D104)
         if not self._told.gang_wait_changed(ctx.key, job.uid, message) or not message:
             return
         ctx.logger.info(message)

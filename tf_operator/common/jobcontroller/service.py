@@ -22,6 +22,7 @@ from tf_operator.common.jobcontroller.kind import (
     replica_selector,
 )
 from tf_operator.common.jobcontroller.owned import OwnedObjects
+from tf_operator.common.jobcontroller.startup import publishes_not_ready_addresses
 from tf_operator.common.jobcontroller.util import gen_general_name
 from tf_operator.control.service_control import ServiceControlInterface
 from tf_operator.logger import logger_for_replica
@@ -64,6 +65,10 @@ class ServiceReconciler(Generic[J]):
                 ],
             },
         }
+        if publishes_not_ready_addresses(job):  # peer names before the pods are ready (D105)
+            spec = service["spec"]
+            assert isinstance(spec, dict)
+            spec["publishNotReadyAddresses"] = True
         self._control.create_services_with_controller_ref(
             job.namespace, service, job, owner_reference(self._kind, job)
         )

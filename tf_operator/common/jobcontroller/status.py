@@ -33,6 +33,7 @@ from tf_operator.apis.common.v1.types import (
     JobStatus,
 )
 from tf_operator.common.jobcontroller.context import SyncContext
+from tf_operator.common.jobcontroller.failure_policy import POD_FAILURE_POLICY_REASON
 from tf_operator.common.jobcontroller.kind import J, JobKind
 from tf_operator.common.jobcontroller.pod import ReplicaTally
 from tf_operator.control.object_control import EventRecorder
@@ -277,12 +278,16 @@ class StatusReconciler(Generic[J]):
                 ctx.logger.info(
                     "Job with ActiveDeadlineSeconds will sync after %d seconds", deadline
                 )
+        if tally.fail_message is not None:  # a failure rule said FailJob (D102)
+            self.fail(ctx, tally.fail_message, POD_FAILURE_POLICY_REASON)
+            return
         progress = self._kind.progress(job, rtype, replicas, counts, tally.index0_completed)
         name = self._kind.resource.kind
         if progress.running:
             self._set(ctx, JOB_RUNNING, self.running_reason, f"{name} {job.name} is running.")
-        if progress.succeeded:
-            self.succeed(ctx)
+        lifecycle = job.run_policy.lifecycle
+        if progress.succeeded and (lifecycle is None or lifecycle.success is None):
+            self.succeed(ctx)  # a success rule decides instead (success_policy, D101)
         if failed <= 0:
             return
         if failed - tally.restarting > 0:

@@ -2,8 +2,8 @@
 
 The controller reads a pod's identity (name, namespace, uid, resourceVersion), labels, owner
 references, creation and deletion timestamps, and from its status the phase, each container's
-name, state and restart count, and a ``PodScheduled=False`` condition (why a gang scheduler has
-not placed it, D76); of a service only the same metadata. Everything else (the spec, managed
+name, state and restart count, its reason, a ``PodScheduled=False`` condition (why a gang
+scheduler has not placed it, D76) and a ``DisruptionTarget=True`` one (D102); of a service only the same metadata. Everything else (the spec, managed
 fields, annotations, other conditions, IPs, images) is dropped as the object enters the cache, as client-go's transform functions do, which cuts the memory of a cached pod
 by more than half; so are the ``training.kubeflow.org/*`` labels, which the operator writes for
 others (Kueue, the SDKs) and selects nothing by. A reconciler that starts reading another field
@@ -60,6 +60,19 @@ def _unscheduled(conditions: Any) -> dict[str, Any] | None:
     return None
 
 
+def _disruption_target(conditions: Any) -> dict[str, Any] | None:
+    """A ``DisruptionTarget=True`` condition: the pod was evicted, preempted, its node lost or
+    shut down (the failure policy's disruptions, D102)."""
+    for condition in conditions if isinstance(conditions, list) else ():
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "DisruptionTarget"
+            and condition.get("status") == "True"
+        ):
+            return {k: condition[k] for k in ("type", "status", "reason") if k in condition}
+    return None
+
+
 def strip_pod(obj: Any) -> Any:
     """A cached pod with only what the controller reads (idempotent)."""
     if not isinstance(obj, dict):
@@ -71,9 +84,14 @@ def strip_pod(obj: Any) -> Any:
     for key in ("containerStatuses", "initContainerStatuses"):
         if status.get(key):
             kept[key] = _container_statuses(status[key])
+    if "reason" in status:
+        kept["reason"] = status["reason"]  # Evicted, Shutdown...: a disruption (D102)
     unscheduled = _unscheduled(status.get("conditions"))
     if unscheduled is not None:
         kept["conditions"] = [unscheduled]
+    disrupted = _disruption_target(status.get("conditions"))
+    if disrupted is not None:
+        kept["conditions"] = [*kept.get("conditions", ()), disrupted]
     return {
         "apiVersion": obj.get("apiVersion", "v1"),
         "kind": obj.get("kind", "Pod"),

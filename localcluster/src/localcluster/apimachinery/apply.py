@@ -4,7 +4,7 @@ fields the same manager applied last time but no longer applies are removed.
 Each manager's applied field set is recorded in ``metadata.managedFields`` (operation
 ``Apply``, ``fieldsV1`` with ``f:`` keys; lists count as one field), so the bookkeeping lives and
 dies with the object. Conflicts between managers are not detected (``force`` is accepted and
-ignored); other operations do not record managed fields.
+ignored); other operations do not record managed fields (divergence D190).
 """
 
 from __future__ import annotations

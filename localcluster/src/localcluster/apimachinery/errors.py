@@ -26,6 +26,7 @@ class StatusError(Exception):
         self.reason = reason
         self.message = message
         self.retry_after = retry_after
+        self.warnings: list[str] = []  # sent as Warning headers with the Status
         status: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -35,7 +36,9 @@ class StatusError(Exception):
             "reason": reason,
             "code": code,
         }
-        if details:
+        if not reason:  # an internal error's Status has none
+            del status["reason"]
+        if details is not None:
             status["details"] = details
         self.status = status
 
@@ -72,9 +75,12 @@ def not_found(group: str, resource: str, name: str) -> StatusError:
     return _about(404, "NotFound", group, resource, name, "not found")
 
 
+NO_RESOURCE = "the server could not find the requested resource"
+
+
 def resource_not_found() -> StatusError:
-    """404 for a path that names no known resource (no details, like the real server)."""
-    return StatusError(404, "NotFound", "the server could not find the requested resource")
+    """404 for a path that names no known resource (empty details, like the real server)."""
+    return StatusError(404, "NotFound", NO_RESOURCE, {})
 
 
 def already_exists(group: str, resource: str, name: str) -> StatusError:

@@ -103,6 +103,9 @@ def _copied(op: Any) -> Any:
     return op
 
 
+_REJECTED = "the server rejected our request due to an error in our request"
+
+
 def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     """RFC 6902 patch applied to ``target`` in place; a malformed patch is 400, a failing
     operation 422, and so is a result nested deeper than kube-apiserver decodes it again."""
@@ -111,7 +114,8 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
     try:
         patch = jsonpatch.JsonPatch([_copied(op) for op in ops])
     except (jsonpatch.InvalidJsonPatch, TypeError, AttributeError) as e:
-        raise bad_request(f"invalid JSON patch: {e}") from e
+        # operations are checked as they are applied: an unknown or incomplete one fails then
+        raise StatusError(422, "Invalid", _REJECTED, {}) from e
     try:
         result = cast(dict[str, Any], patch.apply(target, in_place=True))
     except RecursionError as e:
@@ -122,12 +126,17 @@ def json_patch(target: dict[str, Any], ops: Any) -> dict[str, Any]:
             "the server rejected our request due to an error in our request: a JSON patch "
             "operation copies or tests a value nested too deeply for this server",
         ) from e
-    except (jsonpatch.InvalidJsonPatch, TypeError, KeyError, AttributeError) as e:
-        raise bad_request(f"invalid JSON patch: {e}") from e
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, IndexError) as e:
-        raise StatusError(
-            422, "Invalid", f"the server rejected our request due to an error in our request: {e}"
-        ) from e
+    except (
+        jsonpatch.InvalidJsonPatch,
+        TypeError,
+        KeyError,
+        AttributeError,
+        jsonpatch.JsonPatchException,
+        jsonpatch.JsonPointerException,
+        IndexError,
+    ) as e:
+        # kube-apiserver says no more than this about an operation that fails
+        raise StatusError(422, "Invalid", _REJECTED, {}) from e
     if deeper_than(result, deepjson.MAX_DEPTH):
         raise _too_deep(result)
     return result

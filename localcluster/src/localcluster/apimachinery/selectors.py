@@ -41,6 +41,8 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+# A malformed selector's message after "unable to parse requirement: " is ours, not the Go
+# lexer's token-by-token wording: divergence D196.
 def _check_key(key: str, text: str) -> str:
     if not _KEY_RE.match(key):
         raise bad_request(f"unable to parse requirement: invalid label key {key!r} in {text!r}")
@@ -154,6 +156,72 @@ def parse_field_selector(text: str | None) -> Predicate | None:
         return all((field_value(obj, field) == value) != negate for field, negate, value in reqs)
 
     return match
+
+
+_META_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+# kinds with field label conversions of their own: the fields each takes besides metadata's
+_KIND_FIELDS: dict[tuple[str, str], frozenset[str]] = {
+    ("", "pods"): frozenset(
+        {
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.podIPs",
+            "status.nominatedNodeName",
+        }
+    ),
+    ("", "secrets"): frozenset({"type"}),
+    ("", "events"): frozenset(
+        {
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        }
+    ),
+    ("", "services"): frozenset({"spec.clusterIP", "spec.type"}),
+    ("", "namespaces"): frozenset({"status.phase"}),
+    ("", "nodes"): frozenset({"spec.unschedulable"}),
+    ("apps", "replicasets"): frozenset({"status.replicas"}),
+    ("apps", "statefulsets"): frozenset({"status.successful"}),
+    ("batch", "jobs"): frozenset({"status.successful"}),
+}
+_UNCHECKED = frozenset({("events.k8s.io", "events")})
+
+
+def check_field_selector(
+    storage_key: tuple[str, str], custom: bool, text: str | None, selectable: frozenset[str]
+) -> None:
+    """400 for a field selector naming a field the kind cannot be selected by, with the
+    message of the kind's field label conversion (or of the default one, metadata only).
+    ``selectable``: a custom resource's selectableFields."""
+    if not text or not text.strip() or storage_key in _UNCHECKED:
+        return
+    own = custom or storage_key in _KIND_FIELDS
+    allowed = _META_FIELDS | _KIND_FIELDS.get(storage_key, frozenset()) | selectable
+    for part in _split_top(text):
+        for op in ("!=", "==", "="):
+            if op in part:
+                field = part.split(op, 1)[0].strip()
+                if field and field not in allowed:
+                    if own:
+                        raise bad_request(f"field label not supported: {field}")
+                    raise bad_request(
+                        f'"{field}" is not a known field selector: only "metadata.name", '
+                        '"metadata.namespace"'
+                    )
+                break
 
 
 def combine(*preds: Predicate | None) -> Predicate | None:

@@ -87,9 +87,12 @@ def test_error_statuses(c):
     assert (code, ctype) == (404, "application/json")
     assert_status(body, 404, "NotFound")
     assert body["details"] == {"name": "nope", "kind": "pods"}
-    code, _, body, _ = c.request("GET", "/apis/nope.io/v1/things")
+    code, _, body, _ = c.request("GET", "/apis/apps/v1/things")
     assert_status(body, 404, "NotFound")
     assert body["message"] == "the server could not find the requested resource"
+    # a group no built-in handler serves reaches kube-apiserver's last handler
+    code, ctype, body, _ = c.request("GET", "/apis/nope.io/v1/things")
+    assert (code, ctype, body) == (404, "text/plain; charset=utf-8", b"404 page not found\n")
     code, _, body, _ = c.request("PUT", "/api/v1/namespaces/default/pods")
     assert_status(body, 405, "MethodNotAllowed")
     code, _, body, _ = c.request("POST", "/api/v1/namespaces/default/configmaps", raw=b"{not json")
@@ -368,7 +371,9 @@ def test_status_subresource_and_binding_over_http(c):
         {"metadata": {}},
         {"Content-Type": "application/apply-patch+yaml"},
     )
-    assert_status(body, 400, "BadRequest")  # no fieldManager
+    # no fieldManager: kube-apiserver refuses the PatchOptions as invalid
+    assert_status(body, 422, "Invalid")
+    assert body["details"]["kind"] == "PatchOptions"
     code, _, body, _ = c.request(
         "PATCH",
         "/api/v1/namespaces/default/configmaps/new?fieldManager=me",

@@ -156,7 +156,9 @@ def test_a_list_at_an_exact_resource_version(reg):
             (2, None, None),
         ),
         ({"resourceVersion": "7", "resourceVersionMatch": "Exact"}, (None, None, 7)),
-        ({"limit": "2", "continue": "t", "resourceVersion": "0"}, (2, "t", None)),
+        # resourceVersion=0 is served whole from the watch cache, from the token's start on
+        # (kube-apiserver 1.37 answers the rest of the list, no continue)
+        ({"limit": "2", "continue": "t", "resourceVersion": "0"}, (None, "t", None)),
     ],
 )
 def test_how_list_options_are_read(query, reading):

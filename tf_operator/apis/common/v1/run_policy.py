@@ -29,6 +29,7 @@ from tf_operator.apis.common.v1.fields import (
     put_present,
     rest,
 )
+from tf_operator.apis.common.v1.lifecycle import LifecyclePolicy
 from tf_operator.apis.common.v1.types import CLEAN_POD_POLICY_NONE, CLEAN_POD_POLICY_RUNNING
 from tf_operator.k8s.objects import json_copy
 
@@ -253,6 +254,8 @@ class NormalisedRunPolicy:
     suspend: bool = False
     managed_by: str | None = None
     defaults: Defaults = DEFAULTS_V0_5_3
+    # the lifecycle policy in force (D100): None for a job that asks for nothing new
+    lifecycle: LifecyclePolicy | None = None
 
 
 def other_manager(raw: Mapping[str, Any]) -> str | None:
@@ -271,6 +274,7 @@ def normalise_run_policy(
     top_level: RunPolicy,
     defaults: Defaults,
     path: str = "spec",
+    lifecycle: LifecyclePolicy | None = None,
 ) -> NormalisedRunPolicy:
     """Fold ``spec.runPolicy`` and the top-level fields (``top_level``) into one policy.
 
@@ -295,4 +299,5 @@ def normalise_run_policy(
         suspend=bool(written.suspend),
         managed_by=written.managed_by,
         defaults=defaults,
+        lifecycle=lifecycle,
     )

@@ -23,6 +23,7 @@ from tf_operator.apis.common.v1.fields import (
     rest,
 )
 from tf_operator.apis.common.v1.job import JobObject, decode_envelope
+from tf_operator.apis.common.v1.lifecycle import policy_in_force
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V1_9,
     Defaults,
@@ -226,7 +227,10 @@ class PyTorchJob(JobObject):
             metadata=job.metadata,
             spec=job.spec,
             run_policy=normalise_run_policy(
-                job.spec.run_policy, RunPolicy(), defaults_for(job.metadata, defaults)
+                job.spec.run_policy,
+                RunPolicy(),
+                defaults_for(job.metadata, defaults),
+                lifecycle=policy_in_force(job.spec.extra, job.status.extra),
             ),
             status=job.status,
             api_version=job.api_version,

@@ -17,6 +17,13 @@ longer than 63 characters.
 
 from __future__ import annotations
 
+from tf_operator.apis.common.v1.lifecycle import (
+    PYTORCH_SUCCESS_RULES,
+    LifecyclePolicyError,
+    check_failure_policy,
+    check_startup_policy,
+    check_success_rule,
+)
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.common.v1.validation import (
     ValidationError,
@@ -106,10 +113,39 @@ def _check_elastic_policy(spec: PyTorchJobSpec) -> None:
         )
 
 
+def _check_lifecycle_policy(job: PyTorchJob) -> None:
+    """The lifecycle policy in force against the job's replica types (D100)."""
+    policy = job.run_policy.lifecycle
+    if policy is None:
+        return
+    replicas = {
+        key: 1 if spec is None or spec.replicas is None else spec.replicas
+        for key, spec in (job.spec.pytorch_replica_specs or {}).items()
+    }
+    try:
+        if policy.failure is not None:
+            check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.startup is not None:
+            check_startup_policy(_INVALID, policy.startup)
+        if policy.success is None:
+            return
+        check_success_rule(
+            _INVALID,
+            policy.success,
+            PYTORCH_SUCCESS_RULES,
+            replicas,
+            (REPLICA_TYPE_MASTER,),
+            REPLICA_TYPE_WORKER,
+        )
+    except LifecyclePolicyError as err:
+        raise ValidationError(str(err)) from err
+
+
 def validate_v1_pytorchjob(job: PyTorchJob) -> None:
     """Validate the name, the spec, then the length of every name the controller will
     generate."""
     validate_job_name(job.name, KIND)
     validate_v1_pytorchjob_spec(job.spec)
+    _check_lifecycle_policy(job)
     specs = job.spec.pytorch_replica_specs or {}
     check_generated_names(_INVALID, KIND, job.name, specs.items())

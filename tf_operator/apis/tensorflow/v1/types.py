@@ -20,6 +20,7 @@ from tf_operator.apis.common.v1.fields import (
     rest,
 )
 from tf_operator.apis.common.v1.job import JobObject, decode_envelope
+from tf_operator.apis.common.v1.lifecycle import policy_in_force
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V0_5_3,
     SHARED_FIELDS,
@@ -140,6 +141,7 @@ class TFJob(JobObject):
                 job.spec.run_policy,
                 job.spec.top_level_run_policy(),
                 defaults_for(job.metadata, defaults),
+                lifecycle=policy_in_force(job.spec.extra, job.status.extra),
             ),
             status=job.status,
             api_version=job.api_version,

@@ -29,6 +29,13 @@ The rules every kind shares are in :mod:`tf_operator.apis.common.v1.validation`.
 
 from __future__ import annotations
 
+from tf_operator.apis.common.v1.lifecycle import (
+    TF_SUCCESS_RULES,
+    LifecyclePolicyError,
+    check_failure_policy,
+    check_startup_policy,
+    check_success_rule,
+)
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.common.v1.validation import (
     MAX_GENERATED_NAME_LENGTH,
@@ -141,9 +148,41 @@ def _check_run_policy(spec: TFJobSpec) -> None:
         )
 
 
+def _check_lifecycle_policy(job: TFJob) -> None:
+    """The lifecycle policy in force against the job's replica types (D100)."""
+    policy = job.run_policy.lifecycle
+    if policy is None:
+        return
+    replicas = {
+        canonical_replica_type(key) or key: 1
+        if spec is None or spec.replicas is None
+        else spec.replicas
+        for key, spec in (job.spec.tf_replica_specs or {}).items()
+    }
+    try:
+        if policy.failure is not None:
+            check_failure_policy(_INVALID, policy.failure, set(replicas))
+        if policy.startup is not None:
+            check_startup_policy(_INVALID, policy.startup)
+        if policy.success is None:
+            return
+        check_success_rule(
+            _INVALID,
+            policy.success,
+            TF_SUCCESS_RULES,
+            replicas,
+            (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER),
+            REPLICA_TYPE_WORKER,
+            successpolicy_all_workers=job.spec.success_policy == SUCCESS_POLICY_ALL_WORKERS,
+        )
+    except LifecyclePolicyError as err:
+        raise ValidationError(str(err)) from err
+
+
 def validate_v1_tfjob(job: TFJob) -> None:
     """Validate the name, the spec, then the length of every name the controller will
     generate."""
     validate_job_name(job.name, KIND)
     validate_v1_tfjob_spec(job.spec)
+    _check_lifecycle_policy(job)
     check_generated_names(_INVALID, KIND, job.name, (job.spec.tf_replica_specs or {}).items())

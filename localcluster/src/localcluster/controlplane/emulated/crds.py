@@ -121,3 +121,15 @@ def crd_status(crd: dict[str, Any], old_status: dict[str, Any] | None, now: str)
 def scale_paths(crd: dict[str, Any], version: str) -> dict[str, Any]:
     """``specReplicasPath``, ``statusReplicasPath`` and ``labelSelectorPath`` of a CRD version."""
     return dict((version_spec(crd, version).get("subresources") or {}).get("scale") or {})
+
+
+def selectable_fields(crd: dict[str, Any] | None, version: str) -> frozenset[str]:
+    """The field paths a version's ``selectableFields`` lets clients select by."""
+    for v in ((crd or {}).get("spec") or {}).get("versions") or []:
+        if isinstance(v, dict) and v.get("name") == version:
+            return frozenset(
+                str(f.get("jsonPath", "")).lstrip(".")
+                for f in v.get("selectableFields") or []
+                if isinstance(f, dict)
+            )
+    return frozenset()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import random
 import threading
 import time
@@ -83,41 +84,106 @@ def _grace_seconds(pod: dict[str, Any], grace: int | None) -> int:
     return 30 if grace is None else int(grace)
 
 
+_TYPE_META = ("apiVersion", "kind", "metadata")
+_IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+# Schema errors that keep kube-apiserver from running the CEL rules (``hasBlockingErr``)
+_BLOCKS_RULES = frozenset(
+    {
+        "FieldValueNotSupported",
+        "FieldValueRequired",
+        "FieldValueTooLong",
+        "FieldValueTooMany",
+        "FieldValueTypeInvalid",
+    }
+)
+
+
+def _below_status(cause: dict[str, Any]) -> dict[str, Any]:
+    field = cause.get("field") or ""
+    if not field.startswith("status."):
+        return cause
+    below = field.removeprefix("status.")
+    return {**cause, "message": cause["message"].replace(f"{field} in body", f"{below} in body")}
+
+
+def _check_custom_type_meta(rt: ResourceType, version: str, obj: dict[str, Any]) -> None:
+    """A custom resource's body: another ``apiVersion`` is a 400 (the handler compares it
+    with the path's), another ``kind`` a 422 naming the body's kind."""
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if api_version and api_version != rt.api_version(version):
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version(version)})"
+        )
+    if kind and kind != rt.kind:
+        name = str(meta(obj).get("name") or "") if isinstance(obj.get("metadata"), dict) else ""
+        cause = errors.field_cause("kind", f'Invalid value: "{kind}": must be {rt.kind}')
+        raise errors.invalid(kind, rt.group, kind, name, [cause])
+
+
 def _check_preconditions(
     rt: ResourceType, name: str, current: dict[str, Any], pre: dict[str, Any]
 ) -> None:
-    """409 when DeleteOptions preconditions (uid, resourceVersion) do not match ``current``."""
+    """409 when DeleteOptions preconditions (uid, resourceVersion) do not match ``current``;
+    kube-apiserver names the object by its kind here (``Operation cannot be fulfilled on
+    ConfigMap "x"``), not by its resource."""
     uid, rv = pre.get("uid"), pre.get("resourceVersion")
     if uid and uid != current.get("uid"):
         raise errors.conflict(
             rt.group,
-            rt.plural,
+            rt.kind,
             name,
             f"the UID in the precondition ({uid}) does not match the UID in record ({current.get('uid')}). The object might have been deleted and then recreated",
         )
     if rv and rv != current.get("resourceVersion"):
         raise errors.conflict(
             rt.group,
-            rt.plural,
+            rt.kind,
             name,
             f"the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({current.get('resourceVersion')}). The object might have been modified",
         )
 
 
 def _check_patch_request(
-    rt: ResourceType, patch: Any, patch_type: str, field_manager: str | None
+    rt: ResourceType, version: str, patch: Any, patch_type: str, field_manager: str | None
 ) -> None:
-    """415 for a patch type the resource does not take, 400 for a malformed request."""
+    """415 for a patch type the resource does not take, 400 for a malformed request; an
+    apply without a field manager is an invalid PatchOptions (422), one of another kind or
+    version than the resource's an ``invalid object type`` (400)."""
     if patch_type == "strategic" and rt.is_custom:
         raise errors.unknown_body_format(patches.accepted_content_types(custom=True))
     if patch_type not in ("merge", "json", "strategic", "apply"):
         raise errors.unsupported_media_type(f"unsupported patch type {patch_type!r}")
     if patch_type == "apply" and not field_manager:
-        raise errors.bad_request(
-            "PATCH, application/apply-patch+yaml requires fieldManager to be set"
+        cause = errors.field_cause(
+            "fieldManager", "Required value: is required for apply patch", "FieldValueRequired"
         )
+        raise errors.invalid("PatchOptions", "meta.k8s.io", "PatchOptions", "", [cause])
     if patch_type != "json" and not isinstance(patch, dict):
         raise errors.bad_request("the patch body must be a JSON object")
+    if patch_type == "apply":
+        kind, api_version = patch.get("kind"), patch.get("apiVersion")
+        if (kind, api_version) != (rt.kind, rt.api_version(version)) and (kind or api_version):
+            group, _, body_version = str(api_version or "").rpartition("/")
+            raise errors.bad_request(
+                f"invalid object type: {group}/{body_version}, Kind={kind or ''}"
+            )
+        if not rt.is_custom:
+            _check_applied_fields(rt, version, patch)
+
+
+def _check_applied_fields(rt: ResourceType, version: str, patch: dict[str, Any]) -> None:
+    """An apply of a built-in kind is turned into a typed object of its schema before any
+    ``fieldValidation`` mode applies: a field the kind does not have fails it (a 500, as
+    kube-apiserver answers it)."""
+    unknown = decoding.drop_unknown_fields(rt, dict(patch))
+    if not unknown:
+        return
+    m = meta(patch)
+    gvk = f"{rt.group}/{version}, Kind={rt.kind}"
+    where = f"{m.get('namespace') or ''}/{m.get('name') or ''}; {gvk}"
+    errs = [f".{u}: field not declared in schema" for u in unknown]
+    text = errs[0] if len(errs) == 1 else "\n".join(["errors:", *("  " + e for e in errs)])
+    raise errors.StatusError(500, "", f"failed to create typed patch object ({where}): {text}")
 
 
 class Registry:
@@ -287,8 +353,8 @@ class Registry:
             self._defaults(rt, gvr[1], obj, None)
             obj = self._prune(rt, gvr[1], obj)
             self._validate(rt, gvr[1], obj, None)
-            if dry_run:
-                m["resourceVersion"] = ""
+            if dry_run:  # never stored: no resourceVersion, as kube-apiserver answers
+                m.pop("resourceVersion", None)
                 return self.store.present(rt, gvr[1], obj)
             if rt.storage_key == _CRD:
                 self.store.register_type(crds.resource_type_for(obj))
@@ -309,16 +375,14 @@ class Registry:
         obj = strip_nulls(obj)
         decoding.check_type_meta(rt, version, obj)
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
-        if kind and kind != rt.kind:
-            raise errors.bad_request(
-                f"the kind in the body ({kind}) does not match the kind of the resource ({rt.kind})"
-            )
-        if api_version:
-            group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-            if group != rt.group or api_version.rsplit("/", 1)[-1] not in rt.versions:
-                raise errors.bad_request(
-                    f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version(version)})"
-                )
+        if rt.is_custom:
+            unserved = bool(api_version) and api_version.rpartition("/")[2] not in rt.versions
+            if unserved and getattr(self._local, "mode", None) == "Warn":
+                # no schema for a version the CRD does not serve: every field is unknown
+                self._warn([f'unknown field "{k}"' for k in obj if k not in _TYPE_META])
+            _check_custom_type_meta(rt, version, obj)
+        elif (kind and kind != rt.kind) or api_version:
+            self._check_builtin_type_meta(rt, version, obj, kind or rt.kind, api_version)
         obj = {"apiVersion": rt.stored_api_version, "kind": rt.kind} | {
             k: v for k, v in obj.items() if k not in ("apiVersion", "kind")
         }
@@ -328,6 +392,49 @@ class Registry:
             obj["metadata"] = {}
         decoded = decoding.decode(rt, version, obj)
         return cast(dict[str, Any], detach(decoded) if whole else decoded)
+
+    def _check_builtin_type_meta(
+        self,
+        rt: ResourceType,
+        version: str,
+        obj: dict[str, Any],
+        kind: str,
+        api_version: str | None,
+    ) -> None:
+        """A built-in kind's body is decoded by the scheme as the kind its ``apiVersion`` and
+        ``kind`` name, then converted: 400 when the scheme has no such kind, or when it is
+        another kind than the resource's (no conversion between kinds)."""
+        api_version = api_version or rt.api_version(version)
+        group, _, body_version = api_version.rpartition("/")
+        if group == rt.group and kind == rt.kind and body_version in rt.versions:
+            return
+        known = next(
+            (
+                t
+                for t in self.store.resource_types()
+                if t.group == group and t.kind == kind and body_version in t.versions
+                if not t.is_custom
+            ),
+            None,
+        )
+        if known:
+            try:  # decoded as the kind it names first: that kind's decoding errors come first
+                decoding.decode(known, body_version, obj)
+            except errors.StatusError as e:
+                e.status["message"] = e.message = e.message.replace(
+                    f"cannot be handled as a {kind}:", f"cannot be handled as a {rt.kind}:", 1
+                )
+                raise
+            package = group.split(".")[0] if group else "core"
+            why = f"converting ({body_version}.{kind}) to ({package}.{rt.kind}): unknown conversion"
+        else:
+            why = (
+                f'no kind "{kind}" is registered for version "{api_version}" in scheme '
+                '"pkg/runtime/scheme.go:111"'
+            )
+        raise errors.bad_request(
+            f'{kind} in version "{body_version}" cannot be handled as a {rt.kind}: {why}'
+        )
 
     def _body_namespace(
         self, rt: ResourceType, namespace: str | None, m: dict[str, Any]
@@ -351,12 +458,20 @@ class Registry:
         if ns is None:
             raise errors.not_found("", "namespaces", namespace)
         if meta(ns).get("deletionTimestamp"):
-            raise errors.forbidden(
+            refusal = errors.forbidden(
                 rt.group,
                 rt.plural,
                 name,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
             )
+            refusal.status["details"]["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise refusal
 
     # ------------------------------------------------------------------ defaults and validation
     def _defaults(
@@ -397,9 +512,10 @@ class Registry:
 
     @contextlib.contextmanager
     def field_validation(self, mode: str | None) -> Iterator[builtins.list[str]]:
-        """Within this block, writes from this thread treat fields a CRD schema does not declare
+        """Within this block, writes from this thread treat fields their kind does not declare
         as the ``fieldValidation`` mode says: "Strict" rejects them (400), "Warn" prunes them and
-        collects a warning in the yielded list, "Ignore" (the default) prunes them silently."""
+        collects a warning in the yielded list, "Ignore" (the default outside a request) prunes
+        them silently."""
         self._local.mode = mode
         self._local.warnings = []
         try:
@@ -415,13 +531,18 @@ class Registry:
             collected.extend(warnings)
 
     def _prune(self, rt: ResourceType, version: str, obj: dict[str, Any]) -> dict[str, Any]:
-        if not rt.is_custom:
-            return obj
-        pruned, unknown = schema.prune(obj, crds.schema_for(rt.crd, version))  # type: ignore[arg-type]
+        """``obj`` without the fields its kind does not declare, as the ``fieldValidation``
+        mode says: "Strict" refuses them (400), "Warn" (the default over HTTP, as in
+        kube-apiserver) drops them with a warning each, "Ignore" drops them."""
+        if rt.is_custom:
+            pruned, unknown = schema.prune(obj, crds.schema_for(rt.crd, version))  # type: ignore[arg-type]
+        else:
+            pruned, unknown = obj, decoding.drop_unknown_fields(rt, obj)
         if unknown:
             mode = getattr(self._local, "mode", None)
             if mode == "Strict":
                 raise errors.bad_request(
+                    f'{rt.kind} in version "{version}" cannot be handled as a {rt.kind}: '
                     "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
                 )
             if mode == "Warn":
@@ -429,7 +550,12 @@ class Registry:
         return pruned
 
     def _validate(
-        self, rt: ResourceType, version: str, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        rt: ResourceType,
+        version: str,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        status_write: bool = False,
     ) -> None:
         name = obj["metadata"]["name"]
         causes = validation.validate_name(
@@ -440,6 +566,8 @@ class Registry:
             causes += validation.validate_pod(obj)
         elif rt.storage_key == ("", "services"):
             causes += ports.service_port_errors(obj)
+        elif rt.storage_key == ("", "secrets"):
+            causes += validation.validate_secret(obj, old)
         else:
             for path, spec in decoding.pod_specs(rt, obj):
                 causes += validation.validate_pod_spec(spec, path)
@@ -454,8 +582,13 @@ class Registry:
                     for k, v in (sch.get("properties") or {}).items()
                     if k not in ("metadata", "apiVersion", "kind")
                 }
-                causes += schema.validate(body, {**sch, "properties": sub})
-                if any(c["reason"] == "FieldValueTypeInvalid" for c in causes):
+                schema_causes = schema.validate(body, {**sch, "properties": sub})
+                if status_write:
+                    # the status strategy validates against the status schema: its messages
+                    # name paths below status (the causes' fields still start at the root)
+                    schema_causes = [_below_status(c) for c in schema_causes]
+                causes += schema_causes
+                if any(c["reason"] in _BLOCKS_RULES for c in schema_causes):
                     causes.append(errors.field_cause("<nil>", celrules.NOT_CHECKED))
                 else:
                     outcome = celrules.validate(obj, old, sch)
@@ -535,7 +668,15 @@ class Registry:
             and not nm.get("finalizers")
             and not nm.get("deletionGracePeriodSeconds")
         ):
-            return self.store.present(rt, version, self._remove(rt, key, new, old))
+            # the write that empties a deleting object's finalizers deletes it instead; it
+            # answers the object as written, at the version it replaced (kube-apiserver's
+            # deleteWithoutFinalizers)
+            self._remove(rt, key, new, old)
+            return self.store.present(
+                rt,
+                version,
+                {**new, "metadata": {**nm, "resourceVersion": om.get("resourceVersion", "")}},
+            )
         if rt.storage_key == _CRD:
             self.store.register_type(crds.resource_type_for(new))
             self._default_stored_objects(new, old)
@@ -556,7 +697,7 @@ class Registry:
             new.pop("status", None)
         new = self._prune(rt, version, new)
         if rt.is_custom:
-            self._validate(rt, version, new, old)
+            self._validate(rt, version, new, old, status_write=True)
         elif rt.storage_key == _CRD and (errs := validation.validate_crd_stored_versions(new)):
             raise _invalid(rt, meta(new).get("name", ""), errs)
         return new
@@ -634,7 +775,7 @@ class Registry:
         force: bool = False,
     ) -> tuple[dict[str, Any], bool]:
         rt = self.store.resolve(gvr)
-        _check_patch_request(rt, patch, patch_type, field_manager)
+        _check_patch_request(rt, gvr[1], patch, patch_type, field_manager)
         with self.store.lock:
             key = self.store.key_for(rt, namespace if rt.namespaced else None, name)
             old = self.store.stored(rt.storage_key, key)
@@ -648,12 +789,34 @@ class Registry:
             want_rv = meta(patch).get("resourceVersion") if isinstance(patch, dict) else None
             if want_rv and want_rv != meta(old).get("resourceVersion"):
                 raise errors.conflict(rt.group, rt.plural, name)
-            body = self._check_body(rt, gvr[1], result, whole=subresource != "status")
+            body = self._check_patched(rt, gvr[1], result, patch_type, subresource)
             if body["metadata"].get("name") != name:
                 raise errors.bad_request("metadata.name cannot be changed by a patch")
             if rt.namespaced and body["metadata"].get("namespace") != key[0]:
                 raise errors.bad_request("metadata.namespace cannot be changed by a patch")
             return self._write(rt, gvr[1], key, old, body, subresource, dry_run), False
+
+    def _check_patched(
+        self,
+        rt: ResourceType,
+        version: str,
+        result: dict[str, Any],
+        patch_type: str,
+        subresource: str | None,
+    ) -> dict[str, Any]:
+        """The patched object checked as a body; one that does not decode into its Go type is,
+        from a JSON, merge or strategic merge patch, a 422 on the field ``patch`` whose value
+        is the patched document (Go's JSON: keys sorted)."""
+        try:
+            return self._check_body(rt, version, result, whole=subresource != "status")
+        except errors.StatusError as e:
+            if patch_type == "apply" or e.code != 400 or "cannot be handled as a" not in e.message:
+                raise
+            why = e.message.split(f"cannot be handled as a {rt.kind}: ", 1)[-1]
+            document = json.dumps(result, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            value = celrules.go_value(document)
+            cause = errors.field_cause("patch", f"Invalid value: {value}: {why}")
+            raise errors.invalid("", "", "", "", [cause]) from e
 
     def _applied_new(
         self, rt: ResourceType, version: str, name: str, patch: dict[str, Any], manager: str
@@ -764,8 +927,11 @@ class Registry:
                     rt, key, old, finalizers, grace_period_seconds == 0, dry_run
                 )
                 return self.store.present(rt, version, marked)
+            if rt.storage_key == _POD:
+                return self.store.present(rt, version, self._delete_pod_now(rt, key, old, dry_run))
             if dry_run:
                 return self.store.present(rt, version, old)
+            # answered at the deletion's resourceVersion, as etcd's delete is decoded
             return self.store.present(rt, version, self._remove(rt, key, clone(old), old))
 
     def _deletion_finalizers(
@@ -845,6 +1011,23 @@ class Registry:
             return False
         return int(_grace_seconds(pod, grace)) > 0
 
+    def _delete_pod_now(
+        self, rt: ResourceType, key: Key, old: dict[str, Any], dry_run: bool
+    ) -> dict[str, Any]:
+        """A pod no kubelet must stop goes as kube-apiserver deletes it: its deletion is
+        written first (deletionTimestamp, a zero grace period, a new generation), then it is
+        removed; the answer is that state at the deletion's resourceVersion (watchers see
+        MODIFIED, then DELETED)."""
+        marked = clone(old)
+        m = marked["metadata"]
+        m.setdefault("deletionTimestamp", self.store.now())
+        m["deletionGracePeriodSeconds"] = 0
+        m["generation"] = int(m.get("generation") or 1) + 1
+        if dry_run:
+            return marked
+        stored = self.store.commit(rt, key, marked, "MODIFIED", old)
+        return self._remove(rt, key, clone(stored), stored)
+
     def _delete_gracefully(
         self, rt: ResourceType, key: Key, old: dict[str, Any], grace: int | None, dry_run: bool
     ) -> dict[str, Any]:
@@ -855,6 +1038,7 @@ class Registry:
         new = clone(old)
         new["metadata"]["deletionTimestamp"] = format_time(self.store.clock() + grace)
         new["metadata"]["deletionGracePeriodSeconds"] = grace
+        new["metadata"]["generation"] = int(om.get("generation") or 1) + 1  # as kube-apiserver
         if dry_run:
             return new
         return self.store.commit(rt, key, new, "MODIFIED", old)
@@ -862,11 +1046,12 @@ class Registry:
     def _delete_namespace(
         self, rt: ResourceType, key: Key, old: dict[str, Any], dry_run: bool
     ) -> dict[str, Any]:
+        if key[1] in _IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
+            raise errors.forbidden("", "namespaces", key[1], "this namespace may not be deleted")
         if meta(old).get("deletionTimestamp"):
             return old
         new = clone(old)
         new["metadata"]["deletionTimestamp"] = self.store.now()
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
         new.setdefault("status", {})["phase"] = "Terminating"
         if dry_run:
             return new
@@ -900,25 +1085,26 @@ class Registry:
         propagation_policy: str | None = None,
         dry_run: bool = False,
     ) -> builtins.list[dict[str, Any]]:
+        """The objects deleted, as they were listed before (kube-apiserver's answer)."""
         items, _, _, _ = self.list_page(gvr, namespace, label_selector, field_selector)
         out = []
         for item in items:
             m = meta(item)
             try:
-                out.append(
-                    self.delete_shared(
-                        gvr,
-                        m.get("namespace"),
-                        m["name"],
-                        grace_period_seconds,
-                        propagation_policy,
-                        None,
-                        dry_run,
-                    )
+                self.delete_shared(
+                    gvr,
+                    m.get("namespace"),
+                    m["name"],
+                    grace_period_seconds,
+                    propagation_policy,
+                    None,
+                    dry_run,
                 )
             except StatusError as e:
                 if e.code != 404:
                     raise
+            else:
+                out.append(item)
         return out
 
     # ------------------------------------------------------------------ scale

@@ -110,6 +110,7 @@ def builtin_types() -> list[ResourceType]:
             short_names=["po"],
             categories=["all"],
             subresources=("status", "log", "binding"),
+            generation=True,  # kept for pods since 1.35 (PodObservedGenerationTracking)
         ),
         _rt(
             "",

@@ -64,10 +64,16 @@ def apply_scale(rt: ResourceType, version: str, obj: dict[str, Any], scale: Any)
     """A copy of ``obj`` with the replicas of ``scale`` written to the spec replicas path."""
     if not isinstance(scale, dict):
         raise errors.bad_request("the body must be an autoscaling/v1 Scale")
-    replicas = (scale.get("spec") or {}).get("replicas")
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+    # Go decodes a missing spec.replicas as 0: a Scale without it scales to zero
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if not isinstance(replicas, int) or isinstance(replicas, bool):
         cause = errors.field_cause(
             "spec.replicas", f"Invalid value: {replicas!r}: must be a non-negative integer"
+        )
+        raise errors.invalid("Scale", "autoscaling", "scale", meta(obj).get("name", ""), [cause])
+    if replicas < 0:  # ValidateScale's words
+        cause = errors.field_cause(
+            "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0"
         )
         raise errors.invalid("Scale", "autoscaling", "scale", meta(obj).get("name", ""), [cause])
     parts = [

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from localcluster.apimachinery import errors
+from localcluster.apimachinery import errors, selectors
 from localcluster.apimachinery.errors import StatusError
 from localcluster.apimachinery.objects import meta
+from localcluster.controlplane.emulated import crds
 from localcluster.controlplane.emulated.auth import bootstrap
 from localcluster.controlplane.emulated.auth.admission import ServiceAccountAdmission
 from localcluster.controlplane.emulated.auth.authenticator import UNSECURED_USER
@@ -68,6 +69,7 @@ FAULTS_PATH = "/_localcluster/faults"
 # Optional admission plugins (kube-apiserver enables ServiceAccount by default; it needs the
 # controller that creates each namespace's ``default`` account, so a bare server leaves it off,
 # as envtest does, and ``LocalCluster`` turns it on).
+# Priority and DefaultTolerationSeconds are not among them: divergence D192
 ADMISSION_PLUGINS = ("ServiceAccount",)
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -253,6 +255,7 @@ class APIServer:
         if resp.started:
             return
         headers = [("Retry-After", str(e.retry_after))] if e.retry_after is not None else []
+        headers += [("Warning", _warning_header(w)) for w in e.warnings]
         resp.send(e.code, dumps(e.status), headers=headers)
 
     def _route(self, req: Request, resp: Responder) -> None:
@@ -279,15 +282,24 @@ class APIServer:
         if parts[:1] == ["apis"]:
             if len(parts) == 1:
                 return self._discovery_root(req, resp, core=False)
-            if len(parts) == 2:
-                doc = discovery.api_group(self.registry.resource_types(), parts[1])
-                if doc is None:
-                    raise errors.resource_not_found()
-                return self._json(resp, doc)
-            if len(parts) == 3:
-                return self._resource_list(req, resp, parts[1], parts[2])
-            return self._resource(req, resp, parts[1], parts[2], parts[3:])
+            try:
+                if len(parts) == 2:
+                    doc = discovery.api_group(self.registry.resource_types(), parts[1])
+                    if doc is None:
+                        raise errors.resource_not_found()
+                    return self._json(resp, doc)
+                if len(parts) == 3:
+                    return self._resource_list(req, resp, parts[1], parts[2])
+                return self._resource(req, resp, parts[1], parts[2], parts[3:])
+            except StatusError as e:
+                if e.message != errors.NO_RESOURCE or self._builtin_group(parts[1]):
+                    raise
+                # no built-in handler owns the group: kube-apiserver's last handler answers
+                return resp.send(404, b"404 page not found\n", "text/plain; charset=utf-8")
         raise errors.resource_not_found()
+
+    def _builtin_group(self, group: str) -> bool:
+        return any(t.group == group and not t.is_custom for t in self.registry.resource_types())
 
     def _json(
         self,
@@ -309,12 +321,17 @@ class APIServer:
             raise errors.bad_request(
                 f"fieldValidation must be Ignore, Warn or Strict, not {mode!r}"
             )
-        with self.registry.field_validation(mode) as warnings:
-            result = write()
+        # no mode is Warn, as in kube-apiserver since 1.27
+        with self.registry.field_validation(mode or "Warn") as warnings:
+            try:
+                result = write()
+            except StatusError as e:  # a refused write still carries its warnings
+                e.warnings = list(warnings)
+                raise
         if isinstance(result, tuple):
             result, created = result
             code = 201 if created else code
-        headers = [("Warning", '299 - "' + w.replace('"', "'") + '"') for w in warnings]
+        headers = [("Warning", _warning_header(w)) for w in warnings]
         self._json(resp, result, code, headers=headers)
 
     # ------------------------------------------------------------------ admin
@@ -408,6 +425,8 @@ class APIServer:
         name = rest[1]
         sub = rest[2] if len(rest) == 3 else None
         if sub is not None and sub not in rt.subresources:
+            if rt.is_custom:  # the custom resource handler names the object it did not find
+                raise errors.not_found(rt.group, rt.plural, name)
             raise errors.resource_not_found()
         if sub == "log":
             return serve_pod_log(
@@ -429,9 +448,16 @@ class APIServer:
         gvr: tuple[Any, ...],
         namespace: str | None,
     ) -> None:
+        if req.method in ("GET", "DELETE"):
+            selectors.check_field_selector(
+                rt.storage_key,
+                rt.is_custom,
+                req.query.get("fieldSelector"),
+                crds.selectable_fields(rt.crd, gvr[1]) if rt.is_custom else frozenset(),
+            )
         if req.method == "GET":
             watch = params.as_bool(req.query.get("watch"))
-            params.resource_version(req)
+            params.resource_version(req, listing=not watch)
             params.check_list_options(req, watch)
             if watch:
                 return self._watches.serve(req, resp, rt, gvr, namespace)
@@ -470,6 +496,8 @@ class APIServer:
             list_meta["continue"] = token
             if remaining is not None:
                 list_meta["remainingItemCount"] = remaining
+        if rt.is_custom:  # an unstructured list: continue always set, keys in Go's map order
+            list_meta = dict(sorted({"continue": "", **list_meta}.items()))
         if tables.wants_table(req.header("accept")):
             return self._table(req, resp, rt, gvr[1], items, list_meta)
         self._json(resp, _list_object(rt, gvr[1], list_meta, items))
@@ -555,7 +583,7 @@ class APIServer:
                 opts["preconditions"],
                 opts["dry_run"],
             )
-            return self._json(resp, obj)
+            return self._json(resp, deleted_answer(rt, obj))
         raise errors.method_not_allowed()
 
     def _scale(
@@ -626,6 +654,12 @@ class APIServer:
         self._json(resp, token, 201)
 
 
+def _warning_header(text: str) -> str:
+    """A ``Warning`` header as kube-apiserver writes one: code 299, no agent, the text quoted
+    with its backslashes and double quotes escaped."""
+    return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -644,11 +678,61 @@ def kubeconfig(server: APIServer, context: str = CONTEXT_NAME) -> dict[str, Any]
 def _list_object(
     rt: ResourceType, version: str, list_meta: dict[str, Any], items: list[dict[str, Any]]
 ) -> dict[str, Any]:
+    """A list as kube-apiserver encodes it: a built-in kind's items are typed structs whose
+    ``apiVersion`` and ``kind`` are empty and left out; a custom resource's items keep theirs."""
+    if not rt.is_custom:
+        items = [{k: v for k, v in item.items() if k not in _TYPE_META} for item in items]
     return {
         "kind": rt.list_kind,
         "apiVersion": rt.api_version(version),
         "metadata": list_meta,
         "items": items,
+    }
+
+
+_TYPE_META = ("apiVersion", "kind")
+# Resources whose DELETE answers the deleted object even when it is gone at once
+# (kube-apiserver's ReturnDeletedObject); every other one answers a Status naming it then.
+_RETURNS_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "namespaces"),
+        ("", "serviceaccounts"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("", "podtemplates"),
+        ("", "resourcequotas"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "volumeattachments"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "volumeattributesclasses"),
+    }
+)
+
+
+def deleted_answer(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """What a DELETE answers: the object while its deletion is pending (finalizers, a grace
+    period), or when its resource returns deleted objects; otherwise a Success Status whose
+    details name the object, its group and its resource (in ``kind``, as the real one does)."""
+    m = meta(obj)
+    if m.get("deletionTimestamp") or (rt.group, rt.plural) in _RETURNS_DELETED_OBJECT:
+        return obj
+    if rt.group == "resource.k8s.io":
+        return obj
+    details: dict[str, Any] = {"name": m.get("name", "")}
+    if rt.group:
+        details["group"] = rt.group
+    details["kind"] = rt.plural
+    if m.get("uid"):
+        details["uid"] = m["uid"]
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
     }
 
 

@@ -16,22 +16,25 @@ Semantics kept from apiextensions-apiserver (``schema/cel/validation.go``):
   ``x-kubernetes-list-type: map`` lists by their keys);
 * ratcheting: a failing rule without ``oldSelf`` on a value that did not change is a warning,
   not an error, so objects stored before a rule existed stay writable (their status too);
-* a false rule gives ``<path>[.fieldPath]: Invalid value: "<type>": <message>`` where the
-  message is ``messageExpression``'s result, else ``message``, else ``failed rule: <rule>``;
+* a false rule gives ``<path>[.fieldPath]: Invalid value: <value>: <message>`` (the value
+  left out for an object or an array, Go-quoted for a string) where the message is ``messageExpression``'s result, else ``message``, else ``failed rule: <rule>``;
   ``reason`` picks Forbidden/Required/Duplicate instead; a rule that fails to evaluate gives
   ``<error> evaluating rule: <rule or message>``;
 * rules compile when the CRD is written: a CRD with a rule that does not compile is refused.
 
-Not modelled: the static and runtime cost budgets, ``optionalOldSelf`` and typed declarations
+Not modelled: the static and runtime cost budgets (divergence D195), ``optionalOldSelf`` and typed declarations
 (``self`` is ``dyn``, so a misspelt field is a runtime "no such key" instead of a compile error).
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from cel_expr_python import cel
@@ -53,7 +56,7 @@ _DEEP_STACK_BYTES = 4 * deepjson.MAX_DEPTH * 1536
 _STACK_SIZE_LOCK = threading.Lock()
 # what the real server adds when type errors keep it from running the rules
 NOT_CHECKED = (
-    'Invalid value: "null": some validation rules were not checked because the object was '
+    "Invalid value: null: some validation rules were not checked because the object was "
     "invalid; correct the existing errors to complete validation"
 )
 
@@ -335,7 +338,7 @@ def _run_rule(
     if isinstance(rule.get("fieldPath"), str) and rule["fieldPath"].strip("."):
         relative = rule["fieldPath"].lstrip(".")
         field = f"{path}.{relative}" if path else relative
-    cause = _failure(field, kind, _message(rule, activation), rule.get("reason"))
+    cause = _failure(field, kind, value, _message(rule, activation), rule.get("reason"))
     if unchanged and not transition:
         out.warnings.append(f"{cause['field']}: {cause['message']}")
     else:
@@ -361,11 +364,46 @@ def _message(rule: dict[str, Any], activation: dict[str, Any]) -> str:
     return message or f"failed rule: {rule['rule'].strip()}"
 
 
-def _failure(field: str, kind: str, detail: str, reason: Any) -> dict[str, Any]:
+def _failure(field: str, kind: str, value: Any, detail: str, reason: Any) -> dict[str, Any]:
+    """A false rule's cause, as ``fieldErrorForReason`` builds it: the value is the node's own,
+    left out for an object or an array (``field.OmitValueType``)."""
+    shown = "" if kind in ("object", "array") else f": {go_value(value)}"
     if reason == "FieldValueForbidden":
         return field_cause(field, f"Forbidden: {detail}", "FieldValueForbidden")
     if reason == "FieldValueRequired":
         return field_cause(field, f"Required value: {detail}", "FieldValueRequired")
     if reason == "FieldValueDuplicate":
-        return field_cause(field, f'Duplicate value: "{kind}"', "FieldValueDuplicate")
-    return field_cause(field, f'Invalid value: "{kind}": {detail}')
+        return field_cause(field, f"Duplicate value{shown}", "FieldValueDuplicate")
+    return field_cause(field, f"Invalid value{shown}: {detail}")
+
+
+def go_value(value: Any) -> str:
+    """A bad value as ``field.Error`` prints it: a string quoted (Go's ``%q``), a number or a
+    boolean as Go's ``%v`` prints it, anything else as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _go_float(value: float) -> str:
+    """Go's ``%v`` of a float64: the shortest digits, in ``%g`` form (exponent from e+XX)."""
+    if math.isinf(value) or math.isnan(value):
+        return {True: "+Inf", False: "-Inf"}[value > 0] if math.isinf(value) else "NaN"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    exp10 = len(digits) + exponent - 1
+    minus = "-" if sign else ""
+    if exp10 < -4 or exp10 >= len(text):
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'+' if exp10 >= 0 else '-'}{abs(exp10):02d}"
+    if exp10 < 0:
+        return f"{minus}0.{'0' * (-exp10 - 1)}{text}"
+    whole, frac = text[: exp10 + 1], text[exp10 + 1 :]
+    return f"{minus}{whole}{'.' + frac if frac else ''}"

@@ -250,3 +250,112 @@ def _canonical_field(field: quantityfields.Field, value: Any) -> Any:
         raise _unmarshal(value, field.go_field, quantityfields.RESOURCE_LIST)
     out = {name: "0" if v is None else _quantity(v) for name, v in value.items()}
     return value if all(out[k] is v for k, v in value.items()) else out
+
+
+# -- unknown fields of built-in kinds ------------------------------------------------------------
+_OBJECT_META = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
+_SPEC_STATUS = ("spec", "status")
+# the top-level fields of each built-in kind's Go struct, besides apiVersion, kind and metadata
+_TOP_LEVEL: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "configmaps"): ("data", "binaryData", "immutable"),
+    ("", "secrets"): ("data", "stringData", "type", "immutable"),
+    ("", "serviceaccounts"): ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
+    ("", "endpoints"): ("subsets",),
+    ("", "events"): (
+        "involvedObject",
+        "reason",
+        "message",
+        "source",
+        "firstTimestamp",
+        "lastTimestamp",
+        "count",
+        "type",
+        "eventTime",
+        "series",
+        "action",
+        "related",
+        "reportingComponent",
+        "reportingInstance",
+    ),
+    ("events.k8s.io", "events"): (
+        "eventTime",
+        "series",
+        "reportingController",
+        "reportingInstance",
+        "action",
+        "reason",
+        "regarding",
+        "related",
+        "note",
+        "type",
+        "deprecatedSource",
+        "deprecatedFirstTimestamp",
+        "deprecatedLastTimestamp",
+        "deprecatedCount",
+    ),
+    ("", "namespaces"): _SPEC_STATUS,
+    ("", "nodes"): _SPEC_STATUS,
+    ("", "persistentvolumeclaims"): _SPEC_STATUS,
+    ("", "pods"): _SPEC_STATUS,
+    ("", "services"): _SPEC_STATUS,
+    ("apiextensions.k8s.io", "customresourcedefinitions"): _SPEC_STATUS,
+    ("apps", "daemonsets"): _SPEC_STATUS,
+    ("apps", "deployments"): _SPEC_STATUS,
+    ("apps", "replicasets"): _SPEC_STATUS,
+    ("apps", "statefulsets"): _SPEC_STATUS,
+    ("batch", "jobs"): _SPEC_STATUS,
+    ("coordination.k8s.io", "leases"): ("spec",),
+    ("policy", "poddisruptionbudgets"): _SPEC_STATUS,
+    ("rbac.authorization.k8s.io", "roles"): ("rules",),
+    ("rbac.authorization.k8s.io", "clusterroles"): ("rules", "aggregationRule"),
+    ("rbac.authorization.k8s.io", "rolebindings"): ("subjects", "roleRef"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): ("subjects", "roleRef"),
+    ("scheduling.k8s.io", "priorityclasses"): (
+        "value",
+        "globalDefault",
+        "description",
+        "preemptionPolicy",
+    ),
+}
+_KNOWN_TOP_LEVEL = {
+    key: frozenset(("apiVersion", "kind", "metadata", *fields))
+    for key, fields in _TOP_LEVEL.items()
+}
+
+
+def drop_unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
+    """Remove, in place, the fields of a built-in kind's body that its Go struct does not have,
+    at the top level and in ``metadata`` (the typed decoder drops them; deeper ones are kept,
+    divergence D191); their dotted paths in the order the decoder meets them."""
+    known = _KNOWN_TOP_LEVEL.get(rt.storage_key)
+    if known is None:
+        return []
+    unknown: list[str] = []
+    for key in list(obj):
+        if key == "metadata" and isinstance(obj[key], dict):
+            extra = [k for k in obj[key] if k not in _OBJECT_META]
+            if extra:
+                obj[key] = {k: v for k, v in obj[key].items() if k in _OBJECT_META}
+                unknown += [f"metadata.{k}" for k in extra]
+        elif key not in known:
+            del obj[key]
+            unknown.append(key)
+    return unknown

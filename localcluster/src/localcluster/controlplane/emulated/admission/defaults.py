@@ -10,9 +10,11 @@ ClusterIPs, IP family fields and port defaults; Namespaces their ``kubernetes`` 
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any
 
+from localcluster.apimachinery import gobase64
 from localcluster.apimachinery.objects import normalise_micro_time
 from localcluster.apimachinery.qos import qos_class
 
@@ -59,8 +61,30 @@ def apply(
         service_defaults(obj, old, ips)
     elif storage_key == ("", "namespaces"):
         _namespace_defaults(obj)
+    elif storage_key == ("", "secrets"):
+        _secret_defaults(obj)
     elif storage_key in _MICRO_TIME_FIELDS:
         _normalise_micro_times(storage_key, obj)
+
+
+def _secret_defaults(obj: dict[str, Any]) -> None:
+    """``data`` is stored as Go encodes its bytes again (canonical base64: the line breaks Go's
+    decoder skips are gone); ``stringData`` is written into it (over a key of the same name)
+    and not kept, as the v1 to internal conversion does; the type defaults to Opaque."""
+    string_data = obj.pop("stringData", None)
+    data = obj.get("data")
+    if isinstance(data, dict):
+        obj["data"] = data = {
+            k: base64.b64encode(gobase64.decode(v)).decode() if isinstance(v, str) else v
+            for k, v in data.items()
+        }
+    if isinstance(string_data, dict) and string_data:
+        data = dict(data or {})
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+        obj["data"] = data
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
 
 
 def _namespace_defaults(obj: dict[str, Any]) -> None:

@@ -13,11 +13,26 @@ and embedded resources) and reports them, so ``fieldValidation=Strict`` can reje
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
 
 from localcluster.apimachinery.errors import field_cause
+
+_GLOBAL_FLAGS = re.compile(r"\(\?([imsU]+)\)")
+
+
+@functools.lru_cache(maxsize=512)
+def go_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema ``pattern`` (Go's RE2 syntax) as a Python regex. RE2 takes a flag group such as
+    ``(?i)`` anywhere; Python only at the start, so flag groups are moved there (the rules'
+    patterns set them for the whole expression)."""
+    try:
+        return re.compile(pattern)
+    except re.error:
+        flags = "".join(_GLOBAL_FLAGS.findall(pattern)).replace("U", "")
+        return re.compile(f"(?{flags})" + _GLOBAL_FLAGS.sub("", pattern) if flags else pattern)
 
 
 def apply_defaults(value: Any, schema: dict[str, Any] | None) -> Any:
@@ -153,7 +168,7 @@ _BOUNDS: tuple[tuple[str, str, Callable[..., Any], Callable[..., Any], str], ...
     (
         "pattern",
         "string",
-        lambda v, b: not re.search(b, v),
+        lambda v, b: not go_pattern(b).search(v),
         lambda v, b, p: f"Invalid value: \"{v}\": {p} in body should match '{b}'",
         "FieldValueInvalid",
     ),

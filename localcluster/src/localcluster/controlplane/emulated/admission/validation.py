@@ -11,6 +11,7 @@ list of ``field_cause`` dicts with the real server's messages; an empty list mea
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.parse
 from decimal import Decimal
@@ -463,4 +464,25 @@ def _finalizer_errors(finalizers: list[Any]) -> list[dict[str, Any]]:
             causes.append(
                 field_cause(f"metadata.finalizers[{i}]", f'Invalid value: "{fin}": {why}')
             )
+    return causes
+
+
+# the data keys each built-in Secret type needs (ValidateSecret)
+_SECRET_KEYS = {
+    "kubernetes.io/tls": ("tls.crt", "tls.key"),
+    "kubernetes.io/dockerconfigjson": (".dockerconfigjson",),
+    "kubernetes.io/dockercfg": (".dockercfg",),
+}
+
+
+def validate_secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``ValidateSecret``'s checks of a type's required keys, and the type's immutability."""
+    causes: list[dict[str, Any]] = []
+    kind = obj.get("type") or "Opaque"
+    data = obj.get("data") or {}
+    for key in _SECRET_KEYS.get(str(kind), ()):
+        if key not in data:
+            causes.append(field_cause(f"data[{key}]", "Required value", "FieldValueRequired"))
+    if old is not None and (old.get("type") or "Opaque") != kind:
+        causes.append(field_cause("type", f"Invalid value: {json.dumps(kind)}: field is immutable"))
     return causes

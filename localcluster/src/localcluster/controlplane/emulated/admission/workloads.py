@@ -23,6 +23,7 @@ _PERCENT = re.compile(r"^(\d+)%$")
 
 
 def apply_defaults(storage_key: tuple[str, str], obj: dict[str, Any]) -> None:
+    obj.setdefault("status", {})  # a struct in Go: encoded even when empty
     spec = obj.setdefault("spec", {})
     if not isinstance(spec, dict):
         return

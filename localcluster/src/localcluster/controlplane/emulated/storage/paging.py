@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from localcluster.apimachinery import errors, gobase64
+from localcluster.apimachinery import deepjson, errors, gobase64
 
 Key = tuple[str, str]  # (namespace or "", name)
 TOKEN_VERSION = "meta.k8s.io/v1"
@@ -112,8 +112,12 @@ def decode_continue(token: str, namespace: str | None) -> tuple[int, str]:
     """(rv, first sort key) of a continue token; 400 with the real server's words when it is
     malformed."""
     try:
-        data = json.loads(gobase64.decode(token, url=True, padded=False))
-    except ValueError as e:  # CorruptInput, JSON and UTF-8 errors are all ValueErrors
+        raw = gobase64.decode(token, url=True, padded=False)
+    except ValueError as e:  # CorruptInput
+        raise _invalid(f"continue key is not valid: {e}") from e
+    try:
+        data = deepjson.loads(raw)  # Go's scanner and its messages
+    except ValueError as e:
         raise _invalid(f"continue key is not valid: {e}") from e
     if not isinstance(data, dict):
         raise _invalid("continue key is not valid: the token is no JSON object")

@@ -21,7 +21,8 @@ Each resource's keys are also kept sorted in etcd order, so a LIST page costs O(
 a paginated list reads every page from a ``paging.Snapshot`` at its first page's RV (kept, with
 copy-on-write of the live dict and key list, or rebuilt by undoing the history). History is the
 emulator's etcd compaction: a watch, a list at an exact RV or a list ``continue`` from an RV
-older than the history gets 410 Expired.
+older than the history gets 410 Expired (kube-apiserver's watch cache can serve them past an
+etcd compaction: divergence D194).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ import copy
 from pathlib import Path
 
 import pytest
-from localcluster.controlplane.emulated import Registry, StatusError
 
+from localcluster.controlplane.emulated import Registry, StatusError
 from support.crd import install_crds
 from tf_operator.apis.pytorch.v1.types import PyTorchJob
 from tf_operator.apis.tensorflow.v1.types import TFJob

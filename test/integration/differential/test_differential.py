@@ -226,6 +226,7 @@ def test_malformed_bodies(backends):
         jobs = f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs"
         r.send(Step("POST", jobs, "{not json"))
         r.send(Step("POST", jobs, {**tfjob("wrongkind"), "kind": "PyTorchJob"}))
+        r.send(Step("POST", jobs, {"metadata": {"name": "nokind"}, "spec": {}}))  # no kind
         r.send(Step("POST", jobs, {**tfjob("wrongversion"), "apiVersion": "kubeflow.org/v9"}))
         r.send(Step("POST", jobs, {**tfjob("spec-type"), "spec": "text"}))
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from localcluster.controlplane.emulated import APIServer
+from localcluster.testing import BACKENDS
 from tf_operator.k8s.cache import (
     Backoff,
     DeletedFinalStateUnknown,
@@ -29,8 +30,10 @@ def pod(name):
     }
 
 
-@pytest.fixture
-def server():
+@pytest.fixture(params=BACKENDS)
+def server(request):
+    # the test injects its faults inside the emulator (its real variant is skipped)
+    assert request.param == "emulated"
     srv = APIServer(host="127.0.0.1", port=0)
     srv.start()
     srv.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "ns"}})
@@ -53,6 +56,9 @@ def watch_requests(server) -> int:
     return sum(n for (_, verb, res, _), n in counts.items() if verb == "watch" and res == "pods")
 
 
+@pytest.mark.emulator_only(
+    reason="drops the emulator's watches, compacts its history and counts its watch requests"
+)
 def test_informer_over_http_survives_watch_timeouts_410_and_drops(server):
     kc = load_kube_client(master=server.url)
     # A 1-2 s server-side watch timeout: the watch ends mid-test and must resume.

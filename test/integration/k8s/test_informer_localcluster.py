@@ -1,36 +1,41 @@
-"""Cross-check against the local cluster's API server emulator (the real wire format)."""
+"""Cross-check against an API server (the real wire format), on both control planes."""
 
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
+from localcluster.testing import BACKENDS
+from test.integration.k8s.conftest import ControlPlane, start_control_plane
 from tf_operator.k8s.cache import Backoff
-from tf_operator.k8s.client import PODS, load_kube_client
+from tf_operator.k8s.client import PODS
 from tf_operator.k8s.informers import SharedInformerFactory
 
-apiserver = pytest.importorskip("localcluster.controlplane.emulated")
 pytestmark = pytest.mark.integration
 
 POD_SPEC = {"containers": [{"name": "c", "image": "busybox"}]}
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def control_plane(request) -> Iterator[ControlPlane]:
+    """The emulator sends its bookmarks every 0.2 s here (kube-apiserver at its own pace)."""
+    yield from start_control_plane(request.param, bookmark_interval=0.2)
+
+
 @pytest.fixture
-def server():
-    srv = apiserver.APIServer(bookmark_interval=0.2)
-    srv.start()
-    srv.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "t"}})
+def namespace(control_plane) -> str:
+    ns = control_plane.namespace()
     for i in range(5):
-        srv.registry.create(
-            ("", "v1", "pods"), "t", {"metadata": {"name": f"p{i}"}, "spec": POD_SPEC}
+        control_plane.api.create(
+            ("", "v1", "pods"), ns, {"metadata": {"name": f"p{i}"}, "spec": POD_SPEC}
         )
-    yield srv
-    srv.stop()
+    return ns
 
 
-def test_pod_informer_against_emulated_apiserver(server):
-    kc = load_kube_client(master=server.url)
-    factory = SharedInformerFactory(kc, 0, namespace="t", min_watch_timeout=1.0)
+def test_pod_informer_against_an_apiserver(control_plane, namespace):
+    kc = control_plane.kube()
+    factory = SharedInformerFactory(kc, 0, namespace=namespace, min_watch_timeout=1.0)
     informer = factory.pods()
     informer.backoff = Backoff(0.01, 0.1)
     seen = []
@@ -56,8 +61,8 @@ def test_pod_informer_against_emulated_apiserver(server):
     try:
         assert factory.wait_for_cache_sync(stop, timeout=10) == {PODS: True}
         pods = kc.resource(PODS)
-        pods.create({"metadata": {"name": "new"}, "spec": POD_SPEC}, "t")
-        pods.delete("p0", "t", grace_period_seconds=0)
+        pods.create({"metadata": {"name": "new"}, "spec": POD_SPEC}, namespace)
+        pods.delete("p0", namespace, grace_period_seconds=0)
         with cond:
             assert cond.wait_for(lambda: ("delete", "p0") in seen and ("add", "new") in seen, 10)
         # Outlive at least one server-side watch timeout (1-2 s), then write again.
@@ -66,12 +71,13 @@ def test_pod_informer_against_emulated_apiserver(server):
         while reflector.watch_count < 2:
             assert time.monotonic() < deadline, "the watch was never renewed"
             stop.wait(0.01)
-        pods.create({"metadata": {"name": "later"}, "spec": POD_SPEC}, "t")
+        pods.create({"metadata": {"name": "later"}, "spec": POD_SPEC}, namespace)
         with cond:
             assert cond.wait_for(lambda: ("add", "later") in seen, 10)
         assert reflector.list_count == 1
         keys = sorted(informer.get_indexer().list_keys())
-        assert keys == sorted(f"t/{p['metadata']['name']}" for p in pods.list("t")["items"])
+        items = pods.list(namespace)["items"]
+        assert keys == sorted(f"{namespace}/{p['metadata']['name']}" for p in items)
     finally:
         stop.set()
         factory.join(5)

@@ -1,8 +1,10 @@
 """`make demo ARGS=--pytorch` end to end: the replicas of a PyTorchJob meet through the
 environment the operator injects, all-reduce their gradients, the loss falls and the job
-Succeeds; no PyTorch is needed (or pulled) for it."""
+Succeeds; no PyTorch is needed (or pulled) for it. The demo runs on both control planes
+(``LOCALCLUSTER_CONTROL_PLANE=real``, as ``make demo ARGS="--pytorch --real"`` sets it)."""
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -11,19 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.testing import BACKENDS
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "hack/demo.py"
 
 
-def test_pytorch_demo_trains_to_success():
+@pytest.mark.parametrize("control_plane", BACKENDS)
+def test_pytorch_demo_trains_to_success(control_plane):
     out = subprocess.run(
         [sys.executable, str(DEMO), "--pytorch"],
         capture_output=True,
         text=True,
         timeout=170,
         cwd=ROOT,
+        env={**os.environ, "LOCALCLUSTER_CONTROL_PLANE": control_plane},
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "rendezvous: 3 ranks at pytorch-dist-training-master-0:23456" in out.stdout

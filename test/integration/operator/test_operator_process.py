@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from localcluster.testing import BACKENDS
+
 pytestmark = pytest.mark.integration
 
 OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
@@ -31,10 +33,11 @@ def test_version_flag():
     assert out.stdout.splitlines()[0] == "API Version: v1"
 
 
-def test_exits_1_when_crd_missing(tmp_path):
+@pytest.mark.parametrize("control_plane", BACKENDS)
+def test_exits_1_when_crd_missing(tmp_path, control_plane):
     from localcluster.cluster import LocalCluster
 
-    with LocalCluster(kubelet="none") as cluster:
+    with LocalCluster(control_plane=control_plane, kubelet="none") as cluster:
         out = subprocess.run(
             [
                 str(OPERATOR_BIN),

@@ -2,7 +2,10 @@
 
 One local cluster with the process kubelet (containers are local processes, so logs are real)
 and the CRDs of every kind (TFJob, PyTorchJob, XGBoostJob, JAXJob, PaddleJob), and one real
-``tf-operator`` process running every kind against it, shared by every test of this directory in one pytest worker. Tests create their jobs with unique names, so they do not
+``tf-operator`` process running every kind against it, shared by every test of this directory
+in one pytest worker, once on each control plane (ids ``emulated`` and ``real``: the API-server
+emulator, and etcd with Kubernetes' own servers, where pod logs come through kube-apiserver
+from the kubelets' HTTPS server). Tests create their jobs with unique names, so they do not
 depend on each other's leftovers.
 """
 
@@ -16,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from localcluster.cluster import LocalCluster
-from localcluster.testing import wait_for
+from localcluster.testing import BACKENDS, wait_for
 from support.crd import (
     CRD_FILE,
     JAX_CRD_FILE,
@@ -33,11 +36,13 @@ ROOT = Path(__file__).resolve().parents[3]
 _names = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(kubelet="process") as c:
+@pytest.fixture(scope="session", params=BACKENDS)
+def cluster(request) -> Iterator[LocalCluster]:
+    # Session-scoped: pytest runs one control plane's tests, then the other's, so a worker
+    # holds one cluster at a time.
+    with LocalCluster(control_plane=request.param, kubelet="process") as c:
         install_crds(
-            c.registry, CRD_FILE, PYTORCH_CRD_FILE, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE
+            c.client, CRD_FILE, PYTORCH_CRD_FILE, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE
         )
         yield c
 
@@ -79,3 +84,16 @@ def unique(prefix: str) -> str:
 def python_job(name: str, code: str, workers: int = 1, ps: int = 0, **kw) -> dict:
     """A TFJob whose containers run ``code`` in this interpreter (the process kubelet)."""
     return tfjob(name, command=[sys.executable, "-u", "-c", code], ps=ps, workers=workers, **kw)
+
+
+def create_namespace(cluster: LocalCluster, name: str) -> str:
+    """Create namespace ``name`` and wait for its default ServiceAccount (on the real control
+    plane kube-controller-manager makes it a moment later, and admission refuses pods until
+    then)."""
+    cluster.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": name}})
+    wait_for(
+        lambda: cluster.client.get(("", "v1", "serviceaccounts"), name, "default"),
+        timeout=30,
+        what=f"the default ServiceAccount of {name}",
+    )
+    return name

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from localcluster.testing import wait_for
-from test.integration.tools.conftest import ROOT, python_job, unique
+from test.integration.tools.conftest import ROOT, create_namespace, python_job, unique
 from tf_operator.sdk import NotFound, PyTorchJobClient, TFJobClient
 
 pytestmark = pytest.mark.integration
@@ -100,7 +100,7 @@ class Dashboard:
 
 @pytest.fixture(scope="module")
 def namespace(cluster) -> str:
-    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    create_namespace(cluster, NAMESPACE)
     return NAMESPACE
 
 
@@ -409,7 +409,9 @@ def test_a_pytorchjob_is_listed_and_its_page_follows_it(dashboard, pytorch_clien
     name = unique("torch")
     marker = tmp_path / "go"
     page.goto(f"{dashboard.url}/namespaces/{NAMESPACE}")
-    expect(page.locator("h1")).to_have_text(f"TFJobs and PyTorchJobs in {NAMESPACE}")
+    expect(page.locator("h1")).to_have_text(
+        f"TFJobs and PyTorchJobs and XGBoostJobs and JAXJobs and PaddleJobs in {NAMESPACE}"
+    )
     expect(page.locator("#live")).to_have_text("live")
     pytorch_client.create(gated_pytorchjob(name, marker))
     row = page.locator(f'#jobs tr[data-key="pytorchjobs/{name}"]')
@@ -484,7 +486,7 @@ def test_a_pytorchjob_pasted_as_yaml_is_created_and_a_tfjob_of_its_name_is_anoth
     page.fill("#yaml", yaml.safe_dump({**job, "kind": "MPIJob"}))
     page.click("#create-form button[type=submit]")
     expect(page.locator("#create-result.error")).to_contain_text(
-        "expected kind TFJob or PyTorchJob, got 'MPIJob'"
+        "expected kind TFJob or PyTorchJob or XGBoostJob or JAXJob or PaddleJob, got 'MPIJob'"
     )
     for plural in ("pytorchjobs", "tfjobs"):
         url = f"{dashboard.url}/namespaces/{NAMESPACE}/{plural}/{name}"
@@ -607,18 +609,18 @@ def test_a_dashboard_on_any_address_asks_for_its_token(cluster, namespace, clien
 def _service_account_token(cluster, name: str, verbs: list[str], resource: str = "tfjobs") -> str:
     """A token of a new ServiceAccount allowed ``verbs`` on ``resource`` of the test
     namespace."""
-    registry = cluster.registry
-    registry.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
+    api = cluster.client
+    api.create(("", "v1", "serviceaccounts"), NAMESPACE, {"metadata": {"name": name}})
     if verbs:
         rbac = ("rbac.authorization.k8s.io", "v1")
         rule = {"apiGroups": ["kubeflow.org"], "resources": [resource], "verbs": verbs}
-        registry.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
+        api.create((*rbac, "roles"), NAMESPACE, {"metadata": {"name": name}, "rules": [rule]})
         binding = {
             "metadata": {"name": name},
             "roleRef": {"apiGroup": rbac[0], "kind": "Role", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}],
         }
-        registry.create((*rbac, "rolebindings"), NAMESPACE, binding)
+        api.create((*rbac, "rolebindings"), NAMESPACE, binding)
     with TFJobClient(cluster.kubeconfig) as admin:
         request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
         path = f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token"

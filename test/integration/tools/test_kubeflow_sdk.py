@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from support.kubeflow_sdk import sdk_python
+from test.integration.tools.conftest import create_namespace
 
 pytestmark = pytest.mark.integration
 
@@ -46,8 +47,8 @@ def test_the_v19_sdk_drives_tfjobs_unchanged(cluster, operator, tmp_path):
     # and fail at import (issue 27, item 9); say so rather than show its traceback.
     assert not IN_A_POD.exists(), f"{IN_A_POD} exists on this host: the SDK thinks it is in a pod"
     python = sdk_python()
-    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
-    stored = cluster.registry.create(TFJOBS, NAMESPACE, old_style_job("v053-style"))
+    create_namespace(cluster, NAMESPACE)
+    stored = cluster.client.create(TFJOBS, NAMESPACE, old_style_job("v053-style"))
     assert stored["spec"]["runPolicy"] == {"suspend": False}  # the CRD's default (D90)
     assert stored["spec"]["cleanPodPolicy"] == "None"
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from support.kubeflow_sdk import sdk_python
+from test.integration.tools.conftest import create_namespace
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +56,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def namespace(cluster):
-    cluster.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": NAMESPACE}})
+    create_namespace(cluster, NAMESPACE)
     return NAMESPACE
 
 

@@ -239,8 +239,9 @@ def object_body(req: Request, kind: str, custom: bool = False) -> Any:
             raise _unrecognized(kind, str(e), req.body) from e
     try:
         if ctype == "application/yaml":
-            return yaml_value(req.body)
-        value = _json(req.body)
+            value = yaml_value(req.body)
+        else:
+            value = _json(req.body)
     except deepjson.JSONSyntaxError as e:
         why = f"couldn't get version/kind; json parse error: {e}"
         raise _unrecognized(kind, why, req.body) from e
@@ -250,12 +251,18 @@ def object_body(req: Request, kind: str, custom: bool = False) -> Any:
         raise errors.bad_request(
             f"the body of the request could not be decoded as JSON: {e}"
         ) from e
-    if isinstance(value, (list, str, bool, int, float)):
+    if ctype != "application/yaml" and isinstance(value, (list, str, bool, int, float)):
         # the serializer reads apiVersion and kind into a struct first
         why = (
             f"couldn't get version/kind; json parse error: json: cannot unmarshal "
             f"{_go_json_type(value)} into Go value of type {_TYPE_META_STRUCT}"
         )
+        raise _unrecognized(kind, why, req.body)
+    if custom and isinstance(value, dict) and not value.get("kind"):
+        # a custom resource is read as unstructured JSON, which must name its kind (a
+        # built-in type's kind defaults from the URL)
+        text = req.body if ctype != "application/yaml" else orjson.dumps(value)
+        why = f"Object 'Kind' is missing in '{text.decode('utf-8', 'replace')}'"
         raise _unrecognized(kind, why, req.body)
     return value
 

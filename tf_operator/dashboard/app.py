@@ -68,6 +68,7 @@ from tf_operator.k8s.client import NAMESPACES
 from tf_operator.sdk import AlreadyExists, ApiError, Invalid, JobClient, NotFound, load_job
 from tf_operator.sdk.kinds import KINDS, JobKindInfo
 from tf_operator.sdk.logs import LogStream
+from tf_operator.sdk.podgroup import POD_GROUP_RESOURCES
 from tf_operator.version import __version__
 
 log = logging.getLogger(__name__)
@@ -180,9 +181,15 @@ class Dashboard:
     async def _panes(self, request: Request, namespace: str) -> views.Panes:
         """Which of a job page's panes read from outside the job the caller may see: its
         events and its replicas' logs, each reviewed on exactly what it reads."""
+        group = True
+        for resource in POD_GROUP_RESOURCES:  # the group is found by listing each API
+            group = group and await self._may(
+                request, "list", namespace, resource.plural, group=resource.group
+            )
         return views.Panes(
             events=await self._may(request, "list", namespace, "events", group=""),
             logs=await self._may(request, "get", namespace, "pods/log", group=""),
+            group=group,
         )
 
     async def _readable(self, request: Request, namespace: str) -> list[str]:
@@ -260,11 +267,14 @@ class Dashboard:
             except ApiError as err:
                 log.info("events of %s/%s: %s", meta["namespace"], meta["name"], err)
                 events = []
-        try:
-            group = await run_in_threadpool(client.get_pod_group, meta["name"], meta["namespace"])
-        except ApiError as err:
-            log.info("PodGroup of %s/%s: %s", meta["namespace"], meta["name"], err)
-            group = None
+        group = None  # not the caller's to read, or no group
+        if panes.group:
+            try:
+                group = await run_in_threadpool(
+                    client.get_pod_group, meta["name"], meta["namespace"]
+                )
+            except ApiError as err:
+                log.info("PodGroup of %s/%s: %s", meta["namespace"], meta["name"], err)
         return views.job_detail(job, pods, events, group=group)
 
     # ---- event streams ----------------------------------------------------------------------

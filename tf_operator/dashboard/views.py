@@ -58,6 +58,7 @@ class Panes:
 
     events: bool = True  # list events
     logs: bool = True  # get pods/log
+    group: bool = True  # list podgroups in every API group the job's PodGroup may live in
 
 
 def job_detail(

@@ -30,6 +30,8 @@ NAMED_POD_GROUPS = (
     Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup"),
     Resource("scheduling.incubator.k8s.io", "v1alpha1", "podgroups", "PodGroup"),
 )
+# every API a job's PodGroup may live in (the four gang backends)
+POD_GROUP_RESOURCES = (KUBERNETES_POD_GROUPS, *NAMED_POD_GROUPS)
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 

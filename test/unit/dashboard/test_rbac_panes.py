@@ -45,6 +45,10 @@ class Server:
         self.reads.append("events")
         return [EVENT]
 
+    def get_pod_group(self, name: str, namespace: str) -> None:
+        self.reads.append("podgroup")
+        return None
+
     def stream_pod_log(self, pod: str, namespace: str, **_: Any) -> Any:
         self.reads.append(f"log {pod}")
         raise ApiError(403, "Forbidden", "the test follows no log")

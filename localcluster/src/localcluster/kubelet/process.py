@@ -44,7 +44,7 @@ from localcluster.kubelet.logfile import LogPump, TimedLogReader, append_line
 from localcluster.kubelet.mounts import Bind, namespace_prefix, probe_overlay
 from localcluster.kubelet.podstatus import PodRecord
 from localcluster.kubelet.pyhook import POD_IP_ENV, write_hook
-from localcluster.kubelet.runtime import ContainerRuntime, LogRequest, render_lines
+from localcluster.kubelet.runtime import ContainerRuntime, LogRequest, LogUnavailable, render_lines
 from localcluster.kubelet.serviceenv import InClusterAPI, kubernetes_service_env
 from localcluster.kubelet.timers import TimerQueue
 from localcluster.kubelet.volumes import PodVolumes, VolumeError
@@ -423,11 +423,17 @@ class ProcessRuntime(ContainerRuntime):
     def logs(self, record: PodRecord, container: str, request: LogRequest) -> Iterator[bytes]:
         with self._lock:
             proc = self._procs.get((record.key, container))
-        if proc is None:
-            return iter(())
+        pod = record.key.split("/", 1)[-1]
+        if proc is None or (proc.popen is None and proc.exit_code is None):
+            # as the kubelet says of a container it has not started yet (its volumes wait)
+            raise LogUnavailable(
+                f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating'
+            )
         attempt = proc.attempt - 1 if request.previous else proc.attempt
         if attempt < 0:
-            return iter(())
+            raise LogUnavailable(
+                f'previous terminated container "{container}" in pod "{pod}" not found'
+            )
         path = os.path.join(self._pod_dir(record), container, f"{attempt}.log")
         follow = request.follow and not request.previous
         return self._read_log(path, proc if follow else None, request)

@@ -33,6 +33,11 @@ class RuntimeCallbacks(Protocol):
     ) -> None: ...
 
 
+class LogUnavailable(LookupError):
+    """The container has no log to give yet (not started), or no previous instance: the
+    kubelet answers 400 with the message, as the real kubelet does."""
+
+
 class LogRequest:
     """The parameters of GET pods/{name}/log that a runtime has to honour."""
 

@@ -10,6 +10,8 @@ What kube-apiserver's ``pods/{name}/log`` proxies to: it connects to the node's
 - the query is a ``PodLogOptions``: ``follow``, ``tailLines``, ``limitBytes``, ``previous``,
   ``timestamps``, ``sinceSeconds`` or ``sinceTime`` (not both), refused with 422 when invalid
   (``ValidatePodLogOptions``: negative tail, limit or since);
+- 400 for a container that has not started yet (``... is waiting to start: ContainerCreating``)
+  or a ``previous`` instance that never ran;
 - 404 for a pod this node does not run or a container the pod does not have; the log is
   ``text/plain``, flushed as it is read while following.
 
@@ -31,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from localcluster.kubelet.runtime import LogRequest
+from localcluster.kubelet.runtime import LogRequest, LogUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +214,9 @@ def _handler(logs: LogSource) -> type[BaseHTTPRequestHandler]:
                 chunks = logs(namespace, pod, container, request)
             except LogNotFound as err:
                 self._reply(404, f"{err}\n".encode())
+                return
+            except LogUnavailable as err:  # not started yet, or no previous instance
+                self._reply(400, f"{err}\n".encode())
                 return
             self._stream(chunks, request)
 

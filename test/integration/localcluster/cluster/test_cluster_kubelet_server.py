@@ -157,3 +157,54 @@ def test_process_pods_logs_carry_the_time_of_each_line() -> None:
             10,
             what="the pod succeeded",
         )
+
+
+def test_a_container_not_started_or_without_a_previous_instance_is_a_400() -> None:
+    """As the real kubelet answers (a log follower then retries instead of reading an empty
+    log as the end): a container that has not started is "waiting to start", and `previous`
+    of a container that never restarted names no terminated instance."""
+    import sys
+
+    with LocalCluster(kubelet="process", kubelet_server=True) as c:
+        never = {  # its ConfigMap volume never comes: the container waits to start
+            "metadata": {"name": "never"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "localcluster/none",
+                        "command": ["true"],
+                        "volumeMounts": [{"name": "code", "mountPath": "/opt/code"}],
+                    }
+                ],
+                "volumes": [{"name": "code", "configMap": {"name": "absent"}}],
+            },
+        }
+        sleeper = {
+            "metadata": {"name": "sleeper"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "localcluster/none",
+                        "command": [sys.executable, "-c", "import time; time.sleep(600)"],
+                    }
+                ]
+            },
+        }
+        c.client.create(PODS, "default", never)
+        c.client.create(PODS, "default", sleeper)
+        wait_for(
+            lambda: c.client.get(PODS, "default", "sleeper")["status"].get("phase") == "Running",
+            30,
+            what="the sleeper running",
+        )
+        waiting = logs(c, "/containerLogs/default/never/main")
+        assert waiting.status == 400
+        assert waiting.data.decode() == (
+            'container "main" in pod "never" is waiting to start: ContainerCreating\n'
+        )
+        previous = logs(c, "/containerLogs/default/sleeper/main", previous="true")
+        assert previous.status == 400
+        assert b'previous terminated container "main" in pod "sleeper" not found' in previous.data
+        assert logs(c, "/containerLogs/default/sleeper/main").status == 200

@@ -77,6 +77,9 @@ COVERAGE = {
     "make demo ARGS=--queue": (
         "test/integration/operator/test_demo_queue.py::test_queue_demo_admits_evicts_and_completes"
     ),
+    "make demo ARGS=--real": (
+        "test/integration/operator/test_demo.py::test_demo_succeeds_with_falling_loss"
+    ),
     "make demo ARGS=--pytorch": (
         "test/integration/operator/test_demo_pytorch.py::test_pytorch_demo_trains_to_success"
     ),

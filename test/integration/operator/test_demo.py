@@ -1,8 +1,9 @@
 """`make demo` end to end: hack/demo.py with the example, the crash-once variant, and a
-user-supplied failing job. The example runs on both control planes (``make demo ARGS=--real``
-sets ``LOCALCLUSTER_CONTROL_PLANE=real`` for the local cluster's command, as the test does);
-the variants, which exercise the operator rather than the cluster, on the emulated one (the
-real control plane costs ~30 s a demo)."""
+user-supplied failing job. The example runs on both control planes (on the real one as
+``make demo ARGS=--real`` runs it, which builds the control plane if needed and sets
+``LOCALCLUSTER_CONTROL_PLANE=real`` for the local cluster's command); the variants, which
+exercise the operator rather than the cluster, on the emulated one (the real control plane
+costs ~30 s a demo)."""
 
 import os
 import subprocess
@@ -21,9 +22,10 @@ DEMO = ROOT / "hack/demo.py"
 
 
 def run_demo(*args: str, control_plane: str = "emulated") -> subprocess.CompletedProcess:
-    env = {**os.environ, "LOCALCLUSTER_CONTROL_PLANE": control_plane}
+    env = {k: v for k, v in os.environ.items() if k != "LOCALCLUSTER_CONTROL_PLANE"}
+    real = ["--real"] if control_plane == "real" else []
     return subprocess.run(
-        [sys.executable, str(DEMO), *args],
+        [sys.executable, str(DEMO), *args, *real],
         capture_output=True,
         text=True,
         timeout=170,
@@ -45,6 +47,7 @@ def test_demo_succeeds_with_falling_loss(control_plane):
     assert len(losses) >= 2 and losses[-1] < losses[0]
     assert "final step" in out.stdout
     assert "demo took" in out.stdout
+    assert f"control plane: {control_plane}" in out.stdout
 
 
 def test_demo_exitcode_variant_restarts_worker():

@@ -783,3 +783,24 @@ def test_foreground_deletion_while_blocked(backends):
         r.until(Step("GET", f"{base}/owner"), lambda a: a.status == 404, what="the owner gone")
 
     check(backends, sequence)
+
+
+def test_an_object_past_etcds_request_limit_is_refused(backends):
+    """etcd refuses a write over its request limit (1.5 MiB by default) and kube-apiserver
+    answers it as an internal error; an object just under it is stored."""
+
+    def job_with_args(name: str, size: int) -> dict[str, Any]:
+        job = tfjob(name)
+        worker = job["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+        worker["args"] = ["x" * size]
+        return job
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-size")
+        base = f"/apis/kubeflow.org/v1/namespaces/{ns}/tfjobs"
+        refused = r.send(Step("POST", base, job_with_args("big", 1_600_000)))
+        assert refused.status == 500 and "request is too large" in str(refused.body)
+        assert r.send(Step("GET", f"{base}/big")).status == 404
+        assert r.send(Step("POST", base, job_with_args("under", 1_000_000))).status == 201
+
+    check(backends, sequence)

@@ -27,6 +27,7 @@ import socket
 import threading
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import Gauge
@@ -326,6 +327,28 @@ def _run_controller(
         state.controller_done.set()
 
 
+def _warn_if_led_elsewhere(opt: ServerOption, kube_client: Any, state: RunState) -> None:
+    """Say so when a replica on the other kind of lock of the same name leads too: they share
+    no lock, so both run the controllers (a rolling update that changes the lock kind)."""
+    from tf_operator.k8s.leaderelection import held_elsewhere
+
+    holder = held_elsewhere(
+        opt.lock_type,
+        kube_client,
+        state.lock_namespace,
+        opt.lock_name,
+        state.identity,
+        datetime.now(UTC),
+    )
+    if holder is not None:
+        log.warning(
+            "another operator leads beside this one through the %s: the two do not exclude "
+            "each other; move between lock kinds through --leader-elect-resource-lock="
+            "endpointsleases, which holds both",
+            holder,
+        )
+
+
 def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: RunState) -> int:
     from tf_operator.k8s.leaderelection import LeaderCallbacks
 
@@ -336,6 +359,7 @@ def _run_elected(opt: ServerOption, kube_client: Any, wiring: Wiring, state: Run
         started.set()
         IS_LEADER.set(1)
         log.info("became leader as %s", state.identity)
+        _warn_if_led_elsewhere(opt, kube_client, state)
         _run_controller(opt, wiring.controller, state, lead_stop)
 
     def on_stopped_leading() -> None:

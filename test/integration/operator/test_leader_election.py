@@ -59,3 +59,21 @@ def test_one_leader_failover_on_kill_and_handover_on_term(sim, operators):
     assert follower.wait_exit(10) == 0
     sim.wait_for(c.is_leader, 20, "handover")
     assert time.monotonic() - begin < 20.0  # well before its 30 s lease would have run out
+
+
+def test_an_operator_leading_beside_one_on_the_other_lock_kind_says_so(sim, operators):
+    """An `endpoints`-lock operator and a `leases`-lock operator of one name share no lock, so
+    both lead (a rolling update that changes the lock kind): the second says so, naming the
+    first and the migration lock; the first, leading alone when it started, logs nothing."""
+    first = operators(sim, *FAST, "--leader-elect-resource-lock=endpoints")
+    sim.wait_for(first.is_leader, 30, "the endpoints-lock operator leads")
+    second = operators(sim, *FAST, "--leader-elect-resource-lock=leases")
+    sim.wait_for(second.is_leader, 30, "the leases-lock operator leads too")
+    warned = second.wait_log(
+        r"another operator leads beside this one through the endpoints lock "
+        r"default/tf-operator held by (\S+):",
+        30,
+    )
+    assert warned.group(1) in first.text()  # its identity, as the first logged it
+    assert "endpointsleases" in second.text()
+    assert "another operator leads beside this one" not in first.text()

@@ -28,10 +28,12 @@ from tf_operator.k8s.leaderelection.resourcelock import (
     Lock,
     MultiLock,
     ResourceLock,
+    held_elsewhere,
     new_lock,
 )
 
 __all__ = [
+    "held_elsewhere",
     "DEFAULT_LEASE_DURATION",
     "DEFAULT_RENEW_DEADLINE",
     "DEFAULT_RETRY_PERIOD",

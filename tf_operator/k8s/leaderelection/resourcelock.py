@@ -315,3 +315,41 @@ def new_lock(
             secondary(kube_client, namespace, name, identity, recorder),
         )
     raise ValueError(f"invalid lock type {lock_type!r}")
+
+
+# The single lock each single-kind lock could be migrating from or to (client-go's
+# endpoints -> endpointsleases -> leases path).
+_COUNTERPARTS = {
+    ENDPOINTS_RESOURCE_LOCK: LEASES_RESOURCE_LOCK,
+    CONFIGMAPS_RESOURCE_LOCK: LEASES_RESOURCE_LOCK,
+    LEASES_RESOURCE_LOCK: ENDPOINTS_RESOURCE_LOCK,
+}
+
+
+def held_elsewhere(
+    lock_type: str,
+    kube_client: Any,
+    namespace: str,
+    name: str,
+    identity: str,
+    now: datetime,
+) -> str | None:
+    """Who leads through the other kind of lock of the same name, if someone does and their
+    lease has not run out: a replica on ``endpoints`` and one on ``leases`` share no lock and
+    would both lead (the middle of a rolling update that changes the lock kind). None for a
+    multi-lock, which takes both."""
+    other = _COUNTERPARTS.get(lock_type)
+    if other is None:
+        return None
+    lock = _SINGLE_LOCKS[other](kube_client, namespace, name, identity)
+    try:
+        record = lock.get()
+    except Exception:  # noqa: BLE001 - absent or unreadable: nobody we can see leads there
+        return None
+    if not record.holder_identity or record.holder_identity == identity:
+        return None
+    if record.renew_time is None:
+        return None
+    if (now - record.renew_time).total_seconds() > record.lease_duration_seconds:
+        return None
+    return f"{other} lock {lock.describe()} held by {record.holder_identity}"

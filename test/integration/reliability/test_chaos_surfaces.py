@@ -25,7 +25,7 @@ import pytest
 from localcluster import kueue
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.coscheduling import POD_GROUP_LABEL, PODGROUPS, SCHEDULER_NAME
-from localcluster.kueue import Kueue, PodSetInfo, RegistryJobs, Workload
+from localcluster.kueue import ClientJobs, Kueue, PodSetInfo, Workload
 from localcluster.nodepool import NodePool
 from support.crd import PYTORCH_CRD_FILE, install_crds
 
@@ -100,7 +100,7 @@ def _on_pool(workload: Workload, pool: str, finish_in: str | None = None) -> lis
 
 def test_an_eviction_while_pods_are_created_and_an_immediate_readmission(env: Env) -> None:
     env.operator("--no-leader-elect", "--threadiness=2")
-    queue, name = Kueue(RegistryJobs(env.registry)), "evicted-early"
+    queue, name = Kueue(ClientJobs(env.cluster.client)), "evicted-early"
     env.registry.create(TFJOBS, NS, _queued(name))
     wait_for(lambda: "Suspended" in _conditions(env.get_job(name)), 30, "Suspended")
     workload = queue.workload(NS, name)

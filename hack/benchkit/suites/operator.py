@@ -1,4 +1,4 @@
-"""Operator benchmarks of issues 11 and 26: the real ``tf-operator`` against the local cluster,
+"""Operator benchmarks (the operator and efficiency budgets): the real ``tf-operator`` against the local cluster,
 beside a bare threaded client (the floor), the lean lifecycle client and optionally a
 reference binary; and the local cluster itself against an older tree's.
 
@@ -274,11 +274,11 @@ def _summary(out: dict[str, Any]) -> str:
     return ", ".join(f"{k}={out[k]}" for k in keys if k in out)
 
 
-def print_goals(rows: list[goals.Goal], issue: int) -> None:
-    print(f"\n== issue {issue} goals: measured / goal / pass")
+def print_goals(rows: list[goals.Goal], title: str) -> None:
+    print(f"\n== {title}: measured / bound / pass")
     for g in rows:
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[g.passed]
-        print(f"  [{verdict:4}] G{g.number} {g.what}")
+        print(f"  [{verdict:4}] {g.budget}: {g.what}")
         print(f"         measured {g.measured}; goal {g.goal}; {g.compared_with}".rstrip("; "))
         if g.superseded_by:
             print(f"         restated as {g.superseded_by}")
@@ -350,9 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         "sim_start_delay_s": settings.start_delay,
         "total_s": round(time.monotonic() - began, 1),
     }
-    rows, rows26 = goals.evaluate(figures), goals.evaluate_issue26(figures)
-    print_goals(rows, 11)
-    print_goals(rows26, 26)
+    rows, rows26 = goals.evaluate(figures), goals.evaluate_efficiency(figures)
+    print_goals(rows, "operator budgets")
+    print_goals(rows26, "efficiency budgets")
     if any(isinstance(v, dict) and v.get("error") for v in figures.values()):
         code = 1
     result = {

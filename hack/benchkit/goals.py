@@ -19,6 +19,7 @@ rows are still judged by their first bounds and name the budget that restated th
 efficiency row has a ``key`` that stays the same from run to run, so the report can set the
 figures from before that work beside it.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

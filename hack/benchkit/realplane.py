@@ -28,10 +28,10 @@ import yaml
 from benchkit import cluster as lc
 from benchkit import procs
 from benchkit.observe import Observer
+from benchkit.paths import CRD_FILE
 from benchkit.scenarios import Settings, load, settle
 from benchkit.stats import percentile, rnd
 from benchkit.workload import NAMESPACE, job_names, tfjob_manifest
-from benchkit.paths import CRD_FILE
 
 _SAMPLE = re.compile(r"^(\w+)\{([^}]*)\}\s+(\S+)$", re.M)
 _LABEL = re.compile(r'(\w+)="([^"]*)"')

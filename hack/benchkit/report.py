@@ -533,7 +533,7 @@ def _real_control_plane(figures: dict[str, Any]) -> list[str]:
     return [
         "## The floor and the operator on the real control plane",
         "",
-        "The scaling burst (workers running throughout) on `LocalCluster(control_plane=\"real\",",
+        'The scaling burst (workers running throughout) on `LocalCluster(control_plane="real",',
         'kubelet="simulated")`: etcd, kube-apiserver, kube-controller-manager and kube-scheduler',
         "(which binds the pods), our simulated kubelets over HTTPS; the benchmark writes and",
         "watches through `cluster.client`. Time per job is to all pods and services, beside the",
@@ -544,8 +544,19 @@ def _real_control_plane(figures: dict[str, Any]) -> list[str]:
         "kube-controller-manager), leases left out. Run alone: `cd hack && python",
         "bench_operator.py --only real` (`--real 200,1000` for the sizes).",
         "",
-        *_table(["subject", "jobs", "time per job (real)", "time per job (emulated)",
-                 "per job p50 / p99", "CPU per job", "kube-apiserver requests per job",
-                 "load at start", "complete"], rows),  # fmt: skip
+        *_table(
+            [
+                "subject",
+                "jobs",
+                "time per job (real)",
+                "time per job (emulated)",
+                "per job p50 / p99",
+                "CPU per job",
+                "kube-apiserver requests per job",
+                "load at start",
+                "complete",
+            ],
+            rows,
+        ),  # fmt: skip
         "",
     ]

@@ -91,12 +91,14 @@ def test_batch_scheduler_suite_measures_coscheduling_on_a_small_cluster():
 
 
 def test_floor_and_operator_side_by_side_on_the_real_control_plane(settings):
+    from benchkit import realplane
     from localcluster.controlplane.real.build import ControlPlaneUnavailable
 
-    from benchkit import realplane
-
     runs = {}
-    for kind, subject in (("floor", procs.floor("full", threads=2)), ("operator", procs.operator())):
+    for kind, subject in (
+        ("floor", procs.floor("full", threads=2)),
+        ("operator", procs.operator()),
+    ):
         try:
             runs[kind] = realplane.burst(settings, subject, 2, budget=120)
         except ControlPlaneUnavailable as err:
@@ -104,7 +106,9 @@ def test_floor_and_operator_side_by_side_on_the_real_control_plane(settings):
     for kind, result in runs.items():
         assert result["complete"], (kind, result.get("log_tail"))
         assert result["kubernetes"].startswith("v1.")
-        assert result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
+        assert (
+            result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
+        )
         # every client's requests: at least the subject's pods, services and the TFJob create
         by_kind = result["apiserver_requests_per_job_by_kind"]
         assert by_kind["pods POST"] == by_kind["pods/binding POST"] == 5.0

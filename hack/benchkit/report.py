@@ -522,7 +522,7 @@ def _real_control_plane(figures: dict[str, Any]) -> list[str]:
 
     rows = []
     for kind in ("floor", "operator"):
-        for run in real.get(kind) or []:
+        for run in real.get(kind) or []:  # one run per size
             jobs = run.get("jobs")
             rows.append(
                 [kind, jobs, _v(run.get("ms_per_job"), " ms"), _v(emulated_ms(kind, jobs), " ms"),
@@ -544,6 +544,7 @@ def _real_control_plane(figures: dict[str, Any]) -> list[str]:
         "kube-controller-manager), leases left out. Run alone: `cd hack && python",
         "bench_operator.py --only real` (`--real 200,1000` for the sizes).",
         "",
+        *([str(real["note"]), ""] if real.get("note") else []),
         *_table(
             [
                 "subject",

@@ -84,11 +84,12 @@ def start_cluster(stack: contextlib.ExitStack, pods: int, settings: Settings) ->
         node=NodeSpec(cpu="1000000", memory="100000Gi", pods=per_node),
         simulated=SimulatedTiming(start_delay=settings.start_delay),
     )
-    stack.callback(cluster.stop)
     # tearing down, the kubelets' last status writes find kube-apiserver gone: urllib3 would
-    # log a retry warning for each
-    stack.callback(logging.getLogger("urllib3").setLevel, logging.getLogger("urllib3").level)
-    stack.callback(logging.getLogger("urllib3").setLevel, logging.ERROR)
+    # log a retry warning for each (callbacks run last first: quiet, stop, then restore)
+    urllib3_log = logging.getLogger("urllib3")
+    stack.callback(urllib3_log.setLevel, urllib3_log.level)
+    stack.callback(cluster.stop)
+    stack.callback(urllib3_log.setLevel, logging.ERROR)
     cluster.start()
     cluster.client.create(lc.CRDS, None, yaml.safe_load(CRD_FILE.read_text()))
     deadline = time.monotonic() + 60

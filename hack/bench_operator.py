@@ -1,4 +1,4 @@
-"""The operator benchmarks of issue 11 (burst, scaling, steady load, memory, start-up): a door to :mod:`benchkit.suites.operator` (``make bench`` runs it)."""
+"""The operator benchmarks (burst, scaling, steady load, memory, start-up, the real control plane): a door to :mod:`benchkit.suites.operator` (``make bench`` runs it)."""
 
 import sys
 

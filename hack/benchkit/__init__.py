@@ -1,4 +1,5 @@
-"""The benchmark kit behind ``make bench`` (issue 11's goals and the component benchmarks).
+"""The benchmark kit behind ``make bench`` (the operator and efficiency budgets and the
+component benchmarks).
 
 ``driver`` runs every suite (``suites``: one module per benchmark, each behind a
 ``hack/bench_<name>.py`` door) and writes docs/benchmarks.md with ``report`` and ``plots``.
@@ -8,7 +9,7 @@ cluster and its request counters), ``observe`` (when each pod, service and job s
 seen), ``procs`` (the process under test: our operator, a reference binary, the floor or the
 lean client, with CPU and RSS read from /proc), ``floor`` (the bare threaded client, also
 runnable as ``python -m benchkit.floor``), ``lean`` (the lean lifecycle client), ``scenarios``
-(burst, scaling, steady load, memory, start-up), ``goals`` (issue 11's goals as measured /
+(burst, scaling, steady load, memory, start-up), ``goals`` (the budgets as measured /
 goal / pass), ``stats`` and ``profile``.
 
 What it imports of the operator (an import contract holds it): the operator is measured as a

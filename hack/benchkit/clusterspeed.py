@@ -1,4 +1,5 @@
-"""The local cluster's own throughput, side by side with an older tree's (issue 26, goal 1).
+"""The local cluster's own throughput, side by side with an older tree's (the
+local cluster's create-throughput budget).
 
 Every test, benchmark and demo runs on the local cluster, so its speed is measured against a
 fixed point: the tree of main at ``BASELINE_COMMIT`` (8071805, the tree measured on

@@ -9,7 +9,7 @@ not decoded), as any controller's informers would. No informers, no expectations
 the operator takes beyond this is its own overhead.
 
 Run by the harness as ``python -m benchkit.floor --server URL [--token T]``; it runs until
-SIGTERM. Its User-Agent is ``tfop-floor`` so the API server counts its requests apart.
+SIGTERM; an ``https`` server is verified with ``--ca-file``. Its User-Agent is ``tfop-floor`` so the API server counts its requests apart.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import http.client
 import json
 import queue
 import signal
+import ssl
 import sys
 import threading
 from typing import Any
@@ -33,16 +34,24 @@ TFJOBS_PATH = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/tfjobs"
 class Connection:
     """One keep-alive connection; JSON in, ``(status, decoded body)`` out."""
 
-    def __init__(self, server: str, token: str | None) -> None:
+    def __init__(self, server: str, token: str | None, ca_file: str | None = None) -> None:
         parts = urlsplit(server)
-        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._https = parts.scheme == "https"
+        self._ca_file = ca_file
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if self._https else 80)
         self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         if token:
             self._headers["Authorization"] = f"Bearer {token}"
         self._conn: http.client.HTTPConnection | None = None
 
     def _connect(self) -> http.client.HTTPConnection:
-        if self._conn is None:
+        if self._conn is None and self._https:
+            context = ssl.create_default_context(cafile=self._ca_file)
+            self._conn = http.client.HTTPSConnection(
+                self._host, self._port, timeout=120, context=context
+            )
+        elif self._conn is None:
             self._conn = http.client.HTTPConnection(self._host, self._port, timeout=120)
         return self._conn
 
@@ -117,8 +126,10 @@ def drain(conn: Connection, path: str) -> None:
         pass
 
 
-def worker(server: str, token: str | None, jobs: queue.Queue[Any], mode: str) -> None:
-    conn = Connection(server, token)
+def worker(
+    server: str, token: str | None, ca_file: str | None, jobs: queue.Queue[Any], mode: str
+) -> None:
+    conn = Connection(server, token, ca_file)
     while True:
         handle(conn, jobs.get(), mode)
 
@@ -127,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True)
     parser.add_argument("--token", default=None)
+    parser.add_argument("--ca-file", default=None, help="verifies an https server")
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--mode", choices=("full", "objects"), default="full")
     args = parser.parse_args(argv)
@@ -135,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.threads):
         threading.Thread(
             target=worker,
-            args=(args.server, args.token, jobs, args.mode),
+            args=(args.server, args.token, args.ca_file, jobs, args.mode),
             name=f"floor-{i}",
             daemon=True,
         ).start()
@@ -144,13 +156,13 @@ def main(argv: list[str] | None = None) -> int:
             threading.Thread(
                 target=drain,
                 args=(
-                    Connection(args.server, args.token),
+                    Connection(args.server, args.token, args.ca_file),
                     f"/api/v1/namespaces/{NAMESPACE}/{resource}",
                 ),
                 name=f"watch-{resource}",
                 daemon=True,
             ).start()
-    watch_jobs(Connection(args.server, args.token), jobs)
+    watch_jobs(Connection(args.server, args.token, args.ca_file), jobs)
     return 0
 
 

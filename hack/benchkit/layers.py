@@ -1,4 +1,5 @@
-"""What each layer of the local cluster's API server costs per request (issue 26).
+"""What each layer of the local cluster's API server costs per request (behind the local
+cluster's create-throughput budget).
 
 A local cluster runs in this process as the benchmarks start it (simulated kubelets, two
 nodes, the endpoints controller on, the TFJob CRD); 200 TFJobs are created through the

@@ -10,7 +10,7 @@ controller must read them to see jobs arrive and worker 0 exit. The service watc
 read, not decoded. Nothing else: no informer caches, expectations, workqueue, logging, event
 correlation, validation or retries. Whatever the operator spends beyond this client is the
 price of being a controller; this client's own figure bounds from below what any Python
-operator built on this client can reach (issue 11's CPU goal).
+operator built on this client can reach (the operator-CPU-per-job budget).
 
 Run by the harness as ``python -m benchkit.lean --kubeconfig PATH``; it runs until SIGTERM.
 """

@@ -1,4 +1,5 @@
-"""When each pod, service and job state is first seen, from registry watches in this process.
+"""When each pod, service and job state is first seen, from watches in this process (the
+emulator's registry, or ``cluster.client`` on the real control plane).
 
 Timestamps are this process's monotonic clock at the moment the watch event is handled
 (creationTimestamps are second-granular, far too coarse).
@@ -38,8 +39,9 @@ class JobTimes:
 class Observer:
     """Watches pods, services and TFJobs of ``default``; ``wait`` blocks on a predicate."""
 
-    def __init__(self, registry: Any, replicas: int) -> None:
-        self._registry = registry
+    def __init__(self, source: Any, replicas: int) -> None:
+        """``source`` is the emulator's registry or a ``ClusterClient`` (either backend)."""
+        self._registry = source
         self.replicas = replicas
         self.jobs: dict[str, JobTimes] = {}
         self.pods_seen = self.services_seen = 0
@@ -76,12 +78,14 @@ class Observer:
             thread.join(3)
 
     def _loop(self, watch: Any, handler: Any) -> None:
+        # a registry watch hands out events with ``get``, a client's stream with ``get_shared``
+        get = getattr(watch, "get_shared", None) or watch.get
         try:
             while not self._stop.is_set():
-                item = watch.get(0.2)
+                item = get(0.2)
                 if item is None:
                     if watch.closed:
-                        log.error("observer watch closed: %s", watch.close_reason)
+                        log.error("observer watch closed: %s", getattr(watch, "close_reason", ""))
                         return
                     continue
                 handler(item[0], item[1], time.monotonic())

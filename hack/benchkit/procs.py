@@ -109,8 +109,12 @@ def _command(subject: Subject, cluster: Any, port: int) -> tuple[list[str], dict
         argv = [sys.executable, "-m", "benchkit.lean", f"--kubeconfig={cluster.kubeconfig}"]
     else:
         argv = [sys.executable, "-m", "benchkit.floor", f"--server={cluster.url}"]
-        if cluster.server.token:
-            argv.append(f"--token={cluster.server.token}")
+        external = getattr(cluster, "external", None)  # the real control plane: HTTPS
+        token = external.token if external is not None else cluster.server.token
+        if token:
+            argv.append(f"--token={token}")
+        if external is not None and external.ca_file:
+            argv.append(f"--ca-file={external.ca_file}")
     return [*argv, *subject.args], env
 
 

@@ -1,4 +1,4 @@
-"""The benchmark scenarios of issue 11, each in a fresh local cluster.
+"""The operator benchmark scenarios, each in a fresh local cluster.
 
 - ``burst``: N TFJobs created at once; when every pod and service exists (overall and per
   job), the subject's CPU and requests, and for operators the whole lifecycle (Succeeded and

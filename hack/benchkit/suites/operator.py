@@ -1,4 +1,4 @@
-"""Operator benchmarks of issues 11 and 26: the real ``tf-operator`` against the local cluster,
+"""Operator benchmarks (the operator and efficiency budgets): the real ``tf-operator`` against the local cluster,
 beside a bare threaded client (the floor), the lean lifecycle client and optionally a
 reference binary; and the local cluster itself against an older tree's.
 
@@ -21,6 +21,12 @@ endpoints controller on; see ``hack/benchkit/scenarios.py``), after ``cluster``:
 - ``steady``: 10 jobs/s for 2 minutes; p99 job created -> all pods created; workqueue depth
   scraped from the operator's /metrics every second.
 - ``memory``: start-up CPU and idle RSS, then RSS with 10,000 and 50,000 pods cached.
+- ``real``: the floor and the operator side by side on the real control plane (etcd,
+  kube-apiserver, kube-controller-manager, kube-scheduler binding the pods; our simulated
+  kubelets over HTTPS), 200 and 1,000 jobs in one burst, workers running throughout: time
+  per job, CPU per job, and kube-apiserver's requests per job from its
+  ``apiserver_request_total`` (every client's: it has no client label;
+  ``hack/benchkit/realplane.py``).
 - ``reference``: when ``TFOP_REFERENCE_BIN`` names a binary (e.g. tf-operator v0.5.3), a
   small burst (20 jobs: v0.5.3's client is throttled at 5 QPS) and the memory scenario,
   through the same code.
@@ -43,11 +49,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchkit import clusterspeed, goals, procs, profile, scenarios, stats
+from benchkit import clusterspeed, goals, procs, profile, realplane, scenarios, stats
 from benchkit.workload import minimum_requests_per_job
 
 MARKER = "BENCH_RESULT "
-SCENARIOS = ("cluster", "burst", "scaling", "steady", "memory", "reference")
+SCENARIOS = ("cluster", "burst", "scaling", "steady", "memory", "reference", "real")
 SCALING_RUN_SECONDS = 3600.0
 SMALL_BURST_RUNS = 3  # runs of the smallest scaling burst; the median counts
 
@@ -57,11 +63,13 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     if args.quick:
         sizes = {"burst": 50, "scaling": [50, 200], "steady_s": 20, "memory": [2000, 5000]}
         sizes["reference_jobs"] = 5
+        sizes["real"] = [20, 50]
     else:
         sizes = {"burst": 200, "scaling": [100, 1000, 5000], "steady_s": 120}
         sizes["memory"] = [10000, 50000]
         sizes["reference_jobs"] = 20
-    for key in ("burst", "scaling", "steady_s", "memory", "reference_jobs"):
+        sizes["real"] = [200, 1000]
+    for key in ("burst", "scaling", "steady_s", "memory", "reference_jobs", "real"):
         override = getattr(args, key, None)
         if override is not None:
             sizes[key] = override
@@ -171,6 +179,23 @@ def run(args: argparse.Namespace, settings: scenarios.Settings) -> dict[str, Any
         )
     if "reference" in wanted:
         fig["reference"] = _reference(args, settings, sizes, step)
+    if "real" in wanted:
+        # the floor and the operator side by side on kube-apiserver, as in the scaling
+        # scenario (workers running throughout)
+        long_running = dataclasses.replace(settings, run_seconds=SCALING_RUN_SECONDS)
+        fig["real_control_plane"] = {"floor": [], "operator": []}
+        for count in sizes["real"]:
+            for key, subject in (("floor", procs.floor("full")), ("operator", procs.operator())):
+                fig["real_control_plane"][key].append(
+                    step(
+                        f"real control plane {count}: {subject.label}",
+                        realplane.burst,
+                        long_running,
+                        subject,
+                        count,
+                        budget=max(args.budget, count * 0.3),
+                    )
+                )
     return fig
 
 
@@ -235,6 +260,8 @@ def _summary(out: dict[str, Any]) -> str:
         "cpu_ms_per_job",
         "cpu_vs_cluster",
         "requests_per_job",
+        "apiserver_requests_per_job",
+        "ms_per_job",
         "conflicts_409",
         "cluster_cpu_ms_per_job",
         "p99_s",
@@ -247,11 +274,11 @@ def _summary(out: dict[str, Any]) -> str:
     return ", ".join(f"{k}={out[k]}" for k in keys if k in out)
 
 
-def print_goals(rows: list[goals.Goal], issue: int) -> None:
-    print(f"\n== issue {issue} goals: measured / goal / pass")
+def print_goals(rows: list[goals.Goal], title: str) -> None:
+    print(f"\n== {title}: measured / bound / pass")
     for g in rows:
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[g.passed]
-        print(f"  [{verdict:4}] G{g.number} {g.what}")
+        print(f"  [{verdict:4}] {g.budget}: {g.what}")
         print(f"         measured {g.measured}; goal {g.goal}; {g.compared_with}".rstrip("; "))
         if g.superseded_by:
             print(f"         restated as {g.superseded_by}")
@@ -271,6 +298,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--memory", type=lambda s: [int(x) for x in s.split(",")], help="cached pod counts"
     )
     parser.add_argument("--reference-jobs", dest="reference_jobs", type=int)
+    parser.add_argument(
+        "--real",
+        type=lambda s: [int(x) for x in s.split(",")],
+        help="burst sizes on the real control plane, e.g. 200,1000",
+    )
     parser.add_argument("--budget", type=float, default=300, help="seconds per burst run")
     parser.add_argument("--no-endpoints", action="store_true", help="endpoints controller off")
     parser.add_argument("--keep", action="store_true", help="keep the process logs")
@@ -318,9 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         "sim_start_delay_s": settings.start_delay,
         "total_s": round(time.monotonic() - began, 1),
     }
-    rows, rows26 = goals.evaluate(figures), goals.evaluate_issue26(figures)
-    print_goals(rows, 11)
-    print_goals(rows26, 26)
+    rows, rows26 = goals.evaluate(figures), goals.evaluate_efficiency(figures)
+    print_goals(rows, "operator budgets")
+    print_goals(rows26, "efficiency budgets")
     if any(isinstance(v, dict) and v.get("error") for v in figures.values()):
         code = 1
     result = {

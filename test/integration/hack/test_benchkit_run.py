@@ -88,3 +88,29 @@ def test_batch_scheduler_suite_measures_coscheduling_on_a_small_cluster():
     assert (placed["pods"], placed["pods_bound"]) == (6, 6)
     wall, cpu = batchscheduler.deciding_cycles(2, 3, ["1", "16"], cycles=3, coscheduling_beside=2)
     assert len(wall) == len(cpu) == 3 and min(wall) > 0  # the cosched gangs were tried first
+
+
+def test_floor_and_operator_side_by_side_on_the_real_control_plane(settings):
+    from benchkit import realplane
+    from localcluster.controlplane.real.build import ControlPlaneUnavailable
+
+    runs = {}
+    for kind, subject in (
+        ("floor", procs.floor("full", threads=2)),
+        ("operator", procs.operator()),
+    ):
+        try:
+            runs[kind] = realplane.burst(settings, subject, 2, budget=120)
+        except ControlPlaneUnavailable as err:
+            pytest.skip(f"the real control plane cannot be built here: {err}")
+    for kind, result in runs.items():
+        assert result["complete"], (kind, result.get("log_tail"))
+        assert result["kubernetes"].startswith("v1.")
+        assert (
+            result["per_job_p50_s"] <= result["per_job_p99_s"] <= result["all_pods_and_services_s"]
+        )
+        # every client's requests: at least the subject's pods, services and the TFJob create
+        by_kind = result["apiserver_requests_per_job_by_kind"]
+        assert by_kind["pods POST"] == by_kind["pods/binding POST"] == 5.0
+        assert result["apiserver_requests_per_job"] >= 11
+        assert result["cpu_ms_per_job"] >= result["cpu_ms_per_job_to_all_objects"] >= 0

@@ -289,7 +289,7 @@ def test_goals_pass_fail_and_not_measured():
     assert by[(5, "events sent / stored, threadiness 1")] is True
     # scenarios that did not run are "not measured", never a pass
     assert all(g.passed is None for g in rows if g.number in (3, 4))
-    assert "recorded in issue 11" in next(g for g in rows if g.number == 5).compared_with
+    assert "recorded for v0.5.3" in next(g for g in rows if g.number == 5).compared_with
     cpu = next(g for g in rows if g.number == 2).compared_with
     assert cpu.startswith("lean lifecycle client 3.50 ms; floor 3.00 ms")
 
@@ -325,8 +325,12 @@ def test_report_has_the_headline_first_and_says_when_the_reference_did_not_run()
         },
     }
     text = report.render(doc, {"latency": "burst_latency.png"})
-    assert text.index("## Issue 11 goals") < text.index("## Burst")
-    assert "| G1 | 200-job burst to all pods + services, defaults | 2.90 s = 1.45x floor" in text
+    assert text.index("## Operator budgets") < text.index("## Burst")
+    assert (
+        "| burst time against the floor | 200-job burst to all pods + services, defaults "
+        "| 2.90 s = 1.45x floor" in text
+    )
+    assert "Issue" not in text and "| G1 |" not in text
     assert "Not run: TFOP_REFERENCE_BIN does not name an executable binary." in text
     assert "![per-job latency](img/burst_latency.png)" in text
     assert "| lean lifecycle client | 200 |" in text
@@ -399,25 +403,30 @@ def _issue26_figures(lean_cpu=4.0, op_cpu=7.9, t4_cpu=8.1, cluster_ratio=0.9):
     }
 
 
-def test_issue26_goals_are_ratios_to_an_older_cluster_the_lean_client_and_the_floor():
-    rows = goals.evaluate_issue26(_issue26_figures())
+def test_efficiency_budgets_are_ratios_to_an_older_cluster_the_lean_client_and_the_floor():
+    rows = goals.evaluate_efficiency(_issue26_figures())
     by = {g.key: g.passed for g in rows}
     assert by["cluster"] is True
     assert by["lean-operator_default"] is True  # 7.9 ms over 4.0 ms: 1.98x
     assert by["lean-operator_t4"] is False  # 2.03x
     assert by["pace-100"] is True and by["pace-1000"] is False  # 1.05x, 1.15x
     earlier = [g for g in rows if g.number == 4]
-    assert earlier and all(g.what.startswith("issue 11 G") for g in earlier)
-    # the issue-11 goals issue 26 restated are not among its fourth goal's rows
+    assert earlier and all(g.budget == "the operator budgets stay green" for g in earlier)
+    budgets = set(goals.OPERATOR_BUDGETS.values())
+    assert {g.what.split(" stays green")[0] for g in earlier} <= budgets
+    assert next(g for g in rows if g.key == "lean-operator_default").budget == (
+        "operator CPU per job against the lean client"
+    )
+    # the operator budgets the efficiency budgets restated are not among its fourth's rows
     assert not any("CPU per job lifecycle" in g.what or "time per job," in g.what for g in earlier)
-    assert not goals.evaluate_issue26(_issue26_figures(cluster_ratio=1.3))[0].passed
+    assert not goals.evaluate_efficiency(_issue26_figures(cluster_ratio=1.3))[0].passed
 
 
-def test_issue26_goals_of_nothing_claim_no_pass():
-    assert not any(g.passed for g in goals.evaluate_issue26({}))
+def test_efficiency_budgets_of_nothing_claim_no_pass():
+    assert not any(g.passed for g in goals.evaluate_efficiency({}))
 
 
-def test_the_figures_from_before_issue26_are_taken_once_then_carried_over():
+def test_the_figures_from_before_the_efficiency_work_are_taken_once_then_carried_over():
     from benchkit import driver
 
     figures = _issue26_figures(op_cpu=13.6)
@@ -427,10 +436,52 @@ def test_the_figures_from_before_issue26_are_taken_once_then_carried_over():
         "load_at_start": [0.4, 1.3, 1.6],
         "results": {"operator": {"figures": {"figures": figures}}},
     }
-    before = driver.before_issue26(previous)
+    before = driver.before_efficiency_work(previous)
     assert before["commit"] == "9374372"
     assert before["measured"]["lean-operator_default"] == "13.60 ms = 3.40x the lean client"
-    assert before["measured"]["cluster"] == goals.ISSUE26_CLUSTER_BEFORE
+    assert before["measured"]["cluster"] == goals.CLUSTER_BEFORE_EFFICIENCY_WORK
     later = {"before_issue26": before, "results": {}}
-    assert driver.before_issue26(later) == before
-    assert driver.before_issue26({}) == {}
+    assert driver.before_efficiency_work(later) == before
+    assert driver.before_efficiency_work({}) == {}
+
+
+KUBE_APISERVER_METRICS = """\
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 10
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 2
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PUT",version="v1"} 7
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 50
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="namespace",subresource="",verb="WATCH",version="v1"} 3
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="resource",subresource="log",verb="CONNECT",version="v1"} 1
+apiserver_longrunning_requests{component="apiserver",group="kubeflow.org",resource="tfjobs",scope="namespace",subresource="",verb="WATCH",version="v1"} 2
+"""
+
+
+def test_kube_apiserver_requests_and_watches_are_read_from_its_metrics():
+    from benchkit import realplane
+
+    counts = realplane.request_counts(KUBE_APISERVER_METRICS)
+    assert counts == {("pods", "POST"): 12, ("pods/status", "PUT"): 7, ("leases", "PUT"): 50}
+    assert realplane.watches(KUBE_APISERVER_METRICS) == 5
+    before = realplane.request_counts(KUBE_APISERVER_METRICS.replace("} 10", "} 4"))
+    spent = realplane._requests(counts, counts, before, 2)
+    # leases never stop renewing: left out
+    assert spent["apiserver_requests_per_job"] == 3.0
+    assert spent["apiserver_requests_per_job_by_kind"] == {"pods POST": 3.0}
+
+
+def test_report_sets_the_real_control_plane_beside_the_emulated_figures():
+    figures = {
+        "scaling": {"floor": [{"jobs": 200, "ms_per_job": 20.0}], "operator": []},
+        "real_control_plane": {
+            "floor": [{"jobs": 200, "ms_per_job": 64.6, "cpu_ms_per_job": 10.8,
+                       "apiserver_requests_per_job": 41.0, "complete": True}],
+            "operator": [{"jobs": 200, "ms_per_job": 70.1, "complete": False}],
+        },
+    }  # fmt: skip
+    text = "\n".join(report._real_control_plane(figures))
+    assert "## The floor and the operator on the real control plane" in text
+    assert "| floor | 200 | 64.6 ms | 20.0 ms |" in text
+    assert "| operator | 200 | 70.1 ms | – |" in text and "**no**" in text
+    assert report._real_control_plane({}) == []

@@ -1,4 +1,4 @@
-"""The demos behind ``make demo`` (issue 1's first command, and its variants).
+"""The demos behind ``make demo`` (the README's first command, and its variants).
 
 ``cli`` picks the demo from the arguments: ``tfjob`` (a distributed training job run by a
 host-process operator on a local cluster; the default), ``gang`` (``--gang``: gang scheduling

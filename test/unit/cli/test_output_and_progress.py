@@ -179,3 +179,21 @@ def test_progress_lists_a_pytorchjobs_replica_types_before_any_status():
         ("Master", "active 0  succeeded 0  failed 0"),
         ("Worker", "active 2  succeeded 0  failed 0"),
     ]
+
+
+def test_render_jobs_lifecycle_columns():
+    from tf_operator.sdk.lifecycle import BLOCKED_PREFIX
+
+    plain = job()
+    policed = job("p")
+    policed["spec"]["runPolicy"] = {"backoffLimit": 3}
+    policed["spec"]["lifecyclePolicy"] = {"startup": {}}
+    policed["status"]["exitCodeRestarts"] = {"count": 2}
+    policed["status"]["conditions"].insert(
+        0, {"type": "Created", "status": "True", "message": f"x{BLOCKED_PREFIX}exceeded quota"}
+    )
+    assert render_jobs([plain], None).splitlines()[0].split() == ["NAME", "STATE", "AGE"]
+    lines = render_jobs([plain, policed], None).splitlines()
+    assert lines[0].split() == ["NAME", "STATE", "AGE", "RESTARTS", "BLOCKED"]
+    assert lines[1].split()[-2:] == ["-", "-"]
+    assert "2/3" in lines[2].split() and lines[2].rstrip().endswith("exceeded quota")

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from tf_operator.sdk.conditions import job_state, replica_statuses
+from tf_operator.sdk.lifecycle import blocking_reason, policy_in_force, restart_budget
 from tf_operator.sdk.runpolicy import is_managed_elsewhere, managed_by
 from tf_operator.sdk.summary import age, duration, replica_counts
 
@@ -42,6 +43,9 @@ def job_rows(
     headers = ["NAME", "STATE", "AGE"]
     if wide:
         headers += ["REPLICAS", "ACTIVE", "SUCCEEDED", "FAILED", "DURATION"]
+    lifecycle = any(policy_in_force(j) is not None for j in jobs)
+    if lifecycle:
+        headers += ["RESTARTS", "BLOCKED"]
     if all_namespaces:
         headers.insert(0, "NAMESPACE")
     rows = []
@@ -55,10 +59,21 @@ def job_rows(
                 *(str(sum(c[k] for c in counts)) for k in ("active", "succeeded", "failed")),
                 duration(job, now) or "-",
             ]
+        if lifecycle:
+            row += lifecycle_cells(job)
         if all_namespaces:
             row.insert(0, meta.get("namespace", ""))
         rows.append(row)
     return headers, rows
+
+
+def lifecycle_cells(job: Mapping[str, Any]) -> list[str]:
+    """Restarts used of the budget (``used/limit``) and why the job is blocked, for a job with a
+    lifecycle policy (docs/policies.md); ``-`` where unset."""
+    if policy_in_force(job) is None:
+        return ["-", "-"]
+    used, limit = restart_budget(job)
+    return [f"{used}/{'-' if limit is None else limit}", blocking_reason(job) or "-"]
 
 
 def render_jobs(

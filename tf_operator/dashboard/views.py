@@ -49,6 +49,19 @@ def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, An
         # the controller running the job when it is not this operator
         "managed_by": managed_by(job) if is_managed_elsewhere(job) else None,
         "queue": queue_name(job),
+        # restarts used of the budget and why the job is blocked, for a job with a lifecycle
+        # policy (docs/policies.md); None where unset
+        **lifecycle_cells(job),
+    }
+
+
+def lifecycle_cells(job: Mapping[str, Any]) -> dict[str, str | None]:
+    if policy_in_force(job) is None:
+        return {"restarts": None, "blocked": None}
+    used, limit = restart_budget(job)
+    return {
+        "restarts": f"{used}/{'-' if limit is None else limit}",
+        "blocked": blocking_reason(job),
     }
 
 

@@ -188,3 +188,21 @@ def test_describe_shows_the_jobs_pod_group_when_it_has_one():
     text = describe(job(), [], [], now=NOW, group=group)
     assert "PodGroup:         g (scheduling.k8s.io/v1beta1, min 2) Unschedulable: no room" in text
     assert "PodGroup:" not in describe(job(), [], [], now=NOW)
+
+
+def test_render_jobs_lifecycle_columns():
+    from tf_operator.sdk.lifecycle import BLOCKED_PREFIX
+
+    plain = job()
+    policed = job("p")
+    policed["spec"]["runPolicy"] = {"backoffLimit": 3}
+    policed["spec"]["lifecyclePolicy"] = {"startup": {}}
+    policed["status"]["exitCodeRestarts"] = {"count": 2}
+    policed["status"]["conditions"].insert(
+        0, {"type": "Created", "status": "True", "message": f"x{BLOCKED_PREFIX}exceeded quota"}
+    )
+    assert render_jobs([plain], None).splitlines()[0].split() == ["NAME", "STATE", "AGE"]
+    lines = render_jobs([plain, policed], None).splitlines()
+    assert lines[0].split() == ["NAME", "STATE", "AGE", "RESTARTS", "BLOCKED"]
+    assert lines[1].split()[-2:] == ["-", "-"]
+    assert "2/3" in lines[2].split() and lines[2].rstrip().endswith("exceeded quota")

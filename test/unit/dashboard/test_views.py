@@ -1,5 +1,6 @@
 """What the dashboard's pages show, and where it accepts requests from."""
 
+import copy
 from datetime import UTC, datetime
 
 import pytest
@@ -46,7 +47,23 @@ def test_job_row_sums_replica_counts():
         "deleting": False,
         "managed_by": None,
         "queue": None,
+        "restarts": None,
+        "blocked": None,
     }
+
+
+def test_job_row_shows_restart_budget_and_blocking_reason():
+    from tf_operator.sdk.lifecycle import BLOCKED_PREFIX
+
+    job = copy.deepcopy(JOB)
+    job["spec"]["runPolicy"] = {"backoffLimit": 2}
+    job["spec"]["lifecyclePolicy"] = {"startup": {}}
+    job.setdefault("status", {})["exitCodeRestarts"] = {"count": 1}
+    job["status"].setdefault("conditions", []).append(
+        {"type": "Created", "status": "True", "message": f"x{BLOCKED_PREFIX}exceeded quota"}
+    )
+    row = job_row(job, NOW)
+    assert (row["restarts"], row["blocked"]) == ("1/2", "exceeded quota")
 
 
 def test_job_detail_orders_conditions_and_formats_events():

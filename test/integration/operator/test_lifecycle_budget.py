@@ -74,8 +74,8 @@ def test_a_pod_evicted_through_the_eviction_api_is_recreated_without_spending_th
         *(pod["status"].get("conditions") or []),
         {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"},
     ]
-    sim.registry.update(PODS, "default", target, pod, subresource="status")
-    sim.registry.delete(PODS, "default", target)
+    sim.client.update(PODS, "default", target, pod, subresource="status")
+    sim.client.delete(PODS, "default", target)
 
     def recreated():
         pods = {p["metadata"]["name"]: p["metadata"]["uid"] for p in sim.pods(name)}

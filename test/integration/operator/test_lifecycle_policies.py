@@ -34,7 +34,7 @@ def v19_full_update(sim, name, edit):
     live = sim.get(name)
     live["spec"] = {k: v for k, v in live["spec"].items() if k in V19_SPEC_FIELDS}
     edit(live)
-    return sim.registry.update(TFJOBS, "default", name, live)
+    return sim.client.update(TFJOBS, "default", name, live)
 
 
 def test_the_chief_rule_stops_the_ps_and_outlives_a_foreign_full_update(sim, op):
@@ -95,14 +95,14 @@ PODS = ("", "v1", "pods")
 def evict(sim, pod_name):
     """What a kubelet's node-pressure eviction leaves: the pod Failed, reason Evicted, with a
     DisruptionTarget condition (the local kubelets do not evict by themselves)."""
-    pod = sim.registry.get(PODS, "default", pod_name)
+    pod = sim.client.get(PODS, "default", pod_name)
     pod["status"]["phase"] = "Failed"
     pod["status"]["reason"] = "Evicted"
     pod["status"]["conditions"] = [
         *(pod["status"].get("conditions") or []),
         {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"},
     ]
-    sim.registry.update(PODS, "default", pod_name, pod, subresource="status")
+    sim.client.update(PODS, "default", pod_name, pod, subresource="status")
 
 
 def test_an_evicted_worker_is_recreated_without_spending_the_budget(sim, op):

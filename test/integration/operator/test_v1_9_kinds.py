@@ -88,8 +88,8 @@ EXAMPLES = (
 
 @pytest.fixture(scope="module")
 def cluster(proc):
-    install_crds(proc.registry, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE)
-    proc.registry.create(("", "v1", "namespaces"), None, {"metadata": {"name": "kubeflow"}})
+    install_crds(proc.client, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE)
+    proc.client.create(("", "v1", "namespaces"), None, {"metadata": {"name": "kubeflow"}})
     return proc
 
 

@@ -46,6 +46,7 @@ from typing import Any, cast
 import yaml
 
 from demokit.harness import ROOT, stop_process_group, wait_until
+from localcluster.lifeline import bound_to_parent
 
 BIN = Path(sys.executable).parent
 NS = "default"
@@ -90,7 +91,7 @@ def child(argv: list[str], log: Path, pipe: bool = False) -> Iterator[subprocess
     """A child process in its own session, logging to ``log``; stopped on exit."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            argv,
+            bound_to_parent(argv),
             stdout=subprocess.PIPE if pipe else out,
             stderr=out,
             stdin=subprocess.DEVNULL,

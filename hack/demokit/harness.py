@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from localcluster.lifeline import bound_to_parent
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_DIR = ROOT / "examples/v1/local-dist-training"
 EXAMPLES = {False: EXAMPLE_DIR / "tfjob.yaml", True: EXAMPLE_DIR / "tfjob-exitcode.yaml"}
@@ -61,7 +63,7 @@ class Background:
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            argv,
+            bound_to_parent(argv),
             stdout=subprocess.PIPE if stdout_pipe else self._log,
             stderr=self._log,
             stdin=subprocess.DEVNULL,

@@ -21,6 +21,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from localcluster.lifeline import bound_to_parent
+
 logger = logging.getLogger(__name__)
 
 # Poll interval of a health probe, and the grace a process gets between SIGTERM and SIGKILL.
@@ -83,7 +85,7 @@ class ManagedProcess:
         logger.debug("starting %s: %s", self.name, " ".join(self.argv))
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
-                self.argv,
+                bound_to_parent(self.argv),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

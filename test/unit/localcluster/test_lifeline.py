@@ -1,0 +1,72 @@
+"""A child started ``bound_to_parent`` ends when its parent is killed outright."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from localcluster.lifeline import bound_to_parent
+from localcluster.testing import wait_for
+
+# The parent starts a long sleeper in a session of its own (as the local cluster starts its
+# processes), prints the sleeper's pid and waits.
+PARENT = textwrap.dedent(
+    """
+    import subprocess, sys
+    from localcluster.lifeline import bound_to_parent
+    argv = [sys.executable, "-c", "import time; time.sleep(600)"]
+    if sys.argv[1] == "bound":
+        argv = bound_to_parent(argv)
+    child = subprocess.Popen(argv, start_new_session=True)
+    print(child.pid, flush=True)
+    child.wait()
+    """
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (ended, not yet reaped by init) counts as ended
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+def start_and_kill_parent(mode: str) -> int:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    return child
+
+
+@pytest.mark.skipif(bound_to_parent(["x"]) == ["x"], reason="setpriv is not installed")
+def test_a_bound_child_ends_with_its_killed_parent() -> None:
+    child = start_and_kill_parent("bound")
+    wait_for(lambda: not alive(child), 10, "the child ends")
+
+
+def test_an_unbound_child_outlives_its_killed_parent() -> None:
+    """What the lifeline is for: without it the child runs on."""
+    child = start_and_kill_parent("unbound")
+    try:
+        assert alive(child)
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+def test_without_setpriv_the_command_is_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    from localcluster import lifeline
+
+    monkeypatch.setattr(lifeline, "_setpriv", lambda: None)
+    assert lifeline.bound_to_parent(["a", "b"]) == ["a", "b"]

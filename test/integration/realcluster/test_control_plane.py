@@ -43,16 +43,21 @@ def test_the_servers_report_the_pinned_version(plane):
     assert yaml.safe_load(answer.stdout)["serverVersion"]["gitVersion"] == pinned_versions()[0]
 
 
-def test_the_system_namespaces_and_controller_service_accounts_exist(plane):
-    """kube-apiserver made the namespaces; kube-controller-manager runs with its own accounts."""
+def test_the_system_namespaces_exist_and_the_controllers_furnish_a_new_one(plane):
+    """kube-apiserver made the namespaces; kube-controller-manager's controllers give a new
+    namespace its ``default`` ServiceAccount and the cluster CA's ConfigMap."""
     answer = kubectl(plane, "get", "namespaces", "-o", "name")
     assert {"namespace/default", "namespace/kube-system", "namespace/kube-node-lease"} <= set(
         answer.stdout.split()
     )
+    assert kubectl(plane, "create", "namespace", "furnished").returncode == 0
     wait_for(
-        lambda: "garbage-collector" in kubectl(plane, "get", "sa", "-n", "kube-system").stdout,
+        lambda: (
+            kubectl(plane, "get", "sa/default", "cm/kube-root-ca.crt", "-n", "furnished").returncode
+            == 0
+        ),
         60,
-        what="kube-controller-manager's garbage collector account",
+        what="the new namespace's default ServiceAccount and kube-root-ca.crt",
     )
 
 

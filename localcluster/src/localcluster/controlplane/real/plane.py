@@ -249,7 +249,7 @@ class RealControlPlane:
                 f"--secure-port={port}",
                 f"--cert-dir={self._root / 'kube-controller-manager-certs'}",
                 "--leader-elect=false",
-                "--use-service-account-credentials=true",
+                "--use-service-account-credentials=false",
                 f"--service-account-private-key-file={pki.service_account_key}",
                 f"--root-ca-file={pki.ca.cert}",
                 f"--cluster-signing-cert-file={pki.ca.cert}",
@@ -308,7 +308,7 @@ class RealControlPlane:
         return [f"--feature-gates={gates}"]
 
     def _component_identities(self) -> tuple[Identity, Identity]:
-        return Identity("system:kube-scheduler"), Identity("system:kube-controller-manager")
+        return Identity("system:kube-scheduler"), Identity("system:kube-controller-manager", ("system:masters",))
 
     def _write_kubeconfig(self, path: Path, identity: Identity) -> None:
         config = {

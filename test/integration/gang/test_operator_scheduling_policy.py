@@ -81,9 +81,9 @@ def test_the_pod_group_follows_the_policy_until_the_gang_fits(cluster, start_ope
     pods = registry.list(PODS, "default", label_selector=f"tf-job-name={name}").items
     assert all(not p["spec"].get("nodeName") for p in pods)
 
-    job = registry.get(TFJOBS, "default", name)
-    job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = 1
-    registry.update(TFJOBS, "default", name, job)
+    # a merge patch, as kubectl edit sends: a full update could race the operator's status writes
+    change = {"spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 1}}}}
+    registry.patch(TFJOBS, "default", name, change, "merge")
     wait_for(
         lambda: registry.get(podgroups, "default", name)["spec"]["minMember"] == 1,
         30,

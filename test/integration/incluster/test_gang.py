@@ -68,8 +68,12 @@ def test_gang_overlay(tmp_path, control_plane, overlay, namespaced):
             client.patch(podgroups, namespace, "gang", admitted, "merge")
         incluster.play_gang_scheduler("gang", namespace, 3, 60)
         incluster.wait_succeeded("gang", namespace)
-        text = incluster.scrape()
-        assert metric(text, "tf_operator_jobs_successful") >= 1
+        # counted after the status write that the test saw
+        wait_for(
+            lambda: metric(incluster.scrape(), "tf_operator_jobs_successful") >= 1,
+            30,
+            what="the success counted",
+        )
         pods = client.list(("", "v1", "pods"), namespace, label_selector="tf-job-name=gang").items
         assert {p["spec"]["schedulerName"] for p in pods} == {SCHEDULER[overlay]}
         if overlay == "gang-scheduler-plugins":

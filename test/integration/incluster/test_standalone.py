@@ -32,9 +32,13 @@ def test_operator_deployed_from_the_manifests_runs_a_job(incluster):
     assert "using in-cluster configuration" in logs
 
     incluster.run_job("incluster")
-    text = incluster.scrape()
-    assert metric(text, "tf_operator_jobs_created") >= 1
-    assert metric(text, "tf_operator_jobs_successful") >= 1
+    # counted after the status write that the test saw
+    wait_for(
+        lambda: metric(incluster.scrape(), "tf_operator_jobs_successful") >= 1,
+        30,
+        what="the success counted",
+    )
+    assert metric(incluster.scrape(), "tf_operator_jobs_created") >= 1
     assert incluster.operator_responses(200) > 0
     assert incluster.operator_responses(403) == 0
     (pod,) = incluster.operator_pods()  # the same pod, never restarted by a probe

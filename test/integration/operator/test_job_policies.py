@@ -97,4 +97,4 @@ def test_invalid_job_beside_valid_one(sim, op):
         30,
         "the InvalidTFJobSpec event",
     )
-    assert op.metric("tf_operator_jobs_successful") >= 1
+    sim.wait_for(lambda: op.metric("tf_operator_jobs_successful") >= 1, 30, "success counted")

@@ -4,6 +4,8 @@ through a full update by a client that does not know it (D100, D101)."""
 
 import pytest
 
+from support.edits import edit as retry_on_conflict
+
 pytestmark = pytest.mark.integration
 
 RUN = "localcluster.tf-operator.io/run-seconds"
@@ -31,10 +33,12 @@ def live_pods(sim, name):
 
 def v19_full_update(sim, name, edit):
     """Get, decode into v1.9's spec fields only, edit, put back (a Go client on v1.9's types)."""
-    live = sim.get(name)
-    live["spec"] = {k: v for k, v in live["spec"].items() if k in V19_SPEC_FIELDS}
-    edit(live)
-    return sim.client.update(TFJOBS, "default", name, live)
+
+    def change(live: dict) -> None:
+        live["spec"] = {k: v for k, v in live["spec"].items() if k in V19_SPEC_FIELDS}
+        edit(live)
+
+    return retry_on_conflict(sim.client, TFJOBS, "default", name, change)
 
 
 def test_the_chief_rule_stops_the_ps_and_outlives_a_foreign_full_update(sim, op):

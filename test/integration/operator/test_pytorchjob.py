@@ -106,8 +106,15 @@ def test_replicas_rendezvous_through_the_environment_and_the_job_succeeds(both, 
     # the same process runs TFJobs
     both.create(both.job("beside", {"Worker": {"command": both.python("print('ok')")}}))
     both.wait_condition("beside", "Succeeded", 60)
-    # v1.9's framework counters count both kinds; v0.5.3's count TFJobs only
-    text = op.http("/metrics")[1]
+    # v1.9's framework counters count both kinds; v0.5.3's count TFJobs only (each counted
+    # after the status write the wait saw)
+    counted = 'training_operator_jobs_successful_total{framework="tensorflow"} 1.0'
+
+    def metrics_counting_it() -> str | None:
+        text = op.http("/metrics")[1]
+        return text if counted in text else None
+
+    text = wait_for(metrics_counting_it, 30, counted)
     assert 'training_operator_jobs_successful_total{framework="pytorch"} 1.0' in text
     assert 'training_operator_jobs_successful_total{framework="tensorflow"} 1.0' in text
     assert op.metric("tf_operator_jobs_successful") == 1

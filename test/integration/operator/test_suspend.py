@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from support.edits import edit
+
 from .conftest import EVENTS, NS, TFJOBS
 
 pytestmark = pytest.mark.integration
@@ -28,12 +30,13 @@ def conditions(sim, name: str) -> list[tuple[str, str, str]]:
 
 
 def set_suspend(sim, name: str, suspend: bool, run_seconds: str | None = None) -> None:
-    job = sim.get(name)
-    job["spec"]["runPolicy"]["suspend"] = suspend
-    if run_seconds is not None:
-        for spec in job["spec"]["tfReplicaSpecs"].values():
-            spec["template"]["metadata"]["annotations"][RUN] = run_seconds
-    sim.client.update(TFJOBS, NS, name, job)
+    def change(job: dict) -> None:
+        job["spec"]["runPolicy"]["suspend"] = suspend
+        if run_seconds is not None:
+            for spec in job["spec"]["tfReplicaSpecs"].values():
+                spec["template"]["metadata"]["annotations"][RUN] = run_seconds
+
+    edit(sim.client, TFJOBS, NS, name, change)
 
 
 def test_a_job_created_suspended_gets_nothing_until_resumed(sim, op):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from support.crd import strip_crd_validation
+from support.edits import edit
 
 from .conftest import NS, TFJOBS
 
@@ -44,17 +45,20 @@ def _nest(depth: int) -> dict:
 
 def _break_spec(env, name: str) -> None:
     """An edit the CRD keeps and the operator refuses: nested 120 levels deep (D70)."""
-    job = env.get_job(name)
-    for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0]["extra"] = _nest(120)
-    env.registry.update(TFJOBS, NS, name, job)
+
+    def change(job: dict) -> None:
+        for spec in job["spec"]["tfReplicaSpecs"].values():
+            spec["template"]["spec"]["containers"][0]["extra"] = _nest(120)
+
+    edit(env.registry, TFJOBS, NS, name, change)
 
 
 def _restore_spec(env, name: str) -> None:
-    job = env.get_job(name)
-    for spec in job["spec"]["tfReplicaSpecs"].values():
-        spec["template"]["spec"]["containers"][0].pop("extra")
-    env.registry.update(TFJOBS, NS, name, job)
+    def change(job: dict) -> None:
+        for spec in job["spec"]["tfReplicaSpecs"].values():
+            spec["template"]["spec"]["containers"][0].pop("extra")
+
+    edit(env.registry, TFJOBS, NS, name, change)
 
 
 def _warnings(env, name: str) -> list[dict]:

@@ -7,6 +7,7 @@ marked ``emulator_only(reason=...)`` whose parametrised fixtures chose the real 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -44,3 +45,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "integration tests must live under test/integration (they start servers, clusters "
             "or processes): " + ", ".join(misplaced)
         )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """A failing test's report carries the log tail of every operator process it left running
+    (a wait that timed out says what, the operator's log says why)."""
+    report = yield
+    if call.when == "call" and report.failed:
+        from support.operator_process import RUNNING
+
+        for number, operator in enumerate(list(RUNNING)):
+            with contextlib.suppress(OSError):
+                report.sections.append(
+                    (
+                        f"operator {number} log (last lines, {operator.log_path})",
+                        operator.log_tail(),
+                    )
+                )
+    return report

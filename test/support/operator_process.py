@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import weakref
 from pathlib import Path
 
 OPERATOR_BIN = Path(sys.executable).parent / "tf-operator"
@@ -25,6 +26,10 @@ POLL_INTERVAL_S = 0.05
 
 class OperatorExited(RuntimeError):
     """The process ended while a caller was waiting for it to log something."""
+
+
+# Every operator process not yet stopped, so a failing test's report can show their logs.
+RUNNING: weakref.WeakSet[OperatorProcess] = weakref.WeakSet()
 
 
 class OperatorProcess:
@@ -51,6 +56,7 @@ class OperatorProcess:
             env=full_env,
         )
         self._port: int | None = None
+        RUNNING.add(self)
 
     def text(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -129,8 +135,12 @@ class OperatorProcess:
             self.proc.wait(10)
 
     def stop(self, grace: float = 10.0) -> None:
+        RUNNING.discard(self)
         terminate(self.proc, grace)
         self._log.close()
+
+    def log_tail(self, lines: int = 80) -> str:
+        return "\n".join(self.text().splitlines()[-lines:])
 
 
 def terminate(proc: subprocess.Popen, grace: float) -> None:

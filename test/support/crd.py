@@ -41,6 +41,14 @@ def tfjob_crd() -> dict:
     return yaml.safe_load(CRD_FILE.read_text())
 
 
+def crd_objects(*paths: Path) -> list[dict]:
+    """Every CRD of the manifest files ``paths`` (the TFJob CRD when none is named), for
+    ``LocalCluster(crds=...)``."""
+    return [
+        doc for path in paths or (CRD_FILE,) for doc in yaml.safe_load_all(path.read_text()) if doc
+    ]
+
+
 def install_crds(client: Any, *paths: Path, timeout: float = 60.0) -> None:
     """Create every CRD of the manifest files ``paths`` (the TFJob CRD when none is named), then
     wait until each is served (a real kube-apiserver serves a new CRD a moment after creating

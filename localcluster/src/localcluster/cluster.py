@@ -34,6 +34,10 @@ its port (``kubelet_port``), its certificates are in ``kubelet_pki``.
 ``batch_schedulers=("volcano",)`` adds kube-batch / Volcano gang scheduling (off by default;
 see ``localcluster.batchscheduler``), ``scheduler_plugins=True`` scheduler-plugins'
 coscheduling (``localcluster.coscheduling``). All schedulers share one ``NodeLedger``.
+
+``crds`` are CustomResourceDefinitions served before any controller starts, as in a cluster
+that has had them for long (on the real control plane, kube-controller-manager's garbage
+collector would otherwise learn of them only at its next 30 s discovery sync).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,6 +56,7 @@ from localcluster.apimachinery.errors import StatusError
 from localcluster.client.api import ClusterClient
 from localcluster.client.http import HttpClient
 from localcluster.client.inprocess import InProcessClient
+from localcluster.client.served import wait_until_served
 from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
 from localcluster.controllers.endpoints import EndpointsController
@@ -83,6 +88,19 @@ from localcluster.nodepool import NodePool
 from localcluster.pki import CertificateAuthority, KeyPair
 from localcluster.scheduler import Scheduler
 from localcluster.scheduler.ledger import NodeLedger
+
+CRDS = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+
+
+def install_crds(client: ClusterClient, crds: Sequence[Mapping[str, Any]]) -> None:
+    """Create each CRD and return once every one is served."""
+    for crd in crds:
+        client.create(CRDS, None, dict(crd))
+    for crd in crds:
+        spec = crd["spec"]
+        version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+        wait_until_served(client, (spec["group"], version, spec["names"]["plural"]))
+
 
 logger = logging.getLogger(__name__)
 
@@ -202,6 +220,7 @@ class LocalCluster:
         kubelet_client_ca: str | None = None,
         control_plane: str = "emulated",
         apiserver_args: tuple[str, ...] = (),
+        crds: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         if kubelet not in KUBELET_MODES:
             raise ValueError(f"kubelet must be one of {KUBELET_MODES}, not {kubelet!r}")
@@ -215,6 +234,11 @@ class LocalCluster:
             raise ValueError("apiserver_args are kube-apiserver flags: control_plane='real' only")
         # more kube-apiserver flags (e.g. an audit log) for the real control plane
         self._apiserver_args = list(apiserver_args)
+        # CustomResourceDefinitions served before any controller starts, as in a cluster where
+        # they were installed long ago: kube-controller-manager's garbage collector learns of
+        # resources that appear later only at its next discovery sync (every 30 s), so until
+        # then it neither collects their dependents nor deletes them in the foreground
+        self._crds = [dict(crd) for crd in crds]
         self.control_plane = control_plane
         # the real control plane is started in start(); its servers stand in for the emulator's
         # scheduler and controllers, as an external API server's do
@@ -329,6 +353,7 @@ class LocalCluster:
                 self.kubeconfig = self.external.kubeconfig
             else:
                 self._start_emulator()
+                install_crds(self.client, self._crds)
             self._start_components()
         except BaseException:
             self.stop()
@@ -350,6 +375,7 @@ class LocalCluster:
             feature_gates=REAL_FEATURE_GATES,
             runtime_config=REAL_RUNTIME_CONFIG,
             extra_apiserver_args=self._apiserver_args,
+            before_controllers=self._install_crds_on_real,
         )
         plane.start()
         kubeconfig = self._kubeconfig_path
@@ -368,6 +394,13 @@ class LocalCluster:
             ca_file=plane.ca_file,
             in_cluster=InClusterAPI(urlsplit(plane.url).hostname or "127.0.0.1", port),
         )
+
+    def _install_crds_on_real(self, plane: RealControlPlane) -> None:
+        client = HttpClient(plane.url, token=plane.admin_token, ca_file=plane.ca_file)
+        try:
+            install_crds(client, self._crds)
+        finally:
+            client.close()
 
     def _start_emulator(self) -> None:
         self.server = server = APIServer(

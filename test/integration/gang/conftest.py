@@ -19,7 +19,7 @@ import pytest
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
 from localcluster.testing import BACKENDS, wait_for
-from support.crd import install_crds
+from support.crd import crd_objects
 from support.operator_process import OperatorProcess
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -60,8 +60,8 @@ def volcano_on_two_cpus(start_operator, control_plane: str = "emulated") -> Iter
         node_pools=[NodePool("n", cpu="2", memory="8Gi")],
         batch_schedulers=("volcano",),
         batch_schedule_period=0.2,
+        crds=crd_objects(),
     ) as cluster:
-        install_crds(cluster.client)
         start_operator(cluster, "--enable-gang-scheduling=true", "--gang-scheduler-name=volcano")
         yield cluster
 

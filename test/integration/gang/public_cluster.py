@@ -21,16 +21,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from localcluster.cluster import LocalCluster, SimulatedTiming
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
-from support.crd import CRD_FILE
+from support.crd import crd_objects
 from tf_operator.k8s.client import KubeClient, Resource, is_not_found, load_kube_client
 
 NS = "default"
@@ -38,9 +36,6 @@ RUN_SECONDS = "localcluster.tf-operator.io/run-seconds"
 TFJOBS = Resource("kubeflow.org", "v1", "tfjobs", "TFJob")
 PODS = Resource("", "v1", "pods", "Pod")
 EVENTS = Resource("", "v1", "events", "Event")
-CRDS = Resource(
-    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
-)
 WORKLOADS = Resource("scheduling.k8s.io", "v1beta1", "workloads", "Workload")
 POD_GROUPS = Resource("scheduling.k8s.io", "v1beta1", "podgroups", "PodGroup")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
@@ -89,12 +84,6 @@ class PublicCluster:
             what="the default ServiceAccount",
         )
 
-    def install_crds(self) -> None:
-        for doc in yaml.safe_load_all(Path(CRD_FILE).read_text()):
-            if doc:
-                self.client.resource(CRDS).create(doc)
-        wait_for(lambda: self.client.resource(TFJOBS).list(NS) is not None, 30, what="TFJobs")
-
 
 def _controller_name(obj: dict[str, Any]) -> str:
     for ref in obj["metadata"].get("ownerReferences") or []:
@@ -118,6 +107,7 @@ def cluster_with_nodes(
                     simulated=SimulatedTiming(start_delay=0.1),
                     node_pools=pools,
                     control_plane=control_plane,
+                    crds=crd_objects(),
                 )
             )
         except ControlPlaneUnavailable as err:
@@ -126,7 +116,6 @@ def cluster_with_nodes(
         stack.callback(client.close)
         public = PublicCluster(cluster.kubeconfig, client)
         public.wait_for_default_service_account()
-        public.install_crds()
         yield public
 
 

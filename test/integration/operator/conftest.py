@@ -20,7 +20,7 @@ import pytest
 
 from localcluster import testing
 from localcluster.testing import BACKENDS
-from support.crd import install_crds
+from support.crd import crd_objects
 from support.operator_process import OperatorExited, OperatorProcess
 
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
@@ -153,8 +153,8 @@ def sim_cluster(request) -> Iterator[Any]:
         control_plane=request.param,
         kubelet="simulated",
         simulated=SimulatedTiming(start_delay=0.2),
+        crds=crd_objects(),
     ) as c:
-        install_crds(c.client)
         yield c
 
 
@@ -162,8 +162,7 @@ def sim_cluster(request) -> Iterator[Any]:
 def proc_cluster(request) -> Iterator[Any]:
     from localcluster.cluster import LocalCluster
 
-    with LocalCluster(control_plane=request.param, kubelet="process") as c:
-        install_crds(c.client)
+    with LocalCluster(control_plane=request.param, kubelet="process", crds=crd_objects()) as c:
         yield c
 
 

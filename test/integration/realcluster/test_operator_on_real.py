@@ -18,7 +18,7 @@ import pytest
 
 from localcluster.cluster import LocalCluster
 from localcluster.testing import wait_for
-from support.crd import install_crds
+from support.crd import crd_objects
 from support.operator_process import OperatorProcess
 
 TFJOBS = ("kubeflow.org", "v1", "tfjobs")
@@ -30,8 +30,9 @@ NS = "default"
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
-    with LocalCluster(control_plane="real", kubelet="process", nodes=2) as started:
-        install_crds(started.client)
+    with LocalCluster(
+        control_plane="real", kubelet="process", nodes=2, crds=crd_objects()
+    ) as started:
         yield started
 
 

@@ -26,7 +26,7 @@ from support.crd import (
     PADDLE_CRD_FILE,
     PYTORCH_CRD_FILE,
     XGBOOST_CRD_FILE,
-    install_crds,
+    crd_objects,
 )
 from support.operator_process import OperatorProcess
 from tf_operator.sdk import TFJobClient, tfjob
@@ -40,10 +40,8 @@ _names = itertools.count()
 def cluster(request) -> Iterator[LocalCluster]:
     # Session-scoped: pytest runs one control plane's tests, then the other's, so a worker
     # holds one cluster at a time.
-    with LocalCluster(control_plane=request.param, kubelet="process") as c:
-        install_crds(
-            c.client, CRD_FILE, PYTORCH_CRD_FILE, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE
-        )
+    crds = crd_objects(CRD_FILE, PYTORCH_CRD_FILE, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE)
+    with LocalCluster(control_plane=request.param, kubelet="process", crds=crds) as c:
         yield c
 
 

@@ -22,7 +22,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +65,9 @@ class RealControlPlane:
     extra_apiserver_args: list[str] = field(default_factory=list)
     progress: Progress | None = None
     binaries: Binaries | None = None
+    # Called once kube-apiserver serves and before kube-controller-manager starts: what the
+    # cluster should hold from the controllers' first moment (LocalCluster's ``crds``).
+    before_controllers: Callable[[RealControlPlane], None] | None = None
     url: str = ""
     admin: Identity = field(
         default_factory=lambda: Identity("localcluster-admin", ("system:masters",))
@@ -109,6 +112,8 @@ class RealControlPlane:
             self.pki = ControlPlanePKI.make(self._root / "pki")
             etcd_url = self._start_etcd()
             self._start_apiserver(etcd_url)
+            if self.before_controllers is not None:
+                self.before_controllers(self)
             self._start_controller_manager()
             self._start_scheduler()
             self._wait_for_default_service_account()
@@ -308,7 +313,9 @@ class RealControlPlane:
         return [f"--feature-gates={gates}"]
 
     def _component_identities(self) -> tuple[Identity, Identity]:
-        return Identity("system:kube-scheduler"), Identity("system:kube-controller-manager", ("system:masters",))
+        return Identity("system:kube-scheduler"), Identity(
+            "system:kube-controller-manager", ("system:masters",)
+        )
 
     def _write_kubeconfig(self, path: Path, identity: Identity) -> None:
         config = {

@@ -220,6 +220,9 @@ class RealControlPlane:
             "--kubelet-preferred-address-types=InternalIP,Hostname",
             "--allow-privileged=true",
             "--profiling=false",
+            # on SIGTERM, end open watches (clients re-list elsewhere) instead of waiting for
+            # them until the shutdown timeout: a client still watching would hold the stop
+            "--shutdown-watch-termination-grace-period=1s",
             *self._gate_args(),
             *self.extra_apiserver_args,
         ]

@@ -511,6 +511,135 @@ def test_pod_and_service_defaults(backends):
     check(backends, sequence)
 
 
+# -- the eviction subresource ---------------------------------------------------------
+
+EVICTION_NODE = "diff-eviction-node"
+
+
+def eviction(name: str, version: str = "v1", **delete_options: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": f"policy/{version}",
+        "kind": "Eviction",
+        "metadata": {"name": name},
+    }
+    if delete_options:
+        body["deleteOptions"] = delete_options
+    return body
+
+
+def without_admission_fields(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod without what the Priority admission plugin sets (D192)."""
+    spec = {k: v for k, v in pod["spec"].items() if k not in ("priority", "preemptionPolicy")}
+    return {**pod, "spec": spec}
+
+
+def evictable_pod(
+    r: Recorder,
+    pods: str,
+    name: str,
+    phase: str | None = "Running",
+    ready: bool = True,
+    labels: dict[str, str] | None = None,
+) -> None:
+    """A pod bound to the sequence's node whose status says ``phase`` (as its kubelet would
+    write it); ``phase=None``: an unscheduled pod no scheduler takes."""
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "busybox"}],
+        "automountServiceAccountToken": False,
+        "tolerations": TOLERATIONS,
+    }
+    if phase is None:
+        spec["schedulerName"] = "nobody"
+    else:
+        spec["nodeName"] = EVICTION_NODE
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    r.send(Step("POST", pods, {"metadata": metadata, "spec": spec}), without_admission_fields)
+    if phase is not None:
+        status = {
+            "phase": phase,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        r.send(
+            Step("PATCH", f"{pods}/{name}/status", {"status": status}, MERGE),
+            without_admission_fields,
+        )
+
+
+def budget(name: str, selected: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": selected}}, **spec},
+    }
+
+
+def test_eviction(backends):
+    """The eviction subresource, as kubectl drain uses it: a running pod gets the
+    DisruptionTarget condition and is deleted gracefully; pods not running are deleted at
+    once; dry runs, delete options, preconditions, both Eviction versions, and the budgets
+    whose status does not matter (an unready pod under AlwaysAllow, two budgets at once)."""
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-eviction")
+        pods = f"/api/v1/namespaces/{ns}/pods"
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
+        r.send(Step("POST", "/api/v1/nodes", node), lambda n: n["metadata"]["name"])
+        r.send(Step("POST", f"{pods}/missing/eviction", eviction("missing")))
+        evictable_pod(r, pods, "a")
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("b")))  # another name
+        r.send(Step("GET", f"{pods}/a/eviction"))
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a"), query={"dryRun": "All"}))
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a")))
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a")))  # going already
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        evictable_pod(r, pods, "pending", phase=None)
+        r.send(Step("POST", f"{pods}/pending/eviction", eviction("pending")))
+        r.send(Step("GET", f"{pods}/pending"))
+        evictable_pod(r, pods, "done", phase="Succeeded")
+        r.send(Step("POST", f"{pods}/done/eviction", eviction("done")))
+        r.send(Step("GET", f"{pods}/done"))
+        evictable_pod(r, pods, "now")
+        r.send(Step("POST", f"{pods}/now/eviction", eviction("now", gracePeriodSeconds=0)))
+        r.send(Step("GET", f"{pods}/now"))
+        evictable_pod(r, pods, "dry")
+        r.send(Step("POST", f"{pods}/dry/eviction", eviction("dry", dryRun=["All"])))
+        r.send(Step("GET", f"{pods}/dry"), without_admission_fields)
+        evictable_pod(r, pods, "beta")
+        r.send(Step("POST", f"{pods}/beta/eviction", eviction("beta", "v1beta1")))
+        r.send(Step("GET", f"{pods}/beta"), without_admission_fields)
+        evictable_pod(r, pods, "stale")
+        stale = {"resourceVersion": "1"}
+        r.send(Step("POST", f"{pods}/stale/eviction", eviction("stale", preconditions=stale)))
+        other = {"uid": "00000000-0000-4000-8000-000000000000"}
+        r.send(Step("POST", f"{pods}/stale/eviction", eviction("stale", preconditions=other)))
+        r.send(Step("GET", f"{pods}/stale"), without_admission_fields)
+        budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+        evictable_pod(r, pods, "unready", ready=False, labels={"app": "unready"})
+        lenient = budget("lenient", "unready", unhealthyPodEvictionPolicy="AlwaysAllow")
+        r.send(Step("POST", budgets, lenient), lambda b: b["spec"])
+        r.send(Step("POST", f"{pods}/unready/eviction", eviction("unready")))
+        r.send(Step("GET", f"{pods}/unready"), without_admission_fields)
+        evictable_pod(r, pods, "twice", labels={"app": "twice"})
+        for name in ("one", "two"):
+            r.send(Step("POST", budgets, budget(name, "twice")), lambda b: b["spec"])
+        r.send(Step("POST", f"{pods}/twice/eviction", eviction("twice")))
+        r.send(Step("GET", f"{pods}/twice"), without_admission_fields)
+
+    check(backends, sequence)
+
+
 # -- garbage collection ---------------------------------------------------------------
 
 
@@ -669,9 +798,29 @@ def admission_defaults(r: Recorder) -> None:
     r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod))
 
 
+def budget_status(r: Recorder) -> None:
+    """A budget guarding a running, ready pod: kube-controller-manager's disruption
+    controller gives it a status (one healthy pod, one wanted, no disruption allowed), the
+    emulator has no such controller and keeps it unprocessed."""
+    ns = namespace(r, "diff-budget")
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
+    r.wait(Step("POST", "/api/v1/nodes", node), lambda a: a.status in (201, 409))
+    evictable_pod(r, pods, "guarded", labels={"app": "guarded"})
+    budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    r.send(Step("POST", budgets, budget("strict", "guarded")), lambda b: b["spec"])
+    if r.backend.name == "real":  # nothing would ever process it on the emulator
+        r.wait(
+            Step("GET", f"{budgets}/strict"),
+            lambda a: (a.body.get("status") or {}).get("observedGeneration") == 1,
+        )
+    r.send(Step("POST", f"{pods}/guarded/eviction", eviction("guarded")))
+
+
 @pytest.mark.parametrize(
     "sequence",
     [
+        pytest.param(budget_status, id="D106-no-disruption-controller"),
         pytest.param(duplicate_field, id="D193-duplicate-fields"),
         pytest.param(apply_conflict, id="D190-apply-conflicts"),
         pytest.param(admission_defaults, id="D192-priority-and-toleration-admission"),

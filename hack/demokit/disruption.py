@@ -48,11 +48,10 @@ def with_disruption_policy(job: dict[str, Any]) -> dict[str, Any]:
     return job
 
 
-def _core_api(kubeconfig: str) -> Any:
-    from kubernetes import client as k8s
+def _api_client(kubeconfig: str) -> Any:
     from kubernetes import config as k8s_config
 
-    return k8s.CoreV1Api(k8s_config.new_client_from_config(config_file=kubeconfig))
+    return k8s_config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]  # the client leaves it unannotated
 
 
 def _drained_by_kubectl(pod: Any) -> bool:
@@ -72,9 +71,15 @@ def drain(kubeconfig: str, node: str, out: Callable[[str], None]) -> list[str]:
     """Cordon ``node``, evict its pods through the eviction API and wait until they are gone,
     as ``kubectl drain`` does; returns the evicted pods as ``namespace/name``."""
     from kubernetes import client as k8s
-    from kubernetes.client.rest import ApiException
 
-    core = _core_api(kubeconfig)
+    with _api_client(kubeconfig) as api:
+        return _drain(k8s.CoreV1Api(api), node, out)
+
+
+def _drain(core: Any, node: str, out: Callable[[str], None]) -> list[str]:
+    from kubernetes import client as k8s
+    from kubernetes.client.exceptions import ApiException
+
     core.patch_node(node, {"spec": {"unschedulable": True}})
     out(f"node/{node} cordoned")
     pods = [
@@ -94,8 +99,9 @@ def drain(kubeconfig: str, node: str, out: Callable[[str], None]) -> list[str]:
             except ApiException as err:
                 if err.status == 404:
                     break
-                if err.status != 429:  # a disruption budget says not now: try again
+                if err.status != 429:
                     raise
+                # a disruption budget says not now: try again, as kubectl does
                 out(f"error when evicting pods/{name} -n {namespace} (will retry): {err.reason}")
                 pause.wait(EVICTION_RETRY_SECONDS)
     for pod in pods:
@@ -107,7 +113,7 @@ def drain(kubeconfig: str, node: str, out: Callable[[str], None]) -> list[str]:
 
 def _wait_gone(core: Any, pod: Any, pause: threading.Event) -> None:
     """Until the pod is deleted (a pod of the same name with another uid is a new one)."""
-    from kubernetes.client.rest import ApiException
+    from kubernetes.client.exceptions import ApiException
 
     deadline = time.monotonic() + EVICTED_WAIT_SECONDS
     while time.monotonic() < deadline:

@@ -307,9 +307,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     preflight()
     from tf_operator.sdk import TFJobClient, job_state
 
-    cluster, kubeconfig = start_cluster(
-        workdir, disruption.CLUSTER_ARGS if args.disruption else ()
-    )
+    cluster, kubeconfig = start_cluster(workdir, disruption.CLUSTER_ARGS if args.disruption else ())
     started.append(cluster)
     client = TFJobClient(kubeconfig)
     install_crd(client.kube)

@@ -57,7 +57,11 @@ def processed_budget(reg: Registry, allowed: int, healthy: int, desired: int) ->
 
 
 def eviction(name: str, **options: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+    body: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": name},
+    }
     if options:
         body["deleteOptions"] = options
     return body

@@ -315,7 +315,9 @@ def _still_processed(name: str) -> StatusError:
         VIOLATES_BUDGET,
         {
             "retryAfterSeconds": 10,
-            "causes": [_cause(f"The disruption budget {name} is still being processed by the server.")],
+            "causes": [
+                _cause(f"The disruption budget {name} is still being processed by the server.")
+            ],
         },
     )
 
@@ -386,7 +388,9 @@ def _why_none(budget: dict[str, Any]) -> str:
             f"failed sync: {message}"
         )
     if current <= desired:
-        return f"The disruption budget {name} needs {desired} healthy pods and has {current} currently"
+        return (
+            f"The disruption budget {name} needs {desired} healthy pods and has {current} currently"
+        )
     if refused and message and condition:
         return (
             f"The disruption budget {name} does not allow evicting pods currently "
@@ -395,9 +399,7 @@ def _why_none(budget: dict[str, Any]) -> str:
     return f"The disruption budget {name} does not allow evicting pods currently"
 
 
-def _set_condition(
-    registry: Registry, status: dict[str, Any], value: str, reason: str
-) -> None:
+def _set_condition(registry: Registry, status: dict[str, Any], value: str, reason: str) -> None:
     """``DisruptionAllowed`` as ``meta.SetStatusCondition`` sets it (the transition time moves
     only with the status)."""
     conditions = list(status.get("conditions") or [])

@@ -3,9 +3,9 @@ is cordoned, each pod on it evicted through the eviction API (``DisruptionTarget
 graceful deletion), and a job with a failure policy and ``backoffLimit: 0`` recreates them on
 the other node and succeeds without spending its budget (docs/policies.md, D102).
 
-The local kubelets remove a stopped pod without writing a terminal phase first, so the operator
-sees an evicted pod go before it ends: it recreates it as a missing replica, which neither
-counts nor records a cause (docs/policies.md)."""
+The local kubelets remove a stopped pod without writing a terminal phase first (D107), so the
+operator sees an evicted pod go before it ends: it recreates it as a missing replica, which
+neither counts nor records a cause (docs/policies.md)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def test_a_drained_node_moves_the_job_without_spending_its_budget(two_nodes, ope
     name = "drain"
     job = api.job(
         name,
-        {"PS": {}, "Worker": {"replicas": 2, "annotations": {RUN: "6"}}},
+        {"PS": {}, "Worker": {"replicas": 2, "annotations": {RUN: "10"}}},
         backoffLimit=0,
         lifecyclePolicy={"failure": {}},
     )

@@ -640,6 +640,69 @@ def test_eviction(backends):
     check(backends, sequence)
 
 
+def settled_budget(healthy: int, allowed: int) -> Any:
+    """A budget its controller has caught up with: ``healthy`` healthy pods, ``allowed``
+    disruptions, no disrupted pod still counted."""
+
+    def done(a: Answer) -> bool:
+        status = a.body.get("status") or {} if a.ok() else {}
+        return (
+            status.get("observedGeneration") == a.body["metadata"]["generation"]
+            and status.get("currentHealthy") == healthy
+            and status.get("disruptionsAllowed") == allowed
+            and not status.get("disruptedPods")
+        )
+
+    return done
+
+
+def test_eviction_under_a_budget(backends):
+    """A budget's status as the disruption controller writes it, and the evictions it allows
+    and refuses: at its minimum, a 429 saying so; with a pod to spare, one eviction, after
+    which the budget is at its minimum again."""
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-budget")
+        pods = f"/api/v1/namespaces/{ns}/pods"
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
+        r.wait(Step("POST", "/api/v1/nodes", node), lambda a: a.status in (201, 409))
+        evictable_pod(r, pods, "first", labels={"app": "guarded"})
+        budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+        r.send(Step("POST", budgets, budget("strict", "guarded")), lambda b: b["spec"])
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(1, 0), what="the budget counted")
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))
+        evictable_pod(r, pods, "second", labels={"app": "guarded"})
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(2, 1), what="a pod to spare")
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first", dryRun=["All"])))
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))
+        r.send(Step("GET", f"{pods}/first"), without_admission_fields)
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(1, 0), what="the budget spent")
+        r.send(Step("POST", f"{pods}/second/eviction", eviction("second")))
+        # a percentage counts the pods their controllers want: these have none, so none
+        percent = budget("share", "guarded", minAvailable="50%")
+        r.send(Step("POST", budgets, percent), lambda b: b["spec"])
+        r.until(Step("GET", f"{budgets}/share"), settled_budget(1, 0), what="the share counted")
+        # maxUnavailable counts the replicas the pods' Deployment wants
+        web = deployment("web", 3)
+        r.send(
+            Step("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", web),
+            lambda d: d["spec"]["replicas"],
+        )
+        spread = budget("spread", "web")
+        spread["spec"] = {"maxUnavailable": 1, "selector": spread["spec"]["selector"]}
+        r.send(Step("POST", budgets, spread), lambda b: b["spec"])
+        r.until(
+            Step("GET", f"{budgets}/spread"),
+            lambda a: (
+                (a.body.get("status") or {}).get("expectedPods") == 3
+                and a.body["status"].get("observedGeneration") == 1
+            ),
+            what="the Deployment's replicas expected",
+        )
+
+    check(backends, sequence)
+
+
 # -- garbage collection ---------------------------------------------------------------
 
 
@@ -798,29 +861,40 @@ def admission_defaults(r: Recorder) -> None:
     r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod))
 
 
-def budget_status(r: Recorder) -> None:
-    """A budget guarding a running, ready pod: kube-controller-manager's disruption
-    controller gives it a status (one healthy pod, one wanted, no disruption allowed), the
-    emulator has no such controller and keeps it unprocessed."""
-    ns = namespace(r, "diff-budget")
-    pods = f"/api/v1/namespaces/{ns}/pods"
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
-    r.wait(Step("POST", "/api/v1/nodes", node), lambda a: a.status in (201, 409))
-    evictable_pod(r, pods, "guarded", labels={"app": "guarded"})
+def custom_controller_scale(r: Recorder) -> None:
+    """A budget taken as a percentage of pods whose controller is neither a ReplicaSet, a
+    Deployment nor a StatefulSet: kube-controller-manager asks the controller's scale
+    subresource (and names the resource that has none), the emulator's controller does not."""
+    ns = namespace(r, "diff-budget-scale")
+    owner = r.send(Step("POST", f"/api/v1/namespaces/{ns}/configmaps", configmap("owner"))).body
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+    }
+    pod = {
+        "metadata": {"name": "owned", "labels": {"app": "owned"}, "ownerReferences": [ref]},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], "schedulerName": "nobody"},
+    }
+    r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod), lambda p: p["metadata"]["name"])
     budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
-    r.send(Step("POST", budgets, budget("strict", "guarded")), lambda b: b["spec"])
-    if r.backend.name == "real":  # nothing would ever process it on the emulator
-        r.wait(
-            Step("GET", f"{budgets}/strict"),
-            lambda a: (a.body.get("status") or {}).get("observedGeneration") == 1,
-        )
-    r.send(Step("POST", f"{pods}/guarded/eviction", eviction("guarded")))
+    r.send(Step("POST", budgets, budget("share", "owned", minAvailable="50%")), lambda b: b["spec"])
+    r.until(
+        Step("GET", f"{budgets}/share"),
+        lambda a: any(
+            c.get("reason") == "SyncFailed"
+            for c in (a.body.get("status") or {}).get("conditions") or []
+        ),
+        what="the budget failing to count",
+    )
 
 
 @pytest.mark.parametrize(
     "sequence",
     [
-        pytest.param(budget_status, id="D106-no-disruption-controller"),
+        pytest.param(custom_controller_scale, id="D106-custom-controller-scale"),
         pytest.param(duplicate_field, id="D193-duplicate-fields"),
         pytest.param(apply_conflict, id="D190-apply-conflicts"),
         pytest.param(admission_defaults, id="D192-priority-and-toleration-admission"),

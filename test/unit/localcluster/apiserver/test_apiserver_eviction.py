@@ -1,5 +1,5 @@
 """The eviction subresource's PodDisruptionBudget arithmetic on a budget whose status a
-disruption controller wrote (the emulator runs none: divergence D106). What needs no budget
+disruption controller wrote (a bare registry runs none; the local cluster's: D106). What needs no budget
 status is compared with kube-apiserver in
 ``integration/differential/test_differential.py::test_eviction``."""
 

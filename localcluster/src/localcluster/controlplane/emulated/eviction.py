@@ -17,9 +17,10 @@ An allowed eviction writes the ``DisruptionTarget`` condition into the pod's sta
 pod on a node is deleted gracefully and its kubelet stops it. The answer is a ``Success``
 Status with code 201. A dry run (``?dryRun=All`` or ``deleteOptions.dryRun``) writes nothing.
 
-The emulator runs no disruption controller: a budget's status is whatever a client wrote
-(divergence D106). All of it runs under the store's lock, so none of kube-apiserver's retries
-on conflicting writes is needed.
+A budget's status is written by the local cluster's disruption controller
+(``localcluster.controllers.disruption``, divergence D106); a bare emulator runs none, and its
+budgets stay unprocessed. All of it runs under the store's lock, so none of kube-apiserver's
+retries on conflicting writes is needed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """A node drained under a running job (``kubectl drain``), on a cluster of two nodes: the node
 is cordoned, each pod on it evicted through the eviction API (``DisruptionTarget``, then a
 graceful deletion), and a job with a failure policy and ``backoffLimit: 0`` recreates them on
-the other node and succeeds without spending its budget (docs/policies.md, D102).
+the other node and succeeds without spending its budget (docs/policies.md, D102). A
+PodDisruptionBudget at its minimum holds the drain back until it has a pod to spare (D106).
 
 The local kubelets remove a stopped pod without writing a terminal phase first (D107), so the
 operator sees an evicted pod go before it ends: it recreates it as a missing replica, which
@@ -153,3 +154,83 @@ def test_a_drained_node_moves_the_job_without_spending_its_budget(two_nodes, ope
     # seen going, not ended: recreated as missing, no cause recorded; a pod the operator saw
     # end with its condition would be a Disruption, never a counted cause
     assert set(status.get("restartsByCause") or {}) <= {"Disruption"}
+
+
+DEPLOYMENTS = ("apps", "v1", "deployments")
+PDBS = ("policy", "v1", "poddisruptionbudgets")
+
+
+def uncordon_all(api: Api) -> None:
+    for node in api.client.list(NODES).items:
+        if node["spec"].get("unschedulable"):
+            testing.kubectl(api.cluster, "uncordon", node["metadata"]["name"], check=True)
+
+
+def test_a_drain_waits_for_the_disruption_budget(two_nodes):
+    """A PodDisruptionBudget at its minimum keeps ``kubectl drain`` from evicting (429, retried
+    until the drain times out), and the pod stays; once the budget has a pod to spare the same
+    drain evicts it and its Deployment replaces it on the other node."""
+    api = two_nodes
+    uncordon_all(api)
+    labels = {"app": "guarded"}
+    deployment = {
+        "metadata": {"name": "guarded"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "localcluster/none"}]},
+            },
+        },
+    }
+    api.client.create(DEPLOYMENTS, "default", deployment)
+    budget = {
+        "metadata": {"name": "guarded"},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}},
+    }
+    api.client.create(PDBS, "default", budget)
+
+    def status() -> dict[str, Any]:
+        return api.client.get(PDBS, "default", "guarded").get("status") or {}
+
+    def counted(healthy: int, allowed: int) -> bool:
+        current = api.client.get(PDBS, "default", "guarded")
+        now = current.get("status") or {}
+        return (
+            now.get("observedGeneration") == current["metadata"]["generation"]
+            and now.get("currentHealthy") == healthy
+            and now.get("disruptionsAllowed") == allowed
+        )
+
+    api.wait_for(lambda: counted(2, 0), 60, "the budget at its minimum")
+    pods = api.client.list(PODS, "default", label_selector="app=guarded").items
+    pod = next(p for p in pods if p["spec"].get("nodeName"))
+    node, uid = pod["spec"]["nodeName"], pod["metadata"]["uid"]
+    refused = testing.kubectl(
+        api.cluster, "drain", node, "--ignore-daemonsets", "--timeout=8s", timeout=60
+    )
+    assert refused.returncode != 0
+    assert "Cannot evict pod as it would violate the pod's disruption budget" in refused.stderr
+    assert api.client.get(PODS, "default", pod["metadata"]["name"])["metadata"]["uid"] == uid
+    assert not api.client.get(PODS, "default", pod["metadata"]["name"])["metadata"].get(
+        "deletionTimestamp"
+    )
+
+    api.client.patch(PDBS, "default", "guarded", {"spec": {"minAvailable": 1}}, "merge")
+    api.wait_for(lambda: status().get("disruptionsAllowed", 0) >= 1, 60, "a pod to spare")
+    testing.kubectl(
+        api.cluster, "drain", node, "--ignore-daemonsets", "--timeout=60s", timeout=90, check=True
+    )
+
+    def replaced() -> bool:
+        now = api.client.list(PODS, "default", label_selector="app=guarded").items
+        live = [p for p in now if not p["metadata"].get("deletionTimestamp")]
+        return (
+            uid not in {p["metadata"]["uid"] for p in now}
+            and len(live) == 2
+            and all(p["spec"].get("nodeName") not in (None, node) for p in live)
+        )
+
+    api.wait_for(replaced, 60, "the evicted pod replaced on the other node")
+    api.wait_for(lambda: counted(2, 1), 60, "the budget counting the replacement")

@@ -513,7 +513,10 @@ def test_pod_and_service_defaults(backends):
 
 # -- the eviction subresource ---------------------------------------------------------
 
+# A node per sequence, created by it: kube-controller-manager marks the pods of a node that
+# never reports as not ready once the node's grace period (50 s) has passed.
 EVICTION_NODE = "diff-eviction-node"
+BUDGET_NODE = "diff-budget-node"
 
 
 def eviction(name: str, version: str = "v1", **delete_options: Any) -> dict[str, Any]:
@@ -540,9 +543,10 @@ def evictable_pod(
     phase: str | None = "Running",
     ready: bool = True,
     labels: dict[str, str] | None = None,
+    node: str = EVICTION_NODE,
 ) -> None:
-    """A pod bound to the sequence's node whose status says ``phase`` (as its kubelet would
-    write it); ``phase=None``: an unscheduled pod no scheduler takes."""
+    """A pod bound to ``node`` whose status says ``phase`` (as its kubelet would write it);
+    ``phase=None``: an unscheduled pod no scheduler takes."""
     spec: dict[str, Any] = {
         "containers": [{"name": "c", "image": "busybox"}],
         "automountServiceAccountToken": False,
@@ -551,7 +555,7 @@ def evictable_pod(
     if phase is None:
         spec["schedulerName"] = "nobody"
     else:
-        spec["nodeName"] = EVICTION_NODE
+        spec["nodeName"] = node
     metadata: dict[str, Any] = {"name": name}
     if labels:
         metadata["labels"] = labels
@@ -664,14 +668,14 @@ def test_eviction_under_a_budget(backends):
     def sequence(r: Recorder) -> None:
         ns = namespace(r, "diff-budget")
         pods = f"/api/v1/namespaces/{ns}/pods"
-        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
-        r.wait(Step("POST", "/api/v1/nodes", node), lambda a: a.status in (201, 409))
-        evictable_pod(r, pods, "first", labels={"app": "guarded"})
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": BUDGET_NODE}}
+        r.send(Step("POST", "/api/v1/nodes", node), lambda n: n["metadata"]["name"])
+        evictable_pod(r, pods, "first", labels={"app": "guarded"}, node=BUDGET_NODE)
         budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
         r.send(Step("POST", budgets, budget("strict", "guarded")), lambda b: b["spec"])
         r.until(Step("GET", f"{budgets}/strict"), settled_budget(1, 0), what="the budget counted")
         r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))
-        evictable_pod(r, pods, "second", labels={"app": "guarded"})
+        evictable_pod(r, pods, "second", labels={"app": "guarded"}, node=BUDGET_NODE)
         r.until(Step("GET", f"{budgets}/strict"), settled_budget(2, 1), what="a pod to spare")
         r.send(Step("POST", f"{pods}/first/eviction", eviction("first", dryRun=["All"])))
         r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))

@@ -166,7 +166,9 @@ def use_real_control_plane() -> None:
     os.environ[CONTROL_PLANE_ENV] = "real"
 
 
-def start_cluster(workdir: Path) -> tuple[Background, str]:
+def start_cluster(workdir: Path, extra_args: tuple[str, ...] = ()) -> tuple[Background, str]:
+    """Start ``tf-operator-localcluster`` with the process kubelet (``extra_args``: more of its
+    options, e.g. node pools); returns it and its kubeconfig's path."""
     kubeconfig = workdir / "kubeconfig"
     cluster = Background(
         "local cluster",
@@ -176,6 +178,7 @@ def start_cluster(workdir: Path) -> tuple[Background, str]:
             "--port=0",
             f"--kubeconfig={kubeconfig}",
             f"--state-dir={workdir / 'cluster-state'}",
+            *extra_args,
         ],
         workdir / "cluster.log",
         stdout_pipe=True,

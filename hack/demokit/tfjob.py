@@ -293,7 +293,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--disruption",
         action="store_true",
-        help="evict a worker as a node drain does; the job restarts it without spending its budget",
+        help="drain a worker's node under the job; it restarts the worker without spending its budget",
     )
     parser.add_argument("--timeout", type=float, default=150, help="seconds to wait for the job")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs)")
@@ -307,7 +307,7 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     preflight()
     from tf_operator.sdk import TFJobClient, job_state
 
-    cluster, kubeconfig = start_cluster(workdir)
+    cluster, kubeconfig = start_cluster(workdir, disruption.CLUSTER_ARGS if args.disruption else ())
     started.append(cluster)
     client = TFJobClient(kubeconfig)
     install_crd(client.kube)
@@ -324,13 +324,13 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     if args.dashboard:
         dashboard, url = start_dashboard(workdir, kubeconfig, namespace)
         started.append(dashboard)
-    evicted = threading.Event()
+    drained = threading.Event()
     if args.disruption:
         job = disruption.with_disruption_policy(job)
     client.create(job, namespace=namespace)
     print(f"submitted TFJob {job['metadata']['name']} in namespace {namespace}")
     if args.disruption:
-        disruption.evict_when_running(client, job, evicted)
+        disruption.drain_when_running(kubeconfig, client, job, drained)
     if url:
         print(f"dashboard: {url}namespaces/{namespace}/tfjobs/{job['metadata']['name']}")
     final = watch_job(client, job, operator, args.timeout)
@@ -338,8 +338,8 @@ def run(args: argparse.Namespace, workdir: Path, started: list[Background]) -> i
     if args.disruption:
         text, unspent = disruption.budget_report(final)
         print(f"\n{text}")
-        if not (evicted.is_set() and unspent):
-            print("the worker was not evicted, or its restart was counted")
+        if not (drained.is_set() and unspent):
+            print("the worker's node was not drained, or its restart was counted")
             return 1
     if url and sys.stdin.isatty():
         with contextlib.suppress(EOFError):

@@ -18,7 +18,7 @@ and write, like real components over HTTP), built once here: by default an
 
 Like kind, the cluster runs what kube-controller-manager would (``controllers``; off by
 default with an external API server, which brings its own, as it brings its kube-scheduler):
-endpoints, Deployments and ReplicaSets, the ``default`` ServiceAccount and ``kube-root-ca.crt``
+endpoints, Deployments and ReplicaSets, PodDisruptionBudgets' status, the ``default`` ServiceAccount and ``kube-root-ca.crt``
 of every namespace, ClusterRole aggregation; its API server
 enables ServiceAccount admission and RBAC. With the process kubelet an HTTPS listener
 (``secure_url``) serves in-cluster clients, which authenticate with service-account tokens.
@@ -59,6 +59,7 @@ from localcluster.client.inprocess import InProcessClient
 from localcluster.client.served import wait_until_served
 from localcluster.controllers.clusterrole_aggregation import ClusterRoleAggregation
 from localcluster.controllers.deployment import DeploymentController
+from localcluster.controllers.disruption import DisruptionController
 from localcluster.controllers.endpoints import EndpointsController
 from localcluster.controllers.namespace_objects import (
     default_service_accounts,
@@ -438,6 +439,7 @@ class LocalCluster:
             self._threads += DeploymentController(client).start(self._stop)
             self._threads += ClusterRoleAggregation(client).start(self._stop)
             self._threads += PodGroupProtection(client).start(self._stop)
+            self._threads += DisruptionController(client).start(self._stop)
         if self.kubelet_mode == "process":
             self.dns_mode = resolve_mode(self._dns_request)
             if self.dns_mode != "none":

@@ -511,6 +511,202 @@ def test_pod_and_service_defaults(backends):
     check(backends, sequence)
 
 
+# -- the eviction subresource ---------------------------------------------------------
+
+# A node per sequence, created by it: kube-controller-manager marks the pods of a node that
+# never reports as not ready once the node's grace period (50 s) has passed.
+EVICTION_NODE = "diff-eviction-node"
+BUDGET_NODE = "diff-budget-node"
+
+
+def eviction(name: str, version: str = "v1", **delete_options: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": f"policy/{version}",
+        "kind": "Eviction",
+        "metadata": {"name": name},
+    }
+    if delete_options:
+        body["deleteOptions"] = delete_options
+    return body
+
+
+def without_admission_fields(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod without what the Priority admission plugin sets (D192)."""
+    spec = {k: v for k, v in pod["spec"].items() if k not in ("priority", "preemptionPolicy")}
+    return {**pod, "spec": spec}
+
+
+def evictable_pod(
+    r: Recorder,
+    pods: str,
+    name: str,
+    phase: str | None = "Running",
+    ready: bool = True,
+    labels: dict[str, str] | None = None,
+    node: str = EVICTION_NODE,
+) -> None:
+    """A pod bound to ``node`` whose status says ``phase`` (as its kubelet would write it);
+    ``phase=None``: an unscheduled pod no scheduler takes."""
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "busybox"}],
+        "automountServiceAccountToken": False,
+        "tolerations": TOLERATIONS,
+    }
+    if phase is None:
+        spec["schedulerName"] = "nobody"
+    else:
+        spec["nodeName"] = node
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = labels
+    r.send(Step("POST", pods, {"metadata": metadata, "spec": spec}), without_admission_fields)
+    if phase is not None:
+        status = {
+            "phase": phase,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+        }
+        r.send(
+            Step("PATCH", f"{pods}/{name}/status", {"status": status}, MERGE),
+            without_admission_fields,
+        )
+
+
+def budget(name: str, selected: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": selected}}, **spec},
+    }
+
+
+def test_eviction(backends):
+    """The eviction subresource, as kubectl drain uses it: a running pod gets the
+    DisruptionTarget condition and is deleted gracefully; pods not running are deleted at
+    once; dry runs, delete options, preconditions, both Eviction versions, and the budgets
+    whose status does not matter (an unready pod under AlwaysAllow, two budgets at once)."""
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-eviction")
+        pods = f"/api/v1/namespaces/{ns}/pods"
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": EVICTION_NODE}}
+        r.send(Step("POST", "/api/v1/nodes", node), lambda n: n["metadata"]["name"])
+        r.send(Step("POST", f"{pods}/missing/eviction", eviction("missing")))
+        evictable_pod(r, pods, "a")
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("b")))  # another name
+        r.send(Step("GET", f"{pods}/a/eviction"))
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a"), query={"dryRun": "All"}))
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a")))
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        r.send(Step("POST", f"{pods}/a/eviction", eviction("a")))  # going already
+        r.send(Step("GET", f"{pods}/a"), without_admission_fields)
+        evictable_pod(r, pods, "pending", phase=None)
+        r.send(Step("POST", f"{pods}/pending/eviction", eviction("pending")))
+        r.send(Step("GET", f"{pods}/pending"))
+        evictable_pod(r, pods, "done", phase="Succeeded")
+        r.send(Step("POST", f"{pods}/done/eviction", eviction("done")))
+        r.send(Step("GET", f"{pods}/done"))
+        evictable_pod(r, pods, "now")
+        r.send(Step("POST", f"{pods}/now/eviction", eviction("now", gracePeriodSeconds=0)))
+        r.send(Step("GET", f"{pods}/now"))
+        evictable_pod(r, pods, "dry")
+        r.send(Step("POST", f"{pods}/dry/eviction", eviction("dry", dryRun=["All"])))
+        r.send(Step("GET", f"{pods}/dry"), without_admission_fields)
+        evictable_pod(r, pods, "beta")
+        r.send(Step("POST", f"{pods}/beta/eviction", eviction("beta", "v1beta1")))
+        r.send(Step("GET", f"{pods}/beta"), without_admission_fields)
+        evictable_pod(r, pods, "stale")
+        stale = {"resourceVersion": "1"}
+        r.send(Step("POST", f"{pods}/stale/eviction", eviction("stale", preconditions=stale)))
+        other = {"uid": "00000000-0000-4000-8000-000000000000"}
+        r.send(Step("POST", f"{pods}/stale/eviction", eviction("stale", preconditions=other)))
+        r.send(Step("GET", f"{pods}/stale"), without_admission_fields)
+        budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+        evictable_pod(r, pods, "unready", ready=False, labels={"app": "unready"})
+        lenient = budget("lenient", "unready", unhealthyPodEvictionPolicy="AlwaysAllow")
+        r.send(Step("POST", budgets, lenient), lambda b: b["spec"])
+        r.send(Step("POST", f"{pods}/unready/eviction", eviction("unready")))
+        r.send(Step("GET", f"{pods}/unready"), without_admission_fields)
+        evictable_pod(r, pods, "twice", labels={"app": "twice"})
+        for name in ("one", "two"):
+            r.send(Step("POST", budgets, budget(name, "twice")), lambda b: b["spec"])
+        r.send(Step("POST", f"{pods}/twice/eviction", eviction("twice")))
+        r.send(Step("GET", f"{pods}/twice"), without_admission_fields)
+
+    check(backends, sequence)
+
+
+def settled_budget(healthy: int, allowed: int) -> Any:
+    """A budget its controller has caught up with: ``healthy`` healthy pods, ``allowed``
+    disruptions, no disrupted pod still counted."""
+
+    def done(a: Answer) -> bool:
+        status = a.body.get("status") or {} if a.ok() else {}
+        return (
+            status.get("observedGeneration") == a.body["metadata"]["generation"]
+            and status.get("currentHealthy") == healthy
+            and status.get("disruptionsAllowed") == allowed
+            and not status.get("disruptedPods")
+        )
+
+    return done
+
+
+def test_eviction_under_a_budget(backends):
+    """A budget's status as the disruption controller writes it, and the evictions it allows
+    and refuses: at its minimum, a 429 saying so; with a pod to spare, one eviction, after
+    which the budget is at its minimum again."""
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-budget")
+        pods = f"/api/v1/namespaces/{ns}/pods"
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": BUDGET_NODE}}
+        r.send(Step("POST", "/api/v1/nodes", node), lambda n: n["metadata"]["name"])
+        evictable_pod(r, pods, "first", labels={"app": "guarded"}, node=BUDGET_NODE)
+        budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+        r.send(Step("POST", budgets, budget("strict", "guarded")), lambda b: b["spec"])
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(1, 0), what="the budget counted")
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))
+        evictable_pod(r, pods, "second", labels={"app": "guarded"}, node=BUDGET_NODE)
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(2, 1), what="a pod to spare")
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first", dryRun=["All"])))
+        r.send(Step("POST", f"{pods}/first/eviction", eviction("first")))
+        r.send(Step("GET", f"{pods}/first"), without_admission_fields)
+        r.until(Step("GET", f"{budgets}/strict"), settled_budget(1, 0), what="the budget spent")
+        r.send(Step("POST", f"{pods}/second/eviction", eviction("second")))
+        # a percentage counts the pods their controllers want: these have none, so none
+        percent = budget("share", "guarded", minAvailable="50%")
+        r.send(Step("POST", budgets, percent), lambda b: b["spec"])
+        r.until(Step("GET", f"{budgets}/share"), settled_budget(1, 0), what="the share counted")
+        # maxUnavailable counts the replicas the pods' Deployment wants
+        web = deployment("web", 3)
+        r.send(
+            Step("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", web),
+            lambda d: d["spec"]["replicas"],
+        )
+        spread = budget("spread", "web")
+        spread["spec"] = {"maxUnavailable": 1, "selector": spread["spec"]["selector"]}
+        r.send(Step("POST", budgets, spread), lambda b: b["spec"])
+        r.until(
+            Step("GET", f"{budgets}/spread"),
+            lambda a: (
+                (a.body.get("status") or {}).get("expectedPods") == 3
+                and a.body["status"].get("observedGeneration") == 1
+            ),
+            what="the Deployment's replicas expected",
+        )
+
+    check(backends, sequence)
+
+
 # -- garbage collection ---------------------------------------------------------------
 
 
@@ -669,9 +865,40 @@ def admission_defaults(r: Recorder) -> None:
     r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod))
 
 
+def custom_controller_scale(r: Recorder) -> None:
+    """A budget taken as a percentage of pods whose controller is neither a ReplicaSet, a
+    Deployment nor a StatefulSet: kube-controller-manager asks the controller's scale
+    subresource (and names the resource that has none), the emulator's controller does not."""
+    ns = namespace(r, "diff-budget-scale")
+    owner = r.send(Step("POST", f"/api/v1/namespaces/{ns}/configmaps", configmap("owner"))).body
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+    }
+    pod = {
+        "metadata": {"name": "owned", "labels": {"app": "owned"}, "ownerReferences": [ref]},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], "schedulerName": "nobody"},
+    }
+    r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod), lambda p: p["metadata"]["name"])
+    budgets = f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets"
+    r.send(Step("POST", budgets, budget("share", "owned", minAvailable="50%")), lambda b: b["spec"])
+    r.until(
+        Step("GET", f"{budgets}/share"),
+        lambda a: any(
+            c.get("reason") == "SyncFailed"
+            for c in (a.body.get("status") or {}).get("conditions") or []
+        ),
+        what="the budget failing to count",
+    )
+
+
 @pytest.mark.parametrize(
     "sequence",
     [
+        pytest.param(custom_controller_scale, id="D106-custom-controller-scale"),
         pytest.param(duplicate_field, id="D193-duplicate-fields"),
         pytest.param(apply_conflict, id="D190-apply-conflicts"),
         pytest.param(admission_defaults, id="D192-priority-and-toleration-admission"),

@@ -1,9 +1,10 @@
 """`make demo` end to end: hack/demo.py with the example, the crash-once variant, and a
 user-supplied failing job. The example runs on both control planes (on the real one as
 ``make demo ARGS=--real`` runs it, which builds the control plane if needed and sets
-``LOCALCLUSTER_CONTROL_PLANE=real`` for the local cluster's command); the variants, which
-exercise the operator rather than the cluster, on the emulated one (the real control plane
-costs ~30 s a demo)."""
+``LOCALCLUSTER_CONTROL_PLANE=real`` for the local cluster's command), and so does the
+disruption variant, which drains a node through the cluster's eviction API; the other
+variants, which exercise the operator rather than the cluster, on the emulated one (the real
+control plane costs ~30 s a demo)."""
 
 import os
 import subprocess
@@ -57,10 +58,26 @@ def test_demo_exitcode_variant_restarts_worker():
     assert "TFJobRestarting" in out.stdout
 
 
-def test_demo_disruption_variant_restarts_the_evicted_worker_without_spending_the_budget():
-    out = run_demo("--disruption")
+@pytest.mark.parametrize("control_plane", BACKENDS)
+def test_demo_disruption_variant_drains_the_workers_node_without_spending_the_budget(
+    control_plane,
+):
+    out = run_demo("--disruption", control_plane=control_plane)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "draining the node of local-dist-training-worker-1: evicting it" in out.stdout
+    lines = out.stdout.splitlines()
+    drained = next(line for line in lines if line.startswith("draining node "))
+    node = drained.split()[2].rstrip(",")
+    assert "where local-dist-training-worker-1 runs" in drained
+    for step in (
+        f"node/{node} cordoned",
+        "evicting pod default/local-dist-training-worker-1",
+        "pod/local-dist-training-worker-1 evicted",
+        f"node/{node} drained",
+    ):
+        assert f"  {step}" in lines, out.stdout
+    recreated = next(line for line in lines if "recreated by the operator" in line)
+    assert recreated.startswith("local-dist-training-worker-1 ")
+    assert not recreated.endswith(f"node {node}")  # on the other worker node
     assert "Succeeded   True" in out.stdout
     assert "restarts counted against backoffLimit: 0 of 0" in out.stdout
 

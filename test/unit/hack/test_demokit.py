@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from demokit import cli, gang, harness, incluster, queue, tfjob
+from demokit import cli, disruption, gang, harness, incluster, queue, tfjob
 
 
 @pytest.mark.parametrize(
@@ -32,6 +32,21 @@ def test_the_arguments_pick_the_demo(monkeypatch, argv, demo, passed):
         monkeypatch.setattr(module, "main", lambda a, name=name: calls.append((name, a)) or 7)
     assert cli.main(argv) == 7
     assert calls == [(demo, passed)]
+
+
+def test_the_disruption_variant_keeps_the_ps_and_chief_off_the_drained_worker_nodes():
+    """Only worker nodes are drained: the PS (which keeps the model) and the chief go to the
+    core pool, the workers to the worker pool; the budget is zero and disruptions are free."""
+    job = disruption.with_disruption_policy(yaml.safe_load(harness.EXAMPLES[False].read_text()))
+    pools = {
+        rtype: spec["template"]["spec"]["nodeSelector"][disruption.POOL_LABEL]
+        for rtype, spec in job["spec"]["tfReplicaSpecs"].items()
+    }
+    assert pools == {"PS": "core", "Chief": "core", "Worker": "workers"}
+    assert job["spec"]["backoffLimit"] == 0
+    assert job["spec"]["lifecyclePolicy"] == {"failure": {}}
+    pool_args = " ".join(disruption.CLUSTER_ARGS)
+    assert "name=core,count=1" in pool_args and "name=workers,count=2" in pool_args
 
 
 def test_localise_runs_the_example_here_and_drops_only_the_code_volume(tmp_path):

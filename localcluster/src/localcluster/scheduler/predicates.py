@@ -22,6 +22,8 @@ REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_NOT_READY = "node(s) had untolerated taint {node.kubernetes.io/not-ready: }"
 REASON_TOO_MANY_PODS = "Too many pods"
+# The taint a cordoned node stands for (``kubectl cordon``, ``kubectl drain``)
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 # Taint effects that keep new pods off a node (PreferNoSchedule only lowers a node's score).
 BLOCKING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 # What scoring counts for a container that requests no cpu / memory (kube-scheduler's
@@ -250,9 +252,18 @@ def taint_reason(taint: dict[str, Any]) -> str:
     return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value') or ''}}}"
 
 
-def node_condition_reasons(node: dict[str, Any]) -> list[str]:
-    """Cordoned or not-Ready nodes take no new pods."""
-    if (node.get("spec") or {}).get("unschedulable"):
+def tolerates_unschedulable(pod: dict[str, Any] | None) -> bool:
+    """Whether the pod tolerates ``node.kubernetes.io/unschedulable:NoSchedule``: kube-scheduler's
+    NodeUnschedulable filter lets such a pod (a DaemonSet's) onto a cordoned node."""
+    if pod is None:
+        return False
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    return any(tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations)
+
+
+def node_condition_reasons(node: dict[str, Any], pod: dict[str, Any] | None = None) -> list[str]:
+    """Cordoned (unless ``pod`` tolerates it) or not-Ready nodes take no new pods."""
+    if (node.get("spec") or {}).get("unschedulable") and not tolerates_unschedulable(pod):
         return [REASON_UNSCHEDULABLE]
     for condition in (node.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Ready" and condition.get("status") != "True":
@@ -265,7 +276,7 @@ def fit_reasons(
 ) -> list[str]:
     """Every reason this node rejects the pod; empty when it fits (``requests``: the pod's,
     when the caller has them already)."""
-    reasons = node_condition_reasons(info.node)
+    reasons = node_condition_reasons(info.node, pod)
     if reasons:
         return reasons
     taint = untolerated_taint(pod, info.node)

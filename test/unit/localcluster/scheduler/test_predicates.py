@@ -104,6 +104,19 @@ def test_node_selector_and_unready_or_cordoned_nodes():
     )
 
 
+def test_a_pod_tolerating_the_unschedulable_taint_goes_onto_a_cordoned_node():
+    """kube-scheduler's NodeUnschedulable filter: a DaemonSet's pod tolerates a cordon."""
+    cordoned = NodeInfo(node("n1", cordoned=True))
+    tolerant = pod()
+    tolerant["spec"]["tolerations"] = [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert fit_reasons(tolerant, cordoned) == []
+    other = pod()
+    other["spec"]["tolerations"] = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}]
+    assert fit_reasons(other, cordoned) == ["node(s) were unschedulable"]
+
+
 @pytest.mark.parametrize(
     "operator,values,value,expected",
     [

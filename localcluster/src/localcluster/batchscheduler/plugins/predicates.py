@@ -18,6 +18,7 @@ from localcluster.scheduler.predicates import (
     REASON_UNSCHEDULABLE,
     matches_node_selector_and_affinity,
     taint_reason,
+    tolerates_unschedulable,
     untolerated_taint,
 )
 
@@ -29,7 +30,7 @@ REASON_POD_NUMBER = "node(s) pod number exceeded"
 
 def static_reasons(task: TaskInfo, node: NodeInfo) -> list[str]:
     """The checks that depend only on the pod's placement rules and the node object."""
-    if (node.node.get("spec") or {}).get("unschedulable"):
+    if (node.node.get("spec") or {}).get("unschedulable") and not tolerates_unschedulable(task.pod):
         return [REASON_UNSCHEDULABLE]
     if not matches_node_selector_and_affinity(task.pod, node.node):
         return [REASON_AFFINITY]

@@ -1021,6 +1021,8 @@ class Registry:
         node = ((pod.get("spec") or {}).get("nodeName")) or ""
         if not node or self.store.stored(_NODE, ("", node)) is None:
             return False
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return False  # nothing left to stop: deleted at once, as kube-apiserver does
         return int(_grace_seconds(pod, grace)) > 0
 
     def _delete_pod_now(

@@ -109,7 +109,7 @@ def builtin_types() -> list[ResourceType]:
             "Pod",
             short_names=["po"],
             categories=["all"],
-            subresources=("status", "log", "binding"),
+            subresources=("status", "log", "binding", "eviction"),
             generation=True,  # kept for pods since 1.35 (PodObservedGenerationTracking)
         ),
         _rt(

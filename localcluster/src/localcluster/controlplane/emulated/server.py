@@ -40,6 +40,7 @@ from localcluster.controlplane.emulated.auth.filters import RequestAuth
 from localcluster.controlplane.emulated.auth.reviews import REVIEW_KINDS
 from localcluster.controlplane.emulated.auth.tokenrequest import create_token
 from localcluster.controlplane.emulated.auth.user import UserInfo, anonymous_user
+from localcluster.controlplane.emulated.eviction import evict
 from localcluster.controlplane.emulated.registry import Registry
 from localcluster.controlplane.emulated.resources import ResourceType
 from localcluster.controlplane.emulated.serving import discovery, params, tables
@@ -436,6 +437,8 @@ class APIServer:
             return self._binding(req, resp, namespace or "", name)
         if sub == "token":
             return self._token_request(req, resp, namespace or "", name)
+        if sub == "eviction":
+            return self._eviction(req, resp, namespace or "", name)
         if sub == "scale":
             return self._scale(req, resp, gvr, namespace, name)
         self._item(req, resp, rt, gvr, namespace, name, sub)
@@ -624,6 +627,16 @@ class APIServer:
             "code": 201,
         }
         self._json(resp, status, 201)
+
+    def _eviction(self, req: Request, resp: Responder, namespace: str, name: str) -> None:
+        if req.method != "POST":  # a create-only subresource: kube-apiserver's empty details
+            e = errors.method_not_allowed()
+            e.status["details"] = {}
+            raise e
+        body = params.object_body(req, "Eviction")
+        dry = ["All"] if params.dry_run(req) else []
+        status = evict(self.registry, namespace, name, body, dry)
+        self._json(resp, status, int(status["code"]))
 
     # ------------------------------------------------------------------ auth APIs
     def _review(

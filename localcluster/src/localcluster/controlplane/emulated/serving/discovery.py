@@ -32,11 +32,13 @@ _SUB_VERBS = {
     "scale": ["get", "patch", "update"],
     "log": ["get"],
     "binding": ["create"],
+    "eviction": ["create"],
     "token": ["create"],
 }
 _SUB_KIND = {
     "log": ("", "v1", "Pod"),
     "binding": ("", "v1", "Binding"),
+    "eviction": ("policy", "v1", "Eviction"),
     "scale": ("autoscaling", "v1", "Scale"),
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
 }

@@ -18,7 +18,7 @@ import pytest
 
 from localcluster import testing
 from localcluster.testing import BACKENDS
-from support.crd import install_crds
+from support.crd import crd_objects
 
 from .conftest import Api
 
@@ -38,8 +38,8 @@ def two_nodes(request) -> Iterator[Api]:
         kubelet="simulated",
         nodes=2,
         simulated=SimulatedTiming(start_delay=0.2),
+        crds=crd_objects(),
     ) as cluster:
-        install_crds(cluster.client)
         yield Api(cluster)
 
 

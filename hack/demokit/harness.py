@@ -238,3 +238,22 @@ def localise(
             if not mounts:
                 del container["volumeMounts"]
     return job
+
+
+def follow_pod_log(
+    client: Any, pod: str, lines: list[str], stop: threading.Event, poll: float = 0.5
+) -> None:
+    """Collect a pod's log lines as they come, retrying every ``poll`` seconds until its
+    container starts (``client``: the SDK's job client)."""
+    while not stop.is_set():
+        try:
+            stream = client.stream_pod_log(pod, follow=True)
+        except Exception:  # noqa: BLE001 - not started yet
+            stop.wait(poll)
+            continue
+        try:
+            for line in stream:
+                lines.append(line)
+        finally:
+            stream.close()
+        return

@@ -30,6 +30,7 @@ from demokit.harness import (
     ROOT,
     Background,
     DemoError,
+    follow_pod_log,
     localise,
     preflight,
     run_timed,
@@ -88,22 +89,6 @@ DEMOS = {
 }
 
 
-def follow(client: Any, pod: str, lines: list[str], stop: threading.Event) -> None:
-    """Collect a pod's log lines as they come (retrying until its container starts)."""
-    while not stop.is_set():
-        try:
-            stream = client.stream_pod_log(pod, follow=True)
-        except Exception:  # noqa: BLE001 - not started yet
-            stop.wait(POLL_SECONDS)
-            continue
-        try:
-            for line in stream:
-                lines.append(line)
-        finally:
-            stream.close()
-        return
-
-
 def watch(
     demo: KindDemo, client: Any, job: dict[str, Any], operator: Background, timeout: float
 ) -> dict[str, Any]:
@@ -114,7 +99,7 @@ def watch(
     lines: list[str] = []
     stop = threading.Event()
     reader = threading.Thread(
-        target=follow, args=(client, f"{name}-{demo.leader}", lines, stop), daemon=True
+        target=follow_pod_log, args=(client, f"{name}-{demo.leader}", lines, stop), daemon=True
     )
     reader.start()
     shown, deadline = "", time.monotonic() + timeout

@@ -31,6 +31,7 @@ from demokit.harness import (
     ROOT,
     Background,
     DemoError,
+    follow_pod_log,
     localise,
     preflight,
     run_timed,
@@ -47,22 +48,6 @@ TERMINAL = ("Succeeded", "Failed")
 POLL_SECONDS = 0.5
 
 
-def follow_master(client: Any, pod: str, lines: list[str], stop: threading.Event) -> None:
-    """Collect the Master's log lines as they come (retrying until its container starts)."""
-    while not stop.is_set():
-        try:
-            stream = client.stream_pod_log(pod, follow=True)
-        except Exception:  # noqa: BLE001 - not started yet
-            stop.wait(POLL_SECONDS)
-            continue
-        try:
-            for line in stream:
-                lines.append(line)
-        finally:
-            stream.close()
-        return
-
-
 def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float) -> dict[str, Any]:
     """Show the replicas and the Master's loss until the job ends; return its final object."""
     from tf_operator.sdk import job_state
@@ -71,7 +56,7 @@ def watch(client: Any, job: dict[str, Any], operator: Background, timeout: float
     lines: list[str] = []
     stop = threading.Event()
     reader = threading.Thread(
-        target=follow_master, args=(client, f"{name}-master-0", lines, stop), daemon=True
+        target=follow_pod_log, args=(client, f"{name}-master-0", lines, stop), daemon=True
     )
     reader.start()
     shown, deadline = "", time.monotonic() + timeout

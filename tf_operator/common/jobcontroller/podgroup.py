@@ -31,17 +31,20 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
-from tf_operator.common.jobcontroller.gang_policy import gang_policy
+from tf_operator.common.jobcontroller.gang_policy import gang_policy, unsatisfiable
 from tf_operator.common.jobcontroller.kind import J, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
+    DEFAULT_QUEUE,
     GangPolicy,
     GangSchedulerBackend,
+    group_queue,
     pod_group_phase,
     unschedulable_message,
 )
-from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, error_text
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.client import is_forbidden, is_invalid
 from tf_operator.k8s.controller.controller_utils import unwrap_tombstone
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
@@ -49,6 +52,12 @@ from tf_operator.k8s.workqueue import Queue
 POD_TEMPLATE_SCHEDULER_NAME_REASON = "SettedPodTemplateSchedulerName"
 POD_GROUP_UNSCHEDULABLE_REASON = "PodGroupUnschedulable"
 POD_GROUP_PENDING_REASON = "PodGroupPending"
+# Why a job waits on what no scheduler can satisfy (D156, D157): the Warning event's reasons.
+GANG_UNSATISFIABLE_REASON = "GangUnsatisfiable"
+QUEUE_NOT_FOUND_REASON = "QueueNotFound"
+POD_GROUP_REFUSED_REASON = "PodGroupRefused"
+# How often a job blocked by a missing queue or a refused PodGroup looks again.
+RECHECK_SECONDS = 10.0
 
 
 class GangMemory(Protocol):
@@ -131,6 +140,7 @@ class PodGroupReconciler(Generic[J]):
         recorder: EventRecorder,
         told: GangMemory,  # what was last told on each job about its group
         priority_of: Callable[[str], int],  # a PriorityClass's value (minResources)
+        queue_missing: Callable[[str], bool] = lambda name: False,  # a Queue is known missing
     ) -> None:
         self._kind = kind
         self._groups = groups
@@ -138,6 +148,7 @@ class PodGroupReconciler(Generic[J]):
         self._recorder = recorder
         self._told = told
         self._priority_of = priority_of
+        self._queue_missing = queue_missing
 
     def sync(self, ctx: SyncContext[J]) -> bool:
         """Create or update the job's PodGroup, tell whether the scheduler cannot place it;
@@ -147,14 +158,46 @@ class PodGroupReconciler(Generic[J]):
         group: Obj | None = None
         try:
             policy = gang_policy(job, backend, self._priority_of)
+            why = unsatisfiable(job, policy)
+            if why is not None:
+                ctx.blocked = (GANG_UNSATISFIABLE_REASON, why)
             group = self._groups.sync_pod_group(job, policy, owner_reference(self._kind, job))
         except Exception as err:
             ctx.logger.warning("Sync PodGroup %s: %s", job.name, err)
+            self._refused(ctx, err)
         else:
             self._surface_unschedulable(ctx, group)
+            self._check_queue(ctx, group)
         admitted = backend.admits(group)
         self._surface_wait(ctx, group, admitted)
         return admitted
+
+    def _refused(self, ctx: SyncContext[J], err: Exception) -> None:
+        """The API server refuses the group (kube-apiserver's Priority admission refuses a
+        ``scheduling.k8s.io`` PodGroup naming a missing PriorityClass): the job is blocked until
+        the refusal ends (D157)."""
+        if ctx.blocked is not None or not (is_forbidden(err) or is_invalid(err)):
+            return
+        text = f"its PodGroup cannot be created: {error_text(err)}"
+        ctx.blocked = (POD_GROUP_REFUSED_REASON, text)
+        ctx.recheck_after = RECHECK_SECONDS
+
+    def _check_queue(self, ctx: SyncContext[J], group: Obj) -> None:
+        """kube-batch and Volcano leave a group whose queue does not exist out of every
+        session, saying nothing (a log line at V(3)): the job says it (D157). Their
+        ``default`` queue is theirs to make (Volcano's controller remakes it), not looked up."""
+        queue = group_queue(group)
+        if ctx.blocked is not None or queue in ("", DEFAULT_QUEUE):
+            return
+        if not self._queue_missing(queue):
+            return
+        m = meta(group)
+        text = (
+            f"queue {queue} of PodGroup {m.get('namespace')}/{m.get('name')} does not exist: "
+            f"{self._scheduler_name} ignores the group until it does"
+        )
+        ctx.blocked = (QUEUE_NOT_FOUND_REASON, text)
+        ctx.recheck_after = RECHECK_SECONDS
 
     def _surface_unschedulable(self, ctx: SyncContext[J], group: Obj) -> None:
         """One Warning event on the job per change of why its group cannot be placed (the

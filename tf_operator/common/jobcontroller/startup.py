@@ -126,8 +126,10 @@ class StartupWatch(Generic[J]):
             self._tell(ctx, text, reason)
             return
         blocked = self._first_blocked(ctx, admitted, gang_message)
-        if ctx.blocked is not None:
-            self._tell(ctx, ctx.blocked[1], ctx.blocked[0])
+        if ctx.blocked is not None:  # it comes first, and names the deadline's failure too
+            reason, text = ctx.blocked
+            blocked = (None if blocked is None else blocked[0], text)
+            self._tell(ctx, text, reason)
         else:
             self._tell(ctx, None if blocked is None else blocked[1])
         if policy.deadline_seconds is not None:

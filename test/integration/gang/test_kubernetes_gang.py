@@ -24,6 +24,7 @@ from localcluster.testing import wait_for
 from support.operator_process import OperatorProcess
 from tf_operator.k8s.client import PRIORITY_CLASSES
 from tf_operator.sdk import TFJobClient
+from tf_operator.sdk.lifecycle import blocking_reason
 
 from .public_cluster import (
     CONTROL_PLANES,
@@ -273,6 +274,8 @@ def test_min_count_above_the_replicas_is_told_until_it_is_lowered(cluster):
     assert [x for x in _describe(cluster, "gang-of-3") if x.startswith("Blocked:")] == [
         f"Blocked:          {why}"
     ]
+    with TFJobClient(cluster.kubeconfig, namespace=NS) as sdk:
+        assert blocking_reason(sdk.get("gang-of-3")) == why
     patch = {"spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 2}}}}
     cluster.client.resource(TFJOBS).patch("gang-of-3", patch, NS)
     wait_for(lambda: condition(cluster.get(TFJOBS, "gang-of-3"), "Succeeded"), 60, what="Succeeded")

@@ -19,7 +19,10 @@ PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Uns
 status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
 change of that condition's message (divergence D40). scheduler-plugins writes no condition on
 its groups: while a group is not placed, its pods' ``PodScheduled`` reason is told the same way
-(D76). The group is read from the GET the sync
+(D76). What no scheduler can satisfy is told on the job as it waits (its start-up watch writes
+it into the Created condition, once): a ``minMember`` above the job's replicas (D156), a queue
+that does not exist (kube-batch and Volcano ignore such a group silently), a group the API
+server refuses (D157). The group is read from the GET the sync
 makes anyway; :class:`PodGroupEvents` (an informer on the groups, with gang scheduling only)
 brings the job back when a group's phase or Unschedulable message changes. Nothing here writes
 a PodGroup's status (Volcano's CRD has no status subresource).
@@ -140,7 +143,7 @@ class PodGroupReconciler(Generic[J]):
         recorder: EventRecorder,
         told: GangMemory,  # what was last told on each job about its group
         priority_of: Callable[[str], int],  # a PriorityClass's value (minResources)
-        queue_missing: Callable[[str], bool] = lambda name: False,  # a Queue is known missing
+        queue_missing: Callable[[str], bool],  # whether a scheduler's Queue is known missing
     ) -> None:
         self._kind = kind
         self._groups = groups

@@ -112,10 +112,12 @@ def describe(
 
 def lifecycle_fields(job: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The lifecycle policy in force, the restart budget used, restarts by cause and why the
-    job is blocked (docs/policies.md); nothing for a job without a policy."""
+    job is blocked (docs/policies.md); for a job without a policy, only why it is blocked, when
+    it is by what no scheduler can satisfy (D156, D157)."""
     policy = policy_in_force(job)
     if policy is None:
-        return []
+        blocked = blocking_reason(job)
+        return [("Blocked", blocked)] if blocked else []
     used, limit = restart_budget(job)
     causes = restarts_by_cause(job)
     return [

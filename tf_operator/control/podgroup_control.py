@@ -168,6 +168,9 @@ class GangSchedulerBackend:
     # Kubernetes' own gang scheduling: the PodGroup a pod names in spec.schedulingGroup, from
     # the job's name and UID (None: the pod names none); such a backend sets no schedulerName
     scheduling_group: Callable[[str, str], str] | None = None
+    # the scheduler's cluster-scoped Queues, whose group naming a missing one it ignores
+    # (kube-batch, Volcano); None: the backend has no queues
+    queues: Resource | None = None
 
     @property
     def api_version(self) -> str:
@@ -175,7 +178,9 @@ class GangSchedulerBackend:
 
 
 KUBE_BATCH = GangSchedulerBackend(
-    "kube-batch", Resource("scheduling.incubator.k8s.io", "v1alpha1", "podgroups", "PodGroup")
+    "kube-batch",
+    Resource("scheduling.incubator.k8s.io", "v1alpha1", "podgroups", "PodGroup"),
+    queues=Resource("scheduling.incubator.k8s.io", "v1alpha1", "queues", "Queue", False),
 )
 VOLCANO = GangSchedulerBackend(
     "volcano",
@@ -183,7 +188,14 @@ VOLCANO = GangSchedulerBackend(
     spec_for=volcano_spec,
     computes_min_resources=True,
     admits=volcano_admits,
+    queues=Resource("scheduling.volcano.sh", "v1beta1", "queues", "Queue", False),
 )
+
+
+def group_queue(group: Obj | None) -> str:
+    """The queue a PodGroup names ("" when none, or there is no group)."""
+    spec = group.get("spec") if isinstance(group, dict) else None
+    return _existing_queue(spec if isinstance(spec, dict) else None)
 
 
 def waiting_pods_message(group: Obj | None, pods: list[Obj]) -> str:

@@ -149,7 +149,9 @@ def restart_budget(job: Mapping[str, Any]) -> tuple[int, int | None]:
 
 
 def blocking_reason(job: Mapping[str, Any]) -> str | None:
-    """Why the job's first stuck replica does not start, as the operator told it."""
+    """Why the job does not start, as the operator told it in its Created condition: what no
+    scheduler can satisfy (any job: a gang larger than the job, a missing queue, creates the
+    API server refuses; D156, D157), else, with a start-up policy, its first stuck replica."""
     for condition in get_conditions(job):
         message = str(condition.get("message") or "")
         if condition.get("type") == "Created" and BLOCKED_PREFIX in message:

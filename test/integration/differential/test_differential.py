@@ -853,6 +853,24 @@ def label_selector_syntax(r: Recorder) -> None:
         )
 
 
+def test_a_pod_naming_a_missing_priority_class_is_refused(backends):
+    """The part of the Priority admission plugin the emulator plays (D192): the 403."""
+
+    def sequence(r: Recorder) -> None:
+        ns = namespace(r, "diff-priority")
+        pod = {
+            "metadata": {"name": "p"},
+            "spec": {
+                "containers": [{"name": "c", "image": "busybox"}],
+                "automountServiceAccountToken": False,
+                "priorityClassName": "diff-nosuch",
+            },
+        }
+        r.send(Step("POST", f"/api/v1/namespaces/{ns}/pods", pod))
+
+    check(backends, sequence)
+
+
 def admission_defaults(r: Recorder) -> None:
     ns = namespace(r, "diff-admission")
     pod = {

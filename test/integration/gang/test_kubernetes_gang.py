@@ -22,7 +22,9 @@ from localcluster.kueue import Kueue, PodSetInfo
 from localcluster.nodepool import NodePool
 from localcluster.testing import wait_for
 from support.operator_process import OperatorProcess
+from tf_operator.k8s.client import PRIORITY_CLASSES
 from tf_operator.sdk import TFJobClient
+from tf_operator.sdk.lifecycle import blocking_reason
 
 from .public_cluster import (
     CONTROL_PLANES,
@@ -225,6 +227,92 @@ def test_an_unplaceable_group_tells_its_reason_on_the_job(cluster):
     ).stdout
     line = next(x for x in out.splitlines() if x.startswith("PodGroup:"))
     assert name in line and "Unschedulable" in line and cond["message"] in line
+
+
+def _blocked(cluster: PublicCluster, name: str) -> str:
+    job = cluster.get(TFJOBS, name) or {}
+    created = condition(job, "Created") or {}
+    message = str(created.get("message") or "")
+    return message.split(" Blocked: ", 1)[1] if " Blocked: " in message else ""
+
+
+def _warnings(cluster: PublicCluster, name: str, reason: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in cluster.items(EVENTS)
+        if e["involvedObject"].get("name") == name
+        and e["involvedObject"].get("kind") == "TFJob"
+        and e["reason"] == reason
+    ]
+
+
+def _describe(cluster: PublicCluster, name: str) -> list[str]:
+    tfjob_cli = Path(sys.executable).parent / "tfjob"
+    return subprocess.run(
+        [str(tfjob_cli), "--kubeconfig", cluster.kubeconfig, "-n", NS, "describe", name],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.splitlines()
+
+
+def test_min_count_above_the_replicas_is_told_until_it_is_lowered(cluster):
+    """kube-scheduler waits silently for pods that will never come; the job says why in its
+    Created condition, once as a Warning event and in ``tfjob describe`` (D156), and runs once
+    minAvailable is lowered."""
+    body = tfjob("gang-of-3", 2, "500m", min_available=3, run_seconds=0.5)
+    cluster.client.resource(TFJOBS).create(body, NS)
+    why = (
+        "runPolicy.schedulingPolicy.minAvailable 3 is above the job's 2 replicas: its gang can "
+        "never be placed; the job waits until minAvailable is lowered or replicas are added"
+    )
+    wait_for(lambda: _blocked(cluster, "gang-of-3") == why, 30, what="the reason")
+    (told,) = wait_for(lambda: _warnings(cluster, "gang-of-3", "GangUnsatisfiable"), 30)
+    assert told["type"] == "Warning" and told["message"] == why
+    assert bound(cluster.job_pods("gang-of-3")) == []
+    assert [x for x in _describe(cluster, "gang-of-3") if x.startswith("Blocked:")] == [
+        f"Blocked:          {why}"
+    ]
+    with TFJobClient(cluster.kubeconfig, namespace=NS) as sdk:
+        assert blocking_reason(sdk.get("gang-of-3")) == why
+    patch = {"spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 2}}}}
+    cluster.client.resource(TFJOBS).patch("gang-of-3", patch, NS)
+    wait_for(lambda: condition(cluster.get(TFJOBS, "gang-of-3"), "Succeeded"), 60, what="Succeeded")
+    assert _blocked(cluster, "gang-of-3") == ""
+    assert [e.get("count", 1) for e in _warnings(cluster, "gang-of-3", "GangUnsatisfiable")] == [1]
+
+
+def test_a_group_refused_for_a_missing_priority_class_is_told(cluster):
+    """kube-apiserver's Priority admission refuses a PodGroup naming a PriorityClass that does
+    not exist (the group carries the templates' class); no pod is made, the job says why
+    (D157), and runs once the class is made."""
+    pc = "nosuch-gang"
+    body = tfjob("unranked", 2, "500m", run_seconds=0.5)
+    body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = pc
+    cluster.client.resource(TFJOBS).create(body, NS)
+    wait_for(lambda: _blocked(cluster, "unranked"), 30, what="the reason")
+    why = _blocked(cluster, "unranked")
+    assert why.startswith("its PodGroup cannot be created: podgroups.scheduling.k8s.io ")
+    assert why.endswith(f"is forbidden: no PriorityClass with name {pc} was found")
+    (told,) = wait_for(lambda: _warnings(cluster, "unranked", "PodGroupRefused"), 30)
+    assert told["type"] == "Warning" and told["message"] == why
+    assert cluster.job_pods("unranked") == []
+    priority_class = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": pc},
+        "value": 10,
+    }
+    cluster.client.resource(PRIORITY_CLASSES).create(priority_class, None)
+    try:
+        wait_for(
+            lambda: condition(cluster.get(TFJOBS, "unranked"), "Succeeded"), 60, what="Succeeded"
+        )
+        assert _blocked(cluster, "unranked") == ""
+        assert [e.get("count", 1) for e in _warnings(cluster, "unranked", "PodGroupRefused")] == [1]
+    finally:
+        cluster.client.resource(PRIORITY_CLASSES).delete(pc, None)
 
 
 def _suspend(cluster: PublicCluster, name: str, suspend: bool) -> None:

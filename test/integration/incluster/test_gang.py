@@ -3,8 +3,9 @@
 component's PodGroup rule), weighs the replicas by their PriorityClass for Volcano and
 scheduler-plugins (the component's PriorityClass reader), the gang's pods are bound together
 (by the test, standing in for kube-batch / Volcano unless the cluster runs one, which also
-admits Volcano's group first), the job succeeds and the operator deletes the PodGroup; no 403
-all along. The Volcano component also runs with the namespaced overlay: PodGroups through its
+admits Volcano's group first), the job succeeds and the operator deletes the PodGroup; a job
+naming a queue that does not exist is told so (kube-batch, Volcano: the component's Queue
+reader); no 403 all along. The Volcano component also runs with the namespaced overlay: PodGroups through its
 Role, PriorityClasses through the component's ClusterRole."""
 
 import pytest
@@ -33,6 +34,30 @@ PRIORITY_CLASS = {
     "metadata": {"name": "training"},
     "value": 1000,
 }
+TFJOBS = ("kubeflow.org", "v1", "tfjobs")
+QUEUED = ("gang-kube-batch", "gang-volcano")  # their schedulers have queues
+
+
+def queued_job(name: str, queue: str) -> dict:
+    container = {"name": "tensorflow", "image": "tensorflow/tensorflow:1.13.1"}
+    worker = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runPolicy": {"schedulingPolicy": {"queue": queue}},
+            "tfReplicaSpecs": {"Worker": worker},
+        },
+    }
+
+
+def blocked(client, namespace: str, name: str) -> str:
+    conditions = (client.get(TFJOBS, namespace, name).get("status") or {}).get("conditions")
+    created = [c for c in conditions or [] if c["type"] == "Created"]
+    return str(created[0].get("message") or "") if created else ""
+
+
 CASES = [pytest.param(overlay, False, id=overlay) for overlay in PODGROUPS] + [
     pytest.param("gang-volcano", True, id="namespaced-gang-volcano")
 ]
@@ -82,6 +107,15 @@ def test_gang_overlay(tmp_path, control_plane, overlay, namespaced):
             joined = [p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in pods]
         assert joined == ["gang"] * len(pods)
         wait_for(lambda: podgroup() is None, 60, what="the PodGroup deleted after the job")
+        if overlay in QUEUED:
+            # a queue that does not exist is looked up through the component's ClusterRole
+            # and told on the job (D157): a 403 would have told nothing
+            client.create(TFJOBS, namespace, queued_job("queued", "nosuch"))
+            wait_for(
+                lambda: "queue nosuch" in blocked(client, namespace, "queued"),
+                60,
+                what="the missing queue told on the job",
+            )
         # minResources (Volcano, scheduler-plugins) read the PriorityClass, and were allowed to
         reads = incluster.operator_responses(200, "get", "priorityclasses")
         assert (reads > 0) is (overlay != "gang-kube-batch")

@@ -206,3 +206,14 @@ def test_render_jobs_lifecycle_columns():
     assert lines[0].split() == ["NAME", "STATE", "AGE", "RESTARTS", "BLOCKED"]
     assert lines[1].split()[-2:] == ["-", "-"]
     assert "2/3" in lines[2].split() and lines[2].rstrip().endswith("exceeded quota")
+
+
+def test_describe_tells_why_a_job_without_a_lifecycle_policy_is_blocked():
+    """What no scheduler can satisfy is told on every job (D156): describe shows it, and
+    nothing for a job that is not blocked."""
+    why = "runPolicy.schedulingPolicy.minAvailable 10 is above the job's 1 replicas: ..."
+    blocked = job(state="Created")
+    blocked["status"]["conditions"][0]["message"] = f"TFJob j is created. Blocked: {why}"
+    assert f"Blocked:          {why}" in describe(blocked, [], [], now=NOW).splitlines()
+    lines = describe(job(), [], [], now=NOW).splitlines()
+    assert not [line for line in lines if line.startswith("Blocked:")]

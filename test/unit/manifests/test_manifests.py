@@ -337,6 +337,9 @@ def gang_needs(scheduler: str) -> tuple[set, set]:
     reads = set()
     if backend.computes_min_resources:
         reads = {(PRIORITY_CLASSES.group, PRIORITY_CLASSES.plural, "get")}
+    if backend.queues is not None:  # a missing queue is looked up by name (D157)
+        reads |= {(backend.queues.group, backend.queues.plural, "get")}
+        assert not backend.queues.namespaced
     assert groups.namespaced and not PRIORITY_CLASSES.namespaced
     return podgroups, reads
 
@@ -372,8 +375,10 @@ def test_gang_component_grants_the_operator_what_the_gang_code_calls(
         for obj in objs:
             kubernetes_validate.validate(obj, K8S_VERSIONS[-1], strict=True)
     readers = [o for o in by_kind(objs, "ClusterRole") if o["metadata"]["name"] != OPERATOR]
-    assert [o["metadata"]["name"] for o in readers] == (
-        ["tf-job-operator-priorityclass-reader"] if reads else []
+    read = {plural for _, plural, _ in reads}
+    assert sorted(o["metadata"]["name"] for o in readers) == (
+        ["tf-job-operator-priorityclass-reader"] * ("priorityclasses" in read)
+        + ["tf-job-operator-queue-reader"] * ("queues" in read)
     )
 
 

@@ -83,6 +83,13 @@ class SyncContext(Generic[J]):
     # policy, D104).
     gang_wait: str | None = None
     gang_unschedulable: str | None = None
+    # (event reason, message): why the job cannot start whatever any scheduler does (a gang
+    # policy nothing can satisfy, a create the API server refuses); told on every job, with
+    # or without a start-up policy (D156, D157)
+    blocked: tuple[str, str] | None = None
+    # while blocked by what no event of the job's own announces the end of (a queue or a
+    # priority class created), the pass is run again after this many seconds
+    recheck_after: float | None = None
 
     def take_creation(self) -> bool:
         """Spend one creation of this pass's budget; False once it is used up."""

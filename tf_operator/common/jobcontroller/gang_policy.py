@@ -9,6 +9,10 @@ their pods' PriorityClass, highest first (v1.9's ``CalcPGMinResources``): for ea
 requests, or its limits when it states no requests at all. Equal priorities keep the kind's
 replica order (v1.9 walked a Go map: any order). A PriorityClass that cannot be read counts as
 priority 0, as in v1.9; lookups are cached for a minute, so a pass reads none in the common case.
+
+What no scheduler can ever satisfy is told on the job, which waits (D156): a ``minMember`` above
+the job's replicas (:func:`unsatisfiable`), a queue that does not exist (:class:`Queues`:
+kube-batch and Volcano leave such a group out of every session without a word).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from tf_operator.apis.common.v1.run_policy import SchedulingPolicy
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.common.jobcontroller.kind import Job
 from tf_operator.control.podgroup_control import GangPolicy, GangSchedulerBackend
-from tf_operator.k8s.client import PRIORITY_CLASSES, KubeInterface
+from tf_operator.k8s.client import PRIORITY_CLASSES, KubeInterface, Resource, is_not_found
 from tf_operator.k8s.quantity import Quantity, QuantityError
 
 log = logging.getLogger(__name__)
@@ -31,6 +35,8 @@ log = logging.getLogger(__name__)
 # How long a PriorityClass's value is trusted; how many names are kept.
 PRIORITY_CACHE_SECONDS = 60.0
 PRIORITY_CACHE_SIZE = 256
+# How long a Queue found to exist is trusted (a missing one is read again on every pass).
+QUEUE_CACHE_SECONDS = 60.0
 
 
 class PriorityClasses:
@@ -53,6 +59,43 @@ class PriorityClasses:
             value = 0
         self._cache[name] = value
         return value
+
+
+class Queues:
+    """Whether a gang scheduler's Queue is missing, read live: a queue found is trusted for a
+    minute, a missing one is read again on every pass (creating it must be seen). Only a 404
+    says missing; any other error (no RBAC for queues, the API down) tells nothing."""
+
+    def __init__(self, kube_client: KubeInterface, resource: Resource | None) -> None:
+        self._queues = None if resource is None else kube_client.resource(resource)
+        self._found: TTLCache[str, bool] = TTLCache(PRIORITY_CACHE_SIZE, QUEUE_CACHE_SECONDS)
+
+    def missing(self, name: str) -> bool:
+        if self._queues is None or not name or name in self._found:
+            return False
+        try:
+            self._queues.get(name)
+        except Exception as err:
+            if is_not_found(err):
+                return True
+            log.debug("Cannot tell whether queue %s exists: %s", name, err)
+            return False
+        self._found[name] = True
+        return False
+
+
+def unsatisfiable(job: Job, policy: GangPolicy) -> str | None:
+    """Why no gang scheduler can ever place the job's group as it asks (pure): a ``minMember``
+    above the job's replicas (divergence D156). The job waits, as in training-operator v1.9,
+    until its policy or replicas change."""
+    replicas = sum(s.replicas or 0 for s in job.replica_specs().values())
+    if policy.min_member <= replicas:
+        return None
+    return (
+        f"runPolicy.schedulingPolicy.minAvailable {policy.min_member} is above the job's "
+        f"{replicas} replicas: its gang can never be placed; the job waits until minAvailable "
+        "is lowered or replicas are added"
+    )
 
 
 def gang_policy(

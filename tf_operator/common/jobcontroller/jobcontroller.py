@@ -41,7 +41,7 @@ from tf_operator.common.jobcontroller.failure_policy import (
     restart_whole_job,
     stops_active_replicas,
 )
-from tf_operator.common.jobcontroller.gang_policy import PriorityClasses
+from tf_operator.common.jobcontroller.gang_policy import PriorityClasses, Queues
 from tf_operator.common.jobcontroller.job import InvalidJobReporter, JobEventHandlers
 from tf_operator.common.jobcontroller.kind import InvalidJobError, J, Job, JobKind
 from tf_operator.common.jobcontroller.limits import (
@@ -81,10 +81,10 @@ from tf_operator.common.jobcontroller.transform import strip_pod, strip_service
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.pod_control import PodControl
 from tf_operator.control.service_control import ServiceControl
-from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.control.util import EVENT_TYPE_WARNING, error_text
 from tf_operator.control.workload_control import group_control_for
 from tf_operator.k8s.cache import SharedIndexInformer, split_meta_namespace_key, wait_for_cache_sync
-from tf_operator.k8s.client import KubeInterface, is_not_found
+from tf_operator.k8s.client import KubeInterface, is_forbidden, is_invalid, is_not_found
 from tf_operator.k8s.clock import REAL_CLOCK, Clock
 from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 from tf_operator.k8s.controller.expectations import ControllerExpectations, ExpectedCreate
@@ -97,6 +97,8 @@ from tf_operator.logger import logger_for_job, logger_for_key, logger_for_kind
 
 # The Failed reason of a job whose pod or service name another controller's object holds.
 NAME_CONFLICT_REASON = "NameConflict"
+# The Warning event of a job whose creates the API server refuses (D157).
+CREATE_REFUSED_REASON = "CreateRefused"
 # How long `run` waits for each worker to finish its current key after stop.
 WORKER_JOIN_TIMEOUT = 30.0
 
@@ -168,8 +170,9 @@ class JobController(Generic[J]):
             groups = group_control_for(kube_client, recorder, config.gang_scheduler_name)
             backend = groups.backend
             priorities = PriorityClasses(kube_client)
+            queues = Queues(kube_client, backend.queues)
             self.pod_groups = PodGroupReconciler(
-                kind, groups, recorder, self.memory, priorities.value
+                kind, groups, recorder, self.memory, priorities.value, queues.missing
             )
             # Not waited for: it only brings a job back when its group's status changes (a
             # missing PodGroup CRD must not keep the workers from starting).
@@ -451,8 +454,11 @@ class JobController(Generic[J]):
             elif admitted:
                 self.success_policy.decide(ctx, worker0_completed)  # a success rule (D101)
             if not restart_job and not is_finished(job.status):
+                self._refused_creates(ctx)
                 gang = ctx.gang_unschedulable or ctx.gang_wait
                 self.startup.check(ctx, admitted, gang)  # blocking reason, deadline (D104)
+                if ctx.blocked is not None and ctx.recheck_after is not None:
+                    self._requeue(ctx.key, ctx.recheck_after)
         finally:
             self._submit_creates(ctx)  # their expectations are raised: they must run
         if job.status.exit_code_restarts is not None:
@@ -461,6 +467,15 @@ class JobController(Generic[J]):
         self.pod_reconciler.restart_recorded(ctx)
         self._arm_deadline(ctx)
         ctx.raise_errors()
+
+    def _refused_creates(self, ctx: SyncContext[J]) -> None:
+        """Why the API server refused the job's last creates (a missing PriorityClass, a
+        quota, an invalid template), remembered by the create helpers: the job is blocked
+        until a batch goes through; the refused create's rate-limited retries bring the job
+        back (D157)."""
+        refusal = self.memory.create_refusal(ctx.key, ctx.job.uid)
+        if ctx.blocked is None and refusal:
+            ctx.blocked = (CREATE_REFUSED_REASON, refusal)
 
     def _submit_creates(self, ctx: SyncContext[J]) -> None:
         """Hand the pass's creates to the create helpers (D46); the worker goes on at once.
@@ -474,10 +489,13 @@ class JobController(Generic[J]):
             _skip(create for lane in ctx.creates.values() for create in lane)
             ctx.creates.clear()
             return
-        key = ctx.key
+        key, uid = ctx.key, ctx.job.uid
 
         def done(errors: list[BaseException], skipped: list[ExpectedCreate]) -> None:
             _skip(skipped)
+            refused = next((e for e in errors if is_forbidden(e) or is_invalid(e)), None)
+            told = "" if refused is None else f"the API server refuses: {error_text(refused)}"
+            self.memory.set_create_refusal(key, uid, told)
             if errors:
                 err = errors[0] if len(errors) == 1 else ReconcileErrors(errors)
                 self._sync_failed(key, err)

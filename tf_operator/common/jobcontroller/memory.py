@@ -6,8 +6,9 @@ may be lost on a restart live here: which jobs this process has seen (so ``jobs_
 counts a job once, divergence D5), which exit codes were already announced (divergence
 D31), which jobs this process saw finished (so a pass on a cache that has not yet seen the
 finishing status write creates nothing, divergence D39), which ignored edits of finished jobs
-were announced, the last Unschedulable message of each job's PodGroup (divergence D40) and
-why its pods wait for that group (D62), and the job's last status write until the informer delivers it: a pass over the version that
+were announced, the last Unschedulable message of each job's PodGroup (divergence D40),
+why its pods wait for that group (D62) and why the API server refused its last creates (D157),
+and the job's last status write until the informer delivers it: a pass over the version that
 write replaced would compute from a stale status and meet a 409 (an expectation on our own
 write, as pods and services have theirs; divergence D47). It also knows which informer updates
 need no pass (D97): the one showing our own status write when the pass that wrote it left
@@ -37,6 +38,7 @@ class _Job:
     ignored_edit: str = ""  # the last announced ignored edit of a job that cannot run it
     unschedulable: str = ""  # the last surfaced Unschedulable message of its PodGroup
     gang_wait: str = ""  # why its pods wait for its PodGroup, as last told ("": they do not)
+    create_refusal: str = ""  # why the API server refused its last creates ("": it did not)
     # (resourceVersion the last status write replaced, when it was written)
     replaced_version: tuple[str, float] | None = None
     # the resourceVersion our last status write made, while its informer update needs no pass
@@ -104,6 +106,15 @@ class JobMemory:
         """Remember why the job's pods wait for its PodGroup ("" when they do not); True when
         it differs from the last reason remembered."""
         return self._replace(key, uid, "gang_wait", message)
+
+    def set_create_refusal(self, key: str, uid: str, message: str) -> None:
+        """Remember why the API server refused the job's last batch of creates ("" once a
+        batch went through): the next pass tells it on the job (D157)."""
+        self._replace(key, uid, "create_refusal", message)
+
+    def create_refusal(self, key: str, uid: str) -> str:
+        with self._lock:
+            return self._of(key, uid).create_refusal
 
     def _replace(self, key: str, uid: str, fact: str, message: str) -> bool:
         """Set one remembered message of the job; True when it changed."""

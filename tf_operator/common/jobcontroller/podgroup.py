@@ -19,7 +19,10 @@ PodGroup the scheduler cannot place says so in ``status.conditions`` (type ``Uns
 status True); the job then tells its user with one Warning ``PodGroupUnschedulable`` event per
 change of that condition's message (divergence D40). scheduler-plugins writes no condition on
 its groups: while a group is not placed, its pods' ``PodScheduled`` reason is told the same way
-(D76). The group is read from the GET the sync
+(D76). What no scheduler can satisfy is told on the job as it waits (its start-up watch writes
+it into the Created condition, once): a ``minMember`` above the job's replicas (D156), a queue
+that does not exist (kube-batch and Volcano ignore such a group silently), a group the API
+server refuses (D157). The group is read from the GET the sync
 makes anyway; :class:`PodGroupEvents` (an informer on the groups, with gang scheduling only)
 brings the job back when a group's phase or Unschedulable message changes. Nothing here writes
 a PodGroup's status (Volcano's CRD has no status subresource).
@@ -31,17 +34,20 @@ from collections.abc import Callable
 from typing import Any, Generic, Protocol
 
 from tf_operator.common.jobcontroller.context import Logger, SyncContext
-from tf_operator.common.jobcontroller.gang_policy import gang_policy
+from tf_operator.common.jobcontroller.gang_policy import gang_policy, unsatisfiable
 from tf_operator.common.jobcontroller.kind import J, JobKind, owner_reference
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
+    DEFAULT_QUEUE,
     GangPolicy,
     GangSchedulerBackend,
+    group_queue,
     pod_group_phase,
     unschedulable_message,
 )
-from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from tf_operator.control.util import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, error_text
 from tf_operator.k8s.cache import ResourceEventHandlerFuncs
+from tf_operator.k8s.client import is_forbidden, is_invalid
 from tf_operator.k8s.controller.controller_utils import unwrap_tombstone
 from tf_operator.k8s.objects import Obj, meta
 from tf_operator.k8s.workqueue import Queue
@@ -49,6 +55,12 @@ from tf_operator.k8s.workqueue import Queue
 POD_TEMPLATE_SCHEDULER_NAME_REASON = "SettedPodTemplateSchedulerName"
 POD_GROUP_UNSCHEDULABLE_REASON = "PodGroupUnschedulable"
 POD_GROUP_PENDING_REASON = "PodGroupPending"
+# Why a job waits on what no scheduler can satisfy (D156, D157): the Warning event's reasons.
+GANG_UNSATISFIABLE_REASON = "GangUnsatisfiable"
+QUEUE_NOT_FOUND_REASON = "QueueNotFound"
+POD_GROUP_REFUSED_REASON = "PodGroupRefused"
+# How often a job blocked by a missing queue or a refused PodGroup looks again.
+RECHECK_SECONDS = 10.0
 
 
 class GangMemory(Protocol):
@@ -131,6 +143,7 @@ class PodGroupReconciler(Generic[J]):
         recorder: EventRecorder,
         told: GangMemory,  # what was last told on each job about its group
         priority_of: Callable[[str], int],  # a PriorityClass's value (minResources)
+        queue_missing: Callable[[str], bool],  # whether a scheduler's Queue is known missing
     ) -> None:
         self._kind = kind
         self._groups = groups
@@ -138,6 +151,7 @@ class PodGroupReconciler(Generic[J]):
         self._recorder = recorder
         self._told = told
         self._priority_of = priority_of
+        self._queue_missing = queue_missing
 
     def sync(self, ctx: SyncContext[J]) -> bool:
         """Create or update the job's PodGroup, tell whether the scheduler cannot place it;
@@ -147,14 +161,46 @@ class PodGroupReconciler(Generic[J]):
         group: Obj | None = None
         try:
             policy = gang_policy(job, backend, self._priority_of)
+            why = unsatisfiable(job, policy)
+            if why is not None:
+                ctx.blocked = (GANG_UNSATISFIABLE_REASON, why)
             group = self._groups.sync_pod_group(job, policy, owner_reference(self._kind, job))
         except Exception as err:
             ctx.logger.warning("Sync PodGroup %s: %s", job.name, err)
+            self._refused(ctx, err)
         else:
             self._surface_unschedulable(ctx, group)
+            self._check_queue(ctx, group)
         admitted = backend.admits(group)
         self._surface_wait(ctx, group, admitted)
         return admitted
+
+    def _refused(self, ctx: SyncContext[J], err: Exception) -> None:
+        """The API server refuses the group (kube-apiserver's Priority admission refuses a
+        ``scheduling.k8s.io`` PodGroup naming a missing PriorityClass): the job is blocked until
+        the refusal ends (D157)."""
+        if ctx.blocked is not None or not (is_forbidden(err) or is_invalid(err)):
+            return
+        text = f"its PodGroup cannot be created: {error_text(err)}"
+        ctx.blocked = (POD_GROUP_REFUSED_REASON, text)
+        ctx.recheck_after = RECHECK_SECONDS
+
+    def _check_queue(self, ctx: SyncContext[J], group: Obj) -> None:
+        """kube-batch and Volcano leave a group whose queue does not exist out of every
+        session, saying nothing (a log line at V(3)): the job says it (D157). Their
+        ``default`` queue is theirs to make (Volcano's controller remakes it), not looked up."""
+        queue = group_queue(group)
+        if ctx.blocked is not None or queue in ("", DEFAULT_QUEUE):
+            return
+        if not self._queue_missing(queue):
+            return
+        m = meta(group)
+        text = (
+            f"queue {queue} of PodGroup {m.get('namespace')}/{m.get('name')} does not exist: "
+            f"{self._scheduler_name} ignores the group until it does"
+        )
+        ctx.blocked = (QUEUE_NOT_FOUND_REASON, text)
+        ctx.recheck_after = RECHECK_SECONDS
 
     def _surface_unschedulable(self, ctx: SyncContext[J], group: Obj) -> None:
         """One Warning event on the job per change of why its group cannot be placed (the

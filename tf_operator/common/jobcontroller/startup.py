@@ -8,7 +8,10 @@ with its message), or the job's pods held back by a gang scheduler that has not 
 PodGroup. Its reason is written into the message of the job's ``Created`` condition after the
 text it always had ("TFJob x is created. Blocked: ..."), updated as it changes and removed once
 nothing blocks, with one Warning ``ReplicaBlocked`` event per new reason; so ``kubectl
-describe`` and the SDK show why a job says Created and nothing more.
+describe`` and the SDK show why a job says Created and nothing more. What blocks a job whatever
+any scheduler does (its gang policy asks what nothing can satisfy, the API server refuses its
+creates: ``SyncContext.blocked``, D156, D157) comes first, and is told so on every job, with or
+without a start-up policy, under its own event reason.
 
 With ``deadlineSeconds``, a pod still ``Pending`` that long after its creation (or, while the
 gang holds every pod back, that long after the job was created) fails the job with reason
@@ -114,12 +117,21 @@ class StartupWatch(Generic[J]):
         self._requeue_after = requeue_after
 
     def check(self, ctx: SyncContext[J], admitted: bool, gang_message: str | None) -> None:
-        """One pass's look at the job's start (nothing for a job without a start-up policy)."""
+        """One pass's look at the job's start. What blocks the job whatever any scheduler does
+        (``ctx.blocked``: a gang policy nothing satisfies, a refused create) is told on every
+        job (D156, D157); the rest only on a job with a start-up policy."""
         policy = startup_policy(ctx.job)
         if policy is None:
+            reason, text = ctx.blocked or (REPLICA_BLOCKED_REASON, None)
+            self._tell(ctx, text, reason)
             return
         blocked = self._first_blocked(ctx, admitted, gang_message)
-        self._tell(ctx, None if blocked is None else blocked[1])
+        if ctx.blocked is not None:  # it comes first, and names the deadline's failure too
+            reason, text = ctx.blocked
+            blocked = (None if blocked is None else blocked[0], text)
+            self._tell(ctx, text, reason)
+        else:
+            self._tell(ctx, None if blocked is None else blocked[1])
         if policy.deadline_seconds is not None:
             self._enforce(ctx, policy, admitted, blocked)
 
@@ -149,8 +161,12 @@ class StartupWatch(Generic[J]):
                 return pod, f"pod {meta(pod).get('name')}: {reason}"
         return None
 
-    def _tell(self, ctx: SyncContext[J], text: str | None) -> None:
-        """The reason (or none) into the Created condition's message, and an event if new."""
+    def _tell(
+        self, ctx: SyncContext[J], text: str | None, reason: str = REPLICA_BLOCKED_REASON
+    ) -> None:
+        """The reason (or none) into the Created condition's message, and a Warning event
+        (``reason``) when it is new: the condition is the memory, so a reason is told once
+        however many passes see it, and again only after it changed or ended."""
         for condition in ctx.job.status.conditions or []:
             if condition.type != JOB_CREATED:
                 continue
@@ -162,7 +178,7 @@ class StartupWatch(Generic[J]):
             condition.last_update_time = ctx.now
             if text is not None:
                 ctx.logger.warning("%s is blocked: %s", ctx.job.name, text)
-                ctx.event(EVENT_TYPE_WARNING, REPLICA_BLOCKED_REASON, text)
+                ctx.event(EVENT_TYPE_WARNING, reason, text)
             return
 
     def _enforce(

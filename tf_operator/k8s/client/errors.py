@@ -251,6 +251,14 @@ def new_conflict(resource: str, name: str, why: str, group: str = "") -> ApiErro
     return from_status(status_body(409, REASON_CONFLICT, msg, details))
 
 
+def new_forbidden(resource: str, name: str, why: str, group: str = "") -> ApiError:
+    details = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    msg = f'{_qualified(resource, group)} "{name}" is forbidden: {why}'
+    return from_status(status_body(403, REASON_FORBIDDEN, msg, details))
+
+
 def new_resource_expired(message: str = "too old resource version") -> ApiError:
     return from_status(status_body(410, REASON_EXPIRED, message))
 

@@ -9,7 +9,7 @@ import pytest
 from tf_operator.common.jobcontroller.podgroup import PodGroupEvents
 from tf_operator.control.podgroup_control import KUBE_BATCH, SCHEDULER_PLUGINS_BACKEND, VOLCANO
 from tf_operator.k8s.cache import DeletedFinalStateUnknown
-from tf_operator.k8s.client import PODS, SERVICES, new_internal_error
+from tf_operator.k8s.client import PODS, SERVICES, new_forbidden, new_internal_error
 from tf_operator.k8s.controller.controller_utils import ControllerRefResolver
 
 BACKENDS = [
@@ -474,3 +474,88 @@ def test_volcano_gets_the_per_task_minimums_the_job_asks_for(make_harness, k):
         "minTaskMember"
         not in harness.client.resource(VOLCANO.pod_groups).get("test-tfjob", "default")["spec"]
     )
+
+
+# ---- what no scheduler can satisfy: told on the job, which waits (D156, D157) ---------------
+
+ALL_BACKENDS = [*BACKENDS, SCHEDULER_PLUGINS]
+
+
+def _created_message(harness, job):
+    (created,) = [c for c in harness.status(job)["conditions"] if c["type"] == "Created"]
+    return created["message"]
+
+
+def _warnings(harness, reason):
+    return [e for e in harness.recorder.events if e.startswith(f"Warning {reason} ")]
+
+
+@pytest.mark.parametrize("scheduler, backend, api_version", ALL_BACKENDS)
+def test_min_available_above_the_replicas_is_told_until_it_is_lowered(
+    make_harness, k, scheduler, backend, api_version
+):
+    """A gang of 10 for a job of 2 pods can never be placed: the job is not failed (v1.9's
+    e2e waits on such a job, then lowers minAvailable), but its Created condition says why
+    it waits, with one Warning event, not one per pass; lowering minAvailable clears it."""
+    harness = make_harness(gang=True, scheduler=scheduler)
+    job = harness.add_job(_with_policy(k, {"minAvailable": 10}, {"Worker": 2}))
+    why = (
+        "runPolicy.schedulingPolicy.minAvailable 10 is above the job's 2 replicas: its gang "
+        "can never be placed; the job waits until minAvailable is lowered or replicas are added"
+    )
+    base = f"{k.kind_name} test-tfjob is created."
+    for _ in range(3):
+        harness.sync(job)
+        harness.cache_job(harness.stored_job(job))
+        _observe_created(harness)  # kube-batch and scheduler-plugins: the pods are made
+        assert _created_message(harness, job) == f"{base} Blocked: {why}"
+        assert "Failed" not in [c[0] for c in harness.conditions(job)]
+    assert _warnings(harness, "GangUnsatisfiable") == [f"Warning GangUnsatisfiable {why}"]
+    fixed = harness.stored_job(job)
+    fixed["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = 2
+    harness.cache_job(harness.client.resource(k.resource).update(fixed, namespace="default"))
+    harness.sync(job)
+    assert _created_message(harness, job) == base
+    group = harness.client.resource(backend.pod_groups).get("test-tfjob", "default")
+    assert group["spec"]["minMember"] == 2
+
+
+@pytest.mark.parametrize("scheduler, backend", [("kube-batch", KUBE_BATCH), ("volcano", VOLCANO)])
+def test_a_queue_that_does_not_exist_is_told_until_it_is_created(
+    make_harness, k, scheduler, backend, monkeypatch
+):
+    """kube-batch and Volcano leave a group naming a missing queue out of every session
+    without a word; the job says it, once, looks again every 10 s, and clears it once the
+    queue exists."""
+    harness = make_harness(gang=True, scheduler=scheduler)
+    rechecks = []
+    monkeypatch.setattr(harness.ctr.work_queue, "add_after", lambda *a: rechecks.append(a))
+    job = harness.add_job(_with_policy(k, {"queue": "nosuch"}, {"Worker": 2}))
+    why = (
+        f"queue nosuch of PodGroup default/test-tfjob does not exist: {scheduler} ignores the "
+        "group until it does"
+    )
+    for _ in range(2):
+        harness.sync(job)
+        harness.cache_job(harness.stored_job(job))
+        _observe_created(harness)  # kube-batch: the pods are made
+    assert _created_message(harness, job).endswith(f" Blocked: {why}")
+    assert _warnings(harness, "QueueNotFound") == [f"Warning QueueNotFound {why}"]
+    assert rechecks[-1] == ("default/test-tfjob", 10.0)
+    queue = {"apiVersion": backend.queues.group + "/" + backend.queues.version, "kind": "Queue"}
+    harness.client.resource(backend.queues).create({**queue, "metadata": {"name": "nosuch"}})
+    harness.cache_job(harness.stored_job(job))
+    harness.sync(job)
+    assert _created_message(harness, job) == f"{k.kind_name} test-tfjob is created."
+
+
+def test_a_queue_that_cannot_be_read_tells_nothing(make_harness, k):
+    """Without RBAC for queues (a 403) nothing is known: nothing is told."""
+    harness = make_harness(gang=True, scheduler="volcano")
+    harness.client.prepend_reactor(
+        "get", "queues", lambda a: (True, new_forbidden("queues", "nosuch", "no RBAC"))
+    )
+    job = harness.add_job(_with_policy(k, {"queue": "nosuch"}, {"Worker": 2}))
+    harness.sync(job)
+    assert _created_message(harness, job) == f"{k.kind_name} test-tfjob is created."
+    assert _warnings(harness, "QueueNotFound") == []

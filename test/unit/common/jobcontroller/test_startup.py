@@ -190,6 +190,30 @@ def test_a_gang_that_has_not_admitted_the_job_is_told_and_its_deadline_fails_the
     assert "PodGroup default/test-tfjob waits to be admitted" in failed["message"]
 
 
+def test_what_no_scheduler_can_satisfy_comes_first_and_names_the_deadline_failure():
+    """A gang of 10 for 3 pods (D156): its own reason and event, before the gang's wait, and
+    the start-up deadline's failure names it."""
+    harness = JobHarness(TF, gang=True, scheduler="volcano")
+    job = _job(
+        harness, {"deadlineSeconds": 60}, runPolicy={"schedulingPolicy": {"minAvailable": 10}}
+    )
+    harness.sync(job)
+    why = (
+        "runPolicy.schedulingPolicy.minAvailable 10 is above the job's 3 replicas: its gang can "
+        "never be placed; the job waits until minAvailable is lowered or replicas are added"
+    )
+    assert _created_message(harness, job) == f"TFJob test-tfjob is created. Blocked: {why}"
+    assert [e for e in harness.recorder.events if e.startswith("Warning ")] == [
+        f"Warning GangUnsatisfiable {why}"
+    ]
+    harness.clock.step(61)
+    _recache(harness, job)
+    harness.sync(job)
+    failed = next(c for c in harness.status(job)["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "StartupDeadlineExceeded"
+    assert failed["message"] == f"TFJob test-tfjob did not start within 60s: {why}"
+
+
 @pytest.mark.parametrize("ordered", [False, True])
 def test_an_ordered_start_creates_the_workers_once_the_ps_and_chief_run(ordered):
     harness = JobHarness(TF)

@@ -5,6 +5,7 @@ import pytest
 from localcluster.controlplane.emulated import Registry, StatusError
 from localcluster.controlplane.emulated.auth.admission import (
     TOKEN_MOUNT_PATH,
+    PriorityClassAdmission,
     ServiceAccountAdmission,
 )
 
@@ -80,3 +81,28 @@ def test_own_mount_at_the_token_path_is_kept(registry):
     created = registry.create(PODS, "default", {"metadata": {"name": "p"}, "spec": spec})
     assert created["spec"]["containers"][0]["volumeMounts"] == [mine]
     assert "volumes" not in created["spec"]
+
+
+# ---- Priority: the refusal of a class that does not exist ---------------------------------
+
+PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+
+
+def test_a_pod_naming_a_missing_priority_class_is_forbidden_as_kube_apiserver_words_it():
+    """kube-apiserver's Priority plugin refuses the create (403); the class made, the same pod
+    is admitted; the two system classes always exist (D192 keeps the rest of the plugin)."""
+    reg = Registry()
+    reg.admission.append(PriorityClassAdmission(reg))
+    try:
+        with pytest.raises(StatusError) as err:
+            reg.create(PODS, "default", pod("p", priorityClassName="nosuch"))
+        assert err.value.code == 403
+        assert err.value.message == (
+            'pods "p" is forbidden: no PriorityClass with name nosuch was found'
+        )
+        reg.create(PRIORITY_CLASSES, None, {"metadata": {"name": "nosuch"}, "value": 10})
+        assert reg.create(PODS, "default", pod("p", priorityClassName="nosuch"))
+        assert reg.create(PODS, "default", pod("q", priorityClassName="system-node-critical"))
+        assert reg.create(PODS, "default", pod("r"))  # no class named: nothing to check
+    finally:
+        reg.stop()

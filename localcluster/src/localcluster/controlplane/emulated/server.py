@@ -34,7 +34,10 @@ from localcluster.apimachinery.errors import StatusError
 from localcluster.apimachinery.objects import meta
 from localcluster.controlplane.emulated import crds
 from localcluster.controlplane.emulated.auth import bootstrap
-from localcluster.controlplane.emulated.auth.admission import ServiceAccountAdmission
+from localcluster.controlplane.emulated.auth.admission import (
+    PriorityClassAdmission,
+    ServiceAccountAdmission,
+)
 from localcluster.controlplane.emulated.auth.authenticator import UNSECURED_USER
 from localcluster.controlplane.emulated.auth.filters import RequestAuth
 from localcluster.controlplane.emulated.auth.reviews import REVIEW_KINDS
@@ -70,7 +73,8 @@ FAULTS_PATH = "/_localcluster/faults"
 # Optional admission plugins (kube-apiserver enables ServiceAccount by default; it needs the
 # controller that creates each namespace's ``default`` account, so a bare server leaves it off,
 # as envtest does, and ``LocalCluster`` turns it on).
-# Priority and DefaultTolerationSeconds are not among them: divergence D192
+# Priority (but for its refusal of a missing class, always on) and DefaultTolerationSeconds
+# are not among them: divergence D192
 ADMISSION_PLUGINS = ("ServiceAccount",)
 METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -126,6 +130,10 @@ class APIServer:
             isinstance(p, ServiceAccountAdmission) for p in self.registry.admission
         ):
             self.registry.admission.append(ServiceAccountAdmission(self.registry))
+        # kube-apiserver's Priority plugin is on by default: its refusal of a missing class is
+        # always played (its priority defaulting is not: D192)
+        if not any(isinstance(p, PriorityClassAdmission) for p in self.registry.admission):
+            self.registry.admission.append(PriorityClassAdmission(self.registry))
         self.faults = Faults(self.registry, **(faults or {}))
         self.request_metrics = RequestMetrics()
         self.cert_file: str | None = None

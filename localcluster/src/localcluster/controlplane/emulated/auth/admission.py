@@ -1,4 +1,12 @@
-"""The ServiceAccount admission plugin, for pods being created.
+"""The admission plugins that read storage, for objects being created: ServiceAccount, and
+the refusal part of Priority.
+
+Priority (on by default in kube-apiserver): a pod, or a ``scheduling.k8s.io`` PodGroup, naming
+a ``priorityClassName`` that does not exist is forbidden ("no PriorityClass with name nosuch was
+found"); the two system classes kube-apiserver always has are taken as existing. The rest of
+that plugin (``spec.priority`` filled in from the class) is not played (divergence D192).
+
+ServiceAccount, for pods being created.
 
 As upstream's plugin does: a pod without ``serviceAccountName`` gets ``default``; the named
 account must exist, else the create is forbidden (the ``default`` account is looked up a few
@@ -25,6 +33,11 @@ from localcluster.controlplane.emulated.registry import Registry
 from localcluster.controlplane.emulated.resources import ResourceType
 
 SERVICE_ACCOUNTS = ("", "v1", "serviceaccounts")
+PRIORITY_CLASSES = ("scheduling.k8s.io", "v1", "priorityclasses")
+# kube-apiserver creates these at start-up and keeps them (HighestUserDefinablePriority + ...)
+SYSTEM_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+# the resources (group, plural) whose create the Priority plugin checks
+PRIORITY_NAMERS = frozenset({("", "pods"), ("scheduling.k8s.io", "podgroups")})
 NAMESPACES = ("", "v1", "namespaces")
 DEFAULT_SERVICE_ACCOUNT = "default"
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -144,3 +157,28 @@ def _mount_token(spec: dict[str, Any]) -> None:
         needed = True
     if needed and existing is None:
         spec["volumes"] = [*volumes, {"name": volume_name, "projected": token_volume_source()}]
+
+
+class PriorityClassAdmission:
+    """The Priority plugin's refusal: called with ``(resource type, namespace, object)``
+    before an object is created; raises 403 when a pod or a ``scheduling.k8s.io`` PodGroup
+    names a PriorityClass that does not exist, worded as kube-apiserver words it."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+
+    def __call__(self, rt: ResourceType, namespace: str | None, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if rt.storage_key not in PRIORITY_NAMERS or not isinstance(spec, dict):
+            return
+        name = spec.get("priorityClassName")
+        if not isinstance(name, str) or not name or name in SYSTEM_PRIORITY_CLASSES:
+            return
+        try:
+            self._registry.get_shared(PRIORITY_CLASSES, None, name)
+        except StatusError as err:
+            if err.code != 404:
+                raise
+            group, plural = rt.storage_key
+            why = f"no PriorityClass with name {name} was found"
+            raise errors.forbidden(group, plural, meta(obj).get("name", ""), why) from None

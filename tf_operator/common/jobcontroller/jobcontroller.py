@@ -364,6 +364,7 @@ class JobController(Generic[J]):
         if self.memory.forget(key):
             self.kind.metrics.deleted.inc()
         self.expectations.delete_expectations_with_prefix(key + "/")
+        self.startup.forget(key)
 
     def _cache_behind(self, key: str, raw: dict[str, object]) -> bool:
         """The cache still holds the version our last status write replaced: skip this pass
@@ -474,10 +475,11 @@ class JobController(Generic[J]):
             _skip(create for lane in ctx.creates.values() for create in lane)
             ctx.creates.clear()
             return
-        key = ctx.key
+        key, uid = ctx.key, ctx.job.uid
 
         def done(errors: list[BaseException], skipped: list[ExpectedCreate]) -> None:
             _skip(skipped)
+            self.startup.note_creates(key, uid, errors)  # a quota refusal is told (D111)
             if errors:
                 err = errors[0] if len(errors) == 1 else ReconcileErrors(errors)
                 self._sync_failed(key, err)

@@ -5,7 +5,9 @@ the kind's replica order then by index: a pod still ``Pending`` whose container 
 reason other than being created (``ErrImagePull``, ``ImagePullBackOff``,
 ``CreateContainerConfigError``...), or that the scheduler could not place (``PodScheduled=False``
 with its message), or the job's pods held back by a gang scheduler that has not admitted its
-PodGroup. Its reason is written into the message of the job's ``Created`` condition after the
+PodGroup, or a create the API server refused for a ResourceQuota (403 Forbidden, ``exceeded
+quota: ...``, divergence D111), told while the job still has objects to create. Its reason is
+written into the message of the job's ``Created`` condition after the
 text it always had ("TFJob x is created. Blocked: ..."), updated as it changes and removed once
 nothing blocks, with one Warning ``ReplicaBlocked`` event per new reason; so ``kubectl
 describe`` and the SDK show why a job says Created and nothing more.
@@ -20,7 +22,9 @@ docs/divergences.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic
 
@@ -37,12 +41,40 @@ from tf_operator.common.jobcontroller.failure_policy import (
 )
 from tf_operator.common.jobcontroller.kind import J, Job
 from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.k8s.client import ApiError, is_forbidden
 from tf_operator.k8s.objects import Obj, labels_of, meta
 
 REPLICA_BLOCKED_REASON = "ReplicaBlocked"
 CAUSE_STARTUP_DEADLINE = "StartupDeadline"
 # Container waiting reasons that are a normal part of starting, not a block.
 STARTING_REASONS = frozenset({"ContainerCreating", "PodInitializing", ""})
+
+
+# What kube-apiserver's ResourceQuota admission says when it refuses a create (its 403's
+# message): the quota exceeded, its status not yet computed, a request it needs missing.
+QUOTA_REFUSALS = (
+    "exceeded quota:",
+    "status unknown for quota:",
+    "failed quota:",
+    "insufficient quota",
+)
+
+
+def quota_refusal(err: BaseException) -> str | None:
+    """The API server's message when ``err`` is a create refused for a ResourceQuota."""
+    if not is_forbidden(err) or not isinstance(err, ApiError):
+        return None
+    message = err.message or str(err)
+    return message if any(text in message for text in QUOTA_REFUSALS) else None
+
+
+@dataclass
+class CreateRefusal:
+    """The last quota refusal of one job's creates, and since when its creates are refused."""
+
+    uid: str
+    message: str
+    since: datetime | None = None  # the first pass that told it
 
 
 def startup_policy(job: Job) -> StartupPolicy | None:
@@ -112,16 +144,52 @@ class StartupWatch(Generic[J]):
         self._label = replica_type_label
         self._fail = fail
         self._requeue_after = requeue_after
+        # job key -> its creates' last quota refusal; written by the create helpers' threads
+        self._refusals: dict[str, CreateRefusal] = {}
+        self._lock = threading.Lock()
+
+    def note_creates(self, key: str, uid: str, errors: Iterable[BaseException]) -> None:
+        """What a batch of the job's creates met: a quota refusal is kept (the first since
+        the creates were last refused keeps its time), a batch without one clears it."""
+        message = next((m for m in map(quota_refusal, errors) if m is not None), None)
+        with self._lock:
+            before = self._refusals.get(key)
+            if message is None:
+                self._refusals.pop(key, None)
+            elif before is not None and before.uid == uid:
+                before.message = message
+            else:
+                self._refusals[key] = CreateRefusal(uid, message)
+
+    def forget(self, key: str) -> None:
+        """The job left the cache."""
+        with self._lock:
+            self._refusals.pop(key, None)
+
+    def _refusal(self, ctx: SyncContext[J]) -> CreateRefusal | None:
+        """The quota refusal of the job's creates, while the pass has creates to retry."""
+        if not any(ctx.creates.values()):
+            return None
+        with self._lock:
+            refusal = self._refusals.get(ctx.key)
+            if refusal is None or refusal.uid != ctx.job.uid:
+                return None
+            if refusal.since is None:
+                refusal.since = ctx.now
+            return CreateRefusal(refusal.uid, refusal.message, refusal.since)
 
     def check(self, ctx: SyncContext[J], admitted: bool, gang_message: str | None) -> None:
         """One pass's look at the job's start (nothing for a job without a start-up policy)."""
         policy = startup_policy(ctx.job)
         if policy is None:
             return
+        refusal = self._refusal(ctx)
         blocked = self._first_blocked(ctx, admitted, gang_message)
+        if blocked is None and refusal is not None:
+            blocked = None, f"create refused: {refusal.message}"
         self._tell(ctx, None if blocked is None else blocked[1])
         if policy.deadline_seconds is not None:
-            self._enforce(ctx, policy, admitted, blocked)
+            self._enforce(ctx, policy, admitted, blocked, refusal)
 
     def _pending(self, ctx: SyncContext[J]) -> list[Obj]:
         order = {rt.lower(): i for i, rt in enumerate(ctx.job.replica_specs())}
@@ -171,9 +239,13 @@ class StartupWatch(Generic[J]):
         policy: StartupPolicy,
         admitted: bool,
         blocked: tuple[Obj | None, str] | None,
+        refusal: CreateRefusal | None,
     ) -> None:
         deadline = policy.deadline_seconds or 0
         waiting: list[tuple[float, Obj | None]] = []
+        if refusal is not None and refusal.since is not None:
+            # a replica with no pod: its clock runs from the first refusal told (D111)
+            waiting.append((_left(deadline, refusal.since, ctx.now), None))
         if not admitted:
             since = _created_at(ctx.job)
             if since is not None:
@@ -189,7 +261,10 @@ class StartupWatch(Generic[J]):
         if left > 0:
             self._requeue_after(ctx.key, left)
             return
-        name = "the job's PodGroup" if pod is None else f"pod {meta(pod).get('name')}"
+        if pod is not None:
+            name = f"pod {meta(pod).get('name')}"
+        else:
+            name = "the job's PodGroup" if not admitted else "a replica's create"
         why = blocked[1] if blocked is not None else f"{name}: still Pending"
         message = f"{type(ctx.job).__name__} {ctx.job.name} did not start within {deadline}s: {why}"
         if policy.action == ACTION_RESTART_JOB and pod is not None:

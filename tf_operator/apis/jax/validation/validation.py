@@ -10,6 +10,8 @@ on the job (D8). Beyond v1.9, as for every kind (D81, D131): an empty ``jaxRepli
 schedulingPolicy out of range, a malformed template, names the operator would generate longer than
 63 characters, and (v1.9's JAXJob webhook alone left it out) a ``runPolicy.managedBy`` the other
 kinds refuse.
+Its lifecycle policy (``spec.lifecyclePolicy``, D100, D110) is checked as every kind's is, by
+the kind's own success rules (:mod:`tf_operator.apis.common.v1.lifecycle`).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ failure on the job (D8). Beyond v1.9, as for every kind (D81, D132): an empty
 ``paddleReplicaSpecs``, more than 1000 replicas of a type, restart and clean-pod policies outside
 their enums, negative run-policy numbers, a schedulingPolicy out of range, a malformed template, and
 names the operator would generate longer than 63 characters.
+Its lifecycle policy (``spec.lifecyclePolicy``, D100, D110) is checked as every kind's is, by
+the kind's own success rules (:mod:`tf_operator.apis.common.v1.lifecycle`).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ CRD's rules (as D37 for TFJob) and reports a failure on the job (D8). Beyond v1.
 (D81, D130): an empty ``xgbReplicaSpecs``, more than 1000 replicas of a type, restart and clean-pod
 policies outside their enums, negative run-policy numbers, a schedulingPolicy out of range, a
 malformed template, and names the operator would generate longer than 63 characters.
+Its lifecycle policy (``spec.lifecyclePolicy``, D100, D110) is checked as every kind's is, by
+the kind's own success rules (:mod:`tf_operator.apis.common.v1.lifecycle`).
 """
 
 from __future__ import annotations

@@ -188,3 +188,52 @@ def test_an_evicted_paddlejob_worker_is_recreated_without_spending_the_budget(cl
     assert status["restartsByCause"] == {"Disruption": 1}
     assert status["exitCodeRestarts"]["count"] == 0
     assert condition(cluster, "PaddleJob", name, "Failed") is None
+
+
+def test_an_xgboostjob_spends_its_durable_budget_on_failure_rule_restarts(cluster, op):
+    name = "lc-xgb-budget"
+    rule = {"action": "RestartReplica", "onExitCodes": {"operator": "NotIn", "values": [0]}}
+    body = job(
+        "XGBoostJob",
+        name,
+        {
+            "Master": {"annotations": {RUN: "600"}},
+            "Worker": {"restartPolicy": "Never", "annotations": {RUN: "0.5", EXIT: "3"}},
+        },
+        runPolicy={"backoffLimit": 2},
+        lifecyclePolicy={"failure": {"rules": [rule], "replicaTypeLimits": {"Worker": 5}}},
+    )
+    cluster.client.create(resource("XGBoostJob"), "default", body)
+    failed = wait_condition(cluster, "XGBoostJob", name, "Failed", 60)
+    assert failed["reason"] == "BackoffLimitExceeded"
+    status = get(cluster, "XGBoostJob", name)["status"]
+    assert status["exitCodeRestarts"]["count"] == 2
+    assert status["restartsByCause"] == {"FailureRule": 2}
+    assert status["restartsByReplicaType"] == {"Worker": 2}
+
+
+def test_a_jaxjob_worker_that_cannot_be_placed_is_told_then_fails_it_at_the_deadline(cluster, op):
+    name = "lc-jax-startup"
+    body = job(
+        "JAXJob",
+        name,
+        {"Worker": {"replicas": 2}},
+        lifecyclePolicy={"startup": {"deadlineSeconds": 4}},
+    )
+    huge = {"requests": {"cpu": "100000"}}  # no node has it
+    for spec in body["spec"]["jaxReplicaSpecs"].values():
+        spec["template"]["spec"]["containers"][0]["resources"] = huge
+    cluster.client.create(resource("JAXJob"), "default", body)
+
+    def told() -> bool:
+        created = condition(cluster, "JAXJob", name, "Created")
+        return (
+            created is not None
+            and f"Blocked: pod {name}-worker-0: Unschedulable" in (created["message"])
+        )
+
+    cluster.wait_for(told, 20, "the blocking reason on the Created condition")
+    failed = wait_condition(cluster, "JAXJob", name, "Failed", 30)
+    assert failed["reason"] == "StartupDeadlineExceeded"
+    assert f"did not start within 4s: pod {name}-worker-0: Unschedulable" in failed["message"]
+    cluster.wait_for(lambda: live_pods(cluster, name) == {}, 20, "every pod stopped")

@@ -47,9 +47,8 @@ def success_policy(
     wait_for_evaluators: bool = False,
 ) -> dict[str, Any]:
     """``lifecyclePolicy.success``: ``Chief``, ``Worker0``, ``AllWorkers``, ``MinWorkers``
-    (TFJob), ``Master``, ``AllWorkers`` (PyTorchJob), ``Master``, ``AllWorkers``,
-    ``MinWorkers`` (XGBoostJob, PaddleJob), ``Worker0``, ``AllWorkers``, ``MinWorkers``
-    (JAXJob)."""
+    (TFJob), ``Master``, ``AllWorkers``, ``MinWorkers`` (PyTorchJob, XGBoostJob, PaddleJob),
+    ``Worker0``, ``AllWorkers``, ``MinWorkers`` (JAXJob)."""
     return SuccessRule(rule, min_workers, min_workers_percent, wait_for_evaluators).to_dict()
 
 

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from support.crd import JAX_CRD_FILE, PADDLE_CRD_FILE, XGBOOST_CRD_FILE, install_crds
+from support.crd import (
+    JAX_CRD_FILE,
+    PADDLE_CRD_FILE,
+    PYTORCH_CRD_FILE,
+    XGBOOST_CRD_FILE,
+    install_crds,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -23,18 +29,20 @@ SCHEMES = (
     "--enable-scheme=xgboostjob",
     "--enable-scheme=jaxjob",
     "--enable-scheme=paddlejob",
+    "--enable-scheme=pytorchjob",
 )
 # kind -> (plural, replica specs field, container)
 KINDS = {
     "XGBoostJob": ("xgboostjobs", "xgbReplicaSpecs", "xgboost"),
     "JAXJob": ("jaxjobs", "jaxReplicaSpecs", "jax"),
     "PaddleJob": ("paddlejobs", "paddleReplicaSpecs", "paddle"),
+    "PyTorchJob": ("pytorchjobs", "pytorchReplicaSpecs", "pytorch"),
 }
 
 
 @pytest.fixture(scope="module")
 def cluster(sim):
-    install_crds(sim.client, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE)
+    install_crds(sim.client, XGBOOST_CRD_FILE, JAX_CRD_FILE, PADDLE_CRD_FILE, PYTORCH_CRD_FILE)
     return sim
 
 
@@ -237,3 +245,22 @@ def test_a_jaxjob_worker_that_cannot_be_placed_is_told_then_fails_it_at_the_dead
     assert failed["reason"] == "StartupDeadlineExceeded"
     assert f"did not start within 4s: pod {name}-worker-0: Unschedulable" in failed["message"]
     cluster.wait_for(lambda: live_pods(cluster, name) == {}, 20, "every pod stopped")
+
+
+def test_n_of_m_ends_a_pytorchjob_while_its_master_runs(cluster, op):
+    name = "lc-pytorch-min"
+    policy = {"success": {"rule": "MinWorkers", "minWorkersPercent": 50}}
+    body = job(
+        "PyTorchJob",
+        name,
+        {
+            "Master": {"annotations": {RUN: "600"}},  # v1.9's rule would wait for it
+            "Worker": {"replicas": 4, "restartPolicy": "Never", "annotations": {RUN: "0.5"}},
+        },
+        runPolicy={"cleanPodPolicy": "None"},
+        lifecyclePolicy=policy,
+    )
+    cluster.client.create(resource("PyTorchJob"), "default", body)
+    wait_condition(cluster, "PyTorchJob", name, "Succeeded", 60)
+    cluster.wait_for(lambda: "master-0" not in live_pods(cluster, name), 30, "the master stopped")
+    assert get(cluster, "PyTorchJob", name)["status"]["lifecyclePolicy"] == policy

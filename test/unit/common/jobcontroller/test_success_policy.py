@@ -208,6 +208,7 @@ def test_the_policy_in_force_outlives_a_spec_that_lost_it():
         (TF, {"Chief": 1}, {"rule": "AllWorkers"}, "needs Worker replicas"),
         (TF, {"Worker": 2}, {"rule": "MinWorkers"}, "exactly one of minWorkers"),
         (PT, {"Master": 1, "Worker": 2}, {"rule": "Worker0"}, "unsupported value"),
+        (PT, {"Master": 1, "Worker": 2}, {"rule": "MinWorkers", "minWorkers": 3}, "N of M"),
     ],
 )
 def test_the_operator_refuses_what_the_crd_refuses(case, replicas, policy, message):
@@ -225,8 +226,10 @@ def test_the_operator_refuses_what_the_crd_refuses(case, replicas, policy, messa
         (XGBOOSTJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkers": 2}}),
         (PADDLEJOB_CASE, None),
         (PADDLEJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkersPercent": 50}}),
+        (PYTORCHJOB_CASE, None),
+        (PYTORCHJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkers": 2}}),
     ],
-    ids=["xgboost-none", "xgboost-min", "paddle-none", "paddle-min"],
+    ids=["xgboost-none", "xgboost-min", "paddle-none", "paddle-min", "pytorch-none", "pytorch-min"],
 )
 def test_n_of_m_ends_a_master_worker_job_while_its_master_runs(case, policy):
     harness = JobHarness(case)

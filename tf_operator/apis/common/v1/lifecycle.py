@@ -11,8 +11,8 @@ the policy stays in force. Adding or changing the field after creation is refuse
 as batch/v1 Job's ``successPolicy`` and ``podFailurePolicy`` are immutable.
 
 ``success`` (:class:`SuccessRule`) says when the job has succeeded: its ``rule`` (``Chief``,
-``Worker0``, ``AllWorkers``, ``MinWorkers`` for a TFJob; ``Master``, ``AllWorkers`` for a
-PyTorchJob; ``Master``, ``AllWorkers``, ``MinWorkers`` for an XGBoostJob and a PaddleJob;
+``Worker0``, ``AllWorkers``, ``MinWorkers`` for a TFJob; ``Master``, ``AllWorkers``,
+``MinWorkers`` for a PyTorchJob, an XGBoostJob and a PaddleJob;
 ``Worker0``, ``AllWorkers``, ``MinWorkers`` for a JAXJob: :class:`KindRules`), ``minWorkers``
 or ``minWorkersPercent`` for ``MinWorkers``, and ``waitForEvaluators``. The pure decision is
 :mod:`tf_operator.common.jobcontroller.success_policy`. ``D<n>``: docs/divergences.md.
@@ -52,9 +52,9 @@ SUCCESS_WORKER0 = "Worker0"  # worker 0 completed
 SUCCESS_ALL_WORKERS = "AllWorkers"  # every worker succeeded
 SUCCESS_MIN_WORKERS = "MinWorkers"  # at least minWorkers (or minWorkersPercent) succeeded
 TF_SUCCESS_RULES = (SUCCESS_CHIEF, SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
-PYTORCH_SUCCESS_RULES = (SUCCESS_MASTER, SUCCESS_ALL_WORKERS)
-# XGBoostJob and PaddleJob: a Master and Workers, as a PyTorchJob, and N of M workers (D110)
+# PyTorchJob, XGBoostJob and PaddleJob: a Master and Workers, and N of M workers (D110)
 MASTER_WORKER_SUCCESS_RULES = (SUCCESS_MASTER, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
+PYTORCH_SUCCESS_RULES = MASTER_WORKER_SUCCESS_RULES
 # JAXJob: Workers only, worker 0 the coordinator (D110)
 WORKERS_ONLY_SUCCESS_RULES = (SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
 LEADER_RULES = (SUCCESS_CHIEF, SUCCESS_MASTER)

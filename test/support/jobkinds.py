@@ -299,8 +299,9 @@ JAXJOB_CASE = KindCase(
     default_restart_policy="Never",
 )
 KINDS = (TFJOB_CASE, PYTORCHJOB_CASE, PADDLEJOB_CASE)
-# The kinds whose API types carry spec.lifecyclePolicy (docs/policies.md): TFJob and PyTorchJob.
-LIFECYCLE_KINDS = (TFJOB_CASE, PYTORCHJOB_CASE)
+# The kinds whose API types carry spec.lifecyclePolicy (docs/policies.md) with a leader replica
+# beside the workers: TFJob, PyTorchJob, PaddleJob, XGBoostJob (a JAXJob has workers only).
+LIFECYCLE_KINDS = (TFJOB_CASE, PYTORCHJOB_CASE, PADDLEJOB_CASE, XGBOOSTJOB_CASE)
 SCHEMES = {
     TFJOB_CASE.name: TFJOB,
     PYTORCHJOB_CASE.name: PYTORCHJOB,

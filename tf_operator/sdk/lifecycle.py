@@ -10,7 +10,7 @@ is immutable once the job exists. The readers are pure functions on the job's JS
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tf_operator.apis.common.v1.lifecycle import (
@@ -26,10 +26,16 @@ from tf_operator.apis.common.v1.lifecycle import (
     StartupPolicy,
     SuccessRule,
 )
+from tf_operator.apis.jax.v1.types import JAXJob
+from tf_operator.apis.jax.validation.validation import validate_v1_jaxjob
+from tf_operator.apis.paddle.v1.types import PaddleJob
+from tf_operator.apis.paddle.validation.validation import validate_v1_paddlejob
 from tf_operator.apis.pytorch.v1.types import PyTorchJob
 from tf_operator.apis.pytorch.validation.validation import validate_v1_pytorchjob
 from tf_operator.apis.tensorflow.v1.types import TFJob
 from tf_operator.apis.tensorflow.validation.validation import validate_v1_tfjob
+from tf_operator.apis.xgboost.v1.types import XGBoostJob
+from tf_operator.apis.xgboost.validation.validation import validate_v1_xgboostjob
 from tf_operator.sdk.conditions import get_conditions
 
 
@@ -41,7 +47,8 @@ def success_policy(
     wait_for_evaluators: bool = False,
 ) -> dict[str, Any]:
     """``lifecyclePolicy.success``: ``Chief``, ``Worker0``, ``AllWorkers``, ``MinWorkers``
-    (TFJob), ``Master``, ``AllWorkers`` (PyTorchJob)."""
+    (TFJob), ``Master``, ``AllWorkers``, ``MinWorkers`` (PyTorchJob, XGBoostJob, PaddleJob),
+    ``Worker0``, ``AllWorkers``, ``MinWorkers`` (JAXJob)."""
     return SuccessRule(rule, min_workers, min_workers_percent, wait_for_evaluators).to_dict()
 
 
@@ -94,6 +101,20 @@ def startup_policy(
     return StartupPolicy(deadline_seconds, action, ordered, publish_not_ready_addresses).to_dict()
 
 
+def _validate_tfjob(job: dict[str, Any]) -> None:
+    validate_v1_tfjob(TFJob.from_dict(job))
+
+
+# kind -> decode and validate a job of it with the operator's own rules
+_VALIDATE: dict[str, Callable[[dict[str, Any]], None]] = {
+    "TFJob": _validate_tfjob,
+    "PyTorchJob": lambda job: validate_v1_pytorchjob(PyTorchJob.from_dict(job)),
+    "XGBoostJob": lambda job: validate_v1_xgboostjob(XGBoostJob.from_dict(job)),
+    "JAXJob": lambda job: validate_v1_jaxjob(JAXJob.from_dict(job)),
+    "PaddleJob": lambda job: validate_v1_paddlejob(PaddleJob.from_dict(job)),
+}
+
+
 def with_lifecycle_policy(
     job: Mapping[str, Any],
     *,
@@ -101,19 +122,17 @@ def with_lifecycle_policy(
     failure: Mapping[str, Any] | None = None,
     startup: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A copy of ``job`` (a TFJob or PyTorchJob dict, as ``tfjob()`` builds) with this
-    lifecycle policy, checked with the operator's validation; raises ``ValueError`` when the
-    policy contradicts itself or the job."""
+    """A copy of ``job`` (a dict of any kind the operator runs, as ``tfjob()`` builds; a job
+    without ``kind`` is a TFJob) with this lifecycle policy, checked with the operator's
+    validation of its kind; raises ``ValueError`` when the policy contradicts itself or the
+    job."""
     policy: dict[str, Any] = {}
     for key, part in (("success", success), ("failure", failure), ("startup", startup)):
         if part is not None:
             policy[key] = dict(part)
     out = copy.deepcopy(dict(job))
     out.setdefault("spec", {})[LIFECYCLE_POLICY_FIELD] = policy
-    if out.get("kind") == "PyTorchJob":
-        validate_v1_pytorchjob(PyTorchJob.from_dict(out))
-    else:
-        validate_v1_tfjob(TFJob.from_dict(out))
+    _VALIDATE.get(str(out.get("kind")), _validate_tfjob)(out)
     return out
 
 

@@ -301,3 +301,16 @@ def test_replica_type_limits_name_the_jobs_replica_types(reg):
     assert "should be greater than or equal to 0" in refusal(
         reg, TFJOBS, tfjob({"failure": {"replicaTypeLimits": {"Worker": -1}}})
     )
+
+
+def test_a_pytorchjob_takes_n_of_m_workers_as_the_other_master_worker_kinds_do(reg):
+    policy = {"success": {"rule": "MinWorkers", "minWorkersPercent": 50}}
+    stored = reg.create(PYTORCHJOBS, "default", pytorchjob(policy))
+    assert stored["spec"]["lifecyclePolicy"] == policy
+    assert PyTorchJob.from_dict(stored).run_policy.lifecycle.to_dict() == policy
+    assert "N of M needs N <= M" in refusal(
+        reg, PYTORCHJOBS, pytorchjob({"success": {"rule": "MinWorkers", "minWorkers": 3}})
+    )
+    assert "takes exactly one of minWorkers and minWorkersPercent" in refusal(
+        reg, PYTORCHJOBS, pytorchjob({"success": {"rule": "MinWorkers"}})
+    )

@@ -105,3 +105,59 @@ def test_a_job_without_a_policy_reads_as_before():
     assert blocking_reason(job) is None
     job["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
     assert "Lifecycle policy" not in describe(job, [], [])
+
+
+def _v1_9_kind_job(kind: str, field: str, container: str, **types: int) -> dict:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {
+            field: {
+                t: {
+                    "replicas": n,
+                    "template": {"spec": {"containers": [{"name": container, "image": "i:1"}]}},
+                }
+                for t, n in types.items()
+            }
+        },
+    }
+
+
+XGBOOST_JOB = _v1_9_kind_job("XGBoostJob", "xgbReplicaSpecs", "xgboost", Master=1, Worker=2)
+JAX_JOB = _v1_9_kind_job("JAXJob", "jaxReplicaSpecs", "jax", Worker=2)
+PADDLE_JOB = _v1_9_kind_job("PaddleJob", "paddleReplicaSpecs", "paddle", Master=1, Worker=2)
+
+
+@pytest.mark.parametrize(
+    ("job", "good", "bad", "message"),
+    [
+        (XGBOOST_JOB, "Master", "Worker0", "unsupported value 'Worker0'"),
+        (JAX_JOB, "Worker0", "Master", "unsupported value 'Master'"),
+        (PADDLE_JOB, "Master", "Chief", "unsupported value 'Chief'"),
+    ],
+    ids=lambda v: v["kind"] if isinstance(v, dict) else None,
+)
+def test_every_kind_is_checked_by_its_own_rules(job, good, bad, message):
+    built = with_lifecycle_policy(job, success=success_policy(good))
+    assert built["spec"]["lifecyclePolicy"] == {"success": {"rule": good}}
+    assert built["kind"] == job["kind"]
+    with pytest.raises(ValueError, match=message):
+        with_lifecycle_policy(job, success=success_policy(bad))
+    with pytest.raises(ValueError, match="N of M"):
+        with_lifecycle_policy(job, success=success_policy("MinWorkers", min_workers=3))
+
+
+def test_jaxjob_describe_shows_the_policy_in_force():
+    from tf_operator.sdk.kinds import JAXJOB
+
+    job = with_lifecycle_policy(
+        JAX_JOB, failure=failure_policy(failure_rule("FailJob", exit_codes_in=[3]))
+    )
+    job["spec"]["runPolicy"] = {"backoffLimit": 2}
+    job["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    job["status"] = {"restartsByCause": {"Disruption": 1}}
+    text = describe(job, [], [], now=datetime(2026, 1, 1, 1, tzinfo=UTC), kind=JAXJOB)
+    assert "Lifecycle policy:" in text and '"onExitCodes":{"operator":"In","values":[3]}' in text
+    assert "Restart budget:    0 of 2 used" in text
+    assert "Restarts by cause: Disruption=1" in text

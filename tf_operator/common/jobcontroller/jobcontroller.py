@@ -367,6 +367,7 @@ class JobController(Generic[J]):
         if self.memory.forget(key):
             self.kind.metrics.deleted.inc()
         self.expectations.delete_expectations_with_prefix(key + "/")
+        self.startup.forget(key)
 
     def _cache_behind(self, key: str, raw: dict[str, object]) -> bool:
         """The cache still holds the version our last status write replaced: skip this pass
@@ -496,6 +497,7 @@ class JobController(Generic[J]):
             refused = next((e for e in errors if is_forbidden(e) or is_invalid(e)), None)
             told = "" if refused is None else f"the API server refuses: {error_text(refused)}"
             self.memory.set_create_refusal(key, uid, told)
+            self.startup.note_creates(key, uid, errors)  # the deadline's clock (D111)
             if errors:
                 err = errors[0] if len(errors) == 1 else ReconcileErrors(errors)
                 self._sync_failed(key, err)

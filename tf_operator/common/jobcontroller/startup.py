@@ -11,10 +11,12 @@ nothing blocks, with one Warning ``ReplicaBlocked`` event per new reason; so ``k
 describe`` and the SDK show why a job says Created and nothing more. What blocks a job whatever
 any scheduler does (its gang policy asks what nothing can satisfy, the API server refuses its
 creates: ``SyncContext.blocked``, D156, D157) comes first, and is told so on every job, with or
-without a start-up policy, under its own event reason.
+without a start-up policy, under its own event reason (``CreateRefused`` for a refused create,
+a ResourceQuota's ``exceeded quota: ...`` among them).
 
 With ``deadlineSeconds``, a pod still ``Pending`` that long after its creation (or, while the
-gang holds every pod back, that long after the job was created) fails the job with reason
+gang holds every pod back, that long after the job was created; or, while the API server refuses
+the creates for a ResourceQuota, that long after the first refusal: D111) fails the job with reason
 ``StartupDeadlineExceeded`` and the blocking reason, or with ``action: RestartJob`` recreates
 every replica, counted once against ``backoffLimit`` as a failure rule's RestartJob is (D103).
 The pass re-queues the job for the earliest deadline still ahead. ``D<n>``:
@@ -23,7 +25,9 @@ docs/divergences.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic
 
@@ -40,12 +44,40 @@ from tf_operator.common.jobcontroller.failure_policy import (
 )
 from tf_operator.common.jobcontroller.kind import J, Job
 from tf_operator.control.util import EVENT_TYPE_WARNING
+from tf_operator.k8s.client import ApiError, is_forbidden
 from tf_operator.k8s.objects import Obj, labels_of, meta
 
 REPLICA_BLOCKED_REASON = "ReplicaBlocked"
 CAUSE_STARTUP_DEADLINE = "StartupDeadline"
 # Container waiting reasons that are a normal part of starting, not a block.
 STARTING_REASONS = frozenset({"ContainerCreating", "PodInitializing", ""})
+
+
+# What kube-apiserver's ResourceQuota admission says when it refuses a create (its 403's
+# message): the quota exceeded, its status not yet computed, a request it needs missing.
+QUOTA_REFUSALS = (
+    "exceeded quota:",
+    "status unknown for quota:",
+    "failed quota:",
+    "insufficient quota",
+)
+
+
+def quota_refusal(err: BaseException) -> str | None:
+    """The API server's message when ``err`` is a create refused for a ResourceQuota."""
+    if not is_forbidden(err) or not isinstance(err, ApiError):
+        return None
+    message = err.message or str(err)
+    return message if any(text in message for text in QUOTA_REFUSALS) else None
+
+
+@dataclass
+class CreateRefusal:
+    """The last quota refusal of one job's creates, and since when its creates are refused."""
+
+    uid: str
+    message: str
+    since: datetime | None = None  # the first pass that told it
 
 
 def startup_policy(job: Job) -> StartupPolicy | None:
@@ -115,6 +147,39 @@ class StartupWatch(Generic[J]):
         self._label = replica_type_label
         self._fail = fail
         self._requeue_after = requeue_after
+        # job key -> its creates' last quota refusal; written by the create helpers' threads
+        self._refusals: dict[str, CreateRefusal] = {}
+        self._lock = threading.Lock()
+
+    def note_creates(self, key: str, uid: str, errors: Iterable[BaseException]) -> None:
+        """What a batch of the job's creates met: a quota refusal is kept (the first since
+        the creates were last refused keeps its time), a batch without one clears it."""
+        message = next((m for m in map(quota_refusal, errors) if m is not None), None)
+        with self._lock:
+            before = self._refusals.get(key)
+            if message is None:
+                self._refusals.pop(key, None)
+            elif before is not None and before.uid == uid:
+                before.message = message
+            else:
+                self._refusals[key] = CreateRefusal(uid, message)
+
+    def forget(self, key: str) -> None:
+        """The job left the cache."""
+        with self._lock:
+            self._refusals.pop(key, None)
+
+    def _refusal(self, ctx: SyncContext[J]) -> CreateRefusal | None:
+        """The quota refusal of the job's creates, while the pass has creates to retry."""
+        if not any(ctx.creates.values()):
+            return None
+        with self._lock:
+            refusal = self._refusals.get(ctx.key)
+            if refusal is None or refusal.uid != ctx.job.uid:
+                return None
+            if refusal.since is None:
+                refusal.since = ctx.now
+            return CreateRefusal(refusal.uid, refusal.message, refusal.since)
 
     def check(self, ctx: SyncContext[J], admitted: bool, gang_message: str | None) -> None:
         """One pass's look at the job's start. What blocks the job whatever any scheduler does
@@ -125,15 +190,18 @@ class StartupWatch(Generic[J]):
             reason, text = ctx.blocked or (REPLICA_BLOCKED_REASON, None)
             self._tell(ctx, text, reason)
             return
+        refusal = self._refusal(ctx)
         blocked = self._first_blocked(ctx, admitted, gang_message)
         if ctx.blocked is not None:  # it comes first, and names the deadline's failure too
             reason, text = ctx.blocked
             blocked = (None if blocked is None else blocked[0], text)
             self._tell(ctx, text, reason)
         else:
+            if blocked is None and refusal is not None:
+                blocked = None, f"create refused: {refusal.message}"
             self._tell(ctx, None if blocked is None else blocked[1])
         if policy.deadline_seconds is not None:
-            self._enforce(ctx, policy, admitted, blocked)
+            self._enforce(ctx, policy, admitted, blocked, refusal)
 
     def _pending(self, ctx: SyncContext[J]) -> list[Obj]:
         order = {rt.lower(): i for i, rt in enumerate(ctx.job.replica_specs())}
@@ -187,9 +255,13 @@ class StartupWatch(Generic[J]):
         policy: StartupPolicy,
         admitted: bool,
         blocked: tuple[Obj | None, str] | None,
+        refusal: CreateRefusal | None,
     ) -> None:
         deadline = policy.deadline_seconds or 0
         waiting: list[tuple[float, Obj | None]] = []
+        if refusal is not None and refusal.since is not None:
+            # a replica with no pod: its clock runs from the first refusal told (D111)
+            waiting.append((_left(deadline, refusal.since, ctx.now), None))
         if not admitted:
             since = _created_at(ctx.job)
             if since is not None:
@@ -205,7 +277,10 @@ class StartupWatch(Generic[J]):
         if left > 0:
             self._requeue_after(ctx.key, left)
             return
-        name = "the job's PodGroup" if pod is None else f"pod {meta(pod).get('name')}"
+        if pod is not None:
+            name = f"pod {meta(pod).get('name')}"
+        else:
+            name = "the job's PodGroup" if not admitted else "a replica's create"
         why = blocked[1] if blocked is not None else f"{name}: still Pending"
         message = f"{type(ctx.job).__name__} {ctx.job.name} did not start within {deadline}s: {why}"
         if policy.action == ACTION_RESTART_JOB and pod is not None:

@@ -96,6 +96,14 @@ def canonical(value: Any) -> str:
     return _canonical(_json_text(value).strip())
 
 
+def format_value(value: Decimal, fmt: str = DECIMAL_SI) -> str:
+    """``Quantity.String()`` of an exact value kept in format ``fmt`` (a sum of quantities is
+    kept in its first operand's format)."""
+    sign, digits, exponent = value.normalize().as_tuple()
+    coefficient = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    return _canonical_text(Quantity(coefficient, int(exponent), fmt))
+
+
 def text(value: Any) -> str:
     """How a quantity shows in an error message: its canonical string."""
     return canonical(value)

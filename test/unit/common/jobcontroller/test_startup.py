@@ -10,6 +10,7 @@ from support.jobkinds import START, TFJOB_CASE, JobHarness
 from tf_operator.common.jobcontroller.startup import pod_blocking_reason
 from tf_operator.common.jobcontroller.transform import strip_pod
 from tf_operator.k8s.client import PODS
+from tf_operator.k8s.client.errors import REASON_FORBIDDEN, from_status, status_body
 
 TF = TFJOB_CASE
 PULL = {
@@ -260,3 +261,77 @@ def test_services_publish_not_ready_addresses_when_asked(publish):
     specs = [s["spec"] for s in harness.created("services")]
     assert len(specs) == 3
     assert all(s.get("publishNotReadyAddresses") is publish for s in specs)
+
+
+def _quota(used: int) -> str:
+    return (
+        'pods "test-tfjob-worker-1" is forbidden: exceeded quota: small, requested: pods=1, '
+        f"used: pods={used}, limited: pods=2"
+    )
+
+
+@pytest.mark.parametrize("startup", [None, {}], ids=["none", "policy"])
+def test_a_create_refused_for_a_quota_is_told_updated_and_cleared(startup):
+    harness = JobHarness(TF)
+    job = _job(harness, startup)
+    _add(harness, _pod(job, "ps", 0, "Running"))
+    _add(harness, _pod(job, "worker", 0, "Running"))
+    _services(harness, job)
+    refused = {"used": 2}
+
+    def quota(action):
+        name = action.body["metadata"]["name"]
+        if refused["used"] is None or name != "test-tfjob-worker-1":
+            return False, None
+        return True, from_status(status_body(403, REASON_FORBIDDEN, _quota(refused["used"])))
+
+    harness.client.prepend_reactor("create", "pods", quota)
+    # the first pass meets the refusal; the next one (the queue's retry) tells it
+    for _ in range(2):
+        _recache(harness, job)
+        harness.sync(job)
+    # told on every job, with a start-up policy or not (D157)
+    message = _created_message(harness, job)
+    told = f"the API server refuses: {_quota(2)}"
+    assert message == f"TFJob test-tfjob is created. Blocked: {told}"
+    assert harness.recorder.events.count(f"Warning CreateRefused {told}") == 1
+    # the refusal changes (the quota's usage): the message follows
+    refused["used"] = 3
+    for _ in range(2):
+        _recache(harness, job)
+        harness.sync(job)
+    assert _created_message(harness, job).endswith(f"the API server refuses: {_quota(3)}")
+    # the quota is raised: the pod is created, the reason goes
+    refused["used"] = None
+    _recache(harness, job)
+    harness.sync(job)
+    created = [p for p in harness.created("pods") if p["metadata"]["name"].endswith("worker-1")]
+    assert created, "the refused pod is created once the quota allows it"
+    harness.pod_informer.get_indexer().add(strip_pod(_pod(job, "worker", 1, "Running")))
+    harness.ctr.expectations.creation_observed("default/test-tfjob/worker/pods")  # the watch
+    _recache(harness, job)
+    harness.sync(job)
+    assert _created_message(harness, job) == "TFJob test-tfjob is created."
+
+
+def test_a_replica_refused_for_a_quota_fails_the_job_at_the_start_up_deadline():
+    harness = JobHarness(TF)
+    job = _job(harness, {"deadlineSeconds": 60})
+    _add(harness, _pod(job, "ps", 0, "Running"))
+    _add(harness, _pod(job, "worker", 0, "Running"))
+    _services(harness, job)
+    harness.client.prepend_reactor(
+        "create",
+        "pods",
+        lambda a: (True, from_status(status_body(403, REASON_FORBIDDEN, _quota(2)))),
+    )
+    for _ in range(2):
+        _recache(harness, job)
+        harness.sync(job)
+    assert ("Failed", "True") not in {(t, s) for t, s, _ in harness.conditions(job)}
+    harness.clock.step(61)
+    _recache(harness, job)
+    harness.sync(job)
+    failed = next(c for c in harness.status(job)["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "StartupDeadlineExceeded"
+    assert f"did not start within 60s: the API server refuses: {_quota(2)}" in failed["message"]

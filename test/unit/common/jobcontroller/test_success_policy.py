@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from support.jobkinds import PYTORCHJOB_CASE, TFJOB_CASE, JobHarness, KindCase
+from support.jobkinds import (
+    JAXJOB_CASE,
+    PADDLEJOB_CASE,
+    PYTORCHJOB_CASE,
+    TFJOB_CASE,
+    XGBOOSTJOB_CASE,
+    JobHarness,
+    KindCase,
+)
 from tf_operator.apis.common.v1.run_policy import DEFAULTS_V0_5_3
 
 TF, PT = TFJOB_CASE, PYTORCHJOB_CASE
@@ -200,6 +208,7 @@ def test_the_policy_in_force_outlives_a_spec_that_lost_it():
         (TF, {"Chief": 1}, {"rule": "AllWorkers"}, "needs Worker replicas"),
         (TF, {"Worker": 2}, {"rule": "MinWorkers"}, "exactly one of minWorkers"),
         (PT, {"Master": 1, "Worker": 2}, {"rule": "Worker0"}, "unsupported value"),
+        (PT, {"Master": 1, "Worker": 2}, {"rule": "MinWorkers", "minWorkers": 3}, "N of M"),
     ],
 )
 def test_the_operator_refuses_what_the_crd_refuses(case, replicas, policy, message):
@@ -208,3 +217,45 @@ def test_the_operator_refuses_what_the_crd_refuses(case, replicas, policy, messa
     job["metadata"]["uid"] = "u"
     with pytest.raises(case.invalid_error, match=message):
         case.kind.decode(job, DEFAULTS_V0_5_3)
+
+
+@pytest.mark.parametrize(
+    ("case", "policy"),
+    [
+        (XGBOOSTJOB_CASE, None),
+        (XGBOOSTJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkers": 2}}),
+        (PADDLEJOB_CASE, None),
+        (PADDLEJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkersPercent": 50}}),
+        (PYTORCHJOB_CASE, None),
+        (PYTORCHJOB_CASE, {"success": {"rule": "MinWorkers", "minWorkers": 2}}),
+    ],
+    ids=["xgboost-none", "xgboost-min", "paddle-none", "paddle-min", "pytorch-none", "pytorch-min"],
+)
+def test_n_of_m_ends_a_master_worker_job_while_its_master_runs(case, policy):
+    harness = JobHarness(case)
+    job = _add(harness, case, {"Master": 1, "Worker": 4}, policy)
+    harness.add_pods(job, "master", active=1)
+    harness.add_pods(job, "worker", active=2, succeeded=2)
+    harness.sync(job)
+    assert _succeeded(harness, job) is (policy is not None)  # else the Master decides
+    if policy is not None:
+        stopped = ["test-tfjob-master-0", "test-tfjob-worker-0", "test-tfjob-worker-1"]
+        assert _finish_pass(harness, job) == stopped
+
+
+@pytest.mark.parametrize("policy", [None, {"success": {"rule": "Worker0"}}], ids=["none", "w0"])
+def test_worker0_ends_a_jaxjob_while_its_other_workers_run(policy):
+    harness = JobHarness(JAXJOB_CASE)
+    job = _add(harness, JAXJOB_CASE, {"Worker": 3}, policy)
+    done = JAXJOB_CASE.new_pod(job, "worker", 0, "Succeeded")
+    # v1.9's worker-0 rule wants the default container's exit code 0 too (D58)
+    terminated = {"terminated": {"exitCode": 0, "reason": "Completed"}}
+    done["status"]["containerStatuses"] = [{"name": "jax", "state": terminated}]
+    harness.add_pod(done)
+    for index in (1, 2):
+        harness.add_pod(JAXJOB_CASE.new_pod(job, "worker", index, "Running"))
+    harness.add_services(job, "worker", 3)
+    harness.sync(job)
+    assert _succeeded(harness, job) is (policy is not None)  # else every worker must succeed
+    if policy is not None:
+        assert _finish_pass(harness, job) == ["test-tfjob-worker-1", "test-tfjob-worker-2"]

@@ -11,9 +11,10 @@ the policy stays in force. Adding or changing the field after creation is refuse
 as batch/v1 Job's ``successPolicy`` and ``podFailurePolicy`` are immutable.
 
 ``success`` (:class:`SuccessRule`) says when the job has succeeded: its ``rule`` (``Chief``,
-``Worker0``, ``AllWorkers``, ``MinWorkers`` for a TFJob; ``Master``, ``AllWorkers`` for a
-PyTorchJob), ``minWorkers`` or ``minWorkersPercent`` for ``MinWorkers``, and
-``waitForEvaluators``. The pure decision is
+``Worker0``, ``AllWorkers``, ``MinWorkers`` for a TFJob; ``Master``, ``AllWorkers``,
+``MinWorkers`` for a PyTorchJob, an XGBoostJob and a PaddleJob;
+``Worker0``, ``AllWorkers``, ``MinWorkers`` for a JAXJob: :class:`KindRules`), ``minWorkers``
+or ``minWorkersPercent`` for ``MinWorkers``, and ``waitForEvaluators``. The pure decision is
 :mod:`tf_operator.common.jobcontroller.success_policy`. ``D<n>``: docs/divergences.md.
 """
 
@@ -51,7 +52,11 @@ SUCCESS_WORKER0 = "Worker0"  # worker 0 completed
 SUCCESS_ALL_WORKERS = "AllWorkers"  # every worker succeeded
 SUCCESS_MIN_WORKERS = "MinWorkers"  # at least minWorkers (or minWorkersPercent) succeeded
 TF_SUCCESS_RULES = (SUCCESS_CHIEF, SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
-PYTORCH_SUCCESS_RULES = (SUCCESS_MASTER, SUCCESS_ALL_WORKERS)
+# PyTorchJob, XGBoostJob and PaddleJob: a Master and Workers, and N of M workers (D110)
+MASTER_WORKER_SUCCESS_RULES = (SUCCESS_MASTER, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
+PYTORCH_SUCCESS_RULES = MASTER_WORKER_SUCCESS_RULES
+# JAXJob: Workers only, worker 0 the coordinator (D110)
+WORKERS_ONLY_SUCCESS_RULES = (SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
 LEADER_RULES = (SUCCESS_CHIEF, SUCCESS_MASTER)
 WORKER_RULES = (SUCCESS_WORKER0, SUCCESS_ALL_WORKERS, SUCCESS_MIN_WORKERS)
 
@@ -471,4 +476,39 @@ def check_success_rule(
         raise LifecyclePolicyError(
             f"{invalid}: spec.successPolicy (AllWorkers) and {path}.rule ({rule}) contradict: "
             "give one of them"
+        )
+
+
+@dataclass(frozen=True)
+class KindRules:
+    """What a kind's lifecycle policy may say: the success rules it takes, the replica types a
+    leader rule (``Chief``, ``Master``) needs one of, and the type the worker rules count."""
+
+    success_rules: tuple[str, ...]
+    leader_types: tuple[str, ...] = ()
+    worker_type: str = "Worker"
+
+
+def check_lifecycle_policy(
+    invalid: str,
+    policy: LifecyclePolicy,
+    replicas: Mapping[str, int],
+    rules: KindRules,
+    successpolicy_all_workers: bool = False,
+) -> None:
+    """Refuse what a kind's CRD refuses in the whole policy, for every kind alike.
+    ``replicas``: canonical replica type → replicas (defaults applied)."""
+    if policy.failure is not None:
+        check_failure_policy(invalid, policy.failure, set(replicas))
+    if policy.startup is not None:
+        check_startup_policy(invalid, policy.startup)
+    if policy.success is not None:
+        check_success_rule(
+            invalid,
+            policy.success,
+            rules.success_rules,
+            replicas,
+            rules.leader_types,
+            rules.worker_type,
+            successpolicy_all_workers=successpolicy_all_workers,
         )

@@ -11,8 +11,14 @@ enforce its schema and CEL rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from tf_operator.apis.common.v1.lifecycle import (
+    KindRules,
+    LifecyclePolicy,
+    LifecyclePolicyError,
+    check_lifecycle_policy,
+)
 from tf_operator.apis.common.v1.run_policy import RunPolicy
 from tf_operator.apis.common.v1.types import (
     CLEAN_POD_POLICY_ALL,
@@ -245,3 +251,25 @@ def check_replica_template(
             f"name {container_name}"
         )
     return value
+
+
+def check_job_lifecycle_policy(
+    invalid: str,
+    policy: LifecyclePolicy | None,
+    specs: Mapping[str, ReplicaSpec | None],
+    rules: KindRules,
+    canonical: Callable[[str], str] = str,
+    successpolicy_all_workers: bool = False,
+) -> None:
+    """The lifecycle policy in force against the job's replica types (D100), as every kind's
+    CRD checks it; ``canonical`` maps a replica spec's key to the type the rules name."""
+    if policy is None:
+        return
+    replicas = {
+        canonical(key): 1 if spec is None or spec.replicas is None else spec.replicas
+        for key, spec in specs.items()
+    }
+    try:
+        check_lifecycle_policy(invalid, policy, replicas, rules, successpolicy_all_workers)
+    except LifecyclePolicyError as err:
+        raise ValidationError(str(err)) from err

@@ -10,13 +10,17 @@ on the job (D8). Beyond v1.9, as for every kind (D81, D131): an empty ``jaxRepli
 schedulingPolicy out of range, a malformed template, names the operator would generate longer than
 63 characters, and (v1.9's JAXJob webhook alone left it out) a ``runPolicy.managedBy`` the other
 kinds refuse.
+Its lifecycle policy (``spec.lifecyclePolicy``, D100, D110) is checked as every kind's is, by
+the kind's own success rules (:mod:`tf_operator.apis.common.v1.lifecycle`).
 """
 
 from __future__ import annotations
 
+from tf_operator.apis.common.v1.lifecycle import WORKERS_ONLY_SUCCESS_RULES, KindRules
 from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_generated_names,
+    check_job_lifecycle_policy,
     check_min_task_member,
     check_replica_spec_keys,
     check_replica_template,
@@ -27,6 +31,7 @@ from tf_operator.apis.jax.v1.constants import (
     DEFAULT_CONTAINER_NAME,
     KIND,
     REPLICA_TYPE_ORDER,
+    REPLICA_TYPE_WORKER,
     SPECS_FIELD,
 )
 from tf_operator.apis.jax.v1.types import JAXJob, JAXJobSpec
@@ -35,6 +40,8 @@ __all__ = ["ValidationError", "validate_v1_jaxjob", "validate_v1_jaxjob_spec"]
 
 _INVALID = "JAXJobSpec is not valid"
 _SPECS = f"spec.{SPECS_FIELD}"
+# its lifecycle policy's success rules and the replica types they name (D110)
+_LIFECYCLE_RULES = KindRules(WORKERS_ONLY_SUCCESS_RULES, (), REPLICA_TYPE_WORKER)
 
 
 def validate_v1_jaxjob_spec(spec: JAXJobSpec) -> None:
@@ -53,5 +60,8 @@ def validate_v1_jaxjob(job: JAXJob) -> None:
     generate."""
     validate_job_name(job.name, KIND)
     validate_v1_jaxjob_spec(job.spec)
+    check_job_lifecycle_policy(
+        _INVALID, job.run_policy.lifecycle, job.spec.jax_replica_specs or {}, _LIFECYCLE_RULES
+    )
     specs = job.spec.jax_replica_specs or {}
     check_generated_names(_INVALID, KIND, job.name, specs.items())

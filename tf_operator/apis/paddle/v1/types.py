@@ -3,7 +3,8 @@
 training-operator v1.9's fields: ``spec.runPolicy`` (the run policy every kind shares,
 normalised once per decode, D55), ``spec.elasticPolicy`` (the node range of an elastic launch)
 and ``spec.paddleReplicaSpecs`` (``Master`` and ``Worker``); the
-status is the common ``JobStatus``. ``from_dict`` decodes an object as the API server returns
+status is the common ``JobStatus``. The lifecycle policy in force (``spec.lifecyclePolicy``, kept
+in ``status.lifecyclePolicy``: D100, D110) goes into the normalised run policy. ``from_dict`` decodes an object as the API server returns
 it and ``to_dict`` gives it back with every field we did not model untouched. Malformed input
 raises :class:`DecodeError` with the JSON path of the offending field.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 from tf_operator.apis.common.v1.fields import DecodeError, expect_dict, opt_int, put_present, rest
 from tf_operator.apis.common.v1.job import JobObject, decode_envelope
+from tf_operator.apis.common.v1.lifecycle import policy_in_force
 from tf_operator.apis.common.v1.run_policy import (
     DEFAULTS_V1_9,
     Defaults,
@@ -150,7 +152,10 @@ class PaddleJob(JobObject):
             metadata=job.metadata,
             spec=job.spec,
             run_policy=normalise_run_policy(
-                job.spec.run_policy, RunPolicy(), defaults_for(job.metadata, defaults)
+                job.spec.run_policy,
+                RunPolicy(),
+                defaults_for(job.metadata, defaults),
+                lifecycle=policy_in_force(job.spec.extra, job.status.extra),
             ),
             status=job.status,
             api_version=job.api_version,

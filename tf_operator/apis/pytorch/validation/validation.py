@@ -17,18 +17,13 @@ longer than 63 characters.
 
 from __future__ import annotations
 
-from tf_operator.apis.common.v1.lifecycle import (
-    PYTORCH_SUCCESS_RULES,
-    LifecyclePolicyError,
-    check_failure_policy,
-    check_startup_policy,
-    check_success_rule,
-)
+from tf_operator.apis.common.v1.lifecycle import PYTORCH_SUCCESS_RULES, KindRules
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_containers,
     check_generated_names,
+    check_job_lifecycle_policy,
     check_min_task_member,
     check_replicas,
     check_run_policy_fields,
@@ -47,6 +42,7 @@ __all__ = ["ValidationError", "validate_v1_pytorchjob", "validate_v1_pytorchjob_
 
 _INVALID = "PyTorchJobSpec is not valid"
 _SPECS = "spec.pytorchReplicaSpecs"
+_LIFECYCLE_RULES = KindRules(PYTORCH_SUCCESS_RULES, (REPLICA_TYPE_MASTER,), REPLICA_TYPE_WORKER)
 
 
 def validate_v1_pytorchjob_spec(spec: PyTorchJobSpec) -> None:
@@ -115,30 +111,9 @@ def _check_elastic_policy(spec: PyTorchJobSpec) -> None:
 
 def _check_lifecycle_policy(job: PyTorchJob) -> None:
     """The lifecycle policy in force against the job's replica types (D100)."""
-    policy = job.run_policy.lifecycle
-    if policy is None:
-        return
-    replicas = {
-        key: 1 if spec is None or spec.replicas is None else spec.replicas
-        for key, spec in (job.spec.pytorch_replica_specs or {}).items()
-    }
-    try:
-        if policy.failure is not None:
-            check_failure_policy(_INVALID, policy.failure, set(replicas))
-        if policy.startup is not None:
-            check_startup_policy(_INVALID, policy.startup)
-        if policy.success is None:
-            return
-        check_success_rule(
-            _INVALID,
-            policy.success,
-            PYTORCH_SUCCESS_RULES,
-            replicas,
-            (REPLICA_TYPE_MASTER,),
-            REPLICA_TYPE_WORKER,
-        )
-    except LifecyclePolicyError as err:
-        raise ValidationError(str(err)) from err
+    check_job_lifecycle_policy(
+        _INVALID, job.run_policy.lifecycle, job.spec.pytorch_replica_specs or {}, _LIFECYCLE_RULES
+    )
 
 
 def validate_v1_pytorchjob(job: PyTorchJob) -> None:

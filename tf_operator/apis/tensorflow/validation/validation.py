@@ -29,13 +29,7 @@ The rules every kind shares are in :mod:`tf_operator.apis.common.v1.validation`.
 
 from __future__ import annotations
 
-from tf_operator.apis.common.v1.lifecycle import (
-    TF_SUCCESS_RULES,
-    LifecyclePolicyError,
-    check_failure_policy,
-    check_startup_policy,
-    check_success_rule,
-)
+from tf_operator.apis.common.v1.lifecycle import TF_SUCCESS_RULES, KindRules
 from tf_operator.apis.common.v1.types import ReplicaSpec
 from tf_operator.apis.common.v1.validation import (
     MAX_GENERATED_NAME_LENGTH,
@@ -43,6 +37,7 @@ from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_containers,
     check_generated_names,
+    check_job_lifecycle_policy,
     check_min_task_member,
     check_replicas,
     check_run_policy_fields,
@@ -71,6 +66,9 @@ __all__ = [
 ]
 
 _INVALID = "TFJobSpec is not valid"
+_LIFECYCLE_RULES = KindRules(
+    TF_SUCCESS_RULES, (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER), REPLICA_TYPE_WORKER
+)
 
 
 def validate_v1_tfjob_spec(spec: TFJobSpec) -> None:
@@ -150,33 +148,14 @@ def _check_run_policy(spec: TFJobSpec) -> None:
 
 def _check_lifecycle_policy(job: TFJob) -> None:
     """The lifecycle policy in force against the job's replica types (D100)."""
-    policy = job.run_policy.lifecycle
-    if policy is None:
-        return
-    replicas = {
-        canonical_replica_type(key) or key: 1
-        if spec is None or spec.replicas is None
-        else spec.replicas
-        for key, spec in (job.spec.tf_replica_specs or {}).items()
-    }
-    try:
-        if policy.failure is not None:
-            check_failure_policy(_INVALID, policy.failure, set(replicas))
-        if policy.startup is not None:
-            check_startup_policy(_INVALID, policy.startup)
-        if policy.success is None:
-            return
-        check_success_rule(
-            _INVALID,
-            policy.success,
-            TF_SUCCESS_RULES,
-            replicas,
-            (REPLICA_TYPE_CHIEF, REPLICA_TYPE_MASTER),
-            REPLICA_TYPE_WORKER,
-            successpolicy_all_workers=job.spec.success_policy == SUCCESS_POLICY_ALL_WORKERS,
-        )
-    except LifecyclePolicyError as err:
-        raise ValidationError(str(err)) from err
+    check_job_lifecycle_policy(
+        _INVALID,
+        job.run_policy.lifecycle,
+        job.spec.tf_replica_specs or {},
+        _LIFECYCLE_RULES,
+        canonical=lambda key: canonical_replica_type(key) or key,
+        successpolicy_all_workers=job.spec.success_policy == SUCCESS_POLICY_ALL_WORKERS,
+    )
 
 
 def validate_v1_tfjob(job: TFJob) -> None:

@@ -10,13 +10,17 @@ CRD's rules (as D37 for TFJob) and reports a failure on the job (D8). Beyond v1.
 (D81, D130): an empty ``xgbReplicaSpecs``, more than 1000 replicas of a type, restart and clean-pod
 policies outside their enums, negative run-policy numbers, a schedulingPolicy out of range, a
 malformed template, and names the operator would generate longer than 63 characters.
+Its lifecycle policy (``spec.lifecyclePolicy``, D100, D110) is checked as every kind's is, by
+the kind's own success rules (:mod:`tf_operator.apis.common.v1.lifecycle`).
 """
 
 from __future__ import annotations
 
+from tf_operator.apis.common.v1.lifecycle import MASTER_WORKER_SUCCESS_RULES, KindRules
 from tf_operator.apis.common.v1.validation import (
     ValidationError,
     check_generated_names,
+    check_job_lifecycle_policy,
     check_min_task_member,
     check_replica_spec_keys,
     check_replica_template,
@@ -28,6 +32,7 @@ from tf_operator.apis.xgboost.v1.constants import (
     KIND,
     REPLICA_TYPE_MASTER,
     REPLICA_TYPE_ORDER,
+    REPLICA_TYPE_WORKER,
     SPECS_FIELD,
 )
 from tf_operator.apis.xgboost.v1.types import XGBoostJob, XGBoostJobSpec
@@ -36,6 +41,10 @@ __all__ = ["ValidationError", "validate_v1_xgboostjob", "validate_v1_xgboostjob_
 
 _INVALID = "XGBoostJobSpec is not valid"
 _SPECS = f"spec.{SPECS_FIELD}"
+# its lifecycle policy's success rules and the replica types they name (D110)
+_LIFECYCLE_RULES = KindRules(
+    MASTER_WORKER_SUCCESS_RULES, (REPLICA_TYPE_MASTER,), REPLICA_TYPE_WORKER
+)
 
 
 def validate_v1_xgboostjob_spec(spec: XGBoostJobSpec) -> None:
@@ -63,5 +72,8 @@ def validate_v1_xgboostjob(job: XGBoostJob) -> None:
     generate."""
     validate_job_name(job.name, KIND)
     validate_v1_xgboostjob_spec(job.spec)
+    check_job_lifecycle_policy(
+        _INVALID, job.run_policy.lifecycle, job.spec.xgb_replica_specs or {}, _LIFECYCLE_RULES
+    )
     specs = job.spec.xgb_replica_specs or {}
     check_generated_names(_INVALID, KIND, job.name, specs.items())

@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from localcluster.apimachinery import apply, errors, patches
@@ -35,6 +36,7 @@ from localcluster.controlplane.emulated.admission import (
     defaults,
     podgroups,
     ports,
+    quota,
     schema,
     validation,
     workloads,
@@ -49,6 +51,7 @@ _SEEDED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 _POD = ("", "pods")
 _NODE = ("", "nodes")
 _NAMESPACE = ("", "namespaces")
+_QUOTA = ("", "resourcequotas")
 _CRD = ("apiextensions.k8s.io", "customresourcedefinitions")
 _PODS: GVR = ("", "v1", "pods")
 _NAMESPACES: GVR = ("", "v1", "namespaces")
@@ -354,6 +357,8 @@ class Registry:
             self._defaults(rt, gvr[1], obj, None)
             obj = self._prune(rt, gvr[1], obj)
             self._validate(rt, gvr[1], obj, None)
+            if rt.storage_key == _POD and namespace is not None:
+                self._admit_quota(namespace, obj)
             if dry_run:  # never stored: no resourceVersion, as kube-apiserver answers
                 m.pop("resourceVersion", None)
                 return self.store.present(rt, gvr[1], obj)
@@ -361,6 +366,24 @@ class Registry:
                 self.store.register_type(crds.resource_type_for(obj))
             stored = self.store.commit(rt, key, obj, "ADDED", None)
             return self.store.present(rt, gvr[1], stored)
+
+    def _admit_quota(self, namespace: str, pod: dict[str, Any]) -> None:
+        """The ResourceQuota admission plugin on a pod create (``admission.quota``), under the
+        store's lock so that concurrent creates cannot both take the last of a quota."""
+        quotas, pods = [], []
+        for rt, obj in self.store.objects_in_namespace(namespace):
+            if rt.storage_key == _QUOTA:
+                quotas.append(obj)
+            elif rt.storage_key == _POD:
+                pods.append(obj)
+        if not quotas:
+            return
+        now = datetime.fromtimestamp(self.store.clock(), UTC)
+        try:
+            quota.admit_pod(pod, quotas, pods, now)
+        except quota.QuotaRefusal as refusal:
+            name = str(pod["metadata"].get("name", ""))
+            raise errors.forbidden("", "pods", name, str(refusal)) from None
 
     def _check_body(
         self, rt: ResourceType, version: str, obj: Any, whole: bool = True

@@ -314,6 +314,7 @@ _TOP_LEVEL: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "namespaces"): _SPEC_STATUS,
     ("", "nodes"): _SPEC_STATUS,
     ("", "persistentvolumeclaims"): _SPEC_STATUS,
+    ("", "resourcequotas"): _SPEC_STATUS,
     ("", "pods"): _SPEC_STATUS,
     ("", "services"): _SPEC_STATUS,
     ("apiextensions.k8s.io", "customresourcedefinitions"): _SPEC_STATUS,

@@ -69,6 +69,16 @@ _KINDS: dict[tuple[str, str], tuple[tuple[str, tuple[tuple[str, str, str], ...]]
     ("", "pods"): (("spec", _POD_SPEC), ("status", _POD_STATUS)),
     ("", "nodes"): (("status", _NODE_STATUS),),
     ("", "persistentvolumeclaims"): (("spec", _CLAIM_SPEC), ("status", _CLAIM_STATUS)),
+    ("", "resourcequotas"): (
+        ("spec", (("hard", "ResourceQuotaSpec", RESOURCE_LIST),)),
+        (
+            "status",
+            (
+                ("hard", "ResourceQuotaStatus", RESOURCE_LIST),
+                ("used", "ResourceQuotaStatus", RESOURCE_LIST),
+            ),
+        ),
+    ),
     ("apps", "deployments"): _TEMPLATE,
     ("apps", "replicasets"): _TEMPLATE,
     ("apps", "daemonsets"): _TEMPLATE,

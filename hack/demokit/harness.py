@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import io
 import os
 import select
 import shutil
@@ -21,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from localcluster.lifeline import bound_to_parent
 
@@ -116,9 +117,41 @@ def run_steps(steps: Callable[[list[Background]], int], workdir: Path, keep: boo
     return code
 
 
+class WholeLines(io.TextIOBase):
+    """A text stream that writes each thread's output to ``target`` a whole line at a time.
+
+    ``print`` writes its text and its newline in two calls, so lines printed by two threads at
+    once (the job's progress and a demo step running beside it) could otherwise be spliced."""
+
+    def __init__(self, target: TextIO) -> None:
+        self._target = target
+        self._lock = threading.Lock()
+        self._pending = threading.local()
+
+    def write(self, text: str) -> int:
+        pending: str = getattr(self._pending, "text", "") + text
+        complete, newline, rest = pending.rpartition("\n")
+        self._pending.text = rest
+        if newline:
+            with self._lock:
+                self._target.write(complete + newline)
+                self._target.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        """Also writes this thread's unfinished line (a prompt before ``input``)."""
+        rest: str = getattr(self._pending, "text", "")
+        self._pending.text = ""
+        with self._lock:
+            self._target.write(rest)
+            self._target.flush()
+
+
 def run_timed(steps: Callable[[Path, list[Background]], int], prefix: str, keep: bool) -> int:
     """A demo's ``main``: its ``steps`` in a fresh work directory (:func:`run_steps`), then the
     verdict and how long the whole demo took."""
+    if not isinstance(sys.stdout, WholeLines):
+        sys.stdout = WholeLines(sys.stdout)
     begin = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix=prefix))
     code = run_steps(lambda started: steps(workdir, started), workdir, keep)

@@ -155,3 +155,28 @@ def test_the_queue_demos_kueue_retries_a_conflict_through_the_sdk():
     workload = kueue.workload("default", "mnist")
     kueue.admit(workload, [PodSetInfo(node_selector={"pool": "spot"})] * 2)
     assert len(client.patches) == 2 and client.patches[1]["spec"]["runPolicy"]["suspend"] is False
+
+
+def test_lines_printed_by_threads_at_once_are_never_spliced():
+    """The job's progress and a demo step beside it (the drain) print at once: each line
+    reaches the terminal whole, and a prompt without a newline shows on flush."""
+    import io
+    import threading
+
+    target = io.StringIO()
+    out = harness.WholeLines(target)
+
+    def chatter(tag: str) -> None:
+        for i in range(500):
+            print(f"{tag} line {i}", file=out)
+
+    threads = [threading.Thread(target=chatter, args=(tag,)) for tag in "ABCD"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = target.getvalue().splitlines()
+    assert sorted(lines) == sorted(f"{tag} line {i}" for tag in "ABCD" for i in range(500))
+    print("press Enter", end="", file=out)
+    out.flush()
+    assert target.getvalue().endswith("\npress Enter")

@@ -207,7 +207,8 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     there); the deadline does not run while the job is evicted and counts afresh from its
     next admission; once it finished, the TTL deletes it."""
     operators(cluster, "--no-leader-elect", "--threadiness=2")
-    queue, name, deadline = Kueue(ClientJobs(cluster.client)), "limited", 2
+    # the deadline must cover the pods' start and end after the re-admission, under load too
+    queue, name, deadline = Kueue(ClientJobs(cluster.client)), "limited", 5
     job_ = queued_job(name, ttlSecondsAfterFinished=1, activeDeadlineSeconds=deadline)
     cluster.client.create(TFJOBS, NS, job_)
     workload = queue_up(cluster, name)
@@ -230,7 +231,8 @@ def test_with_a_ttl_and_an_active_deadline(cluster, operators):
     finally:
         watch.stop()
     last = {c["type"]: c for c in event[1]["status"]["conditions"]}
-    assert last["Succeeded"]["status"] == "True" and "Failed" not in last
+    assert "Failed" not in last, last["Failed"]
+    assert last["Succeeded"]["status"] == "True"
     assert last["Suspended"]["reason"] == "TFJobResumed"
 
 

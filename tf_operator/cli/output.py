@@ -44,8 +44,11 @@ def job_rows(
     if wide:
         headers += ["REPLICAS", "ACTIVE", "SUCCEEDED", "FAILED", "DURATION"]
     lifecycle = any(policy_in_force(j) is not None for j in jobs)
+    blocked = any(blocking_reason(j) for j in jobs)
     if lifecycle:
-        headers += ["RESTARTS", "BLOCKED"]
+        headers.append("RESTARTS")
+    if lifecycle or blocked:
+        headers.append("BLOCKED")
     if all_namespaces:
         headers.insert(0, "NAMESPACE")
     rows = []
@@ -60,20 +63,22 @@ def job_rows(
                 duration(job, now) or "-",
             ]
         if lifecycle:
-            row += lifecycle_cells(job)
+            row.append(restarts_cell(job))
+        if lifecycle or blocked:
+            row.append(blocking_reason(job) or "-")
         if all_namespaces:
             row.insert(0, meta.get("namespace", ""))
         rows.append(row)
     return headers, rows
 
 
-def lifecycle_cells(job: Mapping[str, Any]) -> list[str]:
-    """Restarts used of the budget (``used/limit``) and why the job is blocked, for a job with a
-    lifecycle policy (docs/policies.md); ``-`` where unset."""
+def restarts_cell(job: Mapping[str, Any]) -> str:
+    """Restarts used of the budget (``used/limit``) for a job with a lifecycle policy
+    (docs/policies.md); ``-`` for one without. Why a job is blocked is shown for every job."""
     if policy_in_force(job) is None:
-        return ["-", "-"]
+        return "-"
     used, limit = restart_budget(job)
-    return [f"{used}/{'-' if limit is None else limit}", blocking_reason(job) or "-"]
+    return f"{used}/{'-' if limit is None else limit}"
 
 
 def render_jobs(

@@ -49,20 +49,18 @@ def job_row(job: Mapping[str, Any], now: datetime | None = None) -> dict[str, An
         # the controller running the job when it is not this operator
         "managed_by": managed_by(job) if is_managed_elsewhere(job) else None,
         "queue": queue_name(job),
-        # restarts used of the budget and why the job is blocked, for a job with a lifecycle
-        # policy (docs/policies.md); None where unset
+        # restarts used of the budget for a job with a lifecycle policy (docs/policies.md), and
+        # why any job is blocked; None where unset
         **lifecycle_cells(job),
     }
 
 
 def lifecycle_cells(job: Mapping[str, Any]) -> dict[str, str | None]:
+    blocked = blocking_reason(job)
     if policy_in_force(job) is None:
-        return {"restarts": None, "blocked": None}
+        return {"restarts": None, "blocked": blocked}
     used, limit = restart_budget(job)
-    return {
-        "restarts": f"{used}/{'-' if limit is None else limit}",
-        "blocked": blocking_reason(job),
-    }
+    return {"restarts": f"{used}/{'-' if limit is None else limit}", "blocked": blocked}
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,7 @@ def job_detail(
         "toggle": ("resume" if suspend_requested(job) else "suspend") if ours else None,
         "group": group,  # the job's PodGroup when it is gang-scheduled
         "lifecycle": lifecycle_summary(job),
+        "blocked": blocking_reason(job),  # why any job waits (D104, D156, D157)
         "start_time": status.get("startTime") or "-",
         "completion_time": status.get("completionTime") or "-",
         "replicas": [replica_info(p, kind=kind_of(job.get("kind"))) for p in pods],
@@ -136,8 +135,8 @@ def log_key(pod: Mapping[str, Any]) -> tuple[str, str, int] | None:
 
 
 def lifecycle_summary(job: Mapping[str, Any]) -> dict[str, str] | None:
-    """The lifecycle policy in force, the restart budget used, restarts by cause and why the
-    job is blocked (docs/policies.md); None for a job without a policy."""
+    """The lifecycle policy in force, the restart budget used and restarts by cause
+    (docs/policies.md); None for a job without a policy."""
     policy = policy_in_force(job)
     if policy is None:
         return None
@@ -147,5 +146,4 @@ def lifecycle_summary(job: Mapping[str, Any]) -> dict[str, str] | None:
         "policy": json.dumps(policy, sort_keys=True, separators=(",", ":")),
         "budget": f"{used} of {'unlimited' if limit is None else limit} used",
         "causes": ", ".join(f"{k}={v}" for k, v in sorted(causes.items())) or "-",
-        "blocked": blocking_reason(job) or "-",
     }

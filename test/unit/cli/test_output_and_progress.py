@@ -208,6 +208,22 @@ def test_render_jobs_lifecycle_columns():
     assert "2/3" in lines[2].split() and lines[2].rstrip().endswith("exceeded quota")
 
 
+def test_render_jobs_shows_why_a_job_without_a_lifecycle_policy_is_blocked():
+    """What no scheduler can satisfy is told on every job (D156, D157): the list has a BLOCKED
+    column once a job is blocked, and RESTARTS only once a job has a policy."""
+    from tf_operator.sdk.lifecycle import BLOCKED_PREFIX
+
+    plain = job()
+    waiting = job("w")
+    waiting["status"]["conditions"].insert(
+        0, {"type": "Created", "status": "True", "message": f"x{BLOCKED_PREFIX}minAvailable 10"}
+    )
+    lines = render_jobs([plain, waiting], None).splitlines()
+    assert lines[0].split() == ["NAME", "STATE", "AGE", "BLOCKED"]
+    assert lines[1].split()[-1] == "-"
+    assert lines[2].rstrip().endswith("minAvailable 10")
+
+
 def test_describe_tells_why_a_job_without_a_lifecycle_policy_is_blocked():
     """What no scheduler can satisfy is told on every job (D156): describe shows it, and
     nothing for a job that is not blocked."""

@@ -66,6 +66,19 @@ def test_job_row_shows_restart_budget_and_blocking_reason():
     assert (row["restarts"], row["blocked"]) == ("1/2", "exceeded quota")
 
 
+def test_why_a_job_without_a_lifecycle_policy_is_blocked_is_shown_too():
+    from tf_operator.sdk.lifecycle import BLOCKED_PREFIX
+
+    job = copy.deepcopy(JOB)
+    job.setdefault("status", {}).setdefault("conditions", []).append(
+        {"type": "Created", "status": "True", "message": f"x{BLOCKED_PREFIX}minAvailable 10"}
+    )
+    row = job_row(job, NOW)
+    assert (row["restarts"], row["blocked"]) == (None, "minAvailable 10")
+    detail = job_detail(job, [], [], NOW)
+    assert detail["lifecycle"] is None and detail["blocked"] == "minAvailable 10"
+
+
 def test_job_detail_orders_conditions_and_formats_events():
     event = {"metadata": {}, "type": "Warning", "reason": "Boom", "message": "m", "count": 3,
              "lastTimestamp": "2026-01-01T11:59:50Z"}  # fmt: skip

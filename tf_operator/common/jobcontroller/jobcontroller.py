@@ -514,6 +514,8 @@ class JobController(Generic[J]):
             # Written only once every deletion is issued: a suspension with active 0 tells
             # Kueue the job has let go of its flavour (D151). The pass is retried.
             ctx.raise_errors()
+        self.memory.set_create_refusal(ctx.key, ctx.job.uid, "")
+        self.startup.suspended(ctx)
         self.status.suspend(ctx)
         self._write_status(ctx)
         ctx.raise_errors()

@@ -164,6 +164,12 @@ class StartupWatch(Generic[J]):
             else:
                 self._refusals[key] = CreateRefusal(uid, message)
 
+    def suspended(self, ctx: SyncContext[J]) -> None:
+        """A suspended job waits for nothing: its reason goes, and what its creates met is
+        forgotten (a resumed job starts afresh)."""
+        self._tell(ctx, None)
+        self.forget(ctx.key)
+
     def forget(self, key: str) -> None:
         """The job left the cache."""
         with self._lock:

@@ -86,3 +86,24 @@ def test_a_refused_pod_group_is_told_and_looked_at_again(make_harness, k, monkey
     _pass(harness, job)
     assert _created_message(harness, job) == f"{k.kind_name} test-tfjob is created."
     assert len(harness.created("pods")) == 2
+
+
+def _set_suspend(harness, job, suspend):
+    stored = harness.stored_job(job)
+    stored["spec"].setdefault("runPolicy", {})["suspend"] = suspend
+    harness.cache_job(harness.client.resource(harness.ctr.kind.resource).update(stored, "default"))
+
+
+def test_a_suspended_job_waits_for_nothing(harness, k):
+    """Suspended, the job has nothing to create: the reason it was blocked goes."""
+    refusing = [True]
+    _refusing(harness, "pods", refusing)
+    job = harness.add_job(k.new_job(2))
+    base = f"{k.kind_name} test-tfjob is created."
+    for _ in range(2):
+        _pass(harness, job)
+    assert _created_message(harness, job).startswith(f"{base} Blocked: ")
+    _set_suspend(harness, job, True)
+    _pass(harness, job)
+    assert ("Suspended", "True") in [c[:2] for c in harness.conditions(job)]
+    assert _created_message(harness, job) == base

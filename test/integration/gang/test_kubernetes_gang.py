@@ -315,6 +315,12 @@ def test_a_group_refused_for_a_missing_priority_class_is_told(cluster):
         cluster.client.resource(PRIORITY_CLASSES).delete(pc, None)
 
 
+def _suspended(cluster: PublicCluster, name: str) -> bool:
+    """The operator wrote Suspended, which it does once the pods' deletions are issued."""
+    found = condition(cluster.get(TFJOBS, name), "Suspended")
+    return found is not None and found.get("status") == "True"
+
+
 def _suspend(cluster: PublicCluster, name: str, suspend: bool) -> None:
     patch = {"spec": {"runPolicy": {"suspend": suspend}}}
     cluster.client.resource(TFJOBS).patch(name, patch, NS)
@@ -393,7 +399,10 @@ def test_a_deleted_group_stays_while_its_pods_do_and_is_made_again_before_new_po
     kept = cluster.get(POD_GROUPS, name)
     assert kept is not None and kept["metadata"].get("deletionTimestamp")
     _suspend(cluster, "regrouped", True)
-    _suspend(cluster, "regrouped", False)  # at once: the old group may still be going
+    # resumed once the operator has acted on the suspension (a suspend undone before any pass
+    # saw it is nothing to act on), at once: the old group may still be going
+    wait_for(lambda: _suspended(cluster, "regrouped"), 30, what="the suspension acted on")
+    _suspend(cluster, "regrouped", False)
 
     def again() -> list[dict[str, Any]] | None:
         current = cluster.get(POD_GROUPS, name)

@@ -53,7 +53,7 @@ def start_and_kill_parent(mode: str) -> int:
 @pytest.mark.skipif(bound_to_parent(["x"]) == ["x"], reason="setpriv is not installed")
 def test_a_bound_child_ends_with_its_killed_parent() -> None:
     child = start_and_kill_parent("bound")
-    wait_for(lambda: not alive(child), 10, "the child ends")
+    wait_for(lambda: not alive(child), 10, what="the child ends")
 
 
 def test_an_unbound_child_outlives_its_killed_parent() -> None:

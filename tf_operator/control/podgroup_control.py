@@ -316,25 +316,33 @@ class PodGroupControl:
             if is_not_found(err):
                 return
             raise
-        job_logger(job).info("Deleting PodGroup %s", name)
-        try:
-            self._groups.delete(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return
-            self.recorder.event(
-                event_object(job),
-                EVENT_TYPE_WARNING,
-                FAILED_DELETE_POD_GROUP_REASON,
-                f"Error deleting: {error_text(err)}",
-            )
-            raise RuntimeError(f"unable to delete PodGroup: {error_text(err)}") from err
-        self.recorder.event(
+        delete_told(self.recorder, job, self._groups, "PodGroup", name, namespace)
+
+
+def delete_told(
+    recorder: EventRecorder, job: Any, resource: Any, kind: str, name: str, namespace: str
+) -> None:
+    """Delete a gang object of ``job`` (gone already is fine) and tell it on the job: a Normal
+    event once deleted, a Warning and an error when the API server refuses."""
+    job_logger(job).info("Deleting %s %s", kind, name)
+    try:
+        resource.delete(name, namespace=namespace)
+    except Exception as err:
+        if is_not_found(err):
+            return
+        recorder.event(
             event_object(job),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_DELETE_POD_GROUP_REASON,
-            f"Deleted PodGroup: {name}",
+            EVENT_TYPE_WARNING,
+            FAILED_DELETE_POD_GROUP_REASON,
+            f"Error deleting: {error_text(err)}",
         )
+        raise RuntimeError(f"unable to delete {kind}: {error_text(err)}") from err
+    recorder.event(
+        event_object(job),
+        EVENT_TYPE_NORMAL,
+        SUCCESSFUL_DELETE_POD_GROUP_REASON,
+        f"Deleted {kind}: {name}",
+    )
 
 
 def pod_group_phase(group: Any) -> str:

@@ -44,20 +44,16 @@ from typing import Any
 
 from tf_operator.control.object_control import EventRecorder
 from tf_operator.control.podgroup_control import (
-    FAILED_DELETE_POD_GROUP_REASON,
-    SUCCESSFUL_DELETE_POD_GROUP_REASON,
     GangPolicy,
     GangSchedulerBackend,
     PodGroupControl,
     backend_for,
     condition_message,
+    delete_told,
 )
 from tf_operator.control.util import (
     EVENT_TYPE_NORMAL,
-    EVENT_TYPE_WARNING,
-    error_text,
     event_object,
-    job_logger,
     meta,
 )
 from tf_operator.k8s.client import KubeInterface, Resource, is_not_found
@@ -352,25 +348,7 @@ class WorkloadControl:
         current = self._get(resource, name, namespace)
         if current is None or meta(current).get("deletionTimestamp"):
             return  # gone, or going (a PodGroup is kept while pods name it)
-        job_logger(job).info("Deleting %s %s", kind, name)
-        try:
-            resource.delete(name, namespace=namespace)
-        except Exception as err:
-            if is_not_found(err):
-                return
-            self.recorder.event(
-                event_object(job),
-                EVENT_TYPE_WARNING,
-                FAILED_DELETE_POD_GROUP_REASON,
-                f"Error deleting: {error_text(err)}",
-            )
-            raise RuntimeError(f"unable to delete {kind}: {error_text(err)}") from err
-        self.recorder.event(
-            event_object(job),
-            EVENT_TYPE_NORMAL,
-            SUCCESSFUL_DELETE_POD_GROUP_REASON,
-            f"Deleted {kind}: {name}",
-        )
+        delete_told(self.recorder, job, resource, kind, name, namespace)
 
     def _told(self, job: Any, reason: str, message: str) -> None:
         self.recorder.event(event_object(job), EVENT_TYPE_NORMAL, reason, message)

@@ -73,11 +73,11 @@ def quota_refusal(err: BaseException) -> str | None:
 
 @dataclass
 class CreateRefusal:
-    """The last quota refusal of one job's creates, and since when its creates are refused."""
+    """Since when one job's creates are refused for a quota: the start-up deadline's clock for
+    a replica that has no pod (the refusal itself is told as every refused create is, D157)."""
 
     uid: str
-    message: str
-    since: datetime | None = None  # the first pass that told it
+    since: datetime | None = None  # the first pass that saw it
 
 
 def startup_policy(job: Job) -> StartupPolicy | None:
@@ -152,17 +152,15 @@ class StartupWatch(Generic[J]):
         self._lock = threading.Lock()
 
     def note_creates(self, key: str, uid: str, errors: Iterable[BaseException]) -> None:
-        """What a batch of the job's creates met: a quota refusal is kept (the first since
-        the creates were last refused keeps its time), a batch without one clears it."""
-        message = next((m for m in map(quota_refusal, errors) if m is not None), None)
+        """What a batch of the job's creates met: a quota refusal starts the clock (the first
+        since the creates were last refused keeps its time), a batch without one stops it."""
+        refused = any(quota_refusal(err) is not None for err in errors)
         with self._lock:
             before = self._refusals.get(key)
-            if message is None:
+            if not refused:
                 self._refusals.pop(key, None)
-            elif before is not None and before.uid == uid:
-                before.message = message
-            else:
-                self._refusals[key] = CreateRefusal(uid, message)
+            elif before is None or before.uid != uid:
+                self._refusals[key] = CreateRefusal(uid)
 
     def suspended(self, ctx: SyncContext[J]) -> None:
         """A suspended job waits for nothing: its reason goes, and what its creates met is
@@ -176,7 +174,8 @@ class StartupWatch(Generic[J]):
             self._refusals.pop(key, None)
 
     def _refusal(self, ctx: SyncContext[J]) -> CreateRefusal | None:
-        """The quota refusal of the job's creates, while the pass has creates to retry."""
+        """The quota refusal's clock of the job's creates, while the pass has creates to
+        retry."""
         if not any(ctx.creates.values()):
             return None
         with self._lock:
@@ -185,7 +184,7 @@ class StartupWatch(Generic[J]):
                 return None
             if refusal.since is None:
                 refusal.since = ctx.now
-            return CreateRefusal(refusal.uid, refusal.message, refusal.since)
+            return CreateRefusal(refusal.uid, refusal.since)
 
     def check(self, ctx: SyncContext[J], admitted: bool, gang_message: str | None) -> None:
         """One pass's look at the job's start. What blocks the job whatever any scheduler does
@@ -203,8 +202,6 @@ class StartupWatch(Generic[J]):
             blocked = (None if blocked is None else blocked[0], text)
             self._tell(ctx, text, reason)
         else:
-            if blocked is None and refusal is not None:
-                blocked = None, f"create refused: {refusal.message}"
             self._tell(ctx, None if blocked is None else blocked[1])
         if policy.deadline_seconds is not None:
             self._enforce(ctx, policy, admitted, blocked, refusal)

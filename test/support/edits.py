@@ -20,13 +20,14 @@ def edit(
 ) -> dict[str, Any]:
     """Get the object, ``change`` it in place, put it back; on a conflict start again from a
     fresh read. The stored object."""
-    for attempt in range(ATTEMPTS):
+    attempt = 1
+    while True:
         live: dict[str, Any] = client.get(gvr, namespace, name)
         change(live)
         try:
             stored: dict[str, Any] = client.update(gvr, namespace, name, live)
             return stored
         except StatusError as err:
-            if err.code != 409 or attempt == ATTEMPTS - 1:
+            if err.code != 409 or attempt == ATTEMPTS:
                 raise
-    raise AssertionError("unreachable")
+        attempt += 1

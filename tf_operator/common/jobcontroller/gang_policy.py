@@ -18,6 +18,7 @@ kube-batch and Volcano leave such a group out of every session without a word).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -45,11 +46,13 @@ class PriorityClasses:
     def __init__(self, kube_client: KubeInterface) -> None:
         self._classes = kube_client.resource(PRIORITY_CLASSES)
         self._cache: TTLCache[str, int] = TTLCache(PRIORITY_CACHE_SIZE, PRIORITY_CACHE_SECONDS)
+        self._lock = threading.Lock()  # the job workers share the cache (cachetools' is not safe)
 
     def value(self, name: str) -> int:
         if not name:
             return 0
-        cached = self._cache.get(name)
+        with self._lock:
+            cached = self._cache.get(name)
         if cached is not None:
             return cached
         try:
@@ -57,7 +60,8 @@ class PriorityClasses:
         except Exception as err:
             log.warning("Ignore priority class %s: %s", name, err)
             value = 0
-        self._cache[name] = value
+        with self._lock:
+            self._cache[name] = value
         return value
 
 
@@ -69,10 +73,14 @@ class Queues:
     def __init__(self, kube_client: KubeInterface, resource: Resource | None) -> None:
         self._queues = None if resource is None else kube_client.resource(resource)
         self._found: TTLCache[str, bool] = TTLCache(PRIORITY_CACHE_SIZE, QUEUE_CACHE_SECONDS)
+        self._lock = threading.Lock()  # the job workers share the cache (cachetools' is not safe)
 
     def missing(self, name: str) -> bool:
-        if self._queues is None or not name or name in self._found:
+        if self._queues is None or not name:
             return False
+        with self._lock:
+            if name in self._found:
+                return False
         try:
             self._queues.get(name)
         except Exception as err:
@@ -80,7 +88,8 @@ class Queues:
                 return True
             log.debug("Cannot tell whether queue %s exists: %s", name, err)
             return False
-        self._found[name] = True
+        with self._lock:
+            self._found[name] = True
         return False
 
 

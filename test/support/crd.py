@@ -13,8 +13,6 @@ from typing import Any
 
 import yaml
 
-from localcluster.testing import wait_for
-
 CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/base/crd.yaml"
 PYTORCH_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/pytorchjob/crd.yaml"
 XGBOOST_CRD_FILE = Path(__file__).resolve().parents[2] / "manifests/components/xgboostjob/crd.yaml"
@@ -49,23 +47,19 @@ def crd_objects(*paths: Path) -> list[dict]:
     ]
 
 
-def install_crds(client: Any, *paths: Path, timeout: float = 60.0) -> None:
+def install_crds(client: Any, *paths: Path) -> None:
     """Create every CRD of the manifest files ``paths`` (the TFJob CRD when none is named), then
     wait until each is served (a real kube-apiserver serves a new CRD a moment after creating
     it). ``client`` is a ``ClusterClient`` or the emulator's ``Registry`` (which serves a CRD
     the moment it is created)."""
-    served = []
-    for path in paths or (CRD_FILE,):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc:
-                client.create(CRDS, None, doc)
-                spec = doc["spec"]
-                version = next(v["name"] for v in spec["versions"] if v.get("storage"))
-                served.append((spec["group"], version, spec["names"]["plural"]))
-    discover = getattr(client, "resource_info", None)
-    if discover is not None:
-        for gvr in served:
-            wait_for(lambda gvr=gvr: discover(gvr), timeout, what=f"{gvr[2]} to be served")
+    crds = crd_objects(*paths)
+    if hasattr(client, "resource_info"):  # a ClusterClient: what LocalCluster(crds=...) does
+        from localcluster.cluster import install_crds as install_and_wait
+
+        install_and_wait(client, crds)
+        return
+    for crd in crds:
+        client.create(CRDS, None, crd)
 
 
 def without_checks(schema: Any) -> Any:
